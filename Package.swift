@@ -1,0 +1,40 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+// Layers, bottom up (see docs/architecture.md): CLZ4 → YapDBStorage → YapDBIndex → YapDBEngine → YapDB → yapdb.
+// A lower layer never imports a higher one. Only YapDB has public API; the rest is `package`.
+let package = Package(
+    name: "YapDB",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "YapDB", targets: ["YapDB"]),
+        .executable(name: "yapdb", targets: ["yapdb"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CLZ4",
+            pkgConfig: "liblz4",
+            providers: [.apt(["liblz4-dev"]), .brew(["lz4"])]
+        ),
+        .target(name: "YapDBStorage", dependencies: ["CLZ4"]),
+        .target(name: "YapDBIndex"),
+        .target(name: "YapDBEngine", dependencies: ["YapDBStorage", "YapDBIndex"]),
+        .target(name: "YapDB", dependencies: ["YapDBEngine", "YapDBIndex"]),
+        .executableTarget(
+            name: "yapdb",
+            dependencies: [
+                "YapDB", "YapDBStorage",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .testTarget(name: "YapDBStorageTests", dependencies: ["YapDBStorage", "TestSupport"]),
+        .testTarget(name: "YapDBIndexTests", dependencies: ["YapDBIndex", "TestSupport"]),
+        .testTarget(name: "YapDBEngineTests", dependencies: ["YapDBEngine", "TestSupport"]),
+        .testTarget(name: "YapDBTests", dependencies: ["YapDB", "TestSupport"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

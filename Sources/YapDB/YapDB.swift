@@ -1,0 +1,2 @@
+// YapDB: the public API (see docs/api.md and the README).
+import YapDBEngine

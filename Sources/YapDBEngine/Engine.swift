@@ -1,0 +1,3 @@
+// YapDBEngine: the MVCC key-value engine over raw bytes.
+import YapDBStorage
+import YapDBIndex
