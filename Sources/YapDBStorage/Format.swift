@@ -1,0 +1,96 @@
+// The one home of the on-disk layout constants. docs/format.md describes every byte; each
+// constant it names is defined here, and the reader and the writer both use these.
+
+/// Layout constants of format version 1 (docs/format.md).
+package enum Format {
+    // MARK: File header (docs/format.md §2)
+
+    /// The first eight bytes of every file: "YapDB\r\n\x1a".
+    package static let magic: [UInt8] = [0x59, 0x61, 0x70, 0x44, 0x42, 0x0D, 0x0A, 0x1A]
+    /// The format version this build writes and the newest it reads.
+    package static let version: UInt32 = 1
+    /// Size of the header at the start of every file.
+    package static let headerSize = 64
+
+    package static let headerVersionOffset = 8
+    package static let headerKindOffset = 12
+    package static let headerUUIDOffset = 16
+    package static let headerFileNumberOffset = 32
+    package static let headerBaseSnapshotOffset = 40
+    package static let headerCreatedAtOffset = 48
+    package static let headerChecksumOffset = 60
+
+    /// Size of the main file: two header copies, each in its own 4 KiB page.
+    package static let mainFileSize = 8192
+    /// Offset of the main file's second header copy.
+    package static let mainHeaderCopyOffset = 4096
+
+    // MARK: File names (docs/format.md §1)
+
+    package static let segmentInfix = "-seg-"
+    package static let checkpointInfix = "-checkpoint-"
+    package static let creatingSuffix = "-creating"
+    package static let temporarySuffix = ".tmp"
+    package static let fileNumberDigits = 10
+
+    // MARK: Records (docs/format.md §3)
+
+    /// crc (4) + type (1) + flags (1) + payload length (4).
+    package static let recordHeaderSize = 10
+    package static let recordTypeOffset = 4
+    package static let recordFlagsOffset = 5
+    package static let recordLengthOffset = 6
+
+    /// Value is an LZ4 block preceded by its raw length.
+    package static let flagCompressed: UInt8 = 0x01
+    /// Object record: metadata becomes nil. Metadata record: metadata is nil, no value.
+    package static let flagNoMetadata: UInt8 = 0x02
+
+    /// Payload size of a commit record.
+    package static let commitPayloadSize = 32
+    /// Payload size of a checkpoint info record.
+    package static let checkpointInfoPayloadSize = 40
+    /// Payload size of a checkpoint end record.
+    package static let checkpointEndPayloadSize = 16
+
+    // MARK: Limits (docs/format.md §6)
+
+    /// Largest value (object or metadata), raw, in bytes.
+    package static let maxValueSize = 1 << 30
+    /// Longest collection name or key, in UTF-8 bytes.
+    package static let maxKeyLength = 1 << 16
+    /// Largest record payload: a maximal value plus room for its row id, names and lengths.
+    package static let maxRecordPayload = (1 << 30) + (1 << 16) * 3
+    /// A log segment rolls to the next one when it passes this size.
+    package static let defaultSegmentSize = 64 << 20
+    /// Values shorter than this are never compressed.
+    package static let compressionMinimum = 64
+    /// Largest bytes a checkpoint entries record holds before compression.
+    package static let checkpointBlockSize = 256 << 10
+
+    // MARK: CRC masking (docs/format.md, introduction)
+
+    package static let crcMaskDelta: UInt32 = 0xA282_EAD8
+}
+
+/// The kind byte of a file header (docs/format.md §2).
+package enum FileKindByte: UInt8, Sendable {
+    case main = 1
+    case logSegment = 2
+    case compactionSegment = 3
+    case checkpoint = 4
+}
+
+/// The type byte of a record (docs/format.md §3, §4).
+package enum RecordType: UInt8, Sendable {
+    case object = 1
+    case metadata = 2
+    case remove = 3
+    case removeCollection = 4
+    case removeAll = 5
+    case commit = 6
+    case checkpointInfo = 16
+    case checkpointCollection = 17
+    case checkpointEntries = 18
+    case checkpointEnd = 19
+}

@@ -1,0 +1,24 @@
+/// What the storage layer reports. The public `YapDatabaseError` maps these one to one.
+package enum StorageError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The file is not a YapDB file (wrong magic, or too short to hold a header).
+    case notADatabase(path: String)
+    /// The file was written by a newer format version.
+    case unsupportedVersion(found: Int, supported: Int)
+    /// Bytes that claim to be ours fail a check. `offset` is in the file named by `reason`.
+    case corrupted(offset: Int64, reason: String)
+    /// An I/O call failed.
+    case io(IOFailure)
+    /// A value, key or commit is larger than the format allows.
+    case tooLarge(String)
+
+    package var description: String {
+        switch self {
+        case .notADatabase(let path): return "not a YapDB database: \(path)"
+        case .unsupportedVersion(let found, let supported):
+            return "unsupported format version \(found) (this build reads up to \(supported))"
+        case .corrupted(let offset, let reason): return "corrupted at offset \(offset): \(reason)"
+        case .io(let failure): return failure.description
+        case .tooLarge(let what): return "too large: \(what)"
+        }
+    }
+}
