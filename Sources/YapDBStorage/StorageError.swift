@@ -10,6 +10,10 @@ package enum StorageError: Error, Equatable, Sendable, CustomStringConvertible {
     case io(IOFailure)
     /// A value, key or commit is larger than the format allows.
     case tooLarge(String)
+    /// The main file does not exist and creating it was not allowed.
+    case fileNotFound(path: String)
+    /// Another process (or another open in this one) holds the database's lock.
+    case locked(path: String)
 
     package var description: String {
         switch self {
@@ -19,6 +23,8 @@ package enum StorageError: Error, Equatable, Sendable, CustomStringConvertible {
         case .corrupted(let offset, let reason): return "corrupted at offset \(offset): \(reason)"
         case .io(let failure): return failure.description
         case .tooLarge(let what): return "too large: \(what)"
+        case .fileNotFound(let path): return "no database at \(path)"
+        case .locked(let path): return "the database is locked by another process: \(path)"
         }
     }
 }
