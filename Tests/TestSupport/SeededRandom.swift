@@ -39,7 +39,7 @@ public struct TemporaryDirectory: Sendable {
         var template = Array("/tmp/\(label)-XXXXXX".utf8CString)
         let made = template.withUnsafeMutableBufferPointer { buffer in mkdtemp(buffer.baseAddress!) }
         precondition(made != nil, "mkdtemp failed: errno \(errno)")
-        path = String(cString: template)
+        path = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// `path` joined with `name`.
