@@ -36,6 +36,11 @@ package final class LogWriter {
     /// Called after a new segment file is created (the engine adds it to its read table).
     package var onNewSegment: ((UInt32, any StorageFile) -> Void)?
 
+    /// Segments rolled away from in `.off` mode, not yet synced (kept open until they are).
+    private var unsyncedSegments: [any StorageFile] = []
+    /// A segment was created without syncing its directory.
+    private var directoryDirty = false
+
     // The open transaction.
     private var buffer: [UInt8] = []
     private var flushedTo: UInt32 = 0
@@ -191,13 +196,21 @@ package final class LogWriter {
         discardTransaction()
     }
 
-    /// Syncs the active segment so everything committed is durable (checkpoints, close).
+    /// Makes everything committed durable (checkpoints, close, explicit syncs): segments
+    /// rolled away from without a sync, their directory entries, then the active segment.
     package func syncCommitted() throws(StorageError) {
         try checkUsable()
-        do throws(IOFailure) { try file.sync() } catch {
+        do throws(IOFailure) {
+            for old in unsyncedSegments { try old.sync() }
+            if directoryDirty { try fileSystem.syncDirectory(files.directory) }
+            try file.sync()
+        } catch {
             isPoisoned = true
             throw .io(error)
         }
+        for old in unsyncedSegments { old.close() }
+        unsyncedSegments.removeAll()
+        directoryDirty = false
         durableThrough = LogPosition(segment: segmentNumber, offset: end)
     }
 
@@ -255,6 +268,12 @@ package final class LogWriter {
         } catch {
             if error.errno != ENOSPC { isPoisoned = true }
             throw .io(error)
+        }
+        if syncMode == .off {
+            unsyncedSegments.append(file)
+            directoryDirty = true
+        } else {
+            file.close()
         }
         segmentNumber = next
         file = newFile
