@@ -19,7 +19,8 @@ let package = Package(
             pkgConfig: "liblz4",
             providers: [.apt(["liblz4-dev"]), .brew(["lz4"])]
         ),
-        .target(name: "YapDBStorage", dependencies: ["CLZ4"]),
+        .target(name: "CYapDBSupport"),
+        .target(name: "YapDBStorage", dependencies: ["CLZ4", "CYapDBSupport"]),
         .target(name: "YapDBIndex"),
         .target(name: "YapDBEngine", dependencies: ["YapDBStorage", "YapDBIndex"]),
         .target(name: "YapDB", dependencies: ["YapDBEngine", "YapDBIndex"]),

@@ -1,8 +1,14 @@
+import CYapDBSupport
+
 /// CRC32C (Castagnoli), the checksum of every record and header (docs/format.md).
 ///
-/// Software slicing-by-8: eight 256-entry tables let the loop consume eight bytes per step.
-/// Pure function, safe from any thread.
+/// Uses the CPU's CRC32C instruction when it has one (x86-64 SSE4.2, AArch64 CRC; C target
+/// `CYapDBSupport`), otherwise software slicing-by-8: eight 256-entry tables let the loop
+/// consume eight bytes per step. Pure functions, safe from any thread.
 package enum CRC32C {
+    /// Whether the hardware path is in use.
+    package static let usesHardware = yapdb_crc32c_hardware_available() != 0
+
     /// The reflected Castagnoli polynomial.
     static let polynomial: UInt32 = 0x82F6_3B78
 
@@ -26,6 +32,13 @@ package enum CRC32C {
 
     /// Extends `crc` (the checksum of earlier bytes, 0 to start) over `bytes`.
     package static func update(_ crc: UInt32, _ bytes: UnsafeRawBufferPointer) -> UInt32 {
+        guard let base = bytes.baseAddress else { return crc }
+        if usesHardware { return ~yapdb_crc32c_hardware(~crc, base, bytes.count) }
+        return softwareUpdate(crc, bytes)
+    }
+
+    /// The software path (slicing-by-8), used when the CPU has no CRC32C instruction.
+    package static func softwareUpdate(_ crc: UInt32, _ bytes: UnsafeRawBufferPointer) -> UInt32 {
         var c = ~crc
         guard var p = bytes.baseAddress else { return crc }
         var n = bytes.count

@@ -8,7 +8,9 @@ package enum RecordCodec {
     @inline(__always)
     package static func begin(_ type: RecordType, flags: UInt8 = 0, in buffer: inout [UInt8]) -> Int {
         let start = buffer.count
-        buffer.append(contentsOf: [0, 0, 0, 0, type.rawValue, flags, 0, 0, 0, 0] as [UInt8])
+        buffer.append(contentsOf: repeatElement(0, count: Format.recordHeaderSize))
+        buffer[start + Format.recordTypeOffset] = type.rawValue
+        buffer[start + Format.recordFlagsOffset] = flags
         return start
     }
 

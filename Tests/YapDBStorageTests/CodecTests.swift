@@ -141,3 +141,16 @@ import TestSupport
         #expect(throws: StorageError.notADatabase(path: "x")) { try FileHeader.decode(foreign, path: "x") }
     }
 }
+
+@Test func hardwareAndSoftwareCRC32CAgreeAtEveryLengthAndAlignment() {
+    var rng = SeededRandom(seed: 77)
+    let bytes = rng.bytes(3 * 4096 * 2 + 100)
+    for length in [0, 1, 7, 8, 9, 63, 4095, 4096, 12_287, 12_288, 12_289, 24_576, bytes.count - 5] {
+        for shift in 0..<3 {
+            bytes.withUnsafeBytes { raw in
+                let slice = UnsafeRawBufferPointer(rebasing: raw[shift..<(shift + length)])
+                #expect(CRC32C.update(0x1234, slice) == CRC32C.softwareUpdate(0x1234, slice), "length \(length) shift \(shift)")
+            }
+        }
+    }
+}

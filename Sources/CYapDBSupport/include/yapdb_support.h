@@ -1,0 +1,14 @@
+#ifndef YAPDB_SUPPORT_H
+#define YAPDB_SUPPORT_H
+// Small C helpers the storage layer cannot write in Swift: the CPU's CRC32C instruction.
+#include <stddef.h>
+#include <stdint.h>
+
+/// 1 when this CPU has a CRC32C instruction (x86-64 SSE4.2, or AArch64 CRC), else 0.
+int yapdb_crc32c_hardware_available(void);
+
+/// Extends the raw (unreflected state, not inverted) CRC32C `state` over `length` bytes with the
+/// CPU instruction. Call only when yapdb_crc32c_hardware_available() returned 1.
+uint32_t yapdb_crc32c_hardware(uint32_t state, const void *data, size_t length);
+
+#endif
