@@ -204,7 +204,8 @@ enum Posix {
 /// Threading: as `StorageFile` says — concurrent reads, one writer at a time alongside them.
 package final class PosixFile: StorageFile {
     package let path: String
-    private let descriptor: Int32
+    /// The descriptor (internal so tests can check it is above 2 and close-on-exec).
+    let descriptor: Int32
     private let state = Atomic<UInt64>(0)
 
     private static let closing: UInt64 = 1 << 63
