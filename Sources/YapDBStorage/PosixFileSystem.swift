@@ -36,10 +36,13 @@ package final class PosixFileSystem: FileSystem {
         let descriptor = try Posix.openDescriptor(path, flags: flags, operation: "open")
         // O_RDONLY opens a directory without complaint; the seam only hands out regular files.
         var status = stat()
-        let statResult = Posix.retrying { fstat(descriptor, &status) }
-        if statResult != 0 || (status.st_mode & S_IFMT) == S_IFDIR {
-            let failure = IOFailure(errno: statResult != 0 ? errno : EISDIR,
-                                    operation: statResult != 0 ? "fstat" : "open", path: path)
+        var failure: IOFailure?
+        if Posix.retrying({ fstat(descriptor, &status) }) != 0 {
+            failure = IOFailure(errno: errno, operation: "fstat", path: path)
+        } else if status.st_mode & S_IFMT == S_IFDIR {
+            failure = IOFailure(errno: EISDIR, operation: "open", path: path)
+        }
+        if let failure {
             _ = Posix.close(descriptor)
             throw failure
         }
@@ -65,12 +68,10 @@ package final class PosixFileSystem: FileSystem {
     ///
     /// - Throws: `IOFailure` from "opendir" (`ENOENT`, `ENOTDIR`, `EACCES`, …) or "readdir".
     package func listDirectory(_ path: String) throws(IOFailure) -> [String] {
-        // opendir sets close-on-exec on its descriptor on both glibc and Darwin.
-        var handle: OpaquePointer?
-        while true {
-            handle = opendir(path)
-            if handle != nil || errno != EINTR { break }
-        }
+        // opendir sets close-on-exec on its descriptor on both glibc and Darwin. (Its pointer
+        // type differs between the two, hence the inference.)
+        var handle = opendir(path)
+        while handle == nil && errno == EINTR { handle = opendir(path) }
         guard let directory = handle else {
             throw IOFailure(errno: errno, operation: "opendir", path: path)
         }
@@ -79,10 +80,7 @@ package final class PosixFileSystem: FileSystem {
         while true {
             errno = 0
             guard let entry = readdir(directory) else {
-                if errno != 0 && errno != EINTR {
-                    throw IOFailure(errno: errno, operation: "readdir", path: path)
-                }
-                if errno == EINTR { continue }
+                if errno != 0 { throw IOFailure(errno: errno, operation: "readdir", path: path) }
                 return names
             }
             let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
@@ -94,7 +92,8 @@ package final class PosixFileSystem: FileSystem {
 
     /// Atomically renames `from` to `to` with `rename(2)`, replacing `to`.
     ///
-    /// - Throws: `IOFailure` from "rename" (`ENOENT`, `EXDEV`, `EISDIR`, …).
+    /// - Throws: `IOFailure` from "rename" (`ENOENT`, `EXDEV`, `EISDIR`, …) whose `path` is
+    ///   "from -> to".
     package func rename(_ from: String, to: String) throws(IOFailure) {
         if Posix.retrying({ Posix.rename(from, to) }) != 0 {
             throw IOFailure(errno: errno, operation: "rename", path: from + " -> " + to)
@@ -204,7 +203,8 @@ enum Posix {
 /// Threading: as `StorageFile` says — concurrent reads, one writer at a time alongside them.
 package final class PosixFile: StorageFile {
     package let path: String
-    private let descriptor: Int32
+    /// The descriptor (internal so tests can check it is above 2 and close-on-exec).
+    let descriptor: Int32
     private let state = Atomic<UInt64>(0)
 
     private static let closing: UInt64 = 1 << 63

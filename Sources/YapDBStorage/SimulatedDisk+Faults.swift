@@ -16,7 +16,7 @@ import Darwin
 /// discarded.
 package struct Fault: Sendable, Equatable, CustomStringConvertible {
     /// The kind of call a fault applies to.
-    package enum Call: String, Sendable, Equatable {
+    package enum Call: String, Sendable, Equatable, CaseIterable {
         case write, sync, syncDirectory, truncate, rename, remove, open, read
     }
 

@@ -31,7 +31,7 @@ public struct SeededRandom: RandomNumberGenerator, Sendable {
     }
 }
 
-/// A fresh temporary directory, removed (with its contents) by `remove()`.
+/// A fresh temporary directory, removed (with its contents, subdirectories included) by `remove()`.
 public struct TemporaryDirectory: Sendable {
     public let path: String
 
@@ -50,12 +50,18 @@ public struct TemporaryDirectory: Sendable {
         guard let dir = opendir(path) else { return }
         while let entry = readdir(dir) {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(cString: raw.baseAddress!.assumingMemoryBound(to: CChar.self))
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
             }
             if name == "." || name == ".." { continue }
-            unlink(path + "/" + name)
+            let child = path + "/" + name
+            if unlink(child) != 0 && (errno == EISDIR || errno == EPERM) {
+                TemporaryDirectory(existing: child).remove()
+            }
         }
         closedir(dir)
         rmdir(path)
     }
+
+    /// Wraps a directory that already exists (used to remove subdirectories).
+    private init(existing path: String) { self.path = path }
 }
