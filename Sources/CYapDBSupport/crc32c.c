@@ -30,18 +30,26 @@ uint32_t yapdb_crc32c_hardware(uint32_t state, const void *data, size_t length) 
 #endif
 
 #ifndef YAPDB_NO_HW_CRC
-// Multiplies `crc` by x^(8*bytes) mod P: the state of a stream after `bytes` zero bytes,
-// without the zero bytes' own contribution (linear part only).
-#if defined(__x86_64__)
-__attribute__((target("sse4.2")))
-#endif
-static uint32_t shift_zeros(uint32_t crc, size_t bytes) {
-    while (bytes >= 8) { crc = crc_u64(crc, 0); bytes -= 8; }
-    while (bytes > 0) { crc = crc_u8(crc, 0); bytes -= 1; }
-    return crc;
-}
-
 #define BLOCK 4096
+#define POLY 0x82F63B78u
+// x^(8*BLOCK) and x^(16*BLOCK) mod P in the reflected representation: multiplying a stream's
+// state by these is the same as feeding it BLOCK (or 2*BLOCK) zero bytes.
+#define SHIFT_ONE_BLOCK 0x35D73A62u
+#define SHIFT_TWO_BLOCKS 0x28461564u
+
+// a(x) * b(x) mod P, reflected (bit 31 is x^0): at most 32 steps, no tables.
+static uint32_t multiply_mod_p(uint32_t a, uint32_t b) {
+    uint32_t m = 1u << 31, product = 0;
+    for (;;) {
+        if (a & m) {
+            product ^= b;
+            if ((a & (m - 1)) == 0) break;
+        }
+        m >>= 1;
+        b = (b & 1) ? (b >> 1) ^ POLY : b >> 1;
+    }
+    return product;
+}
 
 #if defined(__x86_64__)
 __attribute__((target("sse4.2")))
@@ -52,7 +60,7 @@ uint32_t yapdb_crc32c_hardware(uint32_t state, const void *data, size_t length) 
     while (length > 0 && ((uintptr_t)p & 7) != 0) { crc = crc_u8(crc, *p++); length--; }
     // Three streams: A over [0, BLOCK), B over [BLOCK, 2 BLOCK), C over [2 BLOCK, 3 BLOCK).
     // CRC is linear: crc(A||B||C) = shift(crcA, 2 BLOCK) ^ shift(crcB', BLOCK) ^ crcC' where
-    // B and C start from 0. shift_zeros of the *final* states is cheap relative to 12 KiB.
+    // B and C start from 0; the shifts are two carry-less multiplications by constants.
     while (length >= 3 * BLOCK) {
         uint32_t a = crc, b = 0, c = 0;
         const uint64_t *qa = (const uint64_t *)p;
@@ -63,8 +71,7 @@ uint32_t yapdb_crc32c_hardware(uint32_t state, const void *data, size_t length) 
             memcpy(&va, qa + i, 8); memcpy(&vb, qb + i, 8); memcpy(&vc, qc + i, 8);
             a = crc_u64(a, va); b = crc_u64(b, vb); c = crc_u64(c, vc);
         }
-        crc = shift_zeros(a, BLOCK) ^ b;
-        crc = shift_zeros(crc, BLOCK) ^ c;
+        crc = multiply_mod_p(SHIFT_TWO_BLOCKS, a) ^ multiply_mod_p(SHIFT_ONE_BLOCK, b) ^ c;
         p += 3 * BLOCK;
         length -= 3 * BLOCK;
     }
