@@ -44,6 +44,7 @@ package func varintSize(_ value: UInt64) -> Int {
 
 extension Array where Element == UInt8 {
     /// `withUnsafeBytes` that keeps the body's typed error.
+    @inlinable
     package func withBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
         var result: Result<R, E>?
         withUnsafeBytes { raw in result = Result { () throws(E) -> R in try body(raw) } }
