@@ -16,7 +16,7 @@ private func order(_ a: UInt64, _ b: UInt64) -> RowComparison {
 private func comparing(_ target: UInt64) -> (UInt64) -> RowComparison { { existing in order(target, existing) } }
 
 private func expectEqual(_ tree: OrderedRowTree, _ model: [UInt64], _ context: String) {
-    tree.checkInvariants()
+    guard isValid(tree.validate, context) else { return }
     #expect(tree.count == model.count, "\(context)")
     #expect(tree.rowids == model, "\(context)")
     var reversed: [UInt64] = []
@@ -80,7 +80,7 @@ func rowTreeSortedModel(seed: UInt64, capacity: Int) {
                 #expect(seen == Array(slice.prefix(max(stopAfter, 1))), "\(context) forEach(in:)")
             }
         }
-        tree.checkInvariants(ordering: order)
+        guard isValid({ try tree.validate(ordering: order) }, context) else { return }
         #expect(tree.count == model.count, "\(context)")
         if step % 200 == 0 { snapshots.append((tree, model)) }
     }
@@ -92,7 +92,7 @@ func rowTreeSortedModel(seed: UInt64, capacity: Int) {
     while !model.isEmpty {
         let index = Int(rng.next() % UInt64(model.count))
         #expect(tree.remove(at: index) == model.remove(at: index))
-        tree.checkInvariants()
+        guard isValid(tree.validate, "seed \(seed) drain") else { return }
     }
     #expect(tree.isEmpty && tree.first == nil && tree.last == nil)
 }
@@ -112,7 +112,7 @@ func rowTreeSortedModel(seed: UInt64, capacity: Int) {
             let index = Int(rng.next() % UInt64(model.count))
             #expect(tree.remove(at: index) == model.remove(at: index), "seed \(seed) step \(step)")
         }
-        tree.checkInvariants()
+        guard isValid(tree.validate, "seed \(seed) step \(step)") else { return }
         #expect(tree.count == model.count, "seed \(seed) step \(step)")
     }
     expectEqual(tree, model, "seed \(seed) end")

@@ -16,7 +16,7 @@ private struct CollidingKey: Hashable, Sendable, CustomStringConvertible {
 private func expectEqual<K: Hashable & Sendable, V: Sendable & Equatable>(
     _ map: PersistentHashMap<K, V>, _ model: [K: V], _ context: @autoclosure () -> String
 ) {
-    map.checkInvariants()
+    guard isValid(map.validate, context()) else { return }
     #expect(map.count == model.count, "\(context())")
     var seen = 0
     map.forEach { key, value in
@@ -61,7 +61,7 @@ private func runRandomOps<K: Hashable & Sendable>(
             #expect(map[key] == model[key], "\(context)")
             #expect(map.contains(key) == (model[key] != nil), "\(context)")
         }
-        map.checkInvariants()
+        guard isValid(map.validate, context) else { return }
         #expect(map.count == model.count, "\(context)")
         if step % 97 == 0 { snapshots.append((map, model)) }
         if step % 499 == 0 { expectEqual(map, model, context) }
