@@ -12,7 +12,7 @@ final class RowTreeNode: @unchecked Sendable {
     // `@exclusivity(unchecked)`: release builds otherwise pay a dynamic exclusivity check
     // (swift_beginAccess) per class-property access — measured 12x on B-tree appends. Safe
     // because these properties are only accessed by this module's code, which never holds
-    // two overlapping accesses to one node; the debug tests run with static checking intact.
+    // two overlapping accesses to one node (compile-time exclusivity checking still applies).
     @exclusivity(unchecked) @usableFromInline var elements: ContiguousArray<UInt64>
     @exclusivity(unchecked) @usableFromInline var children: ContiguousArray<RowTreeNode>
     @exclusivity(unchecked) @usableFromInline var count: Int

@@ -16,7 +16,7 @@ extension PersistentHashMap {
         // `@exclusivity(unchecked)`: release builds otherwise pay a dynamic exclusivity check
         // (swift_beginAccess) per class-property access — measured 12x on B-tree appends. Safe
         // because these properties are only accessed by this module's code, which never holds
-        // two overlapping accesses to one node; the debug tests run with static checking intact.
+        // two overlapping accesses to one node (compile-time exclusivity checking still applies).
         @exclusivity(unchecked) @usableFromInline var dataMap: UInt32
         @exclusivity(unchecked) @usableFromInline var nodeMap: UInt32
         @exclusivity(unchecked) @usableFromInline var items: ContiguousArray<(key: Key, value: Value)>
