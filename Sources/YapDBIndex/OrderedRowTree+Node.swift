@@ -9,9 +9,13 @@
 /// node reachable from two trees — the only way two threads can see it — is never mutated.
 @usableFromInline
 final class RowTreeNode: @unchecked Sendable {
-    @usableFromInline var elements: ContiguousArray<UInt64>
-    @usableFromInline var children: ContiguousArray<RowTreeNode>
-    @usableFromInline var count: Int
+    // `@exclusivity(unchecked)`: release builds otherwise pay a dynamic exclusivity check
+    // (swift_beginAccess) per class-property access — measured 12x on B-tree appends. Safe
+    // because these properties are only accessed by this module's code, which never holds
+    // two overlapping accesses to one node (compile-time exclusivity checking still applies).
+    @exclusivity(unchecked) @usableFromInline var elements: ContiguousArray<UInt64>
+    @exclusivity(unchecked) @usableFromInline var children: ContiguousArray<RowTreeNode>
+    @exclusivity(unchecked) @usableFromInline var count: Int
 
     @inlinable
     init(elements: ContiguousArray<UInt64>, children: ContiguousArray<RowTreeNode>, count: Int) {

@@ -13,10 +13,14 @@ extension PersistentHashMap {
     /// threads — is never mutated, only copied.
     @usableFromInline
     final class Node: @unchecked Sendable {
-        @usableFromInline var dataMap: UInt32
-        @usableFromInline var nodeMap: UInt32
-        @usableFromInline var items: ContiguousArray<(key: Key, value: Value)>
-        @usableFromInline var children: ContiguousArray<Node>
+        // `@exclusivity(unchecked)`: release builds otherwise pay a dynamic exclusivity check
+        // (swift_beginAccess) per class-property access — measured 12x on B-tree appends. Safe
+        // because these properties are only accessed by this module's code, which never holds
+        // two overlapping accesses to one node (compile-time exclusivity checking still applies).
+        @exclusivity(unchecked) @usableFromInline var dataMap: UInt32
+        @exclusivity(unchecked) @usableFromInline var nodeMap: UInt32
+        @exclusivity(unchecked) @usableFromInline var items: ContiguousArray<(key: Key, value: Value)>
+        @exclusivity(unchecked) @usableFromInline var children: ContiguousArray<Node>
 
         @inlinable
         init(dataMap: UInt32, nodeMap: UInt32,
