@@ -1,3 +1,247 @@
-// YapDBEngine: the MVCC key-value engine over raw bytes.
+import Synchronization
 import YapDBStorage
 import YapDBIndex
+
+/// The writer's state: everything a commit reads and changes. Reached only through
+/// `Engine.writer`'s `Mutex`, which is the single-writer lock.
+final class WriterState {
+    var log: LogWriter
+    var keydir: Keydir
+    var snapshotNumber: UInt64
+    var generation: UInt64
+    var nextRowid: UInt64
+    /// Live bytes per segment.
+    var usage: [UInt32: UInt64]
+    var segments: SegmentTable
+    var extensions: [String: any Sendable]
+    var poisoned = false
+    var closed = false
+    let lock: any FileLock
+    let compression: Bool
+    let maxValueSize: Int
+    /// Log bytes appended since the last checkpoint.
+    var bytesSinceCheckpoint: UInt64 = 0
+    /// Segments written by compaction (never replayed; removable once nothing points into them).
+    var compactionSegments: Set<UInt32> = []
+    /// The newest checkpoint on disk and its replay position.
+    var checkpointNumber: UInt32
+    var checkpointReplay: LogPosition
+
+    init(log: LogWriter, keydir: Keydir, snapshotNumber: UInt64, nextRowid: UInt64, usage: [UInt32: UInt64], segments: SegmentTable,
+         lock: any FileLock, compression: Bool, maxValueSize: Int, checkpointNumber: UInt32, checkpointReplay: LogPosition) {
+        self.log = log
+        self.keydir = keydir
+        self.snapshotNumber = snapshotNumber
+        self.generation = 1
+        self.nextRowid = nextRowid
+        self.usage = usage
+        self.segments = segments
+        self.extensions = [:]
+        self.lock = lock
+        self.compression = compression
+        self.maxValueSize = maxValueSize
+        self.checkpointNumber = checkpointNumber
+        self.checkpointReplay = checkpointReplay
+    }
+}
+
+/// What opening found.
+package struct OpenReport: Sendable, Equatable {
+    package var created = false
+    package var checkpointLoaded: UInt32?
+    package var commitsReplayed = 0
+    package var recoveredTruncatedBytes: Int64 = 0
+    package var damagedHeaderCopy: Int?
+    package var orphansRemoved: [String] = []
+    /// Files renamed or deleted by the corrupt action, if it ran.
+    package var corruptFilesHandled: [String] = []
+}
+
+/// The MVCC key-value engine over raw bytes (DESIGN.md §3).
+///
+/// - Readers call `snapshot()` and read an immutable `EngineSnapshot` without further locking.
+/// - One writer at a time runs `write(_:)`, under `writer` (a `Mutex`, the single-writer lock
+///   that readers never touch). A commit is appended, synced as the durability mode says,
+///   and only then published by swapping `published` (a second, tiny `Mutex`).
+/// - `registry` tracks read leases and changeset consumers.
+///
+/// Threading: every method may be called from any thread.
+package final class Engine: Sendable {
+    package let path: String
+    package let files: DatabaseFiles
+    package let fileSystem: any FileSystem
+    package let options: EngineOptions
+    package let uuid: [UInt8]
+    package let registry = SnapshotRegistry()
+    package let openReport: OpenReport
+    let published: Mutex<EngineSnapshot>
+    let writer: Mutex<WriterState>
+    /// Serializes checkpoints and compactions with each other (never with readers).
+    let maintenance = Mutex(())
+    let openKey: String
+
+    init(path: String, files: DatabaseFiles, options: EngineOptions, uuid: [UInt8], state: WriterState, report: OpenReport, openKey: String) {
+        self.path = path
+        self.files = files
+        self.fileSystem = options.fileSystem
+        self.options = options
+        self.uuid = uuid
+        self.openReport = report
+        self.openKey = openKey
+        self.published = Mutex(EngineSnapshot(number: state.snapshotNumber, generation: state.generation, keydir: state.keydir,
+                                              segments: state.segments, extensions: state.extensions))
+        self.writer = Mutex(state)
+    }
+
+    deinit {
+        writer.withLock { state in
+            if !state.closed { Self.shutDown(state, checkpoint: nil) }
+        }
+        OpenDatabases.remove(openKey)
+    }
+
+    // MARK: Reading
+
+    /// The newest published snapshot. Never blocks on the writer.
+    package func snapshot() -> EngineSnapshot {
+        published.withLock { $0 }
+    }
+
+    /// The newest snapshot, registered as in use until `release(_:)`.
+    package func acquireSnapshot() -> EngineSnapshot {
+        published.withLock { snapshot in
+            registry.acquire(generation: snapshot.generation)
+            return snapshot
+        }
+    }
+
+    /// Ends the use of a snapshot from `acquireSnapshot()`.
+    package func release(_ snapshot: EngineSnapshot) {
+        registry.release(generation: snapshot.generation)
+    }
+
+    // MARK: Writing
+
+    /// Runs `body` as the one read-write transaction, then commits it.
+    ///
+    /// - The body's own error rolls the transaction back and is rethrown as is.
+    /// - `tx.rollback()` or a body that changed nothing commits nothing (no snapshot bump,
+    ///   no changeset).
+    /// - A commit failure throws `StorageError`: `io` with `ENOSPC` leaves the engine usable;
+    ///   any other write or sync failure also poisons it (later writes throw `poisoned`).
+    /// - `didCommit` runs after the commit is durable and published, still under the writer
+    ///   lock, so successive calls see commits in order.
+    /// - Returns: the body's value and the changeset, nil when nothing was committed.
+    package func write<T>(_ body: (WriteTransaction) throws -> T,
+                          didCommit: (Changeset) -> Void = { _ in }) throws -> (value: T, changeset: Changeset?) {
+        let outcome: (value: T, changeset: Changeset?) = try writer.withLock { state in
+            if state.closed { throw StorageError.closed }
+            if state.poisoned || state.log.isPoisoned { throw StorageError.poisoned }
+            let tx = WriteTransaction(state: state)
+            let value: T
+            do {
+                value = try body(tx)
+            } catch {
+                if tx.began { state.log.rollback() }
+                throw error
+            }
+            guard !tx.isRolledBack, tx.hasChanges else {
+                if tx.began { state.log.rollback() }
+                return (value, nil)
+            }
+            let changeset = try commit(tx, state: state)
+            didCommit(changeset)
+            return (value, changeset)
+        }
+        if outcome.changeset != nil { try checkpointIfDue() }
+        return outcome
+    }
+
+    /// Appends, syncs and publishes a transaction (under the writer lock).
+    private func commit(_ tx: WriteTransaction, state: WriterState) throws(StorageError) -> Changeset {
+        let number = state.snapshotNumber + 1
+        let startEnd = state.log.end
+        let startSegment = state.log.segmentNumber
+        do throws(StorageError) {
+            if !tx.began { try state.log.begin() }
+            _ = try state.log.commit(snapshot: number)
+        } catch {
+            if state.log.inTransaction { state.log.rollback() }
+            if state.log.isPoisoned { state.poisoned = true }
+            throw error
+        }
+        if state.log.segmentNumber == startSegment {
+            state.bytesSinceCheckpoint += UInt64(state.log.end - startEnd)
+        } else {
+            state.bytesSinceCheckpoint += UInt64(state.log.end)
+        }
+        state.keydir = tx.keydir
+        state.snapshotNumber = number
+        state.generation += 1
+        state.nextRowid = tx.nextRowid
+        state.usage = tx.usage
+        state.extensions = tx.extensions
+        var changeset = tx.changeset
+        changeset.snapshot = number
+        publish(state)
+        registry.append(changeset)
+        return changeset
+    }
+
+    /// Makes the writer's state the published snapshot.
+    func publish(_ state: WriterState) {
+        let snapshot = EngineSnapshot(number: state.snapshotNumber, generation: state.generation, keydir: state.keydir,
+                                      segments: state.segments, extensions: state.extensions)
+        published.withLock { $0 = snapshot }
+    }
+
+    /// Sets extension state outside a user transaction (registration), publishing it.
+    package func updateExtensions(_ update: (inout [String: any Sendable]) -> Void) {
+        writer.withLock { state in
+            update(&state.extensions)
+            state.generation += 1
+            publish(state)
+        }
+    }
+
+    // MARK: Lifecycle
+
+    /// Whether `close()` ran.
+    package var isClosed: Bool { writer.withLock { $0.closed } }
+
+    /// Whether a failed commit poisoned the engine.
+    package var isPoisoned: Bool { writer.withLock { $0.poisoned || $0.log.isPoisoned } }
+
+    /// Closes the engine: writes a checkpoint when the log grew since the last one, syncs,
+    /// releases the lock. Later calls throw `closed`. Closing twice is harmless.
+    package func close() throws(StorageError) {
+        var failure: StorageError?
+        do throws(StorageError) { try checkpoint(onlyIfLogGrew: true) } catch {
+            if error != .closed && error != .poisoned { failure = error }
+        }
+        writer.withLock { state in
+            guard !state.closed else { return }
+            Self.shutDown(state, checkpoint: nil)
+        }
+        OpenDatabases.remove(openKey)
+        if let failure { throw failure }
+    }
+
+    static func shutDown(_ state: WriterState, checkpoint: Void?) {
+        if !state.poisoned && !state.log.isPoisoned && state.log.syncMode != .full {
+            try? state.log.syncCommitted()
+        }
+        state.log.file.close()
+        state.lock.unlock()
+        state.closed = true
+    }
+}
+
+/// The databases this process has open, so a second open of the same files fails with
+/// `alreadyOpen` instead of fighting over them.
+enum OpenDatabases {
+    static let open = Mutex(Set<String>())
+
+    static func insert(_ key: String) -> Bool { open.withLock { $0.insert(key).inserted } }
+    static func remove(_ key: String) { _ = open.withLock { $0.remove(key) } }
+}

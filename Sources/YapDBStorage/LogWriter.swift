@@ -33,7 +33,8 @@ package final class LogWriter {
     package private(set) var durableThrough: LogPosition
     /// Set after a failure that may have left unknown bytes on disk; every later call throws.
     package private(set) var isPoisoned = false
-    /// Called after a new segment file is created (the engine adds it to its read table).
+    /// Called after a new segment file is created, with its handle (the engine shares the
+    /// handle with its read table).
     package var onNewSegment: ((UInt32, any StorageFile) -> Void)?
 
     /// Segments rolled away from in `.off` mode, not yet synced (kept open until they are).
@@ -208,7 +209,6 @@ package final class LogWriter {
             isPoisoned = true
             throw .io(error)
         }
-        for old in unsyncedSegments { old.close() }
         unsyncedSegments.removeAll()
         directoryDirty = false
         durableThrough = LogPosition(segment: segmentNumber, offset: end)
@@ -269,11 +269,11 @@ package final class LogWriter {
             if error.errno != ENOSPC { isPoisoned = true }
             throw .io(error)
         }
+        // The old handle is not closed here: the engine's read table may share it, and the
+        // handle closes itself when the last reference goes.
         if syncMode == .off {
             unsyncedSegments.append(file)
             directoryDirty = true
-        } else {
-            file.close()
         }
         segmentNumber = next
         file = newFile

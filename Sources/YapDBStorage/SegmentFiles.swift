@@ -30,6 +30,8 @@ package struct DatabaseFiles: Sendable {
         package var checkpoints: [UInt32] = []
         /// Paths of temporary files (interrupted creations, checkpoints, compactions).
         package var temporaries: [String] = []
+
+        package init() {}
     }
 
     /// Lists the database's segments and checkpoints (sorted by number) and temporaries.

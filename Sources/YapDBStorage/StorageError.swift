@@ -14,6 +14,12 @@ package enum StorageError: Error, Equatable, Sendable, CustomStringConvertible {
     case fileNotFound(path: String)
     /// Another process (or another open in this one) holds the database's lock.
     case locked(path: String)
+    /// This process already has the database open.
+    case alreadyOpen(path: String)
+    /// A previous commit failed to write or sync; the database refuses writes until reopened.
+    case poisoned
+    /// The database was closed.
+    case closed
 
     package var description: String {
         switch self {
@@ -25,6 +31,9 @@ package enum StorageError: Error, Equatable, Sendable, CustomStringConvertible {
         case .tooLarge(let what): return "too large: \(what)"
         case .fileNotFound(let path): return "no database at \(path)"
         case .locked(let path): return "the database is locked by another process: \(path)"
+        case .alreadyOpen(let path): return "the database is already open in this process: \(path)"
+        case .poisoned: return "a previous commit failed; reopen the database to continue"
+        case .closed: return "the database is closed"
         }
     }
 }

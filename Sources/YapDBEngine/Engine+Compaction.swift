@@ -1,0 +1,168 @@
+import YapDBStorage
+import YapDBIndex
+
+/// What a compaction did.
+package struct CompactionReport: Sendable, Equatable {
+    /// Segments rewritten and removed.
+    package var victims: [UInt32] = []
+    /// Segments written.
+    package var outputs: [UInt32] = []
+    package var recordsMoved = 0
+    package var bytesMoved: Int64 = 0
+    /// Bytes of the victim segments (reclaimed, less what was moved).
+    package var bytesReclaimed: Int64 = 0
+}
+
+extension Engine {
+    /// One value record to move: where it is, and which row and value it belongs to.
+    struct Move {
+        var collection: String
+        var key: String
+        var isObject: Bool
+        var from: ValueLocation
+        var to: ValueLocation?
+    }
+
+    /// Rewrites the live records of sealed segments whose dead fraction is at least
+    /// `options.compactionThreshold` (any dead bytes at all with `force`) into new compaction
+    /// segments, points the key directory at the copies, writes a checkpoint, and removes the
+    /// old segments (docs/format.md §4, §5).
+    ///
+    /// Readers never wait for it, and readers of older snapshots keep reading the old
+    /// segments through their open handles. The writer lock is held only to pick the victims
+    /// and to swap in the new locations. A crash at any step loses nothing: until the
+    /// checkpoint's rename the old checkpoint and log still describe everything, and the
+    /// unreferenced copies are removed at the next open.
+    package func compact(force: Bool = false) throws(StorageError) -> CompactionReport {
+        try maintenance.withLock { (_: inout Void) throws(StorageError) -> CompactionReport in
+            var report = CompactionReport()
+            // 1. Pick victims and the state to copy from.
+            let picked = try writer.withLock { (state: inout WriterState) throws(StorageError) -> (Keydir, [UInt32: Int64], SegmentTable)? in
+                if state.closed { throw .closed }
+                if state.poisoned || state.log.isPoisoned { throw .poisoned }
+                var victims: [UInt32: Int64] = [:]
+                for (number, file) in state.segments.files where number != state.log.segmentNumber {
+                    let size: Int64
+                    do throws(IOFailure) { size = try file.size() } catch { throw .io(error) }
+                    let payload = max(1, size - Int64(Format.headerSize))
+                    let live = Int64(state.usage[number] ?? 0)
+                    let dead = Double(payload - live) / Double(payload)
+                    if (force && live < payload) || dead >= options.compactionThreshold { victims[number] = size }
+                }
+                guard !victims.isEmpty else { return nil }
+                return (state.keydir, victims, state.segments)
+            }
+            guard let (keydir, victims, table) = picked else { return report }
+            report.victims = victims.keys.sorted()
+            report.bytesReclaimed = victims.values.reduce(0, +)
+
+            // 2. Copy the live records out of the victims (no lock held).
+            var moves: [Move] = []
+            for collection in keydir.collections {
+                keydir.forEachKey(inCollection: collection) { key, entry in
+                    if victims[entry.object.segment] != nil {
+                        moves.append(Move(collection: collection, key: key, isObject: true, from: entry.object))
+                    }
+                    if let m = entry.metadata, victims[m.segment] != nil {
+                        moves.append(Move(collection: collection, key: key, isObject: false, from: m))
+                    }
+                    return true
+                }
+            }
+            moves.sort { ($0.from.segment, $0.from.offset) < ($1.from.segment, $1.from.offset) }
+            var outputs: [(UInt32, any StorageFile)] = []
+            if !moves.isEmpty {
+                outputs = try copy(&moves, from: table)
+            }
+            report.outputs = outputs.map(\.0)
+            report.recordsMoved = moves.count
+            report.bytesMoved = moves.reduce(0) { $0 + Int64($1.from.length) }
+            report.bytesReclaimed -= report.bytesMoved
+
+            // 3. Point the key directory at the copies where it still points at the originals.
+            writer.withLock { state in
+                for (number, file) in outputs {
+                    state.segments = state.segments.adding(number, file)
+                    state.compactionSegments.insert(number)
+                }
+                var keydir = state.keydir
+                var usage = state.usage
+                for move in moves {
+                    guard let to = move.to, var entry = keydir.entry(collection: move.collection, key: move.key) else { continue }
+                    if move.isObject, entry.object == move.from {
+                        entry.object = to
+                    } else if !move.isObject, entry.metadata == move.from {
+                        entry.metadata = to
+                    } else {
+                        continue
+                    }
+                    keydir.set(entry, collection: move.collection, key: move.key)
+                    usage[move.from.segment, default: 0] -= min(usage[move.from.segment, default: 0], UInt64(move.from.length))
+                    usage[to.segment, default: 0] += UInt64(to.length)
+                }
+                state.keydir = keydir
+                state.usage = usage
+                state.generation += 1
+                state.bytesSinceCheckpoint += 1
+                publish(state)
+            }
+
+            // 4. A checkpoint that no longer references the victims; installing it removes them.
+            guard let source = try captureForCheckpoint(onlyIfLogGrew: false) else { return report }
+            let path = try Self.writeCheckpoint(source, files: files, fs: fileSystem, uuid: uuid, compress: options.compression)
+            try installCheckpoint(source, path: path)
+            return report
+        }
+    }
+
+    /// Copies the records of `moves` (sorted by location) into new compaction segments,
+    /// filling in each move's new location; syncs them and their directory.
+    private func copy(_ moves: inout [Move], from table: SegmentTable) throws(StorageError) -> [(UInt32, any StorageFile)] {
+        var outputs: [(UInt32, any StorageFile)] = []
+        var file: (any StorageFile)?
+        var number: UInt32 = 0
+        var buffer: [UInt8] = []
+        var written: Int64 = 0
+        func io<T>(_ body: () throws(IOFailure) -> T) throws(StorageError) -> T {
+            do { return try body() } catch { throw .io(error) }
+        }
+        func flush() throws(StorageError) {
+            guard let file, !buffer.isEmpty else { return }
+            try io { () throws(IOFailure) in try file.write(buffer, at: written) }
+            written += Int64(buffer.count)
+            buffer.removeAll(keepingCapacity: true)
+        }
+        do throws(StorageError) {
+            for index in moves.indices {
+                if file == nil || written + Int64(buffer.count) >= Int64(options.segmentLimit) {
+                    try flush()
+                    if let file { try io { () throws(IOFailure) in try file.sync() } }
+                    let next = writer.withLock { $0.log.allocateSegmentNumber() }
+                    number = next
+                    let created = try io { () throws(IOFailure) in
+                        try LogWriter.createSegment(next, kind: .compactionSegment, files: files, fileSystem: fileSystem,
+                                                    uuid: uuid, baseSnapshot: 0, sync: false)
+                    }
+                    file = created
+                    outputs.append((number, created))
+                    written = Int64(Format.headerSize)
+                }
+                let from = moves[index].from
+                guard let source = table.files[from.segment] else {
+                    throw .corrupted(offset: Int64(from.offset), reason: "segment \(from.segment) is referenced but missing")
+                }
+                let bytes = try SegmentReader.record(at: RecordLocation(from), in: source)
+                moves[index].to = ValueLocation(segment: number, offset: UInt32(written + Int64(buffer.count)), length: from.length)
+                buffer.append(contentsOf: bytes)
+                if buffer.count >= 1 << 20 { try flush() }
+            }
+            try flush()
+            if let file { try io { () throws(IOFailure) in try file.sync() } }
+            try io { () throws(IOFailure) in try fileSystem.syncDirectory(files.directory) }
+        } catch {
+            for (n, _) in outputs { try? fileSystem.remove(files.segmentPath(n)) }
+            throw error
+        }
+        return outputs
+    }
+}

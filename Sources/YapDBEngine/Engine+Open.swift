@@ -1,0 +1,173 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import YapDBStorage
+import YapDBIndex
+
+extension Engine {
+    /// Opens (or creates) the database whose main file is `path`: lock, newest checkpoint,
+    /// replay of the log after it, torn-tail repair, removal of files an interrupted
+    /// checkpoint or compaction left behind.
+    ///
+    /// Throws `alreadyOpen` when this process has it open, `locked` when another has,
+    /// `fileNotFound` (missing, `createIfMissing` false), `notADatabase`, `unsupportedVersion`,
+    /// `corrupted` (unless `corruptAction` replaces the files), `io`.
+    package static func open(path: String, options: EngineOptions = EngineOptions()) throws(StorageError) -> Engine {
+        let key = openKey(path, options.fileSystem)
+        guard OpenDatabases.insert(key) else { throw .alreadyOpen(path: path) }
+        do throws(StorageError) {
+            do throws(StorageError) {
+                return try openRegistered(path: path, options: options, key: key, handled: [])
+            } catch {
+                switch error {
+                case .corrupted, .notADatabase:
+                    guard options.corruptAction != .fail else { throw error }
+                    let handled = try setAside(path: path, options: options)
+                    return try openRegistered(path: path, options: options, key: key, handled: handled)
+                default:
+                    throw error
+                }
+            }
+        } catch {
+            OpenDatabases.remove(key)
+            throw error
+        }
+    }
+
+    static func openKey(_ path: String, _ fs: any FileSystem) -> String {
+        var canonical = path
+        if fs is PosixFileSystem, let resolved = realpath(Paths.directory(of: path), nil) {
+            canonical = Paths.join(String(decoding: UnsafeRawBufferPointer(start: resolved, count: strlen(resolved)), as: UTF8.self), Paths.fileName(of: path))
+            free(resolved)
+        }
+        return "\(ObjectIdentifier(fs))|\(canonical)"
+    }
+
+    /// Renames (`.rename`) or deletes (`.delete`) every file of a damaged database.
+    static func setAside(path: String, options: EngineOptions) throws(StorageError) -> [String] {
+        let fs = options.fileSystem
+        let files = DatabaseFiles(mainPath: path)
+        var names: [String] = []
+        do throws(IOFailure) {
+            let listing = try files.list(fs)
+            names = [path] + listing.segments.map(files.segmentPath) + listing.checkpoints.map(files.checkpointPath) + listing.temporaries
+            names = names.filter { fs.kind(of: $0) == .file }
+            if options.corruptAction == .rename {
+                var n = 1
+                while fs.kind(of: "\(path).\(n).corrupt") != .missing { n += 1 }
+                for name in names { try fs.rename(name, to: "\(name).\(n).corrupt") }
+            } else {
+                for name in names { try fs.remove(name) }
+            }
+            try fs.syncDirectory(files.directory)
+        } catch { throw .io(error) }
+        return names
+    }
+
+    private static func openRegistered(path: String, options: EngineOptions, key: String, handled: [String]) throws(StorageError) -> Engine {
+        let fs = options.fileSystem
+        let files = DatabaseFiles(mainPath: path)
+        var storeOptions = LogStore.Options()
+        storeOptions.createIfMissing = options.createIfMissing || !handled.isEmpty
+        storeOptions.syncMode = options.syncMode
+        storeOptions.segmentLimit = options.segmentLimit
+
+        var replayer = Replayer()
+        var checkpointNumber: UInt32 = 0
+        var replay = LogPosition(segment: 1, offset: UInt32(Format.headerSize))
+        var protected: Set<UInt32> = []
+        let opened = try LogStore.open(path: path, fileSystem: fs, options: storeOptions, start: { (listing, header) throws(StorageError) in
+            replay = LogPosition(segment: listing.segments.first ?? 1, offset: UInt32(Format.headerSize))
+            guard let newest = listing.checkpoints.last else { return (replay, 0, []) }
+            let loaded = try loadCheckpoint(newest, files: files, fs: fs, uuid: header.uuid)
+            replayer = loaded.replayer
+            checkpointNumber = newest
+            replay = loaded.info.replay
+            protected = Set(loaded.replayer.usage.keys)
+            for segment in protected where !listing.segments.contains(segment) {
+                throw .corrupted(offset: 0, reason: "\(Paths.fileName(of: files.checkpointPath(newest))): references missing segment \(segment)")
+            }
+            return (replay, loaded.info.snapshot, protected)
+        }, apply: { (commit) throws(StorageError) in
+            try replayer.apply(commit)
+        })
+        var success = false
+        defer {
+            if !success {
+                opened.writer.file.close()
+                opened.lock.unlock()
+            }
+        }
+
+        var report = OpenReport()
+        report.created = opened.created
+        report.checkpointLoaded = checkpointNumber == 0 ? nil : checkpointNumber
+        report.commitsReplayed = opened.report.commits
+        report.recoveredTruncatedBytes = opened.report.truncatedBytes
+        report.damagedHeaderCopy = opened.damagedHeaderCopy
+        report.corruptFilesHandled = handled
+
+        // Files an interrupted checkpoint or compaction left behind.
+        var segments: [UInt32] = []
+        var compactionSegments: Set<UInt32> = []
+        do throws(IOFailure) {
+            for number in opened.segments {
+                let referenced = protected.contains(number) || number == opened.writer.segmentNumber
+                if referenced && number >= replay.segment && number != opened.writer.segmentNumber,
+                   try segmentKind(files.segmentPath(number), fs: fs) == .compactionSegment {
+                    compactionSegments.insert(number)
+                }
+                if !referenced {
+                    if number < replay.segment {
+                        try fs.remove(files.segmentPath(number))
+                        report.orphansRemoved.append(files.segmentPath(number))
+                        continue
+                    }
+                    if try segmentKind(files.segmentPath(number), fs: fs) == .compactionSegment {
+                        try fs.remove(files.segmentPath(number))
+                        report.orphansRemoved.append(files.segmentPath(number))
+                        continue
+                    }
+                }
+                segments.append(number)
+            }
+            for old in opened.checkpoints where old != checkpointNumber {
+                try fs.remove(files.checkpointPath(old))
+                report.orphansRemoved.append(files.checkpointPath(old))
+            }
+            if !report.orphansRemoved.isEmpty { try fs.syncDirectory(files.directory) }
+        } catch { throw .io(error) }
+
+        var handles: [UInt32: any StorageFile] = [opened.writer.segmentNumber: opened.writer.file]
+        do throws(IOFailure) {
+            for number in segments where handles[number] == nil {
+                handles[number] = try fs.open(files.segmentPath(number), mode: .readOnly)
+            }
+        } catch { throw .io(error) }
+
+        let state = WriterState(log: opened.writer, keydir: replayer.keydir, snapshotNumber: opened.report.lastSnapshot,
+                                nextRowid: replayer.nextRowid, usage: replayer.usage, segments: SegmentTable(files: handles),
+                                lock: opened.lock, compression: options.compression, maxValueSize: options.maxValueSize,
+                                checkpointNumber: checkpointNumber, checkpointReplay: replay)
+        state.bytesSinceCheckpoint = UInt64(opened.report.bytesScanned)
+        state.compactionSegments = compactionSegments
+        let engine = Engine(path: path, files: files, options: options, uuid: opened.header.uuid, state: state, report: report, openKey: key)
+        // Runs inside a roll, under the writer lock: the new segment joins the read table.
+        opened.writer.onNewSegment = { [unowned state] (number: UInt32, file: any StorageFile) in
+            state.segments = state.segments.adding(number, file)
+        }
+        success = true
+        return engine
+    }
+
+    /// The kind byte of a segment's header (nil when the header is unreadable).
+    static func segmentKind(_ path: String, fs: any FileSystem) throws(IOFailure) -> FileKindByte? {
+        let file = try fs.open(path, mode: .readOnly)
+        defer { file.close() }
+        guard try file.size() >= Int64(Format.headerSize) else { return nil }
+        let bytes = try file.readExactly(Format.headerSize, at: 0)
+        return try? FileHeader.decode(bytes, path: path).kind
+    }
+}

@@ -1,0 +1,150 @@
+import YapDBStorage
+import YapDBIndex
+
+/// What `verify()` checked and found.
+package struct IntegrityReport: Sendable, Equatable {
+    package var problems: [String] = []
+    package var commitsChecked = 0
+    package var recordsChecked = 0
+    package var bytesChecked: Int64 = 0
+    package var isValid: Bool { problems.isEmpty }
+}
+
+/// Sizes and counts of a database.
+package struct EngineStats: Sendable, Equatable {
+    /// Bytes of every file of the database (main file, segments, checkpoint).
+    package var fileBytes: Int64
+    /// Bytes of the records the key directory points to.
+    package var liveBytes: Int64
+    /// Segment bytes that are not live (old versions, removals, commit records, headers).
+    package var deadBytes: Int64
+    package var rowCount: Int
+    package var snapshot: UInt64
+    package var recoveredTruncatedBytes: Int64
+    package var segmentCount: Int
+}
+
+extension Engine {
+    /// Checks the database against itself (DESIGN.md §6 promise 4): loads the checkpoint and
+    /// replays the log after it into a fresh key directory, which must equal the live one;
+    /// checks commit continuity and every checksum on the way; reads and checks every record
+    /// the key directory points to. Runs under the writer lock (writes wait; readers do not).
+    /// Throws only when it cannot run at all (`closed`); every problem found is in the report.
+    package func verify() throws(StorageError) -> IntegrityReport {
+        try maintenance.withLock { (_: inout Void) throws(StorageError) -> IntegrityReport in
+            try writer.withLock { (state: inout WriterState) throws(StorageError) -> IntegrityReport in
+                if state.closed { throw .closed }
+                var report = IntegrityReport()
+                var replayer = Replayer()
+                var start = LogPosition(segment: 1, offset: UInt32(Format.headerSize))
+                var base: UInt64 = 0
+                var listing = DatabaseFiles.Listing()
+                do throws(IOFailure) { listing = try files.list(fileSystem) } catch {
+                    report.problems.append("cannot list the database's files: \(error)")
+                    return report
+                }
+                start.segment = listing.segments.first ?? 1
+                if state.checkpointNumber > 0 {
+                    do throws(StorageError) {
+                        let loaded = try Self.loadCheckpoint(state.checkpointNumber, files: files, fs: fileSystem, uuid: uuid)
+                        replayer = loaded.replayer
+                        start = loaded.info.replay
+                        base = loaded.info.snapshot
+                    } catch {
+                        report.problems.append("checkpoint \(state.checkpointNumber): \(error)")
+                        return report
+                    }
+                }
+                let scanner = LogScanner(files: files, fileSystem: fileSystem, uuid: uuid)
+                do throws(StorageError) {
+                    let scan = try scanner.scan(segments: listing.segments, from: start, baseSnapshot: base, repair: false) { (commit) throws(StorageError) in
+                        try replayer.apply(commit)
+                    }
+                    report.commitsChecked = scan.commits
+                    report.bytesChecked += scan.bytesScanned
+                    if let torn = scan.tornAt { report.problems.append("log damaged at segment \(torn.segment) offset \(torn.offset): \(scan.tornReason ?? "")") }
+                    if scan.lastSnapshot != state.snapshotNumber {
+                        report.problems.append("the log ends at snapshot \(scan.lastSnapshot), the database is at \(state.snapshotNumber)")
+                    }
+                } catch {
+                    report.problems.append("log: \(error)")
+                }
+                compare(rebuilt: replayer.keydir, live: state.keydir, into: &report)
+                if replayer.nextRowid > state.nextRowid {
+                    report.problems.append("next row id \(state.nextRowid) is below a row id in the log (\(replayer.nextRowid - 1))")
+                }
+                checkRecords(state.keydir, table: state.segments, into: &report)
+                return report
+            }
+        }
+    }
+
+    func compare(rebuilt: Keydir, live: Keydir, into report: inout IntegrityReport) {
+        if rebuilt.count != live.count {
+            report.problems.append("the index has \(live.count) rows, the log rebuilds \(rebuilt.count)")
+        }
+        var mismatches = 0
+        for collection in live.collections {
+            live.forEachKey(inCollection: collection) { key, entry in
+                let other = rebuilt.entry(collection: collection, key: key)
+                if other?.rowid != entry.rowid || other.map({ Self.sameValues($0, entry) }) != true {
+                    mismatches += 1
+                    if mismatches <= 10 { report.problems.append("\(collection)/\(key): index and log disagree") }
+                }
+                return true
+            }
+        }
+        if mismatches > 10 { report.problems.append("… \(mismatches - 10) more rows disagree") }
+    }
+
+    /// Two entries hold the same values (a compaction may have moved them: compare record
+    /// lengths, not places, when segments differ).
+    static func sameValues(_ a: KeydirEntry, _ b: KeydirEntry) -> Bool {
+        a.object.length == b.object.length && a.metadata?.length == b.metadata?.length
+    }
+
+    func checkRecords(_ keydir: Keydir, table: SegmentTable, into report: inout IntegrityReport) {
+        var failures = 0
+        for collection in keydir.collections {
+            keydir.forEachKey(inCollection: collection) { key, entry in
+                for (location, kind) in [(entry.object, RecordType.object)] + (entry.metadata.map { [($0, RecordType.metadata)] } ?? []) {
+                    do throws(StorageError) {
+                        let (record, _) = try table.value(at: location)
+                        report.recordsChecked += 1
+                        report.bytesChecked += Int64(location.length)
+                        if record.collection != collection || record.key != key || record.rowid != entry.rowid {
+                            failures += 1
+                            if failures <= 10 { report.problems.append("\(collection)/\(key): record at \(location.segment):\(location.offset) belongs to \(record.collection)/\(record.key)") }
+                        }
+                        _ = kind
+                    } catch {
+                        failures += 1
+                        if failures <= 10 { report.problems.append("\(collection)/\(key): \(error)") }
+                    }
+                }
+                return true
+            }
+        }
+        if failures > 10 { report.problems.append("… \(failures - 10) more bad records") }
+    }
+
+    /// Sizes and counts.
+    package func stats() throws(StorageError) -> EngineStats {
+        try writer.withLock { (state: inout WriterState) throws(StorageError) -> EngineStats in
+            if state.closed { throw .closed }
+            var segmentBytes: Int64 = 0
+            for file in state.segments.files.values {
+                do throws(IOFailure) { segmentBytes += try file.size() } catch { throw .io(error) }
+            }
+            var other: Int64 = Int64(Format.mainFileSize)
+            if state.checkpointNumber > 0, let file = try? fileSystem.open(files.checkpointPath(state.checkpointNumber), mode: .readOnly) {
+                other += (try? file.size()) ?? 0
+                file.close()
+            }
+            let live = Int64(state.usage.values.reduce(0, +))
+            return EngineStats(fileBytes: segmentBytes + other, liveBytes: live, deadBytes: max(0, segmentBytes - live),
+                               rowCount: state.keydir.count, snapshot: state.snapshotNumber,
+                               recoveredTruncatedBytes: openReport.recoveredTruncatedBytes, segmentCount: state.segments.files.count)
+        }
+    }
+}

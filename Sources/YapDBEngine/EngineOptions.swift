@@ -1,0 +1,33 @@
+import YapDBStorage
+
+/// What to do when the files at the path are damaged or are not a database at all.
+package enum CorruptAction: Sendable, Equatable {
+    /// Throw the error; touch nothing.
+    case fail
+    /// Rename the damaged files with a `.N.corrupt` suffix and start a new database.
+    case rename
+    /// Delete the damaged files and start a new database.
+    case delete
+}
+
+/// How an engine is opened and behaves.
+package struct EngineOptions: Sendable {
+    package var createIfMissing = true
+    package var corruptAction: CorruptAction = .fail
+    package var syncMode: SyncMode = .full
+    /// Compress values with LZ4 where it pays.
+    package var compression = true
+    /// Largest object or metadata value, in bytes.
+    package var maxValueSize = Format.maxValueSize
+    /// Bytes of log written since the last checkpoint that trigger a new one (0 = never
+    /// automatically; still on close).
+    package var checkpointThreshold = 64 << 20
+    /// Dead-byte fraction of a sealed segment above which compaction rewrites it.
+    package var compactionThreshold = 0.5
+    /// Size at which log segments roll.
+    package var segmentLimit = Format.defaultSegmentSize
+    /// The files the engine uses: real files, or a simulated disk in tests.
+    package var fileSystem: any FileSystem = PosixFileSystem.shared
+
+    package init() {}
+}

@@ -1,0 +1,72 @@
+import YapDBStorage
+import YapDBIndex
+
+/// An immutable view of the database at one commit: the snapshot number, the key directory
+/// and the segment files it reaches. Readers take one and never lock again.
+///
+/// Threading: immutable; use from any thread.
+package final class EngineSnapshot: Sendable {
+    /// The number of the last commit included (0 for a new database).
+    package let number: UInt64
+    /// Bumped by every publish, commits and compactions alike (compaction moves values
+    /// without changing `number`).
+    package let generation: UInt64
+    package let keydir: Keydir
+    package let segments: SegmentTable
+    /// Extension state (view trees) by extension name, versioned with the keydir.
+    package let extensions: [String: any Sendable]
+
+    package init(number: UInt64, generation: UInt64, keydir: Keydir, segments: SegmentTable, extensions: [String: any Sendable] = [:]) {
+        self.number = number
+        self.generation = generation
+        self.keydir = keydir
+        self.segments = segments
+        self.extensions = extensions
+    }
+
+    // MARK: Reads
+
+    /// Whether (collection, key) has a row.
+    package func contains(collection: String, key: String) -> Bool {
+        keydir.entry(collection: collection, key: key) != nil
+    }
+
+    /// The entry of (collection, key), or nil.
+    package func entry(collection: String, key: String) -> KeydirEntry? {
+        keydir.entry(collection: collection, key: key)
+    }
+
+    /// The object bytes of (collection, key), or nil when there is no such row.
+    /// Throws `corrupted` when the record fails its checks, `io` when it cannot be read.
+    package func object(collection: String, key: String) throws(StorageError) -> [UInt8]? {
+        guard let entry = keydir.entry(collection: collection, key: key) else { return nil }
+        return try objectBytes(entry)
+    }
+
+    /// The metadata bytes of (collection, key), or nil when there is no row or no metadata.
+    package func metadata(collection: String, key: String) throws(StorageError) -> [UInt8]? {
+        guard let entry = keydir.entry(collection: collection, key: key) else { return nil }
+        return try metadataBytes(entry)
+    }
+
+    /// The object bytes an entry points to.
+    package func objectBytes(_ entry: KeydirEntry) throws(StorageError) -> [UInt8] {
+        try segments.value(at: entry.object).1 ?? []
+    }
+
+    /// The metadata bytes an entry points to, or nil.
+    package func metadataBytes(_ entry: KeydirEntry) throws(StorageError) -> [UInt8]? {
+        guard let location = entry.metadata else { return nil }
+        return try segments.value(at: location).1
+    }
+
+    package var rowCount: Int { keydir.count }
+    package var collectionCount: Int { keydir.collectionCount }
+    package var collections: [String] { keydir.collections }
+    package func count(inCollection collection: String) -> Int { keydir.count(inCollection: collection) }
+
+    /// Calls `body` with each key and entry of `collection` until it returns false.
+    package func forEachKey(inCollection collection: String, _ body: (String, KeydirEntry) throws -> Bool) rethrows {
+        try keydir.forEachKey(inCollection: collection, body)
+    }
+}

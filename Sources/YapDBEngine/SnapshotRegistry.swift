@@ -1,0 +1,113 @@
+import Synchronization
+
+/// Who is reading which snapshot, and which changesets somebody still needs.
+///
+/// - **Leases**: a reader registers the snapshot generation it holds; `oldestGeneration` tells
+///   compaction which retired segments no reader can reach any more.
+/// - **Consumers** (the API's connections): each has a position (the snapshot it reflects).
+///   Changesets are kept until every consumer has advanced past them; `changesets(after:)`
+///   hands a consumer what it missed, in commit order.
+///
+/// Threading: every call takes the one `Mutex` below and does O(1) or O(changesets) work.
+package final class SnapshotRegistry: Sendable {
+    struct State {
+        var leases: [UInt64: Int] = [:]
+        var consumers: [UInt64: UInt64] = [:]
+        var nextConsumer: UInt64 = 1
+        /// Changesets in commit order (strictly increasing snapshot numbers).
+        var changesets: [Changeset] = []
+    }
+
+    private let state = Mutex(State())
+
+    package init() {}
+
+    // MARK: Leases
+
+    /// Registers a reader of snapshot generation `generation`.
+    package func acquire(generation: UInt64) {
+        state.withLock { $0.leases[generation, default: 0] += 1 }
+    }
+
+    /// Releases one reader of generation `generation`.
+    package func release(generation: UInt64) {
+        state.withLock { state in
+            guard let count = state.leases[generation] else {
+                preconditionFailure("SnapshotRegistry.release of generation \(generation) that holds no lease")
+            }
+            state.leases[generation] = count == 1 ? nil : count - 1
+        }
+    }
+
+    /// The oldest generation some reader holds, or nil when none is held.
+    package var oldestGeneration: UInt64? { state.withLock { $0.leases.keys.min() } }
+
+    /// How many leases are held.
+    package var leaseCount: Int { state.withLock { $0.leases.values.reduce(0, +) } }
+
+    // MARK: Consumers and changesets
+
+    /// Registers a consumer positioned at `snapshot`; returns its id.
+    package func addConsumer(at snapshot: UInt64) -> UInt64 {
+        state.withLock { state in
+            let id = state.nextConsumer
+            state.nextConsumer += 1
+            state.consumers[id] = snapshot
+            return id
+        }
+    }
+
+    /// Moves consumer `id` to `snapshot` and drops changesets nobody needs any more.
+    package func advance(consumer id: UInt64, to snapshot: UInt64) {
+        state.withLock { state in
+            state.consumers[id] = snapshot
+            Self.prune(&state)
+        }
+    }
+
+    /// Forgets consumer `id`.
+    package func removeConsumer(_ id: UInt64) {
+        state.withLock { state in
+            state.consumers[id] = nil
+            Self.prune(&state)
+        }
+    }
+
+    /// Records a commit's changeset (call in commit order, under the writer lock).
+    package func append(_ changeset: Changeset) {
+        state.withLock { state in
+            precondition(state.changesets.last.map { $0.snapshot < changeset.snapshot } ?? true,
+                         "changesets must be appended in commit order")
+            guard !state.consumers.isEmpty else { return }
+            state.changesets.append(changeset)
+        }
+    }
+
+    /// The changesets with snapshot numbers in (`after`, `through`], in order.
+    package func changesets(after: UInt64, through: UInt64 = .max) -> [Changeset] {
+        state.withLock { state in
+            guard let first = state.changesets.firstIndex(where: { $0.snapshot > after }) else { return [] }
+            var result: [Changeset] = []
+            for changeset in state.changesets[first...] {
+                if changeset.snapshot > through { break }
+                result.append(changeset)
+            }
+            return result
+        }
+    }
+
+    /// How many changesets are retained.
+    package var retainedChangesets: Int { state.withLock { $0.changesets.count } }
+
+    private static func prune(_ state: inout State) {
+        guard let oldest = state.consumers.values.min() else {
+            state.changesets.removeAll()
+            return
+        }
+        if let keepFrom = state.changesets.firstIndex(where: { $0.snapshot > oldest }) {
+            if keepFrom > 0 { state.changesets.removeFirst(keepFrom) }
+        } else {
+            state.changesets.removeAll()
+        }
+    }
+}

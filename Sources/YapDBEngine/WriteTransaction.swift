@@ -1,0 +1,220 @@
+import YapDBStorage
+import YapDBIndex
+
+/// What a `setObject` does to the row's metadata.
+package enum MetadataUpdate {
+    /// Keep the row's metadata (`replaceObject`); a new row gets none.
+    case keep
+    /// The metadata becomes nil (`setObject(_:forKey:inCollection:)`).
+    case clear
+    /// Store these bytes as the metadata.
+    case set(UnsafeRawBufferPointer)
+}
+
+/// The one read-write transaction of an engine, valid only inside `Engine.write`'s body.
+///
+/// Reads see the transaction's own writes. Each write appends its record to the log at once
+/// (streamed, not yet committed) and updates the transaction's private copy of the key
+/// directory; `Engine.write` commits or rolls back when the body returns.
+///
+/// Threading: only the thread running the body may use it.
+package final class WriteTransaction {
+    let state: WriterState
+    /// The key directory as this transaction sees it.
+    package private(set) var keydir: Keydir
+    /// The snapshot the transaction started from.
+    package let baseSnapshot: UInt64
+    /// The changes so far (keys only).
+    package private(set) var changeset: Changeset
+    /// Extension state; extensions replace their entries as they update.
+    package var extensions: [String: any Sendable]
+    var usage: [UInt32: UInt64]
+    var nextRowid: UInt64
+    var began = false
+    var wroteRecords = false
+    var touched = false
+    package private(set) var isRolledBack = false
+
+    init(state: WriterState) {
+        self.state = state
+        keydir = state.keydir
+        baseSnapshot = state.snapshotNumber
+        changeset = Changeset(snapshot: state.snapshotNumber + 1)
+        extensions = state.extensions
+        usage = state.usage
+        nextRowid = state.nextRowid
+    }
+
+    /// Whether committing would change anything (touches count).
+    package var hasChanges: Bool { wroteRecords || touched }
+
+    /// Asks for the transaction to be rolled back when the body returns.
+    package func rollback() { isRolledBack = true }
+
+    /// Attaches a value the layer above wants passed along with this commit's changeset.
+    package func attach(_ value: any Sendable) { changeset.attachment = value }
+
+    /// Records an extension's changes for this commit.
+    package func setExtensionChanges(_ value: any Sendable, forExtension name: String) {
+        changeset.extensions[name] = value
+    }
+
+    // MARK: Reads
+
+    package func entry(collection: String, key: String) -> KeydirEntry? {
+        keydir.entry(collection: collection, key: key)
+    }
+
+    package func object(collection: String, key: String) throws(StorageError) -> [UInt8]? {
+        guard let entry = keydir.entry(collection: collection, key: key) else { return nil }
+        return try read(entry.object) ?? []
+    }
+
+    package func metadata(collection: String, key: String) throws(StorageError) -> [UInt8]? {
+        guard let location = keydir.entry(collection: collection, key: key)?.metadata else { return nil }
+        return try read(location)
+    }
+
+    /// The value at `location`: from the log writer's staging buffer if it is still there.
+    package func read(_ location: ValueLocation) throws(StorageError) -> [UInt8]? {
+        if let staged = state.log.stagedRecord(at: RecordLocation(location)) {
+            return try SegmentReader.decodeValue(staged, offset: Int64(location.offset), path: state.log.file.path).1
+        }
+        return try state.segments.value(at: location).1
+    }
+
+    // MARK: Writes
+
+    /// Sets the object of (collection, key), inserting the row if needed, and its metadata
+    /// as `metadata` says. Throws `tooLarge` for values over the limit (nothing written),
+    /// `io` when the log cannot be written.
+    package func setObject(_ object: UnsafeRawBufferPointer, metadata: MetadataUpdate, collection: String, key: String) throws(StorageError) {
+        try checkSize(object.count)
+        if case .set(let m) = metadata { try checkSize(m.count) }
+        try checkName(collection); try checkName(key)
+        try begin()
+        let old = keydir.entry(collection: collection, key: key)
+        let rowid: UInt64
+        if let old { rowid = old.rowid } else { rowid = nextRowid; nextRowid += 1 }
+        var clears = false
+        if case .clear = metadata { clears = true }
+        let objectPlace = ValueLocation(try state.log.appendValue(.object, rowid: rowid, collection: collection, key: key, value: object,
+                                                                  noMetadata: clears, compress: state.compression))
+        var entry = KeydirEntry(rowid: rowid, object: objectPlace, metadata: nil)
+        var metadataChanged = true
+        switch metadata {
+        case .keep:
+            entry.metadata = old?.metadata
+            metadataChanged = false
+        case .clear:
+            if let m = old?.metadata { subtract(m) }
+        case .set(let bytes):
+            if let m = old?.metadata { subtract(m) }
+            let place = ValueLocation(try state.log.appendValue(.metadata, rowid: rowid, collection: collection, key: key, value: bytes,
+                                                                noMetadata: false, compress: state.compression))
+            entry.metadata = place
+            add(place)
+        }
+        if let old { subtract(old.object) }
+        add(objectPlace)
+        keydir.set(entry, collection: collection, key: key)
+        let pair = CollectionKeyPair(collection: collection, key: key)
+        changeset.recordSet(pair, inserted: old == nil && (changeset.removedKeys.isEmpty || !changeset.removedKeys.contains(pair)),
+                            objectChanged: true, metadataChanged: metadataChanged)
+        wroteRecords = true
+    }
+
+    /// Sets (or, with nil, clears) the metadata of an existing row. Returns false, writing
+    /// nothing, when the row does not exist.
+    @discardableResult
+    package func setMetadata(_ metadata: UnsafeRawBufferPointer?, collection: String, key: String) throws(StorageError) -> Bool {
+        guard var entry = keydir.entry(collection: collection, key: key) else { return false }
+        if let metadata { try checkSize(metadata.count) }
+        try begin()
+        let place = ValueLocation(try state.log.appendValue(.metadata, rowid: entry.rowid, collection: collection, key: key, value: metadata,
+                                                            noMetadata: metadata == nil, compress: state.compression))
+        if let m = entry.metadata { subtract(m) }
+        entry.metadata = metadata == nil ? nil : place
+        if metadata != nil { add(place) }
+        keydir.set(entry, collection: collection, key: key)
+        changeset.recordSet(CollectionKeyPair(collection: collection, key: key), inserted: false, objectChanged: false, metadataChanged: true)
+        wroteRecords = true
+        return true
+    }
+
+    /// Removes a row. Returns its entry, or nil (writing nothing) when it did not exist.
+    @discardableResult
+    package func remove(collection: String, key: String) throws(StorageError) -> KeydirEntry? {
+        guard keydir.entry(collection: collection, key: key) != nil else { return nil }
+        try begin()
+        try state.log.appendRemove(collection: collection, key: key)
+        let old = keydir.remove(collection: collection, key: key)!
+        subtract(old.object)
+        if let m = old.metadata { subtract(m) }
+        changeset.recordRemove(CollectionKeyPair(collection: collection, key: key))
+        wroteRecords = true
+        return old
+    }
+
+    /// Removes every row of a collection. Returns the removed rows, or nil (writing nothing)
+    /// when the collection had none.
+    @discardableResult
+    package func removeCollection(_ collection: String) throws(StorageError) -> PersistentHashMap<String, KeydirEntry>? {
+        guard keydir.count(inCollection: collection) > 0 else { return nil }
+        try begin()
+        try state.log.appendRemoveCollection(collection)
+        let removed = keydir.removeCollection(collection)!
+        removed.forEach { _, entry in
+            subtract(entry.object)
+            if let m = entry.metadata { subtract(m) }
+            return true
+        }
+        changeset.recordRemoveCollection(collection)
+        wroteRecords = true
+        return removed
+    }
+
+    /// Removes every row. Does nothing when the database is empty.
+    package func removeAll() throws(StorageError) {
+        guard keydir.count > 0 else { return }
+        try begin()
+        try state.log.appendRemoveAll()
+        keydir.removeAll()
+        usage.removeAll()
+        changeset.recordRemoveAll()
+        wroteRecords = true
+    }
+
+    /// Marks a row's object and/or metadata as changed without writing anything. Returns false
+    /// when the row does not exist.
+    @discardableResult
+    package func touch(collection: String, key: String, object: Bool, metadata: Bool) -> Bool {
+        guard keydir.entry(collection: collection, key: key) != nil else { return false }
+        changeset.recordSet(CollectionKeyPair(collection: collection, key: key), inserted: false, objectChanged: object, metadataChanged: metadata)
+        touched = true
+        return true
+    }
+
+    // MARK: Internals
+
+    func begin() throws(StorageError) {
+        guard !began else { return }
+        try state.log.begin()
+        began = true
+    }
+
+    func checkSize(_ count: Int) throws(StorageError) {
+        if count > state.maxValueSize { throw .tooLarge("value of \(count) bytes (limit \(state.maxValueSize))") }
+    }
+
+    func checkName(_ name: String) throws(StorageError) {
+        if name.utf8.count > Format.maxKeyLength { throw .tooLarge("name of \(name.utf8.count) bytes (limit \(Format.maxKeyLength))") }
+    }
+
+    func add(_ location: ValueLocation) { usage[location.segment, default: 0] += UInt64(location.length) }
+
+    func subtract(_ location: ValueLocation) {
+        let now = usage[location.segment, default: 0]
+        usage[location.segment] = now >= UInt64(location.length) ? now - UInt64(location.length) : 0
+    }
+}

@@ -1,0 +1,73 @@
+import YapDBStorage
+import YapDBIndex
+@testable import YapDBEngine
+import TestSupport
+
+/// A plain-dictionary model of the database: collection → key → (object, metadata).
+struct Model: Equatable {
+    struct Row: Equatable {
+        var object: [UInt8]
+        var metadata: [UInt8]?
+    }
+    var rows: [String: [String: Row]] = [:]
+
+    var count: Int { rows.values.reduce(0) { $0 + $1.count } }
+
+    subscript(collection: String, key: String) -> Row? {
+        get { rows[collection]?[key] }
+        set {
+            rows[collection, default: [:]][key] = newValue
+            if rows[collection]?.isEmpty == true { rows[collection] = nil }
+        }
+    }
+}
+
+extension EngineSnapshot {
+    /// Everything this snapshot holds, read through the engine (every record verified).
+    func materialize() throws -> Model {
+        var model = Model()
+        for collection in collections {
+            var failure: (any Error)?
+            forEachKey(inCollection: collection) { key, entry in
+                do {
+                    model[collection, key] = Model.Row(object: try objectBytes(entry), metadata: try metadataBytes(entry))
+                } catch {
+                    failure = error
+                    return false
+                }
+                return true
+            }
+            if let failure { throw failure }
+        }
+        return model
+    }
+}
+
+/// Engine helpers for tests.
+enum EngineTesting {
+    static func options(_ disk: any FileSystem, segmentLimit: Int = 4096, sync: SyncMode = .full) -> EngineOptions {
+        var options = EngineOptions()
+        options.fileSystem = disk
+        options.segmentLimit = segmentLimit
+        options.syncMode = sync
+        options.checkpointThreshold = 0
+        return options
+    }
+
+    static func simulated(seed: UInt64 = 1) throws -> SimulatedDisk {
+        let disk = SimulatedDisk(seed: seed)
+        try disk.mkdir("/db")
+        return disk
+    }
+
+    /// Sets a row with object and optional metadata.
+    static func set(_ tx: WriteTransaction, _ collection: String, _ key: String, _ object: [UInt8], metadata: [UInt8]? = nil) throws {
+        try object.withUnsafeBytes { o in
+            if let metadata {
+                try metadata.withUnsafeBytes { m in try tx.setObject(o, metadata: .set(m), collection: collection, key: key) }
+            } else {
+                try tx.setObject(o, metadata: .clear, collection: collection, key: key)
+            }
+        }
+    }
+}
