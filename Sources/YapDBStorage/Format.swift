@@ -66,8 +66,11 @@ package enum Format {
     /// Values shorter than this are never compressed (measured: LZ4 saves 2 % on 100-byte
     /// JSON values one by one, docs/format.md §8).
     package static let compressionMinimum = 128
-    /// Largest bytes a checkpoint entries record holds before compression.
+    /// Largest bytes a checkpoint entries record holds before compression; also the largest
+    /// payload of an entries record on disk (a compressed block is kept only when smaller).
     package static let checkpointBlockSize = 256 << 10
+    /// Largest payload of a checkpoint collection record: a name and its varint row count.
+    package static let checkpointCollectionMaxPayload = 10 + maxKeyLength + 10
 
     // MARK: CRC masking (docs/format.md, introduction)
 
@@ -94,4 +97,5 @@ package enum RecordType: UInt8, Sendable {
     case checkpointCollection = 17
     case checkpointEntries = 18
     case checkpointEnd = 19
+    case checkpointSegmentUsage = 20
 }

@@ -36,12 +36,8 @@ package enum RecordCodec {
     ) -> (start: Int, length: Int) {
         precondition(type == .object || type == .metadata, "appendValue takes object or metadata")
         var flags: UInt8 = noMetadata ? Format.flagNoMetadata : 0
-        var compressed: [UInt8]?
-        if let value, compress, value.count >= Format.compressionMinimum,
-           let packed = LZ4.compress(value), packed.count + varintSize(UInt64(value.count)) <= value.count - value.count / 8 {
-            compressed = packed
-            flags |= Format.flagCompressed
-        }
+        let compressed = compress ? value.flatMap(compressIfItPays) : nil
+        if compressed != nil { flags |= Format.flagCompressed }
         let start = begin(type, flags: flags, in: &buffer)
         buffer.appendVarint(rowid)
         buffer.appendString(collection)
@@ -53,6 +49,15 @@ package enum RecordCodec {
             buffer.append(contentsOf: value)
         }
         return (start, finish(&buffer, start: start))
+    }
+
+    /// The LZ4 block of `raw` when compressing pays (docs/format.md §3, compression choice):
+    /// `raw` is at least `Format.compressionMinimum` bytes and the block plus its varint raw
+    /// length saves at least 1/8 of the raw size. Nil means: store `raw` as is.
+    package static func compressIfItPays(_ raw: UnsafeRawBufferPointer) -> [UInt8]? {
+        guard raw.count >= Format.compressionMinimum, let packed = LZ4.compress(raw),
+              packed.count + varintSize(UInt64(raw.count)) <= raw.count - raw.count / 8 else { return nil }
+        return packed
     }
 
     /// Appends a remove record.
@@ -117,8 +122,13 @@ package enum RecordCodec {
         let typeByte = bytes[offset + Format.recordTypeOffset]
         guard let type = RecordType(rawValue: typeByte) else { throw .invalid("unknown record type \(typeByte)") }
         let flags = bytes[offset + Format.recordFlagsOffset]
-        let allowed: UInt8 = (type == .object || type == .metadata) ? (Format.flagCompressed | Format.flagNoMetadata)
-            : (type == .checkpointEntries ? Format.flagCompressed : 0)
+        let allowed: UInt8
+        switch type {
+        case .object, .metadata: allowed = Format.flagCompressed | Format.flagNoMetadata
+        case .checkpointEntries: allowed = Format.flagCompressed
+        case .remove, .removeCollection, .removeAll, .commit, .checkpointInfo, .checkpointCollection,
+             .checkpointEnd, .checkpointSegmentUsage: allowed = 0
+        }
         guard flags & ~allowed == 0 else { throw .invalid("flags \(flags) not allowed on record type \(typeByte)") }
         let length = Int(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: offset + Format.recordLengthOffset, as: UInt32.self)))
         guard length <= Format.maxRecordPayload else { throw .invalid("record length \(length) over the maximum") }
@@ -162,11 +172,18 @@ package enum RecordCodec {
     package static func value(of record: ValueRecord, in bytes: UnsafeRawBufferPointer) throws(FrameError) -> [UInt8] {
         let raw = UnsafeRawBufferPointer(rebasing: bytes[record.valueStart..<(record.valueStart + record.valueLength)])
         guard record.flags & Format.flagCompressed != 0 else { return Array(raw) }
+        return try decompress(raw, maxRawLength: Format.maxValueSize, what: "compressed value")
+    }
+
+    /// Decodes compressed bytes: a varint raw length (≤ `maxRawLength`, checked before
+    /// allocating) followed by an LZ4 block that decompresses to exactly that many bytes.
+    /// Throws `.invalid` naming `what` otherwise.
+    package static func decompress(_ raw: UnsafeRawBufferPointer, maxRawLength: Int, what: String) throws(FrameError) -> [UInt8] {
         var reader = ByteReader(raw)
         let rawLength: Int
-        do { rawLength = try reader.readLength(max: Format.maxValueSize) } catch { throw .invalid("compressed value: \(error.what)") }
+        do { rawLength = try reader.readLength(max: maxRawLength) } catch { throw .invalid("\(what): \(error.what)") }
         guard let output = LZ4.decompress(UnsafeRawBufferPointer(rebasing: raw[reader.position...]), rawLength: rawLength) else {
-            throw .invalid("LZ4 block does not decompress to its declared \(rawLength) bytes")
+            throw .invalid("\(what): LZ4 block does not decompress to its declared \(rawLength) bytes")
         }
         return output
     }

@@ -1,0 +1,186 @@
+/// Reads and checks a checkpoint file (docs/format.md §4).
+///
+/// The file is read record by record through a bounded window (about one block), never whole:
+/// each record's declared length is checked against the bytes left in the file and the
+/// maximum for its type before anything is allocated for it.
+///
+/// Stateless; safe from any thread (each call opens its own handle).
+package enum CheckpointReader {
+    /// Reads and checks checkpoint `number` fully: the header (kind 4, `uuid`, file number,
+    /// base snapshot equal to the info record's snapshot), every record's framing and
+    /// checksum, the record order (info first; entries only after a collection record; one
+    /// segment-usage record after the last collection; end last, with no bytes after it), the
+    /// counts (rows per collection equal to its collection record's; total rows equal to the
+    /// info and end records'; collections equal to the info record's) and the end record's
+    /// checksum over all records before it.
+    ///
+    /// Calls `collection(name, rowCount)` for each collection and then `entry` for each of its
+    /// rows, in file order, *while* reading: when the call throws, everything passed to the
+    /// callbacks must be discarded. An error thrown by a callback is rethrown as is. The row
+    /// count passed to `collection` is checked against the info record's total but, like it,
+    /// is untrusted until the end record is: do not reserve memory from it.
+    ///
+    /// - Returns: the info record and the live bytes per segment.
+    /// - Throws: `.notADatabase` or `.unsupportedVersion` from the header; `.corrupted(offset:
+    ///   reason:)` for any failed check, with the offset of the bad record (or header field)
+    ///   and a reason starting with the file name; `.io` when the file cannot be opened or read
+    ///   (errno `ENOENT` when checkpoint `number` does not exist).
+    package static func read(
+        files: DatabaseFiles, fileSystem: any FileSystem, uuid: [UInt8], number: UInt32,
+        collection: (String, Int) throws(StorageError) -> Void,
+        entry: (CheckpointEntry) throws(StorageError) -> Void
+    ) throws(StorageError) -> (CheckpointInfo, segmentUsage: [UInt32: UInt64]) {
+        let path = files.checkpointPath(number)
+        let file: any StorageFile
+        do { file = try fileSystem.open(path, mode: .readOnly) } catch { throw .io(error) }
+        defer { file.close() }
+        let input = try Input(file: file)
+        let name = Paths.fileName(of: path)
+        func corrupt(_ offset: Int64, _ reason: String) -> StorageError {
+            .corrupted(offset: offset, reason: "\(name): \(reason)")
+        }
+
+        // Header: magic, version, checksum (FileHeader.decode), then our fields.
+        let headerBytes = Array(try input.load(at: 0, count: Int(min(input.size, Int64(Format.headerSize)))))
+        let header = try FileHeader.decode(headerBytes, path: path)
+        guard header.kind == .checkpoint else { throw corrupt(Int64(Format.headerKindOffset), "not a checkpoint (kind \(header.kind.rawValue))") }
+        guard header.uuid == uuid else { throw corrupt(Int64(Format.headerUUIDOffset), "belongs to another database") }
+        guard header.fileNumber == number else { throw corrupt(Int64(Format.headerFileNumberOffset), "header names checkpoint \(header.fileNumber)") }
+
+        var state = ReadState()
+        var position = Int64(Format.headerSize)
+        while true {
+            guard position < input.size else { throw corrupt(position, "missing end record") }
+            let frame = try input.record(at: position, corrupt: corrupt)
+            let payload = frame.payload
+            let next = position + Int64(Format.recordHeaderSize + payload.count)
+            do throws(Failure) {
+                switch frame.type {
+                case .checkpointInfo:
+                    guard state.info == nil else { throw .corrupt("second info record") }
+                    let info = try decode { () throws(ByteReader.Overrun) in try CheckpointCodec.info(payload) }
+                    guard header.baseSnapshot == info.snapshot else {
+                        throw .corrupt("header snapshot \(header.baseSnapshot) differs from the info record's \(info.snapshot)")
+                    }
+                    state.info = info
+                case .checkpointCollection:
+                    let info = try state.requireInfo()
+                    guard !state.usageSeen else { throw .corrupt("collection record after the segment usage") }
+                    try state.closeCollection()
+                    let (collectionName, rowCount) = try decode { () throws(ByteReader.Overrun) in try CheckpointCodec.collection(payload) }
+                    guard state.collections < info.collectionCount else { throw .corrupt("more collections than the info record's \(info.collectionCount)") }
+                    guard rowCount <= info.rowCount - state.rows else {
+                        throw .corrupt("collection of \(rowCount) rows passes the info record's total of \(info.rowCount)")
+                    }
+                    guard rowCount <= UInt64(Int.max) else { throw .corrupt("collection row count \(rowCount) out of range") }
+                    state.collections += 1
+                    state.rowsLeft = rowCount
+                    state.collectionOpen = true
+                    do throws(StorageError) { try collection(collectionName, Int(rowCount)) } catch { throw .callback(error) }
+                case .checkpointEntries:
+                    _ = try state.requireInfo()
+                    guard state.collectionOpen else { throw .corrupt("entries record outside a collection") }
+                    let compressed = frame.flags & Format.flagCompressed != 0
+                    if compressed {
+                        let raw = try decode { () throws(RecordCodec.FrameError) -> [UInt8] in
+                            try RecordCodec.decompress(payload, maxRawLength: Format.checkpointBlockSize, what: "entries block")
+                        }
+                        try raw.withBytes { (block) throws(Failure) in try state.readEntries(block, entry: entry) }
+                    } else {
+                        try state.readEntries(payload, entry: entry)
+                    }
+                case .checkpointSegmentUsage:
+                    _ = try state.requireInfo()
+                    guard !state.usageSeen else { throw .corrupt("second segment-usage record") }
+                    try state.closeCollection()
+                    state.usage = try decode { () throws(ByteReader.Overrun) in try CheckpointCodec.segmentUsage(payload) }
+                    state.usageSeen = true
+                case .checkpointEnd:
+                    let info = try state.requireInfo()
+                    guard state.usageSeen else { throw .corrupt("end record before the segment-usage record") }
+                    let end = try decode { () throws(ByteReader.Overrun) in try CheckpointCodec.end(payload) }
+                    guard state.collections == info.collectionCount else {
+                        throw .corrupt("\(state.collections) collections, the info record says \(info.collectionCount)")
+                    }
+                    guard state.rows == info.rowCount, end.rowCount == info.rowCount else {
+                        throw .corrupt("\(state.rows) rows, the info record says \(info.rowCount) and the end record \(end.rowCount)")
+                    }
+                    guard end.recordCount == state.records else { throw .corrupt("end record counts \(end.recordCount) records, found \(state.records)") }
+                    guard end.checksum == state.checksum else { throw .corrupt("end record checksum mismatch") }
+                    guard next == input.size else { throw .corruptAt(next, "\(input.size - next) bytes after the end record") }
+                    return (info, state.usage)
+                case .object, .metadata, .remove, .removeCollection, .removeAll, .commit:
+                    throw .corrupt("log record type \(frame.type.rawValue) in a checkpoint")
+                }
+            } catch {
+                switch error {
+                case .corrupt(let reason): throw corrupt(position, reason)
+                case .corruptAt(let offset, let reason): throw corrupt(offset, reason)
+                case .callback(let error): throw error
+                }
+            }
+            state.records += 1
+            state.checksum = try input.checksum(at: position, count: Int(next - position), after: state.checksum)
+            position = next
+        }
+    }
+
+    /// Why one record failed: a reason for `corrupted` at the record (or at an offset), or a
+    /// callback's error to rethrow.
+    enum Failure: Error {
+        case corrupt(String)
+        case corruptAt(Int64, String)
+        case callback(StorageError)
+    }
+
+    /// Runs a payload decoder, turning its error into `Failure.corrupt`.
+    static func decode<T, E: Error>(_ body: () throws(E) -> T) throws(Failure) -> T {
+        do { return try body() } catch {
+            switch error {
+            case let overrun as ByteReader.Overrun: throw .corrupt(overrun.what)
+            case let frame as RecordCodec.FrameError:
+                if case .invalid(let reason) = frame { throw .corrupt(reason) }
+                throw .corrupt("truncated")
+            default: throw .corrupt("\(error)")
+            }
+        }
+    }
+
+    /// What the reader has seen so far.
+    struct ReadState {
+        var info: CheckpointInfo?
+        var collections: UInt32 = 0
+        var rows: UInt64 = 0
+        var collectionOpen = false
+        var rowsLeft: UInt64 = 0
+        var usageSeen = false
+        var usage: [UInt32: UInt64] = [:]
+        var records: UInt32 = 0
+        var checksum: UInt32 = 0
+
+        func requireInfo() throws(Failure) -> CheckpointInfo {
+            guard let info else { throw .corrupt("first record is not the info record") }
+            return info
+        }
+
+        /// The open collection must have received all its rows.
+        mutating func closeCollection() throws(Failure) {
+            guard collectionOpen else { return }
+            guard rowsLeft == 0 else { throw .corrupt("previous collection is \(rowsLeft) rows short of its row count") }
+            collectionOpen = false
+        }
+
+        /// Decodes a raw block of entries, counting them against the open collection.
+        mutating func readEntries(_ block: UnsafeRawBufferPointer, entry: (CheckpointEntry) throws(StorageError) -> Void) throws(Failure) {
+            guard !block.isEmpty else { throw .corrupt("empty entries record") }
+            var reader = ByteReader(block)
+            while !reader.isAtEnd {
+                let decoded = try CheckpointReader.decode { () throws(ByteReader.Overrun) in try CheckpointCodec.entry(&reader) }
+                guard rowsLeft > 0 else { throw .corrupt("more entries than the collection's row count") }
+                rowsLeft -= 1
+                rows += 1
+                do throws(StorageError) { try entry(decoded) } catch { throw .callback(error) }
+            }
+        }
+    }
+}

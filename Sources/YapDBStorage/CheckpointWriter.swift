@@ -1,0 +1,217 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Writes one checkpoint file (docs/format.md §4) by streaming: the caller walks its keydir and
+/// calls `beginCollection` then `add` for each row, then `setSegmentUsage` once, then `finish`.
+///
+/// The file is `NAME-checkpoint-NNNNNNNNNN.tmp` until `finish` has written the end record and
+/// synced it; only then is it renamed to its final name and the directory synced, so a crash
+/// at any point leaves either no checkpoint under the final name or a complete one.
+///
+/// Memory: at most one block of entries (`blockLimit` raw bytes) plus one block of pending
+/// output, whatever the number of rows.
+///
+/// Order and counts are the caller's contract, checked with `precondition` (they come from the
+/// engine's own keydir, not from disk): every collection gets exactly the rows it announced,
+/// the totals match `info`, `setSegmentUsage` comes once after the last row.
+///
+/// After any call throws, the writer is failed: later calls rethrow that error; call
+/// `abandon()` to remove what it wrote.
+///
+/// Threading: single-threaded use; not `Sendable`.
+package final class CheckpointWriter {
+    package let files: DatabaseFiles
+    package let fileSystem: any FileSystem
+    package let number: UInt32
+    package let info: CheckpointInfo
+    package let compress: Bool
+    /// The final path, valid once `finish` returns.
+    package let path: String
+    /// Where the file is written before the rename.
+    package let temporaryPath: String
+    /// Raw bytes of entries per entries record; ≤ `Format.checkpointBlockSize`. Tests lower
+    /// it so that small checkpoints span many records and writes.
+    package var blockLimit = Format.checkpointBlockSize {
+        didSet { blockLimit = min(max(blockLimit, 1), Format.checkpointBlockSize) }
+    }
+
+    private var file: (any StorageFile)?
+    /// Encoded records not yet written, starting at file offset `written`.
+    private var output: [UInt8] = []
+    private var written: Int64 = 0
+    /// CRC32C (unmasked) of the record bytes already written.
+    private var checksum: UInt32 = 0
+    private var recordCount: UInt32 = 0
+    /// Raw entries of the current collection not yet in an entries record.
+    private var block: [UInt8] = []
+
+    private var collections: UInt32 = 0
+    private var rowsTotal: UInt64 = 0
+    private var collectionOpen = false
+    private var collectionRowsLeft = 0
+    private var usageWritten = false
+    private var renamed = false
+    private var finished = false
+    private var failure: StorageError?
+
+    /// Creates the `.tmp` file for checkpoint `number` and writes its header and info record
+    /// (to its buffer; the first write may come later).
+    ///
+    /// A leftover `.tmp` of the same number (from an interrupted attempt) is replaced.
+    /// - Throws: `.io` when the file cannot be created, or with `EEXIST` when a checkpoint of
+    ///   that number already exists under its final name (never overwritten).
+    package init(files: DatabaseFiles, fileSystem: any FileSystem, uuid: [UInt8], number: UInt32,
+                 info: CheckpointInfo, compress: Bool = true) throws(StorageError) {
+        precondition(uuid.count == 16, "a database UUID is 16 bytes")
+        self.files = files
+        self.fileSystem = fileSystem
+        self.number = number
+        self.info = info
+        self.compress = compress
+        path = files.checkpointPath(number)
+        temporaryPath = path + Format.temporarySuffix
+        do throws(IOFailure) {
+            if fileSystem.kind(of: path) != .missing { throw IOFailure(errno: EEXIST, operation: "create checkpoint", path: path) }
+            if fileSystem.kind(of: temporaryPath) != .missing { try fileSystem.remove(temporaryPath) }
+            file = try fileSystem.open(temporaryPath, mode: .createNew)
+        } catch {
+            throw .io(error)
+        }
+        output = FileHeader(kind: .checkpoint, uuid: uuid, fileNumber: number, baseSnapshot: info.snapshot).encoded()
+        appendRecord { CheckpointCodec.appendInfo(info, into: &$0) }
+    }
+
+    deinit { file?.close() }
+
+    /// Starts the next collection, which will get exactly `rowCount` rows from `add`.
+    /// - Throws: `.io` when writing buffered records fails.
+    package func beginCollection(_ name: String, rowCount: Int) throws(StorageError) {
+        try checkUsable()
+        precondition(!usageWritten, "CheckpointWriter.beginCollection after setSegmentUsage")
+        precondition(name.utf8.count <= Format.maxKeyLength, "collection name over Format.maxKeyLength")
+        precondition(rowCount >= 0 && UInt64(rowCount) <= info.rowCount - rowsTotal, "collection rows past info.rowCount")
+        precondition(collections < info.collectionCount, "more collections than info.collectionCount")
+        try closeCollection()
+        appendRecord { CheckpointCodec.appendCollection(name, rowCount: rowCount, into: &$0) }
+        collections += 1
+        collectionOpen = true
+        collectionRowsLeft = rowCount
+        try flushIfNeeded()
+    }
+
+    /// Adds a row of the current collection. Rows are buffered into entries records of at most
+    /// `blockLimit` raw bytes, each LZ4-compressed when that pays and `compress` is set.
+    /// - Throws: `.io` when writing a full block fails.
+    package func add(_ entry: CheckpointEntry) throws(StorageError) {
+        try checkUsable()
+        precondition(collectionOpen && collectionRowsLeft > 0, "CheckpointWriter.add outside a collection or past its row count")
+        precondition(entry.key.utf8.count <= Format.maxKeyLength, "key over Format.maxKeyLength")
+        if block.count + CheckpointCodec.maxEntrySize(keyLength: entry.key.utf8.count) > blockLimit && !block.isEmpty {
+            try flushBlock()
+        }
+        CheckpointCodec.appendEntry(entry, into: &block)
+        collectionRowsLeft -= 1
+        rowsTotal += 1
+    }
+
+    /// Records the live bytes of each segment (the segment-usage record). Call once, after the
+    /// last row and before `finish`.
+    /// - Throws: `.io` when writing buffered records fails.
+    package func setSegmentUsage(_ usage: [UInt32: UInt64]) throws(StorageError) {
+        try checkUsable()
+        precondition(!usageWritten, "CheckpointWriter.setSegmentUsage called twice")
+        try closeCollection()
+        appendRecord { CheckpointCodec.appendSegmentUsage(usage, into: &$0) }
+        usageWritten = true
+        try flushIfNeeded()
+    }
+
+    /// Writes the end record, syncs the file, renames it to its final name and syncs the
+    /// directory. Returns the final path. The checkpoint counts only once this returns.
+    /// - Throws: `.io` from the write, sync, rename or directory sync. After a failed
+    ///   directory sync the file may be under its final name, complete; `abandon()` removes it.
+    package func finish() throws(StorageError) -> String {
+        try checkUsable()
+        precondition(usageWritten, "CheckpointWriter.finish before setSegmentUsage")
+        precondition(rowsTotal == info.rowCount && collections == info.collectionCount,
+                     "checkpoint holds \(rowsTotal) rows in \(collections) collections, info says \(info.rowCount) in \(info.collectionCount)")
+        let recordsChecksum = output.withUnsafeBytes { CRC32C.update(checksum, UnsafeRawBufferPointer(rebasing: $0[recordBytesStart...])) }
+        CheckpointCodec.appendEnd(rowCount: rowsTotal, recordCount: recordCount, checksum: recordsChecksum, into: &output)
+        do throws(IOFailure) {
+            guard let file else { throw IOFailure(errno: EBADF, operation: "checkpoint closed", path: temporaryPath) }
+            try file.write(output, at: written)
+            written += Int64(output.count)
+            output.removeAll()
+            try file.sync()
+            file.close()
+            self.file = nil
+            try fileSystem.rename(temporaryPath, to: path)
+            renamed = true
+            try fileSystem.syncDirectory(files.directory)
+        } catch {
+            failure = .io(error)
+            throw .io(error)
+        }
+        finished = true
+        return path
+    }
+
+    /// Closes the file and removes it, `.tmp` or (after a failed `finish` that renamed it)
+    /// final, so that no file of this checkpoint is left. Best effort: errors are ignored.
+    /// Does nothing after a successful `finish`.
+    package func abandon() {
+        guard !finished else { return }
+        file?.close()
+        file = nil
+        failure = failure ?? .io(IOFailure(errno: ECANCELED, operation: "checkpoint abandoned", path: temporaryPath))
+        try? fileSystem.remove(renamed ? path : temporaryPath)
+        try? fileSystem.syncDirectory(files.directory)
+    }
+
+    // MARK: Internals
+
+    /// Offset in `output` of the first record byte (past the header while it is still buffered).
+    private var recordBytesStart: Int { written == 0 ? min(Format.headerSize, output.count) : 0 }
+
+    private func checkUsable() throws(StorageError) {
+        if let failure { throw failure }
+        precondition(!finished, "CheckpointWriter used after finish")
+    }
+
+    private func appendRecord(_ encode: (inout [UInt8]) -> Void) {
+        encode(&output)
+        recordCount += 1
+    }
+
+    /// Ends the current collection: its last block goes out, its row count must be met.
+    private func closeCollection() throws(StorageError) {
+        guard collectionOpen else { return }
+        precondition(collectionRowsLeft == 0, "collection ended \(collectionRowsLeft) rows short of its row count")
+        if !block.isEmpty { try flushBlock() }
+        collectionOpen = false
+    }
+
+    private func flushBlock() throws(StorageError) {
+        appendRecord { CheckpointCodec.appendEntries(block, compress: compress, into: &$0) }
+        block.removeAll(keepingCapacity: true)
+        try flushIfNeeded()
+    }
+
+    /// Writes the buffered records once they reach a block's size.
+    private func flushIfNeeded() throws(StorageError) {
+        guard output.count >= blockLimit else { return }
+        do throws(IOFailure) {
+            guard let file else { throw IOFailure(errno: EBADF, operation: "checkpoint closed", path: temporaryPath) }
+            checksum = output.withUnsafeBytes { CRC32C.update(checksum, UnsafeRawBufferPointer(rebasing: $0[recordBytesStart...])) }
+            try file.write(output, at: written)
+        } catch {
+            failure = .io(error)
+            throw .io(error)
+        }
+        written += Int64(output.count)
+        output.removeAll(keepingCapacity: true)
+    }
+}
