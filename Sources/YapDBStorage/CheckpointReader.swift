@@ -1,6 +1,6 @@
 /// Reads and checks a checkpoint file (docs/format.md §4).
 ///
-/// The file is read record by record through a bounded window (about one block), never whole:
+/// The file is read record by record through a reused window of two blocks, never whole:
 /// each record's declared length is checked against the bytes left in the file and the
 /// maximum for its type before anything is allocated for it.
 ///
