@@ -2,9 +2,12 @@ import Synchronization
 import YapDBStorage
 import YapDBIndex
 
-/// The writer's state: everything a commit reads and changes. Reached only through
-/// `Engine.writer`'s `Mutex`, which is the single-writer lock.
-final class WriterState {
+/// The writer's state: everything a commit reads and changes.
+///
+/// `@unchecked Sendable` because it is reached only through `Engine.writer`, the `Mutex` that is
+/// the single-writer lock: every access happens inside `writer.withLock`, including the
+/// `WriteTransaction` that borrows it for the duration of one `Engine.write` body.
+final class WriterState: @unchecked Sendable {
     var log: LogWriter
     var keydir: Keydir
     var snapshotNumber: UInt64
@@ -107,17 +110,12 @@ package final class Engine: Sendable {
         published.withLock { $0 }
     }
 
-    /// The newest snapshot, registered as in use until `release(_:)`.
-    package func acquireSnapshot() -> EngineSnapshot {
+    /// The newest snapshot, registered as in use for as long as the returned lease lives.
+    package func acquireSnapshot() -> SnapshotLease {
         published.withLock { snapshot in
             registry.acquire(generation: snapshot.generation)
-            return snapshot
+            return SnapshotLease(snapshot: snapshot, registry: registry)
         }
-    }
-
-    /// Ends the use of a snapshot from `acquireSnapshot()`.
-    package func release(_ snapshot: EngineSnapshot) {
-        registry.release(generation: snapshot.generation)
     }
 
     // MARK: Writing
@@ -227,11 +225,23 @@ package final class Engine: Sendable {
         if let failure { throw failure }
     }
 
+    /// Stops using the files without writing or syncing anything, as if the process had died
+    /// (crash tests call this after a simulated power cut). Later calls throw `closed`.
+    package func abandon() {
+        writer.withLock { state in
+            guard !state.closed else { return }
+            state.lock.unlock()
+            state.closed = true
+        }
+        OpenDatabases.remove(openKey)
+    }
+
     static func shutDown(_ state: WriterState, checkpoint: Void?) {
         if !state.poisoned && !state.log.isPoisoned && state.log.syncMode != .full {
             try? state.log.syncCommitted()
         }
-        state.log.file.close()
+        // Handles are not closed here: snapshots still held by readers share them, and each
+        // handle closes itself when its last holder lets go.
         state.lock.unlock()
         state.closed = true
     }

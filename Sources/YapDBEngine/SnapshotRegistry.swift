@@ -111,3 +111,17 @@ package final class SnapshotRegistry: Sendable {
         }
     }
 }
+
+/// A snapshot registered as in use with the registry that handed it out; releasing the lease
+/// (letting it go) ends the registration, so it can never be released twice or elsewhere.
+package final class SnapshotLease: Sendable {
+    package let snapshot: EngineSnapshot
+    let registry: SnapshotRegistry
+
+    init(snapshot: EngineSnapshot, registry: SnapshotRegistry) {
+        self.snapshot = snapshot
+        self.registry = registry
+    }
+
+    deinit { registry.release(generation: snapshot.generation) }
+}

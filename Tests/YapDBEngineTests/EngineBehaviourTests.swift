@@ -1,9 +1,17 @@
 import Testing
 import Foundation
+import Synchronization
 import YapDBStorage
 import YapDBIndex
 @testable import YapDBEngine
 import TestSupport
+
+/// Shared counters for the threads of a soak.
+final class SoakFlags: Sendable {
+    let stop = Atomic(false)
+    let reads = Atomic(0)
+    let bad = Atomic(0)
+}
 
 @Suite struct EngineBehaviourTests {
     @Test func snapshotNumbersPersistAndEmptyWritesChangeNothing() throws {
@@ -81,23 +89,23 @@ import TestSupport
             for a in 0..<accounts { try EngineTesting.set(tx, "bank", "acct\(a)", Self.encode(start)) }
         }
         let total = accounts * start
-        let stop = Atomic(false)
-        let reads = Atomic(0), bad = Atomic(0)
+        let flags = SoakFlags()
         let group = DispatchGroup()
         for r in 0..<3 {
             DispatchQueue.global().async(group: group) {
                 var rng = SeededRandom(seed: UInt64(r))
-                while !stop.load(ordering: .relaxed) {
-                    let snapshot = engine.acquireSnapshot()
+                while !flags.stop.load(ordering: .relaxed) {
+                    let lease = engine.acquireSnapshot()
+                    let snapshot = lease.snapshot
                     var sum = 0
                     for a in 0..<accounts { sum += Self.decode((try? snapshot.object(collection: "bank", key: "acct\(a)")) ?? []) }
                     // Re-read one account: the snapshot never changes under us.
                     let a = Int(rng.next() % UInt64(accounts))
                     let first = try? snapshot.object(collection: "bank", key: "acct\(a)")
                     let second = try? snapshot.object(collection: "bank", key: "acct\(a)")
-                    engine.release(snapshot)
-                    if sum != total || first != second { bad.add(1, ordering: .relaxed) }
-                    reads.add(1, ordering: .relaxed)
+                    withExtendedLifetime(lease) {}
+                    if sum != total || first != second { flags.bad.add(1, ordering: .relaxed) }
+                    flags.reads.add(1, ordering: .relaxed)
                 }
             }
         }
@@ -113,11 +121,11 @@ import TestSupport
             }
             if i % 500 == 499 { _ = try engine.compact(force: true) }
         }
-        stop.store(true, ordering: .relaxed)
+        flags.stop.store(true, ordering: .relaxed)
         group.wait()
-        print("bank: \(reads.load(ordering: .relaxed)) snapshot reads during 1,500 transfers")
-        #expect(bad.load(ordering: .relaxed) == 0)
-        #expect(reads.load(ordering: .relaxed) > 10)
+        print("bank: \(flags.reads.load(ordering: .relaxed)) snapshot reads during 1,500 transfers")
+        #expect(flags.bad.load(ordering: .relaxed) == 0)
+        #expect(flags.reads.load(ordering: .relaxed) > 10)
         #expect(engine.registry.leaseCount == 0)
     }
 
@@ -147,8 +155,8 @@ import TestSupport
         let after = try engine.stats()
         #expect(!report.victims.isEmpty)
         #expect(after.fileBytes < before.fileBytes / 2, "space reclaimed: \(before.fileBytes) → \(after.fileBytes)")
-        #expect(try pinned.materialize() == expected, "the pinned snapshot still reads every value")
-        engine.release(pinned)
+        #expect(try pinned.snapshot.materialize() == expected, "the pinned snapshot still reads every value")
+        withExtendedLifetime(pinned) {}
         #expect(try engine.snapshot().count(inCollection: "c") == 101)
         #expect(try engine.verify().isValid)
         try engine.close()
@@ -162,13 +170,16 @@ import TestSupport
         let engine = try Engine.open(path: "/db/main", options: EngineTesting.options(disk, segmentLimit: 1 << 20))
         _ = try engine.write { tx in try EngineTesting.set(tx, "c", "a", [1]) }
         disk.capacity = disk.usedBytes + 100
-        #expect(throws: StorageError.io(IOFailure(errno: ENOSPC, operation: "pwrite", path: "/db/main-seg-0000000001"))) {
-            try engine.write { tx in try EngineTesting.set(tx, "c", "big", [UInt8](repeating: 7, count: 5000)) }
+        var rng = SeededRandom(seed: 1)
+        let big = rng.bytes(5000)   // incompressible, so it cannot fit
+        #expect { try engine.write { tx in try EngineTesting.set(tx, "c", "big", big) } } throws: { error in
+            guard case StorageError.io(let failure) = error else { return false }
+            return failure.errno == ENOSPC
         }
         #expect(engine.snapshot().number == 1 && engine.snapshot().entry(collection: "c", key: "big") == nil)
         #expect(!engine.isPoisoned)
         disk.capacity = nil
-        _ = try engine.write { tx in try EngineTesting.set(tx, "c", "big", [UInt8](repeating: 7, count: 5000)) }
+        _ = try engine.write { tx in try EngineTesting.set(tx, "c", "big", big) }
         #expect(engine.snapshot().number == 2)
         try engine.close()
         let reopened = try Engine.open(path: "/db/main", options: EngineTesting.options(disk))
@@ -187,6 +198,7 @@ import TestSupport
         #expect(try engine.snapshot().object(collection: "c", key: "a") == [1], "reads keep working")
         #expect(throws: StorageError.poisoned) { try engine.write { tx in try EngineTesting.set(tx, "c", "z", [3]) } }
         disk.clearFaults()
+        try? engine.close()
         disk.powerCut(seed: 3, mode: .drop)
         let reopened = try Engine.open(path: "/db/main", options: EngineTesting.options(disk))
         #expect(try reopened.snapshot().object(collection: "c", key: "a") == [1])

@@ -50,11 +50,9 @@ import TestSupport
                 var (engine, model) = try Self.build(disk)
                 disk.crashAfter(operations: n)
                 do { try Self.run(step, engine) } catch {}
-                withExtendedLifetime(engine) {}
-                engine = try { () throws -> Engine in
-                    disk.powerCut(seed: UInt64(n * 7 + 1), mode: mode)
-                    return try Engine.open(path: "/db/main", options: EngineTesting.options(disk, segmentLimit: 2048))
-                }()
+                engine.abandon()
+                disk.powerCut(seed: UInt64(n * 7 + 1), mode: mode)
+                engine = try Engine.open(path: "/db/main", options: EngineTesting.options(disk, segmentLimit: 2048))
                 #expect(try engine.snapshot().materialize() == model, "\(step): crash after \(n) of \(steps) steps, \(mode)")
                 #expect(engine.snapshot().number == 12, "\(step): crash after \(n), \(mode)")
                 let report = try engine.verify()
