@@ -9,6 +9,7 @@ let package = Package(
     products: [
         .library(name: "YapDB", targets: ["YapDB"]),
         .executable(name: "yapdb", targets: ["yapdb"]),
+        .executable(name: "yapdb-measure", targets: ["YapDBMeasure"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -28,6 +29,14 @@ let package = Package(
             name: "yapdb",
             dependencies: [
                 "YapDB", "YapDBStorage",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        // Developer measurements of the layers below the public API (not a product).
+        .executableTarget(
+            name: "YapDBMeasure",
+            dependencies: [
+                "YapDBEngine", "YapDBStorage",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

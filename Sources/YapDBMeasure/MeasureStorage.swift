@@ -10,8 +10,8 @@ import Darwin
 /// `write`, CRC32C speed, compression ratio and speed), measured in one run.
 struct MeasureStorage: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "measure-storage",
-        abstract: "Measure append throughput, CRC32C speed and compression (build with -c release).")
+        commandName: "storage",
+        abstract: "Measure append throughput, CRC32C speed and compression.")
 
     @Option(help: "Records to append.") var records = 1_000_000
     @Option(help: "Records per commit.") var perCommit = 1_000

@@ -1,0 +1,81 @@
+import ArgumentParser
+import YapDBStorage
+import YapDBEngine
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// `yapdb-measure engine`: bulk load, point reads, clean open, compaction, verify.
+struct MeasureEngine: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "engine", abstract: "Measure the engine on a database of N rows.")
+
+    @Option(help: "Rows to load.") var rows = 1_000_000
+    @Option(help: "Value size in bytes.") var valueSize = 100
+    @Option(help: "Point reads to time.") var reads = 200_000
+
+    func run() throws {
+        let folder = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(folder) }
+        let path = folder + "/bench.yapdb"
+        var options = EngineOptions()
+        options.checkpointThreshold = 0
+        var rng = FastRandom(seed: 7)
+        let keys = (0..<rows).map { _ in String(format16: Int(rng.next() % 1_000_000_000_000)) }
+        let values = (0..<1024).map { _ in (0..<valueSize).map { _ in UInt8(truncatingIfNeeded: rng.next()) } }
+
+        // Bulk load in one transaction.
+        var engine: Engine? = try Engine.open(path: path, options: options)
+        let t0 = now()
+        _ = try engine!.write { tx in
+            for (i, key) in keys.enumerated() {
+                try values[i & 1023].withUnsafeBytes { try tx.setObject($0, metadata: .clear, collection: "c", key: key) }
+            }
+        }
+        let load = now() - t0
+        let loaded = try engine!.stats()
+        let payload = Double(loaded.rowCount * (16 + valueSize))
+        print("bulk load: \(rows) rows (16-byte keys, \(valueSize)-byte values) in one transaction: \(fmt(load * 1000)) ms (\(fmt(Double(rows) / load / 1e6)) M rows/s)")
+        print("file size after load: \(loaded.fileBytes) bytes = \(fmt(Double(loaded.fileBytes) / payload))× the raw payload (\(Int(payload)) bytes)")
+
+        // Point reads of uncached bytes (random keys, each a hash probe + one pread).
+        let snapshot = engine!.snapshot()
+        var check = 0
+        let t1 = now()
+        for i in 0..<reads {
+            let key = keys[Int(rng.next() % UInt64(rows))]
+            check &+= Int(try snapshot.object(collection: "c", key: key)?.first ?? 0) &+ i
+        }
+        let read = now() - t1
+        print("point read (random key, value bytes, page cache warm): \(fmt(read / Double(reads) * 1e9)) ns (check \(check & 0xFF))")
+
+        // verify().
+        let t2 = now()
+        let report = try engine!.verify()
+        print("verify(): \(fmt((now() - t2) * 1000)) ms, valid \(report.isValid), \(report.recordsChecked) records, \(report.bytesChecked) bytes")
+
+        // Clean close (writes the checkpoint) and open.
+        let t3 = now()
+        try engine!.close()
+        let closeTime = now() - t3
+        engine = nil
+        let t4 = now()
+        engine = try Engine.open(path: path, options: options)
+        let open = now() - t4
+        print("close (checkpoint of \(rows) rows): \(fmt(closeTime * 1000)) ms; clean open (checkpoint + tail): \(fmt(open * 1000)) ms, \(engine!.snapshot().rowCount) rows")
+
+        // Delete half, compact.
+        _ = try engine!.write { tx in
+            for key in keys.enumerated() where key.offset % 2 == 0 { _ = try tx.remove(collection: "c", key: key.element) }
+        }
+        _ = try engine!.write { tx in try [1].withUnsafeBytes { try tx.setObject($0, metadata: .clear, collection: "c", key: "seal") } }
+        let before = try engine!.stats()
+        let t5 = now()
+        let compaction = try engine!.compact()
+        let compactTime = now() - t5
+        let after = try engine!.stats()
+        print("compaction after deleting half: \(fmt(compactTime * 1000)) ms, moved \(compaction.bytesMoved) bytes (\(fmt(Double(compaction.bytesMoved) / compactTime / 1e6)) MB/s of live data), file \(before.fileBytes) → \(after.fileBytes) bytes, live \(after.liveBytes) = \(fmt(Double(after.liveBytes) / Double(after.rowCount * (16 + valueSize))))× raw payload")
+        try engine!.close()
+    }
+}
