@@ -6,6 +6,6 @@ struct YapDBTool: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "yapdb",
         abstract: "Inspect, check and demonstrate YapDB databases.",
-        subcommands: [Demo.self]
+        subcommands: [Demo.self, MeasureCoders.self]
     )
 }

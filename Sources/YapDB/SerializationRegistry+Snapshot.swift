@@ -1,0 +1,112 @@
+import Foundation
+
+extension SerializationRegistry {
+    /// The registrations frozen when a connection was created: what its transactions use to turn
+    /// objects and metadata into bytes and back. Later registrations do not change it.
+    ///
+    /// Threading: immutable and `Sendable`; its methods may run on any thread at once.
+    struct Snapshot: Sendable {
+        let object: Table
+        let metadata: Table
+        let codables: CodableTable
+        let objectPolicies: [String: YapDatabasePolicy]
+        let metadataPolicies: [String: YapDatabasePolicy]
+        let defaultObjectPolicy: YapDatabasePolicy
+        let defaultMetadataPolicy: YapDatabasePolicy
+
+        init(state: State) {
+            object = state.object
+            metadata = state.metadata
+            codables = state.codables
+            objectPolicies = state.objectPolicies
+            metadataPolicies = state.metadataPolicies
+            defaultObjectPolicy = state.defaultObjectPolicy
+            defaultMetadataPolicy = state.defaultMetadataPolicy
+        }
+
+        /// A snapshot of an empty registry (built-in format everywhere, `.containment`).
+        init() { self = SerializationRegistry().snapshot }
+
+        private func table(_ part: Part) -> Table { part == .object ? object : metadata }
+
+        /// The bytes to store for `value` (`part` of `key` in `collection`).
+        ///
+        /// Resolution: the collection's serializer, else the default serializer, else the
+        /// built-in format (``YapValueFormat``).
+        /// - Throws: `YapDatabaseError.serialization(collection:key:underlying:)` when the
+        ///   serializer throws or nothing can serialize the value; nothing must be stored then.
+        func serialize(_ part: Part, _ value: Any, forKey key: String, inCollection collection: String) throws(YapDatabaseError) -> Data {
+            let table = table(part)
+            let chosen = table.collections[collection]?.serializer ?? table.defaults.serializer
+            do {
+                switch chosen {
+                case .custom(let serializer)?:
+                    return try serializer(collection, key, value)
+                case .codable(let codec)?:
+                    return try YapValueFormat.encode(value, preferred: codec, codables: codables)
+                case nil:
+                    return try YapValueFormat.encode(value, preferred: nil, codables: codables)
+                }
+            } catch let error as YapDatabaseError {
+                throw error
+            } catch {
+                throw .serialization(collection: collection, key: key, underlying: String(describing: error))
+            }
+        }
+
+        /// The object (or metadata) that stored `data` holds, or nil when the deserializer
+        /// returns nil or the bytes cannot be decoded (reported to the log handler as a warning).
+        func deserialize(_ part: Part, _ data: Data, forKey key: String, inCollection collection: String) -> Any? {
+            let table = table(part)
+            let chosen = table.collections[collection]?.deserializer ?? table.defaults.deserializer
+            switch chosen {
+            case .custom(let deserializer)?:
+                return deserializer(collection, key, data)
+            case .codable(let codec)?:
+                return builtInDecode(data, preferred: codec, key: key, collection: collection)
+            case nil:
+                return builtInDecode(data, preferred: nil, key: key, collection: collection)
+            }
+        }
+
+        private func builtInDecode(_ data: Data, preferred: CodableCodec?, key: String, collection: String) -> Any? {
+            do {
+                return try YapValueFormat.decode(data, preferred: preferred, codables: codables)
+            } catch {
+                YapDatabaseLogging.log(.warning, "cannot deserialize the value for key \"\(key)\" in collection \"\(collection)\": \(error)")
+                return nil
+            }
+        }
+
+        /// The value to serialize and cache for `value`: the pre-sanitizer's result (the
+        /// collection's, else the default), or `value` itself when none is registered.
+        func preSanitize(_ part: Part, _ value: Any, forKey key: String, inCollection collection: String) -> Any {
+            let table = table(part)
+            guard let sanitizer = table.collections[collection]?.preSanitizer ?? table.defaults.preSanitizer else { return value }
+            return sanitizer(collection, key, value)
+        }
+
+        /// Runs the post-sanitizer (the collection's, else the default) after `value` was stored.
+        func postSanitize(_ part: Part, _ value: Any, forKey key: String, inCollection collection: String) {
+            let table = table(part)
+            (table.collections[collection]?.postSanitizer ?? table.defaults.postSanitizer)?(collection, key, value)
+        }
+
+        /// Whether any pre- or post-sanitizer is registered for `part` (lets the writer skip the lookups).
+        func hasSanitizers(_ part: Part) -> Bool {
+            let table = table(part)
+            return table.defaults.preSanitizer != nil || table.defaults.postSanitizer != nil
+                || table.collections.values.contains { $0.preSanitizer != nil || $0.postSanitizer != nil }
+        }
+
+        /// The object policy of `collection` (its own, else the default).
+        func objectPolicy(forCollection collection: String) -> YapDatabasePolicy {
+            objectPolicies[collection] ?? defaultObjectPolicy
+        }
+
+        /// The metadata policy of `collection` (its own, else the default).
+        func metadataPolicy(forCollection collection: String) -> YapDatabasePolicy {
+            metadataPolicies[collection] ?? defaultMetadataPolicy
+        }
+    }
+}

@@ -1,0 +1,103 @@
+import Foundation
+
+/// Every error YapDB reports. Each case says what happened and what the caller can do.
+///
+/// Bad bytes on disk never trap: they become ``notADatabase``, ``unsupportedVersion(found:supported:)``
+/// or ``corrupted(offset:reason:)``. Misuse of the API (a write inside a read, a violated
+/// `permittedTransactions`) is not an error value: it stops the program with a message, as
+/// YapDatabase's exceptions do.
+///
+/// Threading: a plain value; safe to pass between threads.
+public enum YapDatabaseError: Error, Sendable, Equatable, Hashable {
+    /// The database file does not exist and `YapDatabaseOptions.createIfMissing` is false.
+    /// Create it by opening with `createIfMissing = true`, or check the URL.
+    case fileNotFound
+
+    /// The file exists but is not a YapDB database (its header's magic is wrong or it is too
+    /// short to hold a header). Nothing was changed; check the URL.
+    case notADatabase
+
+    /// The file was written by a newer YapDB whose format version (`found`) this build does not
+    /// read (it reads up to `supported`). Nothing was changed; open it with a newer YapDB.
+    case unsupportedVersion(found: Int, supported: Int)
+
+    /// Damaged bytes at byte `offset` of the log, followed by later valid commits, so the damage
+    /// is not a torn tail that recovery may drop. `reason` names the check that failed.
+    /// Nothing was changed (with `corruptAction == .fail`); restore from a backup, or open with
+    /// `corruptAction = .rename` to keep the damaged files aside and start a new database.
+    case corrupted(offset: Int64, reason: String)
+
+    /// Another process holds the database's file lock. Retry after that process closes it;
+    /// YapDB does not support multi-process access.
+    case locked
+
+    /// This process already has the database at this path open. Use the existing
+    /// `YapDatabase` instance (share it) instead of opening the file twice.
+    case alreadyOpen
+
+    /// The file or its directory cannot be written (permissions, read-only volume).
+    /// Fix the permissions or open a copy in a writable place.
+    case readOnly
+
+    /// The disk is full (`ENOSPC`/`EDQUOT`). The failed commit was not applied; free space and,
+    /// if the database is now ``poisoned``, reopen it.
+    case diskFull
+
+    /// A system call failed with `errno` during `operation` (e.g. `"pwrite"`, `"fdatasync"`).
+    /// If it happened during a commit, the commit was not applied and the database is poisoned
+    /// until reopened.
+    case io(errno: Int32, operation: String)
+
+    /// A serialized value is larger than `YapDatabaseOptions.maxValueSize`. Nothing was stored;
+    /// store smaller values or raise the limit.
+    case valueTooLarge
+
+    /// A serializer failed to encode the object (or metadata) for `key` in `collection`;
+    /// `underlying` describes the cause. Nothing was stored (never empty data); register a
+    /// serializer or Codable type for the collection, or fix the value.
+    case serialization(collection: String, key: String, underlying: String)
+
+    /// The database (or connection) was closed. Open the database again to continue.
+    case closed
+
+    /// A previous commit failed (its bytes may be partly on disk), so the database refuses
+    /// further writes. Reads still work; reopen the database to recover and continue writing.
+    case poisoned
+}
+
+extension YapDatabaseError: CustomStringConvertible, LocalizedError {
+    /// A one-sentence explanation naming what happened and, where it helps, what to do.
+    public var description: String {
+        switch self {
+        case .fileNotFound:
+            return "YapDB: the database file does not exist (createIfMissing is false)"
+        case .notADatabase:
+            return "YapDB: the file is not a YapDB database"
+        case let .unsupportedVersion(found, supported):
+            return "YapDB: the file has format version \(found); this build reads versions up to \(supported)"
+        case let .corrupted(offset, reason):
+            return "YapDB: the database is corrupted at byte offset \(offset): \(reason)"
+        case .locked:
+            return "YapDB: another process holds the database lock"
+        case .alreadyOpen:
+            return "YapDB: the database is already open in this process; share the existing YapDatabase instance"
+        case .readOnly:
+            return "YapDB: the database cannot be written (read-only file, directory or volume)"
+        case .diskFull:
+            return "YapDB: the disk is full; the write was not applied"
+        case let .io(errno, operation):
+            return "YapDB: \(operation) failed with errno \(errno) (\(String(cString: strerror(errno))))"
+        case .valueTooLarge:
+            return "YapDB: the value is larger than options.maxValueSize; nothing was stored"
+        case let .serialization(collection, key, underlying):
+            return "YapDB: cannot serialize the value for key \"\(key)\" in collection \"\(collection)\": \(underlying)"
+        case .closed:
+            return "YapDB: the database is closed"
+        case .poisoned:
+            return "YapDB: a previous commit failed; the database refuses writes until it is reopened"
+        }
+    }
+
+    /// The same text as ``description``.
+    public var errorDescription: String? { description }
+}

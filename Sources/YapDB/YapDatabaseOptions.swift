@@ -1,0 +1,138 @@
+import Synchronization
+
+/// What opening a damaged database does.
+///
+/// Raw values match YapDatabase's `YapDatabaseCorruptAction`. Unlike YapDatabase (whose
+/// default is `.rename`), YapDB's default is ``fail``: a damaged file is reported, never replaced silently.
+public enum YapDatabaseCorruptAction: Int, Sendable, Hashable, CaseIterable {
+    /// Opening fails with `YapDatabaseError.corrupted(offset:reason:)` and nothing is changed. The default.
+    case fail = 0
+    /// The damaged files are renamed with a `.N.corrupt` suffix and a new, empty database starts.
+    case rename = 1
+    /// The damaged files are deleted and a new, empty database starts.
+    case delete = 2
+}
+
+/// When a commit's bytes reach stable storage.
+///
+/// Raw values match YapDatabase's `YapDatabasePragmaSynchronous` (off 0, normal 1, full 2), so
+/// ``YapDatabasePragmaSynchronous`` is an alias of this type.
+public enum YapDatabaseDurability: Int, Sendable, Hashable, CaseIterable {
+    /// No sync at all; the operating system writes when it likes. A process crash loses nothing
+    /// already written; a power cut may lose recent commits (never leaves a partial one).
+    case off = 0
+    /// No sync per commit (files are synced at checkpoints and on close). A process crash loses
+    /// nothing; a power cut may lose the newest commits but never leaves a partial one.
+    case normal = 1
+    /// A commit returns only after its bytes are synced (`fdatasync`). The default.
+    case full = 2
+}
+
+/// YapDatabase's name for the durability setting; `options.pragmaSynchronous = .normal` compiles
+/// as it did against YapDatabase. Prefer ``YapDatabaseDurability`` in new code.
+public typealias YapDatabasePragmaSynchronous = YapDatabaseDurability
+
+/// How values are compressed on disk.
+public enum YapDatabaseCompression: Int, Sendable, Hashable, CaseIterable {
+    /// No compression.
+    case none = 0
+    /// LZ4, applied only where it pays (see docs/format.md). The default.
+    case lz4 = 1
+}
+
+/// Options for opening a database (YapDatabase's `YapDatabaseOptions`).
+///
+/// `YapDatabaseOptions()` gives the defaults. The database keeps a copy when it opens, so
+/// changing an options object afterwards has no effect on an open database.
+///
+/// Threading: every property is guarded by a `Mutex` (`storage`), so one options object may be
+/// read and written from any thread; the class is `Sendable` (checked by the compiler, no
+/// `@unchecked`).
+public final class YapDatabaseOptions: Sendable {
+    /// The plain values behind the properties; what the database stores as its copy.
+    struct Values: Sendable, Equatable {
+        var createIfMissing = true
+        var corruptAction = YapDatabaseCorruptAction.fail
+        var durability = YapDatabaseDurability.full
+        var compression = YapDatabaseCompression.lz4
+        var maxValueSize = YapDatabaseOptions.defaultMaxValueSize
+        var checkpointThreshold = YapDatabaseOptions.defaultCheckpointThreshold
+        var compactionThreshold = YapDatabaseOptions.defaultCompactionThreshold
+    }
+
+    /// Default of ``maxValueSize``: 1 GiB.
+    public static let defaultMaxValueSize = 1 << 30
+    /// Default of ``checkpointThreshold``: 64 MiB of log since the last checkpoint.
+    public static let defaultCheckpointThreshold = 64 << 20
+    /// Default of ``compactionThreshold``: half of a segment's bytes dead.
+    public static let defaultCompactionThreshold = 0.5
+
+    private let storage: Mutex<Values>
+
+    /// Options with every default: create if missing, fail on corruption, full durability,
+    /// LZ4 compression, 1 GiB values, 64 MiB checkpoint threshold, 0.5 compaction threshold.
+    public init() { storage = Mutex(Values()) }
+
+    /// Options holding `values` (used by the database to hand out its copy).
+    init(values: Values) { storage = Mutex(values) }
+
+    /// A snapshot of every property, taken under the lock.
+    var values: Values { storage.withLock { $0 } }
+
+    /// An independent copy: changing one does not change the other.
+    public func copy() -> YapDatabaseOptions { YapDatabaseOptions(values: values) }
+
+    /// Whether opening a missing file creates it (true, the default) or fails with
+    /// `YapDatabaseError.fileNotFound` (false).
+    public var createIfMissing: Bool {
+        get { storage.withLock { $0.createIfMissing } }
+        set { storage.withLock { $0.createIfMissing = newValue } }
+    }
+
+    /// What opening a damaged database does; default ``YapDatabaseCorruptAction/fail``.
+    public var corruptAction: YapDatabaseCorruptAction {
+        get { storage.withLock { $0.corruptAction } }
+        set { storage.withLock { $0.corruptAction = newValue } }
+    }
+
+    /// When commits reach stable storage; default ``YapDatabaseDurability/full``.
+    public var durability: YapDatabaseDurability {
+        get { storage.withLock { $0.durability } }
+        set { storage.withLock { $0.durability = newValue } }
+    }
+
+    /// YapDatabase's name for ``durability`` (same storage: setting one sets the other).
+    /// Its type, ``YapDatabasePragmaSynchronous``, is an alias of ``YapDatabaseDurability``, so
+    /// `.off`, `.normal` and `.full` mean what they meant for SQLite's `PRAGMA synchronous`.
+    public var pragmaSynchronous: YapDatabasePragmaSynchronous {
+        get { durability }
+        set { durability = newValue }
+    }
+
+    /// How values are compressed; default ``YapDatabaseCompression/lz4``.
+    public var compression: YapDatabaseCompression {
+        get { storage.withLock { $0.compression } }
+        set { storage.withLock { $0.compression = newValue } }
+    }
+
+    /// The largest serialized object or metadata value, in bytes; a larger one fails with
+    /// `YapDatabaseError.valueTooLarge`. Default 1 GiB (`1 << 30`).
+    public var maxValueSize: Int {
+        get { storage.withLock { $0.maxValueSize } }
+        set { storage.withLock { $0.maxValueSize = newValue } }
+    }
+
+    /// Bytes of log written since the last checkpoint after which a checkpoint is written.
+    /// Default 64 MiB.
+    public var checkpointThreshold: Int {
+        get { storage.withLock { $0.checkpointThreshold } }
+        set { storage.withLock { $0.checkpointThreshold = newValue } }
+    }
+
+    /// Fraction (0...1) of a segment's bytes that must be dead before compaction rewrites it.
+    /// Default 0.5.
+    public var compactionThreshold: Double {
+        get { storage.withLock { $0.compactionThreshold } }
+        set { storage.withLock { $0.compactionThreshold = newValue } }
+    }
+}
