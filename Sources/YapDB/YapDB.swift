@@ -1,2 +1,0 @@
-// YapDB: the public API (see docs/api.md and the README).
-import YapDBEngine

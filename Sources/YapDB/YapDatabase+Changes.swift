@@ -1,0 +1,79 @@
+import Foundation
+import YapDBEngine
+
+/// What the public layer attaches to each commit: the public changeset, the notification,
+/// and the writer's objects for collections whose policy is `.share` or `.copy`.
+///
+/// `@unchecked Sendable`: immutable after creation. The `Any` values it carries are the
+/// writer's objects that the `.share`/`.copy` policies hand to other connections — sharing
+/// them across threads is what those policies mean (as in YapDatabase).
+final class CommitRecord: @unchecked Sendable {
+    let changeset: YapDatabaseChangeset
+    let notification: Notification
+    let sharedObjects: [YapCollectionKey: Any]
+    let sharedMetadata: [YapCollectionKey: Any]
+    /// The connection that committed (its caches are already current).
+    let connectionID: UInt64
+
+    init(changeset: YapDatabaseChangeset, notification: Notification, sharedObjects: [YapCollectionKey: Any],
+         sharedMetadata: [YapCollectionKey: Any], connectionID: UInt64) {
+        self.changeset = changeset
+        self.notification = notification
+        self.sharedObjects = sharedObjects
+        self.sharedMetadata = sharedMetadata
+        self.connectionID = connectionID
+    }
+}
+
+extension YapDatabase {
+    /// Every committed change, in commit order, from now on; each access gives a new stream.
+    /// The stream finishes when the database closes.
+    public var changes: AsyncStream<YapDatabaseChangeset> {
+        let id = nextStreamID.add(1, ordering: .relaxed).oldValue
+        let (stream, continuation) = AsyncStream<YapDatabaseChangeset>.makeStream()
+        continuation.onTermination = { [weak self] _ in
+            _ = self?.changeStreams.withLock { $0.removeValue(forKey: id) }
+        }
+        changeStreams.withLock { $0[id] = continuation }
+        return stream
+    }
+
+    /// Called by the engine after a commit is durable and published, under the writer lock:
+    /// queues the notification (posted in commit order) and feeds the change streams.
+    func didCommit(_ record: CommitRecord) {
+        let notification = record.notification
+        let box = NotificationBox(notification)
+        notificationQueue.async {
+            NotificationCenter.default.post(box.notification)
+        }
+        let continuations = changeStreams.withLock { Array($0.values) }
+        for continuation in continuations { continuation.yield(record.changeset) }
+    }
+
+    /// Waits until every notification queued so far has been posted (unless called from the
+    /// notification queue itself, e.g. by an observer).
+    func waitForNotifications() {
+        if DispatchQueue.getSpecific(key: Self.notificationQueueKey) == nil {
+            notificationQueue.sync {}
+        }
+    }
+
+    static let notificationQueueKey = DispatchSpecificKey<Bool>()
+
+    func finishChangeStreams() {
+        let continuations = changeStreams.withLock { streams in
+            defer { streams.removeAll() }
+            return Array(streams.values)
+        }
+        for continuation in continuations { continuation.finish() }
+    }
+}
+
+/// Carries a notification to the posting queue. `@unchecked Sendable`: the notification is
+/// built once and never mutated; its `userInfo` values are value types, the database and the
+/// committing connection (both Sendable), and the transaction's custom object, which
+/// YapDatabase likewise hands to observers on another thread.
+final class NotificationBox: @unchecked Sendable {
+    let notification: Notification
+    init(_ notification: Notification) { self.notification = notification }
+}

@@ -1,0 +1,196 @@
+import Foundation
+import Synchronization
+import YapDBStorage
+import YapDBEngine
+
+/// A database: the files at `databaseURL`, the serializers registered for it, and the
+/// extensions. Create connections with `newConnection()` and read and write through them.
+///
+/// One live instance per file per process. The database closes when the last reference to it
+/// (it and its connections) goes away, or explicitly with `close()`.
+///
+/// Threading: every member may be used from any thread.
+public final class YapDatabase: Sendable {
+    /// The main file's URL; the other files sit beside it with the same name as prefix.
+    public let databaseURL: URL
+    let storedOptions: YapDatabaseOptions
+    let engine: Engine
+    let registry = SerializationRegistry()
+    let extensionRegistry = ExtensionRegistry()
+    /// Commits' notifications are posted here, one at a time, in commit order.
+    let notificationQueue = DispatchQueue(label: "YapDB.notifications")
+    /// Completion blocks run here when no queue is given (off Apple platforms).
+    let defaultCompletionQueue = DispatchQueue(label: "YapDB.completions")
+    let changeStreams = Mutex<[UInt64: AsyncStream<YapDatabaseChangeset>.Continuation]>([:])
+    let nextStreamID = Atomic<UInt64>(1)
+    let nextConnectionID = Atomic<UInt64>(1)
+
+    /// The connection settings new connections start with.
+    public let connectionDefaults = YapDatabaseConnectionConfig()
+
+    // MARK: Opening
+
+    /// Opens (creating it if missing and allowed) the database at `url`, or returns nil; the
+    /// error goes to the log handler. Prefer `open(url:options:)`, which says what failed.
+    public convenience init?(url: URL) {
+        self.init(url: url, options: YapDatabaseOptions())
+    }
+
+    /// Opens the database at `url` with `options`, or returns nil; the error goes to the log
+    /// handler. Prefer `open(url:options:)`, which says what failed.
+    public convenience init?(url: URL, options: YapDatabaseOptions) {
+        let engine: Engine
+        do throws(YapDatabaseError) {
+            engine = try Self.openEngine(url: url, options: options)
+        } catch {
+            YapDatabaseLogging.log(.error, "could not open \(url.path): \(error)")
+            return nil
+        }
+        self.init(engine: engine, url: url, options: options)
+    }
+
+    /// Opens (creating it if missing and `options.createIfMissing`) the database at `url`.
+    ///
+    /// - Throws: `fileNotFound`, `notADatabase`, `unsupportedVersion`, `corrupted` (with
+    ///   `corruptAction` `.fail`), `locked` (another process has it), `alreadyOpen` (this process
+    ///   has it), `readOnly`, `io`.
+    public static func open(url: URL, options: YapDatabaseOptions = YapDatabaseOptions()) throws(YapDatabaseError) -> YapDatabase {
+        YapDatabase(engine: try openEngine(url: url, options: options), url: url, options: options)
+    }
+
+    init(engine: Engine, url: URL, options: YapDatabaseOptions) {
+        self.engine = engine
+        self.databaseURL = url
+        self.storedOptions = options.copy()
+        for damaged in engine.openReport.corruptFilesHandled {
+            YapDatabaseLogging.log(.warning, "damaged database file set aside (\(options.corruptAction)): \(damaged)")
+        }
+        if let copy = engine.openReport.damagedHeaderCopy {
+            YapDatabaseLogging.log(.warning, "\(url.path): header copy \(copy) is damaged; opened with the other copy")
+        }
+        if engine.openReport.recoveredTruncatedBytes > 0 {
+            YapDatabaseLogging.log(.info, "\(url.path): recovery cut a torn tail of \(engine.openReport.recoveredTruncatedBytes) bytes")
+        }
+    }
+
+    static func openEngine(url: URL, options: YapDatabaseOptions) throws(YapDatabaseError) -> Engine {
+        guard url.isFileURL else { throw .io(errno: EINVAL, operation: "open: not a file URL") }
+        var engineOptions = EngineOptions()
+        engineOptions.createIfMissing = options.createIfMissing
+        engineOptions.corruptAction = switch options.corruptAction {
+        case .fail: .fail
+        case .rename: .rename
+        case .delete: .delete
+        }
+        engineOptions.syncMode = switch options.durability {
+        case .full: .full
+        case .normal: .normal
+        case .off: .off
+        }
+        engineOptions.compression = options.compression == .lz4
+        engineOptions.maxValueSize = min(max(0, options.maxValueSize), Format.maxValueSize)
+        engineOptions.checkpointThreshold = max(0, options.checkpointThreshold)
+        engineOptions.compactionThreshold = options.compactionThreshold
+        do throws(StorageError) {
+            return try Engine.open(path: url.path, options: engineOptions)
+        } catch {
+            throw YapDatabaseError(error)
+        }
+    }
+
+    // MARK: State
+
+    /// A copy of the options the database was opened with.
+    public var options: YapDatabaseOptions { storedOptions.copy() }
+
+    /// The newest committed snapshot: 0 for a new database, +1 per read-write transaction that
+    /// changed anything (touches included). Persisted.
+    public var snapshot: UInt64 { engine.snapshot().number }
+
+    // MARK: Connections
+
+    /// A new connection with `connectionDefaults`.
+    public func newConnection() -> YapDatabaseConnection {
+        newConnection(nil)
+    }
+
+    /// A new connection with `config` (or `connectionDefaults` when nil).
+    public func newConnection(_ config: YapDatabaseConnectionConfig?) -> YapDatabaseConnection {
+        YapDatabaseConnection(database: self, config: (config ?? connectionDefaults).copy())
+    }
+
+    // MARK: Logging
+
+    /// Replaces the process-wide log handler. The default prints errors and warnings to
+    /// standard error. Handlers run on the thread that logs.
+    public static func setLogHandler(_ handler: @escaping @Sendable (YapDatabaseLogMessage) -> Void) {
+        YapDatabaseLogging.setHandler(handler)
+    }
+
+    // MARK: Maintenance (native)
+
+    /// Writes a checkpoint now, so the next open reads it instead of scanning the log.
+    public func checkpoint() throws(YapDatabaseError) {
+        do throws(StorageError) { try engine.checkpoint() } catch { throw YapDatabaseError(error) }
+    }
+
+    /// Rewrites segments whose dead fraction passes `options.compactionThreshold` and
+    /// removes the old ones. Readers never wait for it.
+    public func compact() throws(YapDatabaseError) {
+        do throws(StorageError) { _ = try engine.compact() } catch { throw YapDatabaseError(error) }
+    }
+
+    /// Checks every checksum, the commit sequence, and that the index equals a rebuild from
+    /// the log. Problems are in the report; it throws only when it cannot read at all.
+    public func verify() throws(YapDatabaseError) -> YapDatabaseIntegrityReport {
+        do throws(StorageError) {
+            let report = try engine.verify()
+            return YapDatabaseIntegrityReport(isValid: report.isValid, problems: report.problems, commitsChecked: report.commitsChecked,
+                                              recordsChecked: report.recordsChecked, bytesChecked: report.bytesChecked)
+        } catch { throw YapDatabaseError(error) }
+    }
+
+    /// Sizes and counts of the database.
+    public func stats() throws(YapDatabaseError) -> YapDatabaseStats {
+        do throws(StorageError) {
+            let stats = try engine.stats()
+            return YapDatabaseStats(fileBytes: stats.fileBytes, liveBytes: stats.liveBytes, deadBytes: stats.deadBytes,
+                                    rowCount: stats.rowCount, snapshot: stats.snapshot,
+                                    recoveredTruncatedBytes: stats.recoveredTruncatedBytes)
+        } catch { throw YapDatabaseError(error) }
+    }
+
+    /// Closes the database: writes a checkpoint if the log grew, syncs, and releases the
+    /// files. Later use of the database or its connections throws (or reports) `closed`.
+    public func close() throws(YapDatabaseError) {
+        do throws(StorageError) { try engine.close() } catch { throw YapDatabaseError(error) }
+        finishChangeStreams()
+    }
+
+    deinit { finishChangeStreams() }
+}
+
+/// What `verify()` found.
+public struct YapDatabaseIntegrityReport: Sendable, Equatable {
+    /// True when no problem was found.
+    public var isValid: Bool
+    /// One line per problem.
+    public var problems: [String]
+    public var commitsChecked: Int
+    public var recordsChecked: Int
+    public var bytesChecked: Int64
+}
+
+/// Sizes and counts of a database.
+public struct YapDatabaseStats: Sendable, Equatable {
+    /// Bytes of every file of the database.
+    public var fileBytes: Int64
+    /// Bytes of the current values.
+    public var liveBytes: Int64
+    /// Bytes compaction could reclaim (old versions, removals, framing).
+    public var deadBytes: Int64
+    public var rowCount: Int
+    public var snapshot: UInt64
+    /// Bytes of torn tail the last open cut off.
+    public var recoveredTruncatedBytes: Int64
+}
