@@ -11,6 +11,7 @@ struct MeasureCoders: ParsableCommand {
         abstract: "Measure JSON, binary property list and YapBinary Codable coders (build with -c release).")
 
     @Option(help: "Encode/decode round trips per coder.") var iterations = 100_000
+    @Option(help: "Measure only coders whose name starts with this.") var only: String?
 
     struct Location: Codable, Equatable {
         var city: String
@@ -49,7 +50,7 @@ struct MeasureCoders: ParsableCommand {
         ]
         print("coder | encode ns | decode ns | bytes per value")
         print("---|---:|---:|---:")
-        for (name, encoder, decoder) in coders {
+        for (name, encoder, decoder) in coders where only.map(name.hasPrefix) ?? true {
             let encoded = try people.map { try encoder.encode($0) }
             for (p, data) in zip(people, encoded) where try decoder.decode(Person.self, from: data) != p {
                 throw ValidationError("\(name) does not round-trip")

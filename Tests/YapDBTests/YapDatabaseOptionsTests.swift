@@ -1,0 +1,71 @@
+import Foundation
+import Testing
+@testable import YapDB
+
+@Suite struct YapDatabaseOptionsTests {
+    @Test func defaults() {
+        let o = YapDatabaseOptions()
+        #expect(o.createIfMissing)
+        #expect(o.corruptAction == .fail)
+        #expect(o.durability == .full)
+        #expect(o.pragmaSynchronous == .full)
+        #expect(o.compression == .lz4)
+        #expect(o.maxValueSize == 1 << 30)
+        #expect(o.checkpointThreshold == 64 << 20)
+        #expect(o.compactionThreshold == 0.5)
+    }
+
+    @Test func rawValuesMatchYapDatabase() {
+        #expect(YapDatabaseCorruptAction.fail.rawValue == 0)
+        #expect(YapDatabaseCorruptAction.rename.rawValue == 1)
+        #expect(YapDatabaseCorruptAction.delete.rawValue == 2)
+        #expect(YapDatabasePragmaSynchronous.off.rawValue == 0)
+        #expect(YapDatabasePragmaSynchronous.normal.rawValue == 1)
+        #expect(YapDatabasePragmaSynchronous.full.rawValue == 2)
+    }
+
+    @Test func pragmaSynchronousIsAnAliasOfDurability() {
+        let o = YapDatabaseOptions()
+        o.pragmaSynchronous = .normal
+        #expect(o.durability == .normal)
+        o.durability = .off
+        #expect(o.pragmaSynchronous == .off)
+    }
+
+    @Test func copyIsIndependent() {
+        let a = YapDatabaseOptions()
+        a.corruptAction = .rename
+        a.maxValueSize = 10
+        let b = a.copy()
+        #expect(b.corruptAction == .rename && b.maxValueSize == 10)
+        b.corruptAction = .delete
+        b.compression = .none
+        a.checkpointThreshold = 1
+        #expect(a.corruptAction == .rename && a.compression == .lz4)
+        #expect(b.checkpointThreshold == 64 << 20)
+        #expect(a.values != b.values)
+        #expect(YapDatabaseOptions(values: a.values).values == a.values)
+    }
+
+    @Test func connectionConfigDefaultsAndCopy() {
+        let c = YapDatabaseConnectionConfig()
+        #expect(c.objectCacheEnabled && c.metadataCacheEnabled)
+        #expect(c.objectCacheLimit == 250 && c.metadataCacheLimit == 250)
+        let people = [1, 2, 3]
+        c.objectCacheLimit = people.count
+        c.metadataCacheEnabled = false
+        let d = c.copy()
+        d.objectCacheLimit = 0
+        d.metadataCacheEnabled = true
+        #expect(c.objectCacheLimit == 3 && !c.metadataCacheEnabled)
+        #expect(d.objectCacheLimit == 0 && d.metadataCacheEnabled)
+    }
+
+    @Test func optionsCrossThreads() async {
+        let o = YapDatabaseOptions()
+        await withTaskGroup(of: Void.self) { group in
+            for i in 0..<8 { group.addTask { o.maxValueSize = i; _ = o.copy() } }
+        }
+        #expect((0..<8).contains(o.maxValueSize))
+    }
+}
