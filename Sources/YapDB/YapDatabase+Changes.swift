@@ -1,5 +1,6 @@
 import Foundation
 import YapDBEngine
+import YapDBIndex
 
 /// What the public layer attaches to each commit: the public changeset, the notification,
 /// and the writer's objects for collections whose policy is `.share` or `.copy`.
@@ -12,16 +13,18 @@ final class CommitRecord: @unchecked Sendable {
     let notification: Notification
     let sharedObjects: [YapCollectionKey: Any]
     let sharedMetadata: [YapCollectionKey: Any]
-    /// The connection that committed (its caches are already current).
-    let connectionID: UInt64
+    /// Keys whose object (metadata) was only touched: caches keep what they hold.
+    let touchedObjects: Set<CollectionKeyPair>
+    let touchedMetadata: Set<CollectionKeyPair>
 
     init(changeset: YapDatabaseChangeset, notification: Notification, sharedObjects: [YapCollectionKey: Any],
-         sharedMetadata: [YapCollectionKey: Any], connectionID: UInt64) {
+         sharedMetadata: [YapCollectionKey: Any], touchedObjects: Set<CollectionKeyPair>, touchedMetadata: Set<CollectionKeyPair>) {
         self.changeset = changeset
         self.notification = notification
         self.sharedObjects = sharedObjects
         self.sharedMetadata = sharedMetadata
-        self.connectionID = connectionID
+        self.touchedObjects = touchedObjects
+        self.touchedMetadata = touchedMetadata
     }
 }
 

@@ -1,0 +1,208 @@
+import Foundation
+import YapDBIndex
+import YapDBEngine
+
+extension YapDatabaseConnection {
+    // MARK: Keeping the caches in sync
+
+    /// Applies every changeset after `cacheSnapshot` up to `number`, in order (on the queue).
+    func syncCaches(to number: UInt64) {
+        guard number > cacheSnapshot else { return }
+        for changeset in database.engine.registry.changesets(after: cacheSnapshot, through: number) {
+            apply(changeset)
+        }
+        advance(to: number)
+    }
+
+    /// Records that the caches now reflect `number`.
+    func advance(to number: UInt64) {
+        cacheSnapshot = number
+        reflectedSnapshot.store(number, ordering: .releasing)
+        database.engine.registry.advance(consumer: consumerID, to: number)
+    }
+
+    /// The cache rules of API.md §6: clears and removals evict; changed keys are evicted
+    /// (`.containment`), take the writer's instance (`.share`) or a copy of it (`.copy`);
+    /// touches leave the caches alone.
+    func apply(_ changeset: Changeset) {
+        let record = changeset.attachment as? CommitRecord
+        if changeset.allKeysRemoved {
+            objectCache.removeAll()
+            metadataCache.removeAll()
+        }
+        for collection in changeset.removedCollections {
+            objectCache.removeCollection(collection)
+            metadataCache.removeCollection(collection)
+        }
+        for pair in changeset.removedKeys {
+            objectCache.remove(collection: pair.collection, key: pair.key)
+            metadataCache.remove(collection: pair.collection, key: pair.key)
+        }
+        for pair in changeset.objectChanges {
+            if let record, let object = record.sharedObjects[YapCollectionKey(collection: pair.collection, key: pair.key)],
+               objectCacheOn, let value = Self.policyValue(object, serialization.objectPolicy(forCollection: pair.collection)) {
+                objectCache.set(value, collection: pair.collection, key: pair.key)
+            } else if record?.touchedObjects.contains(pair) != true {
+                objectCache.remove(collection: pair.collection, key: pair.key)
+            }
+        }
+        for pair in changeset.metadataChanges {
+            if let record, let metadata = record.sharedMetadata[YapCollectionKey(collection: pair.collection, key: pair.key)],
+               metadataCacheOn, let value = Self.policyValue(metadata, serialization.metadataPolicy(forCollection: pair.collection)) {
+                metadataCache.set(value, collection: pair.collection, key: pair.key)
+            } else if record?.touchedMetadata.contains(pair) != true {
+                metadataCache.remove(collection: pair.collection, key: pair.key)
+            }
+        }
+    }
+
+    /// What a cache on another connection holds under `policy`: the same instance (`.share`),
+    /// a copy (`.copy`, through `NSCopying`; value types are copies already), or nothing.
+    static func policyValue(_ value: Any, _ policy: YapDatabasePolicy) -> Any? {
+        switch policy {
+        case .containment: return nil
+        case .share: return value
+        case .copy:
+            if let copying = value as? NSCopying { return copying.copy(with: nil) }
+            return type(of: value) is AnyClass ? nil : value
+        }
+    }
+
+    // MARK: Long-lived read transactions
+
+    /// Ends any long-lived read transaction and begins one at the newest snapshot: every read
+    /// on this connection sees that snapshot until it ends or moves. Returns the notifications
+    /// of every commit it moved past, in order.
+    @discardableResult
+    public func beginLongLivedReadTransaction() -> [Notification] {
+        onQueue { () -> [Notification] in
+            let from = cacheSnapshot
+            let lease = database.engine.acquireSnapshot()
+            let notifications = notifications(after: from, through: lease.snapshot.number)
+            syncCaches(to: lease.snapshot.number)
+            longLived = lease
+            return notifications
+        }
+    }
+
+    /// Ends the long-lived read transaction; the connection's next transaction reads the newest
+    /// snapshot. Returns the notifications of the commits since the long-lived snapshot, in order.
+    @discardableResult
+    public func endLongLivedReadTransaction() -> [Notification] {
+        onQueue { () -> [Notification] in
+            guard longLived != nil else { return [] }
+            longLived = nil
+            let newest = database.engine.snapshot().number
+            let notifications = notifications(after: cacheSnapshot, through: newest)
+            syncCaches(to: newest)
+            return notifications
+        }
+    }
+
+    /// Whether a long-lived read transaction is open.
+    public func isInLongLivedReadTransaction() -> Bool {
+        if activeThread.load(ordering: .acquiring) == Self.currentThread { return longLived != nil }
+        return queue.sync { longLived != nil }
+    }
+
+    /// Makes a read-write transaction that would implicitly end the long-lived read
+    /// transaction stop the program instead (to catch the mistake in development).
+    public func enableExceptionsForImplicitlyEndingLongLivedReadTransaction() {
+        settings.withLock { $0.exceptionsForImplicitEnd = true }
+    }
+
+    /// Lets read-write transactions end the long-lived read transaction silently (the default).
+    public func disableExceptionsForImplicitlyEndingLongLivedReadTransaction() {
+        settings.withLock { $0.exceptionsForImplicitEnd = false }
+    }
+
+    func notifications(after from: UInt64, through to: UInt64) -> [Notification] {
+        database.engine.registry.changesets(after: from, through: to).compactMap { ($0.attachment as? CommitRecord)?.notification }
+    }
+
+    // MARK: Changeset queries (stateless, over notifications)
+
+    /// Whether any of `notifications` changed the row (object or metadata, insert, remove, or a
+    /// clear of its collection or of everything).
+    public func hasChange(forKey key: String, inCollection collection: String?, in notifications: [Notification]) -> Bool {
+        ChangesetQueries.hasChange(forKey: key, inCollection: collection, in: notifications)
+    }
+
+    /// `hasChange(forKey:inCollection:in:)` under YapDatabase's label.
+    public func hasChange(forKey key: String, inCollection collection: String?, inNotifications notifications: [Notification]) -> Bool {
+        ChangesetQueries.hasChange(forKey: key, inCollection: collection, in: notifications)
+    }
+
+    /// Whether any of `notifications` changed the row's object.
+    public func hasObjectChange(forKey key: String, inCollection collection: String?, in notifications: [Notification]) -> Bool {
+        ChangesetQueries.hasObjectChange(forKey: key, inCollection: collection, in: notifications)
+    }
+
+    /// `hasObjectChange(forKey:inCollection:in:)` under YapDatabase's label.
+    public func hasObjectChange(forKey key: String, inCollection collection: String?, inNotifications notifications: [Notification]) -> Bool {
+        ChangesetQueries.hasObjectChange(forKey: key, inCollection: collection, in: notifications)
+    }
+
+    /// Whether any of `notifications` changed the row's metadata.
+    public func hasMetadataChange(forKey key: String, inCollection collection: String?, in notifications: [Notification]) -> Bool {
+        ChangesetQueries.hasMetadataChange(forKey: key, inCollection: collection, in: notifications)
+    }
+
+    /// `hasMetadataChange(forKey:inCollection:in:)` under YapDatabase's label.
+    public func hasMetadataChange(forKey key: String, inCollection collection: String?, inNotifications notifications: [Notification]) -> Bool {
+        ChangesetQueries.hasMetadataChange(forKey: key, inCollection: collection, in: notifications)
+    }
+
+    /// Whether any of `notifications` changed anything in `collection`.
+    public func hasChange(forCollection collection: String?, in notifications: [Notification]) -> Bool {
+        ChangesetQueries.hasChange(forCollection: collection, in: notifications)
+    }
+
+    /// `hasChange(forCollection:in:)` under YapDatabase's label.
+    public func hasChange(forCollection collection: String?, inNotifications notifications: [Notification]) -> Bool {
+        ChangesetQueries.hasChange(forCollection: collection, in: notifications)
+    }
+
+    /// Whether any of `notifications` changed any of `keys` in `collection`.
+    public func hasChange(forAnyKeys keys: Set<String>, inCollection collection: String?, in notifications: [Notification]) -> Bool {
+        ChangesetQueries.hasChange(forAnyKeys: keys, inCollection: collection, in: notifications)
+    }
+
+    /// `hasChange(forAnyKeys:inCollection:in:)` under YapDatabase's label.
+    public func hasChange(forAnyKeys keys: Set<String>, inCollection collection: String?, inNotifications notifications: [Notification]) -> Bool {
+        ChangesetQueries.hasChange(forAnyKeys: keys, inCollection: collection, in: notifications)
+    }
+
+    /// Whether any of `notifications` cleared `collection` as a whole.
+    public func didClearCollection(_ collection: String?, in notifications: [Notification]) -> Bool {
+        ChangesetQueries.didClearCollection(collection, in: notifications)
+    }
+
+    /// `didClearCollection(_:in:)` under YapDatabase's label.
+    public func didClearCollection(_ collection: String?, inNotifications notifications: [Notification]) -> Bool {
+        ChangesetQueries.didClearCollection(collection, in: notifications)
+    }
+
+    /// Whether any of `notifications` removed everything.
+    public func didClearAllCollections(in notifications: [Notification]) -> Bool {
+        ChangesetQueries.didClearAllCollections(in: notifications)
+    }
+
+    /// `didClearAllCollections(in:)` under YapDatabase's label.
+    public func didClearAllCollections(inNotifications notifications: [Notification]) -> Bool {
+        ChangesetQueries.didClearAllCollections(in: notifications)
+    }
+
+    /// Calls `block` once for each key of `collection` that `notifications` changed, until it
+    /// sets its stop flag.
+    public func enumerateChangedKeys(inCollection collection: String?, in notifications: [Notification],
+                                     using block: (String, inout Bool) -> Void) {
+        ChangesetQueries.enumerateChangedKeys(inCollection: collection, in: notifications, using: block)
+    }
+
+    /// `enumerateChangedKeys(inCollection:in:using:)` under YapDatabase's label.
+    public func enumerateChangedKeys(inCollection collection: String?, inNotifications notifications: [Notification],
+                                     using block: (String, inout Bool) -> Void) {
+        ChangesetQueries.enumerateChangedKeys(inCollection: collection, in: notifications, using: block)
+    }
+}

@@ -1,0 +1,219 @@
+import Foundation
+import YapDBEngine
+import YapDBStorage
+
+extension YapDatabaseConnection {
+    // MARK: Synchronous
+
+    /// Runs `block` in a read-only transaction on one snapshot and returns its result.
+    /// Blocks until the connection's earlier transactions are done; never waits for writers.
+    public func read<T, E: Error>(_ block: (YapDatabaseReadTransaction) throws(E) -> T) throws(E) -> T {
+        checkPermitted(.syncRead, "a synchronous read")
+        return try onQueue { () throws(E) -> T in try performRead(block) }
+    }
+
+    /// Runs `block` in the read-write transaction and commits it. An error thrown by the block
+    /// rolls back and is rethrown. A commit failure is reported to the log handler; nothing of
+    /// the transaction is applied and the database refuses writes until reopened. Prefer
+    /// `write(_:)`, which throws commit failures.
+    public func readWrite<T, E: Error>(_ block: (YapDatabaseReadWriteTransaction) throws(E) -> T) throws(E) -> T {
+        checkPermitted(.syncReadWrite, "a synchronous read-write")
+        let outcome = onQueue { performReadWrite(block) }
+        switch outcome {
+        case .finished(let value): return value
+        case .blockFailed(let error): throw error as! E
+        case .commitFailed(let value, let error):
+            YapDatabaseLogging.log(.error, "commit failed: \(error)")
+            return value
+        }
+    }
+
+    /// Runs `block` in the read-write transaction and commits it (the native form).
+    /// - Throws: the block's own error (after rolling back), or `YapDatabaseError` when the commit
+    ///   fails (`diskFull`, `io`, `poisoned`, `closed`, `serialization`, `valueTooLarge`).
+    @discardableResult
+    public func write<T>(_ block: (YapDatabaseReadWriteTransaction) throws -> T) throws -> T {
+        checkPermitted(.syncReadWrite, "a synchronous read-write")
+        let outcome = onQueue { performReadWrite(block) }
+        switch outcome {
+        case .finished(let value): return value
+        case .blockFailed(let error): throw error
+        case .commitFailed(_, let error): throw error
+        }
+    }
+
+    // MARK: Asynchronous (completion blocks)
+
+    /// Runs `block` in a read-only transaction in the background.
+    public func asyncRead(_ block: @escaping @Sendable (YapDatabaseReadTransaction) -> Void) {
+        asyncRead(block, completionQueue: nil, completionBlock: nil)
+    }
+
+    /// Runs `block` in a read-only transaction in the background, then `completionBlock` on
+    /// `completionQueue` (default: main on Apple platforms, a private serial queue elsewhere).
+    public func asyncRead(_ block: @escaping @Sendable (YapDatabaseReadTransaction) -> Void,
+                          completionQueue: DispatchQueue?, completionBlock: (@Sendable () -> Void)?) {
+        checkPermitted(.asyncRead, "an asynchronous read")
+        enqueue(completionQueue: completionQueue, completionBlock: completionBlock) { [self] in
+            performRead { (tx) throws(Never) in block(tx) }
+        }
+    }
+
+    /// Runs `block` in the read-write transaction in the background and commits it.
+    public func asyncReadWrite(_ block: @escaping @Sendable (YapDatabaseReadWriteTransaction) -> Void) {
+        asyncReadWrite(block, completionQueue: nil, completionBlock: nil)
+    }
+
+    /// Runs `block` in the read-write transaction in the background, commits it, then runs
+    /// `completionBlock` on `completionQueue` (after the commit is durable).
+    public func asyncReadWrite(_ block: @escaping @Sendable (YapDatabaseReadWriteTransaction) -> Void,
+                               completionQueue: DispatchQueue?, completionBlock: (@Sendable () -> Void)?) {
+        checkPermitted(.asyncReadWrite, "an asynchronous read-write")
+        enqueue(completionQueue: completionQueue, completionBlock: completionBlock) { [self] in
+            if case .commitFailed(_, let error) = performReadWrite({ (tx) throws(Never) in block(tx) }) {
+                YapDatabaseLogging.log(.error, "commit failed: \(error)")
+            }
+        }
+    }
+
+    /// Runs `completionBlock` on `completionQueue` once every transaction queued on this
+    /// connection before the call has finished.
+    public func flushTransactions(completionQueue: DispatchQueue? = nil, completionBlock: @escaping @Sendable () -> Void) {
+        enqueue(completionQueue: completionQueue, completionBlock: completionBlock) {}
+    }
+
+    func enqueue(completionQueue: DispatchQueue?, completionBlock: (@Sendable () -> Void)?, _ work: @escaping @Sendable () -> Void) {
+        pending.add(1, ordering: .relaxed)
+        let target = completionQueue ?? database.defaultCompletionQueueForUser
+        queue.async { [self] in
+            activeThread.store(Self.currentThread, ordering: .releasing)
+            work()
+            activeThread.store(0, ordering: .releasing)
+            pending.subtract(1, ordering: .relaxed)
+            if let completionBlock { target.async(execute: completionBlock) }
+        }
+    }
+
+    // MARK: Swift concurrency
+
+    /// Runs `block` in a read-only transaction without blocking a cooperative thread.
+    public func read<T: Sendable>(_ block: @escaping @Sendable (YapDatabaseReadTransaction) throws -> T) async throws -> T {
+        checkPermitted(.asyncRead, "an asynchronous read")
+        return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+            enqueue(completionQueue: nil, completionBlock: nil) { [self] in
+                do { continuation.resume(returning: try performRead(block)) } catch { continuation.resume(throwing: error) }
+            }
+        }
+    }
+
+    /// Runs `block` in the read-write transaction and commits it, without blocking a
+    /// cooperative thread. Throws the block's error or the commit's `YapDatabaseError`.
+    public func write<T: Sendable>(_ block: @escaping @Sendable (YapDatabaseReadWriteTransaction) throws -> T) async throws -> T {
+        checkPermitted(.asyncReadWrite, "an asynchronous read-write")
+        return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+            enqueue(completionQueue: nil, completionBlock: nil) { [self] in
+                switch performReadWrite(block) {
+                case .finished(let value): continuation.resume(returning: value)
+                case .blockFailed(let error): continuation.resume(throwing: error)
+                case .commitFailed(_, let error): continuation.resume(throwing: error)
+                }
+            }
+        }
+    }
+
+    // MARK: Running
+
+    /// Runs `body` on the connection's queue, detecting the deadlock of a synchronous
+    /// transaction started from inside a transaction of the same connection.
+    func onQueue<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
+        let me = Self.currentThread
+        if activeThread.load(ordering: .acquiring) == me {
+            preconditionFailure("YapDatabaseConnection misuse: a synchronous transaction was started from inside a transaction on the same connection; this would deadlock")
+        }
+        pending.add(1, ordering: .relaxed)
+        defer { pending.subtract(1, ordering: .relaxed) }
+        var result: Result<T, E>?
+        queue.sync {
+            activeThread.store(me, ordering: .releasing)
+            result = Result { () throws(E) -> T in try body() }
+            activeThread.store(0, ordering: .releasing)
+        }
+        return try result!.get()
+    }
+
+    func checkPermitted(_ kind: YapDatabasePermittedTransactions, _ description: String) {
+        let permitted = permittedTransactions
+        guard permitted.contains(kind) else {
+            preconditionFailure("YapDatabaseConnection misuse: \(description) transaction is not permitted on this connection (permittedTransactions = \(permitted.rawValue))")
+        }
+        if permitted.contains(.mainThreadOnly) && !Thread.isMainThread {
+            preconditionFailure("YapDatabaseConnection misuse: \(description) transaction off the main thread, but permittedTransactions has .mainThreadOnly")
+        }
+    }
+
+    /// A read transaction (on the queue).
+    func performRead<T, E: Error>(_ block: (YapDatabaseReadTransaction) throws(E) -> T) throws(E) -> T {
+        applySettings()
+        let lease = longLived ?? database.engine.acquireSnapshot()
+        syncCaches(to: lease.snapshot.number)
+        let tx = YapDatabaseReadTransaction(connection: self, snapshot: lease.snapshot)
+        defer {
+            tx.invalidate()
+            withExtendedLifetime(lease) {}
+        }
+        return try block(tx)
+    }
+
+    enum WriteOutcome<T> {
+        case finished(T)
+        case blockFailed(any Error)
+        case commitFailed(T, YapDatabaseError)
+    }
+
+    /// The read-write transaction (on the queue).
+    func performReadWrite<T, E: Error>(_ block: (YapDatabaseReadWriteTransaction) throws(E) -> T) -> WriteOutcome<T> {
+        applySettings()
+        if longLived != nil {
+            if settings.withLock({ $0.exceptionsForImplicitEnd }) {
+                preconditionFailure("YapDatabaseConnection misuse: a read-write transaction implicitly ends this connection's long-lived read transaction (exceptions for this are enabled)")
+            }
+            longLived = nil
+        }
+        var transaction: YapDatabaseReadWriteTransaction?
+        var value: T?
+        var blockError: (any Error)?
+        do {
+            let result = try database.engine.write({ engineTx -> Void in
+                syncCaches(to: engineTx.baseSnapshot)
+                let tx = YapDatabaseReadWriteTransaction(connection: self, engineTransaction: engineTx)
+                transaction = tx
+                defer { tx.invalidate() }
+                do throws(E) {
+                    value = try block(tx)
+                } catch {
+                    blockError = error
+                    throw error
+                }
+                if let failure = tx.pendingFailure { throw failure }
+                if tx.isRolledBack { engineTx.rollback(); return }
+                tx.prepareCommit()
+            }, didCommit: { changeset in
+                if let record = changeset.attachment as? CommitRecord { database.didCommit(record) }
+            })
+            if let changeset = result.changeset {
+                advance(to: changeset.snapshot)
+                transaction?.runCompletionBlocks()
+                database.waitForNotifications()
+            } else if transaction?.isRolledBack == true {
+                transaction?.discardCacheChanges()
+            }
+            return .finished(value!)
+        } catch {
+            transaction?.discardCacheChanges()
+            if let blockError { return .blockFailed(blockError) }
+            let failure = YapDatabaseError.from(error) ?? .io(errno: EIO, operation: "commit: \(error)")
+            guard let value else { return .blockFailed(failure) }
+            return .commitFailed(value, failure)
+        }
+    }
+}

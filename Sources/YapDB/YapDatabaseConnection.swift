@@ -1,0 +1,197 @@
+import Foundation
+import Synchronization
+import YapDBIndex
+import YapDBEngine
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A connection to a database: it runs transactions one at a time and keeps its own caches of
+/// decoded objects and metadata. Many connections read in parallel; one read-write transaction
+/// runs at a time per database.
+///
+/// A connection's caches always match the snapshot it reads: before each transaction it applies
+/// every changeset it missed, in commit order.
+///
+/// Threading: `@unchecked Sendable`. Transactions run on `queue` (a serial queue) one at a
+/// time; the transaction-time state (caches, `cacheSnapshot`, the long-lived read, extension
+/// connections) is touched only there. Settings that any thread may change sit in `settings`
+/// (a `Mutex`) and atomics.
+public final class YapDatabaseConnection: @unchecked Sendable {
+    /// The database this connection belongs to.
+    public let database: YapDatabase
+    let id: UInt64
+    let queue: DispatchQueue
+    let serialization: SerializationRegistry.Snapshot
+    let consumerID: UInt64
+
+    // Transaction-time state (on `queue` only).
+    var cacheSnapshot: UInt64
+    var objectCache: ObjectCache
+    var metadataCache: ObjectCache
+    var objectCacheOn = true
+    var metadataCacheOn = true
+    var appliedSettings = 0
+    var longLived: SnapshotLease?
+    var extensionConnections: [String: AnyObject] = [:]
+
+    // Any-thread state.
+    struct Settings {
+        var name: String?
+        var objectCacheEnabled: Bool
+        var objectCacheLimit: Int
+        var metadataCacheEnabled: Bool
+        var metadataCacheLimit: Int
+        var permitted: YapDatabasePermittedTransactions = .anyTransaction
+        var exceptionsForImplicitEnd = false
+        var version = 1
+    }
+    let settings: Mutex<Settings>
+    let pending = Atomic<Int>(0)
+    let reflectedSnapshot: Atomic<UInt64>
+    /// The thread running this connection's transaction right now (0 when none): a sync
+    /// transaction started on that thread again would deadlock.
+    let activeThread = Atomic<UInt>(0)
+
+    init(database: YapDatabase, config: YapDatabaseConnectionConfig) {
+        self.database = database
+        self.id = database.nextConnectionID.add(1, ordering: .relaxed).oldValue
+        self.queue = DispatchQueue(label: "YapDB.connection.\(id)")
+        self.serialization = database.registry.snapshot
+        let start = database.engine.snapshot().number
+        self.cacheSnapshot = start
+        self.reflectedSnapshot = Atomic(start)
+        self.consumerID = database.engine.registry.addConsumer(at: start)
+        self.objectCache = ObjectCache(limit: config.objectCacheLimit)
+        self.metadataCache = ObjectCache(limit: config.metadataCacheLimit)
+        self.objectCacheOn = config.objectCacheEnabled
+        self.metadataCacheOn = config.metadataCacheEnabled
+        self.settings = Mutex(Settings(objectCacheEnabled: config.objectCacheEnabled, objectCacheLimit: config.objectCacheLimit,
+                                       metadataCacheEnabled: config.metadataCacheEnabled, metadataCacheLimit: config.metadataCacheLimit))
+        self.appliedSettings = 1
+    }
+
+    deinit {
+        database.engine.registry.removeConsumer(consumerID)
+    }
+
+    // MARK: Properties
+
+    /// An optional name, for debugging.
+    public var name: String? {
+        get { settings.withLock { $0.name } }
+        set { settings.withLock { $0.name = newValue } }
+    }
+
+    /// The snapshot this connection's caches and last transaction reflect.
+    public var snapshot: UInt64 { reflectedSnapshot.load(ordering: .acquiring) }
+
+    /// Transactions queued or running on this connection.
+    public var pendingTransactionCount: Int { pending.load(ordering: .relaxed) }
+
+    /// Whether decoded objects are cached (true by default). Disabling drops the cache.
+    public var objectCacheEnabled: Bool {
+        get { settings.withLock { $0.objectCacheEnabled } }
+        set { changeSettings { $0.objectCacheEnabled = newValue } }
+    }
+
+    /// The most objects cached (250 by default; 0 = unlimited). Lowering it evicts at once.
+    public var objectCacheLimit: Int {
+        get { settings.withLock { $0.objectCacheLimit } }
+        set {
+            precondition(newValue >= 0, "YapDatabaseConnection.objectCacheLimit must not be negative")
+            changeSettings { $0.objectCacheLimit = newValue }
+        }
+    }
+
+    /// Whether decoded metadata is cached (true by default). Disabling drops the cache.
+    public var metadataCacheEnabled: Bool {
+        get { settings.withLock { $0.metadataCacheEnabled } }
+        set { changeSettings { $0.metadataCacheEnabled = newValue } }
+    }
+
+    /// The most metadata values cached (250 by default; 0 = unlimited).
+    public var metadataCacheLimit: Int {
+        get { settings.withLock { $0.metadataCacheLimit } }
+        set {
+            precondition(newValue >= 0, "YapDatabaseConnection.metadataCacheLimit must not be negative")
+            changeSettings { $0.metadataCacheLimit = newValue }
+        }
+    }
+
+    /// Which kinds of transaction this connection allows; a violation stops the program.
+    public var permittedTransactions: YapDatabasePermittedTransactions {
+        get { settings.withLock { $0.permitted } }
+        set { settings.withLock { $0.permitted = newValue } }
+    }
+
+    /// Applies a settings change now when called inside this connection's transaction (on its
+    /// queue), otherwise at the start of the next transaction.
+    func changeSettings(_ change: (inout Settings) -> Void) {
+        settings.withLock { s in
+            change(&s)
+            s.version += 1
+        }
+        if activeThread.load(ordering: .acquiring) == Self.currentThread { applySettings() }
+    }
+
+    /// Brings the caches in line with the settings (on the queue).
+    func applySettings() {
+        let s = settings.withLock { $0 }
+        guard s.version != appliedSettings else { return }
+        appliedSettings = s.version
+        if !s.objectCacheEnabled { objectCache.removeAll() }
+        if !s.metadataCacheEnabled { metadataCache.removeAll() }
+        objectCacheOn = s.objectCacheEnabled
+        metadataCacheOn = s.metadataCacheEnabled
+        objectCache.limit = s.objectCacheLimit
+        metadataCache.limit = s.metadataCacheLimit
+    }
+
+    /// Frees memory: `.caches` empties the object and metadata caches; `.internal` drops the
+    /// extension connections (rebuilt on demand).
+    public func flush(with flags: YapDatabaseConnectionFlushMemoryFlags) {
+        let work = { [self] in
+            if flags.contains(.caches) {
+                objectCache.removeAll()
+                metadataCache.removeAll()
+            }
+            if flags.contains(.internal) { extensionConnections.removeAll() }
+        }
+        if activeThread.load(ordering: .acquiring) == Self.currentThread { work() } else { queue.sync(execute: work) }
+    }
+
+    /// `flush(with:)` under YapDatabase's name.
+    public func flushMemory(with flags: YapDatabaseConnectionFlushMemoryFlags) { flush(with: flags) }
+
+    // MARK: Extensions
+
+    /// The extension connection of the extension registered as `name` (e.g. a view
+    /// connection), or nil.
+    public func ext(_ name: String) -> Any? {
+        let work = { [self] () -> AnyObject? in extensionConnection(name) }
+        if activeThread.load(ordering: .acquiring) == Self.currentThread { return work() }
+        return queue.sync(execute: work)
+    }
+
+    func extensionConnection(_ name: String) -> AnyObject? {
+        if let existing = extensionConnections[name] { return existing }
+        guard let ext = database.extensionRegistry.extensionNamed(name),
+              let made = ext.makeConnection(name: name, connection: self) else { return nil }
+        extensionConnections[name] = made
+        return made
+    }
+
+    // MARK: Threads
+
+    static var currentThread: UInt { UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(pthreadSelfPointer()))) }
+}
+
+/// The calling thread's identity as a pointer-sized value.
+func pthreadSelfPointer() -> UnsafeRawPointer? {
+    #if canImport(Glibc)
+    return UnsafeRawPointer(bitPattern: UInt(pthread_self()))
+    #else
+    return UnsafeRawPointer(pthread_self())
+    #endif
+}

@@ -1,0 +1,337 @@
+import Foundation
+import YapDBIndex
+import YapDBEngine
+import YapDBStorage
+
+/// A read-only transaction: every read sees one snapshot from start to end. Valid only inside
+/// the block it was passed to.
+///
+/// Threading: use it only inside its block, on the thread running the block.
+public class YapDatabaseReadTransaction {
+    /// The connection running this transaction.
+    public let connection: YapDatabaseConnection
+    /// Free for the caller's use during the transaction.
+    public var userInfo: Any?
+    let snapshot: EngineSnapshot?
+    var isValid = true
+    /// Iterations running now, and whether a write happened inside one.
+    var iterationDepth = 0
+    var mutatedDuringIteration = false
+    var extensionTransactions: [String: AnyObject] = [:]
+
+    init(connection: YapDatabaseConnection, snapshot: EngineSnapshot?) {
+        self.connection = connection
+        self.snapshot = snapshot
+    }
+
+    func invalidate() { isValid = false }
+
+    func checkValid(_ function: String = #function) {
+        precondition(isValid, "YapDatabaseTransaction misuse: \(function) called after the transaction's block returned")
+    }
+
+    // MARK: Data source (overridden by the read-write transaction)
+
+    var keydir: Keydir { snapshot!.keydir }
+
+    func readValue(_ location: ValueLocation) throws(StorageError) -> [UInt8]? {
+        try snapshot!.segments.value(at: location).1
+    }
+
+    // MARK: Counts and listings
+
+    /// The number of collections that have at least one row.
+    public func numberOfCollections() -> Int {
+        checkValid()
+        return keydir.collectionCount
+    }
+
+    /// The number of rows in `collection` (nil means "").
+    public func numberOfKeys(inCollection collection: String?) -> Int {
+        checkValid()
+        return keydir.count(inCollection: collection ?? "")
+    }
+
+    /// The number of rows in all collections.
+    public func numberOfKeysInAllCollections() -> Int {
+        checkValid()
+        return keydir.count
+    }
+
+    /// The collections that have at least one row.
+    public func allCollections() -> [String] {
+        checkValid()
+        return keydir.collections
+    }
+
+    /// Every key of `collection`.
+    public func allKeys(inCollection collection: String?) -> [String] {
+        checkValid()
+        var keys: [String] = []
+        keys.reserveCapacity(keydir.count(inCollection: collection ?? ""))
+        keydir.forEachKey(inCollection: collection ?? "") { key, _ in
+            keys.append(key)
+            return true
+        }
+        return keys
+    }
+
+    // MARK: Rows
+
+    /// Whether the row exists.
+    public func hasObject(forKey key: String, inCollection collection: String?) -> Bool {
+        checkValid()
+        return keydir.entry(collection: collection ?? "", key: key) != nil
+    }
+
+    /// The row's object, decoded by the collection's deserializer (from the connection's
+    /// cache when it is there), or nil when there is no such row.
+    public func object(forKey key: String, inCollection collection: String?) -> Any? {
+        checkValid()
+        let collection = collection ?? ""
+        if connection.objectCacheOn, let cached = connection.objectCache.value(collection: collection, key: key) { return cached }
+        guard let entry = keydir.entry(collection: collection, key: key) else { return nil }
+        return decodeObject(entry, collection: collection, key: key)
+    }
+
+    /// The row's metadata, or nil when there is no row or no metadata.
+    public func metadata(forKey key: String, inCollection collection: String?) -> Any? {
+        checkValid()
+        let collection = collection ?? ""
+        if connection.metadataCacheOn, let cached = connection.metadataCache.value(collection: collection, key: key) {
+            return cached is NoMetadata ? nil : cached
+        }
+        guard let entry = keydir.entry(collection: collection, key: key) else { return nil }
+        return decodeMetadata(entry, collection: collection, key: key)
+    }
+
+    /// The row's object as `O` and metadata as `M`, or nil when the row is missing or its
+    /// object is not an `O`.
+    public func row<O, M>(forKey key: String, inCollection collection: String?) -> (object: O, metadata: M?)? {
+        guard let object = object(forKey: key, inCollection: collection) as? O else { return nil }
+        return (object, metadata(forKey: key, inCollection: collection) as? M)
+    }
+
+    /// The row's object as stored (serialized), or nil.
+    public func serializedObject(forKey key: String, inCollection collection: String?) -> Data? {
+        checkValid()
+        guard let entry = keydir.entry(collection: collection ?? "", key: key) else { return nil }
+        return read(entry.object, what: "object of \(collection ?? "")/\(key)").map { Data($0) }
+    }
+
+    /// The row's metadata as stored (serialized), or nil.
+    public func serializedMetadata(forKey key: String, inCollection collection: String?) -> Data? {
+        checkValid()
+        guard let location = keydir.entry(collection: collection ?? "", key: key)?.metadata else { return nil }
+        return read(location, what: "metadata of \(collection ?? "")/\(key)").map { Data($0) }
+    }
+
+    // MARK: Iteration
+
+    /// Calls `block` with each collection name until it sets `stop`.
+    public func iterateCollections(_ block: (String, inout Bool) -> Void) {
+        checkValid()
+        let snapshot = keydir
+        iterate { stop in
+            for collection in snapshot.collections {
+                block(collection, &stop)
+                if !afterStep(stop) { return }
+            }
+        }
+    }
+
+    /// Calls `block` with each key of `collection` until it sets `stop`.
+    public func iterateKeys(inCollection collection: String?, using block: (String, inout Bool) -> Void) {
+        checkValid()
+        let snapshot = keydir
+        iterate { stop in
+            snapshot.forEachKey(inCollection: collection ?? "") { key, _ in
+                block(key, &stop)
+                return afterStep(stop)
+            }
+        }
+    }
+
+    /// Calls `block` with each key and object of `collection` whose object is a `T`.
+    public func iterateKeysAndObjects<T>(inCollection collection: String?, using block: (String, T, inout Bool) -> Void) {
+        iterateKeysAndObjects(inCollection: collection, filter: nil, using: block)
+    }
+
+    /// Like `iterateKeysAndObjects(inCollection:using:)`, deciding by key (before decoding)
+    /// which rows to visit.
+    public func iterateKeysAndObjects<T>(inCollection collection: String?, filter: ((String) -> Bool)?,
+                                         using block: (String, T, inout Bool) -> Void) {
+        checkValid()
+        let name = collection ?? ""
+        let snapshot = keydir
+        iterate { stop in
+            snapshot.forEachKey(inCollection: name) { key, entry in
+                if let filter, !filter(key) { return true }
+                guard let object = cachedOrDecodedObject(entry, collection: name, key: key) as? T else { return true }
+                block(key, object, &stop)
+                return afterStep(stop)
+            }
+        }
+    }
+
+    /// Calls `block` with each key of `collection` and its metadata when it is a `T` (rows
+    /// without metadata, or with metadata of another type, are passed over).
+    public func iterateKeysAndMetadata<T>(inCollection collection: String?, using block: (String, T, inout Bool) -> Void) {
+        checkValid()
+        let name = collection ?? ""
+        let snapshot = keydir
+        iterate { stop in
+            snapshot.forEachKey(inCollection: name) { key, entry in
+                guard let metadata = cachedOrDecodedMetadata(entry, collection: name, key: key) as? T else { return true }
+                block(key, metadata, &stop)
+                return afterStep(stop)
+            }
+        }
+    }
+
+    /// Calls `block` with each key, object (an `O`) and metadata (as `M`, or nil) of
+    /// `collection`.
+    public func iterateRows<O, M>(inCollection collection: String?, using block: (String, O, M?, inout Bool) -> Void) {
+        checkValid()
+        let name = collection ?? ""
+        let snapshot = keydir
+        iterate { stop in
+            snapshot.forEachKey(inCollection: name) { key, entry in
+                guard let object = cachedOrDecodedObject(entry, collection: name, key: key) as? O else { return true }
+                let metadata = cachedOrDecodedMetadata(entry, collection: name, key: key) as? M
+                block(key, object, metadata, &stop)
+                return afterStep(stop)
+            }
+        }
+    }
+
+    /// Calls `block` with the collection, key and object of every row.
+    public func iterateKeysAndObjectsInAllCollections(_ block: (String, String, Any, inout Bool) -> Void) {
+        checkValid()
+        let snapshot = keydir
+        iterate { stop in
+            for collection in snapshot.collections {
+                snapshot.forEachKey(inCollection: collection) { key, entry in
+                    guard let object = cachedOrDecodedObject(entry, collection: collection, key: key) else { return true }
+                    block(collection, key, object, &stop)
+                    return afterStep(stop)
+                }
+                if stop { return }
+            }
+        }
+    }
+
+    /// Calls `block` with the collection, key, object and metadata of every row.
+    public func iterateRowsInAllCollections(_ block: (String, String, Any, Any?, inout Bool) -> Void) {
+        checkValid()
+        let snapshot = keydir
+        iterate { stop in
+            for collection in snapshot.collections {
+                snapshot.forEachKey(inCollection: collection) { key, entry in
+                    guard let object = cachedOrDecodedObject(entry, collection: collection, key: key) else { return true }
+                    let metadata = cachedOrDecodedMetadata(entry, collection: collection, key: key)
+                    block(collection, key, object, metadata, &stop)
+                    return afterStep(stop)
+                }
+                if stop { return }
+            }
+        }
+    }
+
+    /// Calls `block` with the index (in `keys`) and object (nil when missing) of each key of
+    /// `collection`, in no particular order, until it sets `stop`.
+    public func enumerateObjects(forKeys keys: [String], inCollection collection: String?,
+                                 unorderedUsing block: (Int, Any?, inout Bool) -> Void) {
+        checkValid()
+        iterate { stop in
+            for (index, key) in keys.enumerated() {
+                block(index, object(forKey: key, inCollection: collection), &stop)
+                if !afterStep(stop) { return }
+            }
+        }
+    }
+
+    // MARK: Extensions
+
+    /// The extension transaction of the extension registered as `name` (e.g. a view
+    /// transaction), or nil.
+    public func ext(_ name: String) -> Any? {
+        checkValid()
+        if let existing = extensionTransactions[name] { return existing }
+        guard let ext = connection.database.extensionRegistry.extensionNamed(name) else { return nil }
+        let made = ext.makeTransaction(name: name, extensionConnection: connection.extensionConnection(name), transaction: self)
+        if let made { extensionTransactions[name] = made }
+        return made
+    }
+
+    // MARK: Decoding
+
+    func cachedOrDecodedObject(_ entry: KeydirEntry, collection: String, key: String) -> Any? {
+        if connection.objectCacheOn, let cached = connection.objectCache.value(collection: collection, key: key) { return cached }
+        return decodeObject(entry, collection: collection, key: key)
+    }
+
+    func cachedOrDecodedMetadata(_ entry: KeydirEntry, collection: String, key: String) -> Any? {
+        if connection.metadataCacheOn, let cached = connection.metadataCache.value(collection: collection, key: key) {
+            return cached is NoMetadata ? nil : cached
+        }
+        return decodeMetadata(entry, collection: collection, key: key)
+    }
+
+    func decodeObject(_ entry: KeydirEntry, collection: String, key: String) -> Any? {
+        guard let bytes = read(entry.object, what: "object of \(collection)/\(key)") else { return nil }
+        guard let object = connection.serialization.deserialize(.object, Data(bytes), forKey: key, inCollection: collection) else { return nil }
+        if connection.objectCacheOn { connection.objectCache.set(object, collection: collection, key: key) }
+        return object
+    }
+
+    func decodeMetadata(_ entry: KeydirEntry, collection: String, key: String) -> Any? {
+        guard let location = entry.metadata else {
+            if connection.metadataCacheOn { connection.metadataCache.set(NoMetadata.marker, collection: collection, key: key) }
+            return nil
+        }
+        guard let bytes = read(location, what: "metadata of \(collection)/\(key)") else { return nil }
+        let metadata = connection.serialization.deserialize(.metadata, Data(bytes), forKey: key, inCollection: collection)
+        if connection.metadataCacheOn {
+            connection.metadataCache.set(metadata ?? NoMetadata.marker, collection: collection, key: key)
+        }
+        return metadata
+    }
+
+    /// Reads a value; a damaged record is reported to the log handler and reads as missing.
+    func read(_ location: ValueLocation, what: String) -> [UInt8]? {
+        do throws(StorageError) {
+            return try readValue(location) ?? []
+        } catch {
+            YapDatabaseLogging.log(.error, "could not read the \(what): \(error)")
+            return nil
+        }
+    }
+
+    // MARK: Iteration guard
+
+    /// Runs an iteration, tracking writes made inside it.
+    func iterate(_ body: (inout Bool) -> Void) {
+        iterationDepth += 1
+        defer {
+            iterationDepth -= 1
+            if iterationDepth == 0 { mutatedDuringIteration = false }
+        }
+        var stop = false
+        body(&stop)
+    }
+
+    /// After each step of an iteration: a write during the step is a programming error unless
+    /// the block then stopped. Returns whether to go on.
+    func afterStep(_ stop: Bool) -> Bool {
+        if mutatedDuringIteration {
+            precondition(stop, "YapDatabaseTransaction misuse: the database was modified during an iteration without stopping it (set stop = true after writing)")
+        }
+        return !stop
+    }
+}
+
+/// Marks "no metadata" in a metadata cache, so a nil is a cache hit too.
+struct NoMetadata: Sendable {
+    static let marker = NoMetadata()
+}

@@ -1,0 +1,324 @@
+import Foundation
+import YapDBIndex
+import YapDBEngine
+import YapDBStorage
+
+/// The read-write transaction: reads see its own writes; everything commits together when the
+/// block returns, or nothing does (`rollback()`, an error thrown by the block, or a failure
+/// such as a value that cannot be serialized).
+public final class YapDatabaseReadWriteTransaction: YapDatabaseReadTransaction {
+    let engineTransaction: WriteTransaction
+    let extensions: [(name: String, ext: YapDatabaseExtension)]
+    /// A failure the compatible (non-throwing) write methods could not report; the commit
+    /// fails with it.
+    var pendingFailure: YapDatabaseError?
+    var completions: [(DispatchQueue?, @Sendable () -> Void)] = []
+    /// Keys whose cache entries this transaction changed (evicted again on rollback).
+    var cacheTouched: Set<CollectionKeyPair> = []
+    var writtenObjects: [CollectionKeyPair: Any] = [:]
+    var writtenMetadata: [CollectionKeyPair: Any] = [:]
+    var touchedOnlyObjects: Set<CollectionKeyPair> = []
+    var touchedOnlyMetadata: Set<CollectionKeyPair> = []
+    /// Per-extension changes for the notification's `"extensions"`.
+    var extensionChanges: [String: Any] = [:]
+
+    /// The object passed to observers as the notification's `"custom"` value.
+    public var yapDatabaseModifiedNotificationCustomObject: Any?
+
+    init(connection: YapDatabaseConnection, engineTransaction: WriteTransaction) {
+        self.engineTransaction = engineTransaction
+        self.extensions = connection.database.extensionRegistry.all
+        super.init(connection: connection, snapshot: nil)
+    }
+
+    override var keydir: Keydir { engineTransaction.keydir }
+
+    override func readValue(_ location: ValueLocation) throws(StorageError) -> [UInt8]? {
+        try engineTransaction.read(location)
+    }
+
+    /// Whether `rollback()` was called.
+    var isRolledBack: Bool { engineTransaction.isRolledBack }
+
+    // MARK: Writing
+
+    /// Sets the row's object; its metadata becomes nil. A nil object removes the row.
+    public func setObject(_ object: Any?, forKey key: String, inCollection collection: String?) {
+        guard let object else { return removeObject(forKey: key, inCollection: collection) }
+        write(object, metadata: .clear, key: key, collection: collection ?? "")
+    }
+
+    /// Sets the row's object and metadata. A nil object removes the row.
+    public func setObject(_ object: Any?, forKey key: String, inCollection collection: String?, withMetadata metadata: Any?) {
+        guard let object else { return removeObject(forKey: key, inCollection: collection) }
+        write(object, metadata: metadata.map { .set($0) } ?? .clear, key: key, collection: collection ?? "")
+    }
+
+    /// Replaces the object of an existing row, keeping its metadata; does nothing when the row
+    /// does not exist.
+    public func replaceObject(_ object: Any?, forKey key: String, inCollection collection: String?) {
+        let name = collection ?? ""
+        guard keydir.entry(collection: name, key: key) != nil else { return }
+        guard let object else { return removeObject(forKey: key, inCollection: collection) }
+        write(object, metadata: .keep, key: key, collection: name)
+    }
+
+    /// Replaces the metadata of an existing row (nil clears it); does nothing when the row does
+    /// not exist.
+    public func replaceMetadata(_ metadata: Any?, forKey key: String, inCollection collection: String?) {
+        checkValid()
+        let name = collection ?? ""
+        guard keydir.entry(collection: name, key: key) != nil else { return }
+        noteMutation()
+        let pair = CollectionKeyPair(collection: name, key: key)
+        if let metadata {
+            let sanitized = connection.serialization.preSanitize(.metadata, metadata, forKey: key, inCollection: name)
+            guard let data = serialize(.metadata, sanitized, key: key, collection: name) else { return }
+            guard engine({ () throws(StorageError) in
+                try data.withBytes { (raw: UnsafeRawBufferPointer) throws(StorageError) in
+                    _ = try engineTransaction.setMetadata(raw, collection: name, key: key)
+                }
+            }) else { return }
+            cacheMetadata(sanitized, pair)
+            connection.serialization.postSanitize(.metadata, sanitized, forKey: key, inCollection: name)
+        } else {
+            guard engine({ () throws(StorageError) in _ = try engineTransaction.setMetadata(nil, collection: name, key: key) }) else { return }
+            cacheMetadata(nil, pair)
+        }
+        touchedOnlyMetadata.remove(pair)
+        for (extName, ext) in extensions { ext.didChangeRow(name: extName, collection: name, key: key, transaction: self) }
+    }
+
+    /// Marks the row's object as changed (observers and other connections see a change);
+    /// nothing is written.
+    public func touchObject(forKey key: String, inCollection collection: String?) {
+        touch(key, collection, object: true, metadata: false)
+    }
+
+    /// Marks the row's metadata as changed; nothing is written.
+    public func touchMetadata(forKey key: String, inCollection collection: String?) {
+        touch(key, collection, object: false, metadata: true)
+    }
+
+    /// Marks the row's object and metadata as changed; nothing is written.
+    public func touchRow(forKey key: String, inCollection collection: String?) {
+        touch(key, collection, object: true, metadata: true)
+    }
+
+    /// Removes the row.
+    public func removeObject(forKey key: String, inCollection collection: String?) {
+        checkValid()
+        let name = collection ?? ""
+        guard keydir.entry(collection: name, key: key) != nil else { return }
+        noteMutation()
+        for (extName, ext) in extensions { ext.willRemoveRow(name: extName, collection: name, key: key, transaction: self) }
+        guard engine({ () throws(StorageError) in _ = try engineTransaction.remove(collection: name, key: key) }) else { return }
+        let pair = CollectionKeyPair(collection: name, key: key)
+        connection.objectCache.remove(collection: name, key: key)
+        connection.metadataCache.remove(collection: name, key: key)
+        writtenObjects[pair] = nil
+        writtenMetadata[pair] = nil
+        touchedOnlyObjects.remove(pair)
+        touchedOnlyMetadata.remove(pair)
+    }
+
+    /// Removes the rows with the given keys.
+    public func removeObjects(forKeys keys: [String], inCollection collection: String?) {
+        for key in keys { removeObject(forKey: key, inCollection: collection) }
+    }
+
+    /// Removes every row of `collection`.
+    public func removeAllObjects(inCollection collection: String?) {
+        checkValid()
+        let name = collection ?? ""
+        guard keydir.count(inCollection: name) > 0 else { return }
+        noteMutation()
+        for (extName, ext) in extensions { ext.willRemoveCollection(name: extName, collection: name, transaction: self) }
+        guard engine({ () throws(StorageError) in _ = try engineTransaction.removeCollection(name) }) else { return }
+        connection.objectCache.removeCollection(name)
+        connection.metadataCache.removeCollection(name)
+        writtenObjects = writtenObjects.filter { $0.key.collection != name }
+        writtenMetadata = writtenMetadata.filter { $0.key.collection != name }
+        touchedOnlyObjects = touchedOnlyObjects.filter { $0.collection != name }
+        touchedOnlyMetadata = touchedOnlyMetadata.filter { $0.collection != name }
+    }
+
+    /// Removes every row of every collection.
+    public func removeAllObjectsInAllCollections() {
+        checkValid()
+        guard keydir.count > 0 else { return }
+        noteMutation()
+        for (extName, ext) in extensions { ext.willRemoveAll(name: extName, transaction: self) }
+        guard engine({ () throws(StorageError) in try engineTransaction.removeAll() }) else { return }
+        connection.objectCache.removeAll()
+        connection.metadataCache.removeAll()
+        writtenObjects.removeAll()
+        writtenMetadata.removeAll()
+        touchedOnlyObjects.removeAll()
+        touchedOnlyMetadata.removeAll()
+    }
+
+    /// Rolls the transaction back when its block returns: nothing is committed, no snapshot
+    /// bump, no notification, and the connection's caches keep nothing from it.
+    public func rollback() {
+        checkValid()
+        engineTransaction.rollback()
+    }
+
+    /// Runs `completionBlock` on `queue` (nil: the default completion queue) after the
+    /// transaction commits. Not run when it rolls back.
+    public func addCompletionQueue(_ queue: DispatchQueue?, completionBlock: @escaping @Sendable () -> Void) {
+        checkValid()
+        completions.append((queue, completionBlock))
+    }
+
+    // MARK: Internals
+
+    enum MetadataChange {
+        case keep
+        case clear
+        case set(Any)
+    }
+
+    func write(_ object: Any, metadata: MetadataChange, key: String, collection: String) {
+        checkValid()
+        noteMutation()
+        let serialization = connection.serialization
+        let sanitizedObject = serialization.preSanitize(.object, object, forKey: key, inCollection: collection)
+        guard let objectData = serialize(.object, sanitizedObject, key: key, collection: collection) else { return }
+        var sanitizedMetadata: Any?
+        var metadataData: Data?
+        if case .set(let value) = metadata {
+            sanitizedMetadata = serialization.preSanitize(.metadata, value, forKey: key, inCollection: collection)
+            guard let data = serialize(.metadata, sanitizedMetadata!, key: key, collection: collection) else { return }
+            metadataData = data
+        }
+        let ok = engine { () throws(StorageError) in
+            try objectData.withBytes { (o: UnsafeRawBufferPointer) throws(StorageError) in
+                switch metadata {
+                case .keep: try engineTransaction.setObject(o, metadata: .keep, collection: collection, key: key)
+                case .clear: try engineTransaction.setObject(o, metadata: .clear, collection: collection, key: key)
+                case .set:
+                    try metadataData!.withBytes { (m: UnsafeRawBufferPointer) throws(StorageError) in
+                        try engineTransaction.setObject(o, metadata: .set(m), collection: collection, key: key)
+                    }
+                }
+            }
+        }
+        guard ok else { return }
+        let pair = CollectionKeyPair(collection: collection, key: key)
+        cacheObject(sanitizedObject, pair)
+        touchedOnlyObjects.remove(pair)
+        switch metadata {
+        case .keep: break
+        case .clear:
+            cacheMetadata(nil, pair)
+            touchedOnlyMetadata.remove(pair)
+        case .set:
+            cacheMetadata(sanitizedMetadata, pair)
+            touchedOnlyMetadata.remove(pair)
+        }
+        serialization.postSanitize(.object, sanitizedObject, forKey: key, inCollection: collection)
+        if let sanitizedMetadata { serialization.postSanitize(.metadata, sanitizedMetadata, forKey: key, inCollection: collection) }
+        for (extName, ext) in extensions { ext.didChangeRow(name: extName, collection: collection, key: key, transaction: self) }
+    }
+
+    func cacheObject(_ object: Any, _ pair: CollectionKeyPair) {
+        if connection.objectCacheOn {
+            connection.objectCache.set(object, collection: pair.collection, key: pair.key)
+            cacheTouched.insert(pair)
+        }
+        if connection.serialization.objectPolicy(forCollection: pair.collection) != .containment { writtenObjects[pair] = object }
+    }
+
+    func cacheMetadata(_ metadata: Any?, _ pair: CollectionKeyPair) {
+        if connection.metadataCacheOn {
+            connection.metadataCache.set(metadata ?? NoMetadata.marker, collection: pair.collection, key: pair.key)
+            cacheTouched.insert(pair)
+        }
+        if connection.serialization.metadataPolicy(forCollection: pair.collection) != .containment {
+            writtenMetadata[pair] = metadata ?? NoMetadata.marker
+        }
+    }
+
+    func touch(_ key: String, _ collection: String?, object: Bool, metadata: Bool) {
+        checkValid()
+        let name = collection ?? ""
+        guard engineTransaction.touch(collection: name, key: key, object: object, metadata: metadata) else { return }
+        let pair = CollectionKeyPair(collection: name, key: key)
+        if object && writtenObjects[pair] == nil && !engineTransaction.changeset.insertedKeys.contains(pair) { touchedOnlyObjects.insert(pair) }
+        if metadata && writtenMetadata[pair] == nil && !engineTransaction.changeset.insertedKeys.contains(pair) { touchedOnlyMetadata.insert(pair) }
+        for (extName, ext) in extensions { ext.didTouchRow(name: extName, collection: name, key: key, transaction: self) }
+    }
+
+    func noteMutation() {
+        if iterationDepth > 0 { mutatedDuringIteration = true }
+    }
+
+    /// Serializes, or records the failure (the commit will fail with it) and returns nil.
+    func serialize(_ part: SerializationRegistry.Part, _ value: Any, key: String, collection: String) -> Data? {
+        do throws(YapDatabaseError) {
+            let data = try connection.serialization.serialize(part, value, forKey: key, inCollection: collection)
+            if data.count > connection.database.engine.options.maxValueSize { throw .valueTooLarge }
+            return data
+        } catch {
+            fail(error)
+            return nil
+        }
+    }
+
+    /// Runs an engine write; on failure records it (the commit fails with it).
+    func engine(_ body: () throws(StorageError) -> Void) -> Bool {
+        do throws(StorageError) {
+            try body()
+            return true
+        } catch {
+            fail(YapDatabaseError(error))
+            return false
+        }
+    }
+
+    func fail(_ error: YapDatabaseError) {
+        if pendingFailure == nil {
+            YapDatabaseLogging.log(.error, "the transaction will not commit: \(error)")
+            pendingFailure = error
+        }
+    }
+
+    /// Builds what the commit carries to observers and other connections.
+    func prepareCommit() {
+        let engineChanges = engineTransaction.changeset
+        func keys(_ set: Set<CollectionKeyPair>) -> Set<YapCollectionKey> {
+            Set(set.lazy.map { YapCollectionKey(collection: $0.collection, key: $0.key) })
+        }
+        let changeset = YapDatabaseChangeset(
+            snapshot: engineTransaction.baseSnapshot + 1,
+            objectChanges: keys(engineChanges.objectChanges), metadataChanges: keys(engineChanges.metadataChanges),
+            insertedKeys: keys(engineChanges.insertedKeys), removedKeys: keys(engineChanges.removedKeys),
+            removedCollections: engineChanges.removedCollections, allKeysRemoved: engineChanges.allKeysRemoved)
+        let notification = changeset.notification(object: connection.database, connection: connection,
+                                                  custom: yapDatabaseModifiedNotificationCustomObject,
+                                                  extensions: extensionChanges.isEmpty ? nil : extensionChanges)
+        var sharedObjects: [YapCollectionKey: Any] = [:]
+        for (pair, object) in writtenObjects { sharedObjects[YapCollectionKey(collection: pair.collection, key: pair.key)] = object }
+        var sharedMetadata: [YapCollectionKey: Any] = [:]
+        for (pair, metadata) in writtenMetadata { sharedMetadata[YapCollectionKey(collection: pair.collection, key: pair.key)] = metadata }
+        engineTransaction.attach(CommitRecord(changeset: changeset, notification: notification, sharedObjects: sharedObjects,
+                                              sharedMetadata: sharedMetadata, touchedObjects: touchedOnlyObjects,
+                                              touchedMetadata: touchedOnlyMetadata))
+    }
+
+    func runCompletionBlocks() {
+        for (queue, block) in completions {
+            (queue ?? connection.database.defaultCompletionQueueForUser).async(execute: block)
+        }
+    }
+
+    /// After a rollback or failure: the caches keep nothing from this transaction.
+    func discardCacheChanges() {
+        for pair in cacheTouched {
+            connection.objectCache.remove(collection: pair.collection, key: pair.key)
+            connection.metadataCache.remove(collection: pair.collection, key: pair.key)
+        }
+    }
+}
