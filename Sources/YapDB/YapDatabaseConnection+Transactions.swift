@@ -52,7 +52,7 @@ extension YapDatabaseConnection {
     /// Runs `block` in a read-only transaction in the background, then `completionBlock` on
     /// `completionQueue` (default: main on Apple platforms, a private serial queue elsewhere).
     public func asyncRead(_ block: @escaping @Sendable (YapDatabaseReadTransaction) -> Void,
-                          completionQueue: DispatchQueue?, completionBlock: (@Sendable () -> Void)?) {
+                          completionQueue: DispatchQueue? = nil, completionBlock: (@Sendable () -> Void)?) {
         checkPermitted(.asyncRead, "an asynchronous read")
         enqueue(completionQueue: completionQueue, completionBlock: completionBlock) { [self] in
             performRead { (tx) throws(Never) in block(tx) }
@@ -67,7 +67,7 @@ extension YapDatabaseConnection {
     /// Runs `block` in the read-write transaction in the background, commits it, then runs
     /// `completionBlock` on `completionQueue` (after the commit is durable).
     public func asyncReadWrite(_ block: @escaping @Sendable (YapDatabaseReadWriteTransaction) -> Void,
-                               completionQueue: DispatchQueue?, completionBlock: (@Sendable () -> Void)?) {
+                               completionQueue: DispatchQueue? = nil, completionBlock: (@Sendable () -> Void)?) {
         checkPermitted(.asyncReadWrite, "an asynchronous read-write")
         enqueue(completionQueue: completionQueue, completionBlock: completionBlock) { [self] in
             if case .commitFailed(_, let error) = performReadWrite({ (tx) throws(Never) in block(tx) }) {
