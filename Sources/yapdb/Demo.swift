@@ -1,12 +1,8 @@
 import ArgumentParser
-import YapDBStorage
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import Foundation
+import YapDB
 
-/// `yapdb demo`: a guided run on a database in a temporary folder.
+/// `yapdb demo`: a guided run of the library on a database in a temporary folder.
 struct Demo: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Run the guided demo on a database in a temporary folder.")
 
@@ -16,86 +12,126 @@ struct Demo: ParsableCommand {
     @Flag(help: "Keep the demo database afterwards.")
     var keep = false
 
+    struct Person: Codable, Equatable {
+        var name: String
+        var born: Int
+        var field: String
+    }
+
+    struct Seen: Codable, Equatable {
+        var by: String
+    }
+
     func run() throws {
-        let folder = try directory ?? TemporaryFolder.make()
-        let path = Paths.join(folder, "demo.yapdb")
-        let fs = PosixFileSystem.shared
-        print("YapDB storage demo — database at \(path)\n")
-
-        print("1. Create the database and write 3 commits (each synced before it returns).")
-        var options = LogStore.Options()
-        options.syncMode = .full
-        let first = try LogStore.open(path: path, fileSystem: fs, options: options) { _ in }
-        let people = [("ada", "{\"name\":\"Ada Lovelace\",\"born\":1815}"),
-                      ("grace", "{\"name\":\"Grace Hopper\",\"born\":1906}"),
-                      ("alan", "{\"name\":\"Alan Turing\",\"born\":1912}")]
-        for (index, (key, json)) in people.enumerated() {
-            try first.writer.begin()
-            _ = try Array(json.utf8).withBytes { (raw) throws(StorageError) in
-                try first.writer.appendValue(.object, rowid: UInt64(index + 1), collection: "people", key: key,
-                                             value: raw, noMetadata: true, compress: true)
-            }
-            let end = try first.writer.commit(snapshot: first.writer.lastSnapshot + 1)
-            print("   commit \(first.writer.lastSnapshot): people/\(key) → log position \(end)")
-        }
-
-        print("\n2. Start a 4th commit and leave it half-written, as a crash would.")
-        try first.writer.begin()
-        _ = try Array("{\"name\":\"Edsger Dijkstra\"}".utf8).withBytes { (raw) throws(StorageError) in
-            try first.writer.appendValue(.object, rowid: 4, collection: "people", key: "edsger", value: raw, noMetadata: true, compress: true)
-        }
-        let tornBytes = Array("{\"name\":\"Edsger".utf8)
-        try first.writer.file.write(tornBytes, at: Int64(first.writer.end))
-        print("   wrote \(tornBytes.count) bytes of a record with no commit record after them")
-        first.lock.unlock()
-        first.writer.file.close()
-
-        print("\n3. Reopen: recovery scans the log, applies every valid commit, and cuts the torn tail.")
-        var found: [(UInt64, String, RecordLocation)] = []
-        let second = try LogStore.open(path: path, fileSystem: fs, options: options) { commit in
-            for op in commit.operations {
-                if case .value(_, _, let collection, let key, _, let location) = op {
-                    found.append((commit.info.snapshot, "\(collection)/\(key)", location))
-                }
-            }
-        }
-        let report = second.report
-        print("   commits recovered: \(report.commits), last snapshot: \(report.lastSnapshot)")
-        print("   torn tail truncated: \(report.truncatedBytes) bytes" + (report.tornReason.map { " (\($0))" } ?? ""))
-        for (snapshot, name, location) in found {
-            let file = try fs.open(second.writer.files.segmentPath(location.segment), mode: .readOnly)
-            let (_, value) = try SegmentReader.value(at: location, in: file)
-            file.close()
-            print("   snapshot \(snapshot): \(name) = \(String(decoding: value ?? [], as: UTF8.self))")
-        }
-        second.lock.unlock()
-        second.writer.file.close()
-
-        let listing = try DatabaseFiles(mainPath: path).list(fs)
-        print("\n4. Files beside the main file: \(listing.segments.count) segment(s), \(listing.checkpoints.count) checkpoint(s).")
-        if keep {
-            print("\nKept the database at \(folder).")
-        } else {
-            TemporaryFolder.remove(folder)
-            print("\nRemoved \(folder).")
-        }
-    }
-}
-
-/// Temporary folders for the demo and measurements.
-enum TemporaryFolder {
-    static func make() throws -> String {
-        var template = Array("/tmp/yapdb-demo-XXXXXX".utf8CString)
-        guard template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) != nil else {
-            throw ValidationError("could not create a temporary folder (errno \(errno))")
-        }
-        return String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        try reportingFailures { try guided() }
     }
 
-    static func remove(_ folder: String) {
-        if let names = try? PosixFileSystem.shared.listDirectory(folder) {
-            for name in names { unlink(Paths.join(folder, name)) }
+    func guided() throws {
+        let folder = try directory ?? FileManager.default.temporaryDirectory.appendingPathComponent("yapdb-demo-\(UUID().uuidString.prefix(8))").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { if !keep { try? FileManager.default.removeItem(atPath: folder) } }
+        let url = URL(fileURLWithPath: folder).appendingPathComponent("demo.yapdb")
+
+        print("YapDB demo — database at \(url.path)")
+        step(1, "Open the database (it is created) and register a Codable type for the \"people\" collection.")
+        var database = try open(url)
+        print("   snapshot \(database.snapshot): a new database is empty")
+
+        step(2, "Two connections: `writer` for background work, `ui` for the interface. The ui starts a long-lived read transaction: every read it makes sees one stable snapshot until it moves forward.")
+        var writer = database.newConnection()
+        let ui = database.newConnection()
+        ui.beginLongLivedReadTransaction()
+        print("   ui is on snapshot \(ui.snapshot)")
+
+        step(3, "The writer commits three transactions.")
+        let people = [("ada", Person(name: "Ada Lovelace", born: 1815, field: "mathematics")),
+                      ("grace", Person(name: "Grace Hopper", born: 1906, field: "compilers")),
+                      ("alan", Person(name: "Alan Turing", born: 1912, field: "computability"))]
+        try writer.write { tx in
+            for (key, person) in people { tx.setObject(person, forKey: key, inCollection: "people") }
         }
-        rmdir(folder)
+        print("   snapshot \(database.snapshot): inserted \(people.map(\.0).joined(separator: ", "))")
+        try writer.write { tx in
+            tx.setObject(Person(name: "Edsger Dijkstra", born: 1930, field: "algorithms"), forKey: "edsger", inCollection: "people",
+                         withMetadata: Seen(by: "writer"))
+        }
+        print("   snapshot \(database.snapshot): inserted edsger, with metadata")
+        try writer.write { tx in
+            if var ada = tx.object(forKey: "ada", inCollection: "people") as? Person {
+                ada.field = "mathematics, the first program"
+                tx.replaceObject(ada, forKey: "ada", inCollection: "people")
+            }
+        }
+        print("   snapshot \(database.snapshot): replaced ada's object")
+        let before = ui.read { $0.numberOfKeys(inCollection: "people") }
+        print("   ui still reads snapshot \(ui.snapshot): \(before) people")
+
+        step(4, "The ui moves forward. It gets the notification of every commit it skipped, in order, and asks them what changed.")
+        let notifications = ui.beginLongLivedReadTransaction()
+        for note in notifications {
+            let snapshot = note.userInfo?["snapshot"] as? UInt64 ?? 0
+            let inserted = (note.userInfo?["insertedKeys"] as? Set<YapCollectionKey> ?? []).map(\.key).sorted()
+            let changed = (note.userInfo?["objectChanges"] as? Set<YapCollectionKey> ?? []).map(\.key).sorted()
+            print("   notification for snapshot \(snapshot): inserted \(inserted), objects changed \(changed)")
+        }
+        print("   ui.hasChange(forKey: \"ada\") → \(ui.hasChange(forKey: "ada", inCollection: "people", in: notifications)); for \"nobody\" → \(ui.hasChange(forKey: "nobody", inCollection: "people", in: notifications))")
+        let after = ui.read { $0.numberOfKeys(inCollection: "people") }
+        print("   ui now reads snapshot \(ui.snapshot): \(after) people")
+
+        step(5, "Caches: each connection keeps decoded objects. The first read decodes; the second is a cache hit.")
+        let first = measure { ui.read { tx in _ = tx.object(forKey: "grace", inCollection: "people") } }
+        let second = measure { ui.read { tx in _ = tx.object(forKey: "grace", inCollection: "people") } }
+        print("   first read (decode): \(first) µs; second read (cache hit): \(second) µs, transaction included")
+        try writer.write { tx in tx.setObject(Person(name: "Grace Brewster Hopper", born: 1906, field: "compilers"), forKey: "grace", inCollection: "people") }
+        ui.beginLongLivedReadTransaction()
+        let grace = ui.read { $0.object(forKey: "grace", inCollection: "people") as? Person }
+        print("   after the writer changes grace, the ui's cache follows the changeset: \(grace?.name ?? "?")")
+
+        step(6, "A transaction that rolls back leaves no trace: no snapshot, no notification.")
+        let snapshotBefore = database.snapshot
+        try writer.write { tx in
+            tx.removeAllObjectsInAllCollections()
+            tx.rollback()
+        }
+        print("   snapshot still \(database.snapshot) (was \(snapshotBefore)); people: \(writer.read { $0.numberOfKeys(inCollection: "people") })")
+
+        step(7, "Close the database and open it again: everything is still there, and verify() checks every byte.")
+        writer = database.newConnection()
+        try database.close()
+        database = try open(url)
+        let reopened = database.newConnection()
+        reopened.read { tx in
+            var names: [String] = []
+            tx.iterateKeysAndObjects(inCollection: "people") { (_: String, person: Person, _: inout Bool) in names.append(person.name) }
+            print("   snapshot \(database.snapshot): \(names.sorted().joined(separator: ", "))")
+            print("   edsger's metadata: \(tx.metadata(forKey: "edsger", inCollection: "people") as? Seen ?? Seen(by: "?"))")
+        }
+        let report = try database.verify()
+        let stats = try database.stats()
+        print("   verify(): \(report.isValid ? "valid" : "INVALID"), \(report.commitsChecked) commits, \(report.recordsChecked) records, \(report.bytesChecked) bytes checked")
+        print("   stats: \(stats.rowCount) rows, \(stats.fileBytes) bytes in files, \(stats.liveBytes) live")
+        try database.close()
+        print(keep ? "\nKept the database in \(folder)." : "\nRemoved \(folder).")
+        guard report.isValid else { throw ToolFailure("verify found problems", code: 4) }
+    }
+
+    func open(_ url: URL) throws -> YapDatabase {
+        do {
+            let database = try YapDatabase.open(url: url)
+            database.registerCodableSerialization(Person.self, metadata: Seen.self, forCollection: "people")
+            return database
+        } catch {
+            throw ToolFailure(error, path: url.path)
+        }
+    }
+
+    func step(_ n: Int, _ text: String) {
+        print("\n\(n). \(text)")
+    }
+
+    func measure(_ body: () -> Void) -> String {
+        let start = DispatchTime.now().uptimeNanoseconds
+        body()
+        return String(format: "%.1f", Double(DispatchTime.now().uptimeNanoseconds - start) / 1000)
     }
 }

@@ -8,7 +8,8 @@ import YapDB
 struct MeasureCoders: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "measure-coders",
-        abstract: "Measure JSON, binary property list and YapBinary Codable coders (build with -c release).")
+        abstract: "Measure JSON, binary property list and YapBinary Codable coders (build with -c release).",
+        shouldDisplay: false)
 
     @Option(help: "Encode/decode round trips per coder.") var iterations = 100_000
     @Option(help: "Measure only coders whose name starts with this.") var only: String?

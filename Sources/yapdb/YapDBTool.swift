@@ -1,4 +1,6 @@
 import ArgumentParser
+import Foundation
+import YapDB
 
 /// The `yapdb` command-line tool.
 @main
@@ -6,6 +8,102 @@ struct YapDBTool: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "yapdb",
         abstract: "Inspect, check and demonstrate YapDB databases.",
-        subcommands: [Demo.self, MeasureCoders.self]
+        discussion: """
+        Exit codes: 0 success; 1 usage or other error; 2 no database at the path; 3 not a YapDB \
+        database or a newer format; 4 damaged (verify found problems, or the file is corrupt); \
+        5 locked by another process; 6 read-only or permission denied; 7 disk full or I/O error.
+        """,
+        subcommands: [Demo.self, Verify.self, Stats.self, Dump.self, Get.self, Put.self, Compact.self, MeasureCoders.self]
     )
+}
+
+/// A failure the tool reports with a clear message and its exit code.
+struct ToolFailure: Error, CustomStringConvertible {
+    var message: String
+    var code: Int32
+    var description: String { message }
+
+    init(_ message: String, code: Int32) {
+        self.message = message
+        self.code = code
+    }
+
+    /// The message and exit code for a database error at `path`.
+    init(_ error: YapDatabaseError, path: String) {
+        switch error {
+        case .fileNotFound: self.init("no database at \(path)", code: 2)
+        case .notADatabase: self.init("not a YapDB database: \(path)", code: 3)
+        case .unsupportedVersion(let found, let supported):
+            self.init("\(path) uses format version \(found); this yapdb reads up to \(supported)", code: 3)
+        case .corrupted(let offset, let reason): self.init("\(path) is damaged at offset \(offset): \(reason)", code: 4)
+        case .locked: self.init("\(path) is locked by another process", code: 5)
+        case .alreadyOpen: self.init("\(path) is already open", code: 5)
+        case .readOnly: self.init("\(path) is read-only or not accessible (permission denied)", code: 6)
+        case .diskFull: self.init("the disk is full", code: 7)
+        case .io(let errno, let operation): self.init("I/O error during \(operation): \(String(cString: strerror(errno)))", code: 7)
+        default: self.init("\(path): \(error)", code: 1)
+        }
+    }
+}
+
+/// Runs `body`, turning failures into a message on standard error and an exit code.
+func reportingFailures(_ body: () throws -> Void) throws {
+    do {
+        try body()
+    } catch let failure as ToolFailure {
+        FileHandle.standardError.write(Data("yapdb: \(failure.message)\n".utf8))
+        throw ExitCode(failure.code)
+    }
+}
+
+/// Opens an existing database for the inspection commands (never creates one).
+func openExisting(_ path: String) throws -> YapDatabase {
+    var isDirectory: ObjCBool = false
+    if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
+        throw ToolFailure("\(path) is a directory, not a database file", code: 3)
+    }
+    let options = YapDatabaseOptions()
+    options.createIfMissing = false
+    YapDatabase.setLogHandler { message in
+        if message.level <= .warning { FileHandle.standardError.write(Data("yapdb: \(message.level): \(message.message)\n".utf8)) }
+    }
+    do {
+        return try YapDatabase.open(url: URL(fileURLWithPath: path), options: options)
+    } catch {
+        throw ToolFailure(error, path: path)
+    }
+}
+
+/// A line on standard error that shows a long operation's progress, at most every half second.
+final class Progress {
+    let label: String
+    let start = Date()
+    var last = Date.distantPast
+    var shown = false
+
+    init(_ label: String) { self.label = label }
+
+    func update(_ count: Int, unit: String) {
+        let now = Date()
+        guard now.timeIntervalSince(last) >= 0.5, now.timeIntervalSince(start) >= 0.5 else { return }
+        last = now
+        shown = true
+        FileHandle.standardError.write(Data("\r\(label): \(count) \(unit)…".utf8))
+    }
+
+    func finish() {
+        if shown { FileHandle.standardError.write(Data("\r\(label): done in \(String(format: "%.1f", Date().timeIntervalSince(start))) s\n".utf8)) }
+    }
+}
+
+/// How the tool shows a stored value.
+func describe(_ value: Any?, serialized: Data?) -> String {
+    switch value {
+    case let string as String: return string
+    case let data as Data: return "<\(data.count) bytes: \(data.prefix(32).map { String(format: "%02x", $0) }.joined())\(data.count > 32 ? "…" : "")>"
+    case nil:
+        if let serialized { return "<\(serialized.count) bytes, not decodable without the app's types>" }
+        return "<nil>"
+    case let other?: return String(describing: other)
+    }
 }
