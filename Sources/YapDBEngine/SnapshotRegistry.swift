@@ -59,18 +59,22 @@ package final class SnapshotRegistry: Sendable {
 
     /// Moves consumer `id` to `snapshot` and drops changesets nobody needs any more.
     package func advance(consumer id: UInt64, to snapshot: UInt64) {
-        state.withLock { state in
+        let dropped = state.withLock { state in
             state.consumers[id] = snapshot
-            Self.prune(&state)
+            return Self.prune(&state)
         }
+        // Released here, outside the lock: a changeset's attachment may hold the last
+        // reference to an object whose deinit calls back into this registry.
+        withExtendedLifetime(dropped) {}
     }
 
     /// Forgets consumer `id`.
     package func removeConsumer(_ id: UInt64) {
-        state.withLock { state in
+        let dropped = state.withLock { state in
             state.consumers[id] = nil
-            Self.prune(&state)
+            return Self.prune(&state)
         }
+        withExtendedLifetime(dropped) {}
     }
 
     /// Records a commit's changeset (call in commit order, under the writer lock).
@@ -99,16 +103,18 @@ package final class SnapshotRegistry: Sendable {
     /// How many changesets are retained.
     package var retainedChangesets: Int { state.withLock { $0.changesets.count } }
 
-    private static func prune(_ state: inout State) {
+    /// Drops the changesets every consumer is past; returns them so the caller releases them
+    /// after unlocking.
+    private static func prune(_ state: inout State) -> [Changeset] {
         guard let oldest = state.consumers.values.min() else {
-            state.changesets.removeAll()
-            return
+            defer { state.changesets.removeAll() }
+            return state.changesets
         }
-        if let keepFrom = state.changesets.firstIndex(where: { $0.snapshot > oldest }) {
-            if keepFrom > 0 { state.changesets.removeFirst(keepFrom) }
-        } else {
-            state.changesets.removeAll()
-        }
+        let keepFrom = state.changesets.firstIndex(where: { $0.snapshot > oldest }) ?? state.changesets.count
+        guard keepFrom > 0 else { return [] }
+        let dropped = Array(state.changesets[..<keepFrom])
+        state.changesets.removeFirst(keepFrom)
+        return dropped
     }
 }
 

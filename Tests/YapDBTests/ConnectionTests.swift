@@ -269,3 +269,23 @@ import YapDB
         #expect(throws: YapDatabaseError.closed) { try connection.write { tx in tx.setObject("x", forKey: "k", inCollection: nil) } }
     }
 }
+
+@Suite struct ConnectionLifetimeTests {
+    /// A connection whose last reference is held by a retained commit notification goes away
+    /// when the changeset is dropped, without re-entering the registry's lock.
+    @Test func connectionsReleasedByDroppedChangesetsDeinitCleanly() throws {
+        let fixture = try DatabaseFixture()
+        let database = fixture.database!
+        var lagging: YapDatabaseConnection? = database.newConnection()
+        do {
+            let writer = database.newConnection()
+            writer.readWrite { tx in tx.setObject("v", forKey: "k", inCollection: nil) }
+        }
+        // The writer is now referenced only by its commit's notification, retained because
+        // `lagging` has not caught up. Dropping `lagging` prunes it.
+        lagging = nil
+        #expect(lagging == nil)
+        let fresh = database.newConnection()
+        #expect(fresh.read { $0.object(forKey: "k", inCollection: nil) as? String } == "v")
+    }
+}
