@@ -119,8 +119,7 @@ package final class WriteTransaction {
         add(objectPlace)
         keydir.set(entry, collection: collection, key: key)
         let pair = CollectionKeyPair(collection: collection, key: key)
-        changeset.recordSet(pair, inserted: old == nil && (changeset.removedKeys.isEmpty || !changeset.removedKeys.contains(pair)),
-                            objectChanged: true, metadataChanged: metadataChanged)
+        changeset.recordSet(pair, inserted: old == nil, objectChanged: true, metadataChanged: metadataChanged)
         wroteRecords = true
     }
 
