@@ -34,23 +34,30 @@ extension YapDatabaseConnection {
             objectCache.removeCollection(collection)
             metadataCache.removeCollection(collection)
         }
-        for pair in changeset.removedKeys {
-            objectCache.remove(collection: pair.collection, key: pair.key)
-            metadataCache.remove(collection: pair.collection, key: pair.key)
-        }
-        for pair in changeset.objectChanges {
-            if let record, let object = record.sharedObjects[YapCollectionKey(collection: pair.collection, key: pair.key)],
-               objectCacheOn, let value = Self.policyValue(object, serialization.objectPolicy(forCollection: pair.collection)) {
-                objectCache.set(value, collection: pair.collection, key: pair.key)
-            } else if record?.touchedObjects.contains(pair) != true {
+        // One pass over the changed keys: at most one cache operation per cache per key.
+        let sharedObjects = record?.sharedObjects ?? [:], sharedMetadata = record?.sharedMetadata ?? [:]
+        let touchedObjects = record?.touchedObjects ?? [], touchedMetadata = record?.touchedMetadata ?? []
+        for (pair, flags) in changeset.changes {
+            if flags.contains(.object) {
+                if !sharedObjects.isEmpty, objectCacheOn,
+                   let object = sharedObjects[YapCollectionKey(collection: pair.collection, key: pair.key)],
+                   let value = Self.policyValue(object, serialization.objectPolicy(forCollection: pair.collection)) {
+                    objectCache.set(value, collection: pair.collection, key: pair.key)
+                } else if touchedObjects.isEmpty || !touchedObjects.contains(pair) {
+                    objectCache.remove(collection: pair.collection, key: pair.key)
+                }
+            } else if flags.contains(.removed) {
                 objectCache.remove(collection: pair.collection, key: pair.key)
             }
-        }
-        for pair in changeset.metadataChanges {
-            if let record, let metadata = record.sharedMetadata[YapCollectionKey(collection: pair.collection, key: pair.key)],
-               metadataCacheOn, let value = Self.policyValue(metadata, serialization.metadataPolicy(forCollection: pair.collection)) {
-                metadataCache.set(value, collection: pair.collection, key: pair.key)
-            } else if record?.touchedMetadata.contains(pair) != true {
+            if flags.contains(.metadata) {
+                if !sharedMetadata.isEmpty, metadataCacheOn,
+                   let metadata = sharedMetadata[YapCollectionKey(collection: pair.collection, key: pair.key)],
+                   let value = Self.policyValue(metadata, serialization.metadataPolicy(forCollection: pair.collection)) {
+                    metadataCache.set(value, collection: pair.collection, key: pair.key)
+                } else if touchedMetadata.isEmpty || !touchedMetadata.contains(pair) {
+                    metadataCache.remove(collection: pair.collection, key: pair.key)
+                }
+            } else if flags.contains(.removed) {
                 metadataCache.remove(collection: pair.collection, key: pair.key)
             }
         }

@@ -244,10 +244,16 @@ public final class YapDatabaseReadWriteTransaction: YapDatabaseReadTransaction {
     func touch(_ key: String, _ collection: String?, object: Bool, metadata: Bool) {
         checkValid()
         let name = collection ?? ""
-        guard engineTransaction.touch(collection: name, key: key, object: object, metadata: metadata) else { return }
         let pair = CollectionKeyPair(collection: name, key: key)
-        if object && writtenObjects[pair] == nil && !engineTransaction.changeset.insertedKeys.contains(pair) { touchedOnlyObjects.insert(pair) }
-        if metadata && writtenMetadata[pair] == nil && !engineTransaction.changeset.insertedKeys.contains(pair) { touchedOnlyMetadata.insert(pair) }
+        // Written earlier in this transaction (not just touched): a real change, not a touch.
+        let before = engineTransaction.changeset.flags(for: pair)
+        guard engineTransaction.touch(collection: name, key: key, object: object, metadata: metadata) else { return }
+        if object && (!before.contains(.object) || touchedOnlyObjects.contains(pair)) && !before.contains(.inserted) {
+            touchedOnlyObjects.insert(pair)
+        }
+        if metadata && (!before.contains(.metadata) || touchedOnlyMetadata.contains(pair)) && !before.contains(.inserted) {
+            touchedOnlyMetadata.insert(pair)
+        }
         for (extName, ext) in extensions { ext.didTouchRow(name: extName, collection: name, key: key, transaction: self) }
     }
 
@@ -288,13 +294,19 @@ public final class YapDatabaseReadWriteTransaction: YapDatabaseReadTransaction {
     /// Builds what the commit carries to observers and other connections.
     func prepareCommit() {
         let engineChanges = engineTransaction.changeset
-        func keys(_ set: Set<CollectionKeyPair>) -> Set<YapCollectionKey> {
-            Set(set.lazy.map { YapCollectionKey(collection: $0.collection, key: $0.key) })
+        var objectChanges = Set<YapCollectionKey>(), metadataChanges = Set<YapCollectionKey>()
+        var insertedKeys = Set<YapCollectionKey>(), removedKeys = Set<YapCollectionKey>()
+        for (pair, flags) in engineChanges.changes {
+            let key = YapCollectionKey(collection: pair.collection, key: pair.key)
+            if flags.contains(.object) { objectChanges.insert(key) }
+            if flags.contains(.metadata) { metadataChanges.insert(key) }
+            if flags.contains(.inserted) { insertedKeys.insert(key) }
+            if flags.contains(.removed) { removedKeys.insert(key) }
         }
         let changeset = YapDatabaseChangeset(
             snapshot: engineTransaction.baseSnapshot + 1,
-            objectChanges: keys(engineChanges.objectChanges), metadataChanges: keys(engineChanges.metadataChanges),
-            insertedKeys: keys(engineChanges.insertedKeys), removedKeys: keys(engineChanges.removedKeys),
+            objectChanges: objectChanges, metadataChanges: metadataChanges,
+            insertedKeys: insertedKeys, removedKeys: removedKeys,
             removedCollections: engineChanges.removedCollections, allKeysRemoved: engineChanges.allKeysRemoved)
         let notification = changeset.notification(object: connection.database, connection: connection,
                                                   custom: yapDatabaseModifiedNotificationCustomObject,

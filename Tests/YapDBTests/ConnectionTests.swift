@@ -289,3 +289,28 @@ import YapDB
         #expect(fresh.read { $0.object(forKey: "k", inCollection: nil) as? String } == "v")
     }
 }
+
+@Suite struct TouchSemanticsTests {
+    /// A key written and touched in one transaction is a real change for other caches, even
+    /// with the writer's caches off; a key only touched leaves them alone.
+    @Test func writtenThenTouchedIsAChangeTouchedOnlyIsNot() throws {
+        let fixture = try DatabaseFixture()
+        let database = fixture.database!
+        let writer = database.newConnection(), reader = database.newConnection()
+        writer.objectCacheEnabled = false
+        writer.readWrite { tx in
+            tx.setObject("a1", forKey: "a", inCollection: nil)
+            tx.setObject("b1", forKey: "b", inCollection: nil)
+        }
+        reader.read { tx in _ = tx.object(forKey: "a", inCollection: nil); _ = tx.object(forKey: "b", inCollection: nil) }
+        writer.readWrite { tx in
+            tx.setObject("a2", forKey: "a", inCollection: nil)
+            tx.touchObject(forKey: "a", inCollection: nil)
+            tx.touchObject(forKey: "b", inCollection: nil)
+        }
+        reader.read { tx in
+            #expect(tx.object(forKey: "a", inCollection: nil) as? String == "a2", "written then touched: the reader's cache was evicted")
+            #expect(tx.object(forKey: "b", inCollection: nil) as? String == "b1")
+        }
+    }
+}
