@@ -142,14 +142,7 @@ public class YapDatabaseReadTransaction {
 
     /// Calls `block` with each key of `collection` until it sets `stop`.
     public func iterateKeys(inCollection collection: String?, using block: (String, inout Bool) -> Void) {
-        checkValid()
-        let snapshot = keydir
-        iterate { stop in
-            snapshot.forEachKey(inCollection: collection ?? "") { key, _ in
-                block(key, &stop)
-                return afterStep(stop)
-            }
-        }
+        iterateEntries(inCollection: collection) { _, key, _, stop in block(key, &stop) }
     }
 
     /// Calls `block` with each key and object of `collection` whose object is a `T`.
@@ -161,47 +154,28 @@ public class YapDatabaseReadTransaction {
     /// which rows to visit.
     public func iterateKeysAndObjects<T>(inCollection collection: String?, filter: ((String) -> Bool)?,
                                          using block: (String, T, inout Bool) -> Void) {
-        checkValid()
-        let name = collection ?? ""
-        let snapshot = keydir
-        iterate { stop in
-            snapshot.forEachKey(inCollection: name) { key, entry in
-                if let filter, !filter(key) { return true }
-                guard let object = cachedOrDecodedObject(entry, collection: name, key: key) as? T else { return true }
-                block(key, object, &stop)
-                return afterStep(stop)
-            }
+        iterateEntries(inCollection: collection) { name, key, entry, stop in
+            if let filter, !filter(key) { return }
+            guard let object = cachedOrDecodedObject(entry, collection: name, key: key) as? T else { return }
+            block(key, object, &stop)
         }
     }
 
     /// Calls `block` with each key of `collection` and its metadata when it is a `T` (rows
     /// without metadata, or with metadata of another type, are passed over).
     public func iterateKeysAndMetadata<T>(inCollection collection: String?, using block: (String, T, inout Bool) -> Void) {
-        checkValid()
-        let name = collection ?? ""
-        let snapshot = keydir
-        iterate { stop in
-            snapshot.forEachKey(inCollection: name) { key, entry in
-                guard let metadata = cachedOrDecodedMetadata(entry, collection: name, key: key) as? T else { return true }
-                block(key, metadata, &stop)
-                return afterStep(stop)
-            }
+        iterateEntries(inCollection: collection) { name, key, entry, stop in
+            guard let metadata = cachedOrDecodedMetadata(entry, collection: name, key: key) as? T else { return }
+            block(key, metadata, &stop)
         }
     }
 
     /// Calls `block` with each key, object (an `O`) and metadata (as `M`, or nil) of
     /// `collection`.
     public func iterateRows<O, M>(inCollection collection: String?, using block: (String, O, M?, inout Bool) -> Void) {
-        checkValid()
-        let name = collection ?? ""
-        let snapshot = keydir
-        iterate { stop in
-            snapshot.forEachKey(inCollection: name) { key, entry in
-                guard let object = cachedOrDecodedObject(entry, collection: name, key: key) as? O else { return true }
-                let metadata = cachedOrDecodedMetadata(entry, collection: name, key: key) as? M
-                block(key, object, metadata, &stop)
-                return afterStep(stop)
-            }
+        iterateEntries(inCollection: collection) { name, key, entry, stop in
+            guard let object = cachedOrDecodedObject(entry, collection: name, key: key) as? O else { return }
+            block(key, object, cachedOrDecodedMetadata(entry, collection: name, key: key) as? M, &stop)
         }
     }
 
@@ -309,6 +283,20 @@ public class YapDatabaseReadTransaction {
     }
 
     // MARK: Iteration guard
+
+    /// Runs an iteration over the rows of one collection (in the transaction's snapshot of the
+    /// index, so writes during it do not disturb it): `step` handles one row and may set `stop`.
+    func iterateEntries(inCollection collection: String?, _ step: (String, String, KeydirEntry, inout Bool) -> Void) {
+        checkValid()
+        let name = collection ?? ""
+        let snapshot = keydir
+        iterate { stop in
+            snapshot.forEachKey(inCollection: name) { key, entry in
+                step(name, key, entry, &stop)
+                return afterStep(stop)
+            }
+        }
+    }
 
     /// Runs an iteration, tracking writes made inside it.
     func iterate(_ body: (inout Bool) -> Void) {
