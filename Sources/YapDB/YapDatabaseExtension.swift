@@ -25,6 +25,9 @@ open class YapDatabaseExtension: @unchecked Sendable {
     /// The per-transaction object `transaction.ext(name)` returns (nil: none).
     func makeTransaction(name: String, extensionConnection: AnyObject?, transaction: YapDatabaseReadTransaction) -> AnyObject? { nil }
 
+    /// A row's object or metadata is about to change (it exists; its old values are readable).
+    func willChangeRow(name: String, collection: String, key: String, transaction: YapDatabaseReadWriteTransaction) {}
+
     /// A row was inserted or its object or metadata changed (after the change).
     func didChangeRow(name: String, collection: String, key: String, transaction: YapDatabaseReadWriteTransaction) {}
 

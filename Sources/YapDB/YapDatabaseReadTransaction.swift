@@ -34,6 +34,9 @@ public class YapDatabaseReadTransaction {
 
     var keydir: Keydir { snapshot!.keydir }
 
+    /// An extension's state in this transaction's snapshot.
+    func extensionState(_ key: String) -> (any Sendable)? { snapshot!.extensions[key] }
+
     func readValue(_ location: ValueLocation) throws(StorageError) -> [UInt8]? {
         try snapshot!.segments.value(at: location).1
     }

@@ -37,6 +37,13 @@ public final class YapDatabaseReadWriteTransaction: YapDatabaseReadTransaction {
         try engineTransaction.read(location)
     }
 
+    override func extensionState(_ key: String) -> (any Sendable)? { engineTransaction.extensions[key] }
+
+    /// Replaces an extension's state for this transaction (it commits with the rows).
+    func setExtensionState(_ value: (any Sendable)?, forKey key: String) {
+        engineTransaction.extensions[key] = value
+    }
+
     /// Whether `rollback()` was called.
     var isRolledBack: Bool { engineTransaction.isRolledBack }
 
@@ -70,6 +77,7 @@ public final class YapDatabaseReadWriteTransaction: YapDatabaseReadTransaction {
         let name = collection ?? ""
         guard keydir.entry(collection: name, key: key) != nil else { return }
         noteMutation()
+        for (extName, ext) in extensions { ext.willChangeRow(name: extName, collection: name, key: key, transaction: self) }
         let pair = CollectionKeyPair(collection: name, key: key)
         if let metadata {
             let sanitized = connection.serialization.preSanitize(.metadata, metadata, forKey: key, inCollection: name)
@@ -192,6 +200,9 @@ public final class YapDatabaseReadWriteTransaction: YapDatabaseReadTransaction {
             sanitizedMetadata = serialization.preSanitize(.metadata, value, forKey: key, inCollection: collection)
             guard let data = serialize(.metadata, sanitizedMetadata!, key: key, collection: collection) else { return }
             metadataData = data
+        }
+        if !extensions.isEmpty && keydir.entry(collection: collection, key: key) != nil {
+            for (extName, ext) in extensions { ext.willChangeRow(name: extName, collection: collection, key: key, transaction: self) }
         }
         let ok = engine { () throws(StorageError) in
             try objectData.withBytes { (o: UnsafeRawBufferPointer) throws(StorageError) in

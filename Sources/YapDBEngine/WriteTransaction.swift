@@ -48,6 +48,10 @@ package final class WriteTransaction {
     /// Whether committing would change anything (touches count).
     package var hasChanges: Bool { wroteRecords || touched }
 
+    /// Makes the transaction commit even without records (an extension changed its state):
+    /// the snapshot number moves on and the new extension state is published with it.
+    package func markChanged() { touched = true }
+
     /// Asks for the transaction to be rolled back when the body returns.
     package func rollback() { isRolledBack = true }
 

@@ -1,0 +1,224 @@
+import Foundation
+import Synchronization
+import YapDBIndex
+
+/// A view's index: the ordered row ids of each group and each row's group. Immutable value,
+/// stored in the engine's snapshot with the rows, so every snapshot has its own version.
+struct ViewState: Sendable {
+    var versionTag: String
+    var groups: [String: OrderedRowTree] = [:]
+    var rowGroups = PersistentHashMap<UInt64, String>()
+}
+
+/// The base class of views (YapDatabase's `YapDatabaseView`).
+open class YapDatabaseView: YapDatabaseExtension, @unchecked Sendable {}
+
+/// A view kept up to date automatically: every row of the allowed collections is put into a
+/// group by the grouping block and ordered within it by the sorting block, in the same commit as
+/// the change. Reads are O(log n): index lookups, counts and binary-search ranges.
+///
+/// `@unchecked Sendable`: its mutable configuration (`setGrouping`/`setSorting`) sits in the
+/// `config` `Mutex`; everything else is immutable.
+public final class YapDatabaseAutoView: YapDatabaseView, @unchecked Sendable {
+    struct Config: Sendable {
+        var grouping: YapDatabaseViewGrouping
+        var sorting: YapDatabaseViewSorting
+        var versionTag: String
+    }
+    let config: Mutex<Config>
+    let allowedCollections: YapWhitelistBlacklist?
+    let skipInitialViewPopulation: Bool
+    let isPersistent: Bool
+
+    /// A view with the given grouping and sorting. Registering it again later with the same
+    /// `versionTag` keeps its contents; a different tag rebuilds it.
+    public init(grouping: YapDatabaseViewGrouping, sorting: YapDatabaseViewSorting, versionTag: String? = nil,
+                options: YapDatabaseViewOptions? = nil) {
+        config = Mutex(Config(grouping: grouping, sorting: sorting, versionTag: versionTag ?? ""))
+        allowedCollections = options?.allowedCollections
+        skipInitialViewPopulation = options?.skipInitialViewPopulation ?? false
+        isPersistent = options?.isPersistent ?? true
+        super.init()
+    }
+
+    /// The view's version tag.
+    public var versionTag: String { config.withLock { $0.versionTag } }
+
+    static func stateKey(_ name: String) -> String { "view:" + name }
+
+    func isAllowed(_ collection: String) -> Bool { allowedCollections?.isAllowed(collection) ?? true }
+
+    // MARK: Extension hooks
+
+    override func prepare(name: String, transaction: YapDatabaseReadWriteTransaction) -> Bool {
+        let tag = versionTag
+        if let existing = transaction.extensionState(Self.stateKey(name)) as? ViewState, existing.versionTag == tag {
+            return true
+        }
+        rebuild(name: name, transaction: transaction, versionTag: tag)
+        return true
+    }
+
+    override func dropState(name: String, transaction: YapDatabaseReadWriteTransaction) {
+        transaction.setExtensionState(nil, forKey: Self.stateKey(name))
+        transaction.engineTransaction.markChanged()
+    }
+
+    override func makeConnection(name: String, connection: YapDatabaseConnection) -> AnyObject? {
+        YapDatabaseAutoViewConnection(view: self, name: name, connection: connection)
+    }
+
+    override func makeTransaction(name: String, extensionConnection: AnyObject?, transaction: YapDatabaseReadTransaction) -> AnyObject? {
+        let viewConnection = extensionConnection as? YapDatabaseViewConnection
+        if let rw = transaction as? YapDatabaseReadWriteTransaction {
+            return YapDatabaseAutoViewTransaction(view: self, name: name, viewConnection: viewConnection, transaction: rw)
+        }
+        return YapDatabaseViewTransaction(view: self, name: name, viewConnection: viewConnection, transaction: transaction)
+    }
+
+    override func willChangeRow(name: String, collection: String, key: String, transaction: YapDatabaseReadWriteTransaction) {
+        guard isAllowed(collection) else { return }
+        update(name, transaction) { state, engine in engine.removeRow(collection: collection, key: key, from: &state) }
+    }
+
+    override func didChangeRow(name: String, collection: String, key: String, transaction: YapDatabaseReadWriteTransaction) {
+        guard isAllowed(collection) else { return }
+        update(name, transaction) { state, engine in
+            // An insert or a change: the old position, if any, was removed by willChangeRow.
+            engine.removeRow(collection: collection, key: key, from: &state)
+            engine.insertRow(collection: collection, key: key, into: &state)
+        }
+    }
+
+    override func willRemoveRow(name: String, collection: String, key: String, transaction: YapDatabaseReadWriteTransaction) {
+        guard isAllowed(collection) else { return }
+        update(name, transaction) { state, engine in engine.removeRow(collection: collection, key: key, from: &state) }
+    }
+
+    override func willRemoveCollection(name: String, collection: String, transaction: YapDatabaseReadWriteTransaction) {
+        guard isAllowed(collection), let rows = transaction.keydir.rows(inCollection: collection) else { return }
+        var doomed = Set<UInt64>()
+        rows.forEach { _, entry in
+            doomed.insert(entry.rowid)
+            return true
+        }
+        update(name, transaction) { state, engine in engine.removeRows(doomed, from: &state) }
+    }
+
+    override func willRemoveAll(name: String, transaction: YapDatabaseReadWriteTransaction) {
+        update(name, transaction) { state, _ in state = ViewState(versionTag: state.versionTag) }
+    }
+
+    override func didTouchRow(name: String, collection: String, key: String, transaction: YapDatabaseReadWriteTransaction) {
+        guard isAllowed(collection) else { return }
+        var touched = transaction.extensionChanges[name] as? Set<YapCollectionKey> ?? []
+        touched.insert(YapCollectionKey(collection: collection, key: key))
+        transaction.extensionChanges[name] = touched
+    }
+
+    // MARK: Maintenance
+
+    /// Runs `body` on the transaction's state of this view (taken out of the transaction so it
+    /// is uniquely referenced and mutated in place), then puts it back.
+    func update(_ name: String, _ transaction: YapDatabaseReadWriteTransaction, _ body: (inout ViewState, ViewEngine) -> Void) {
+        let key = Self.stateKey(name)
+        guard var state = transaction.extensionState(key) as? ViewState else { return }
+        transaction.setExtensionState(nil, forKey: key)
+        body(&state, ViewEngine(view: self, config: config.withLock { $0 }, transaction: transaction))
+        transaction.setExtensionState(state, forKey: key)
+    }
+
+    /// Builds the view from every allowed row (registration, or a new grouping or sorting).
+    func rebuild(name: String, transaction: YapDatabaseReadWriteTransaction, versionTag: String) {
+        var state = ViewState(versionTag: versionTag)
+        if !skipInitialViewPopulation {
+            let engine = ViewEngine(view: self, config: config.withLock { $0 }, transaction: transaction)
+            let keydir = transaction.keydir
+            for collection in keydir.collections where isAllowed(collection) {
+                keydir.forEachKey(inCollection: collection) { key, _ in
+                    engine.insertRow(collection: collection, key: key, into: &state)
+                    return true
+                }
+            }
+        }
+        transaction.setExtensionState(state, forKey: Self.stateKey(name))
+        transaction.engineTransaction.markChanged()
+    }
+}
+
+/// The view operations on a state, with the blocks and the transaction they read through.
+struct ViewEngine {
+    let view: YapDatabaseAutoView
+    let config: YapDatabaseAutoView.Config
+    let transaction: YapDatabaseReadTransaction
+
+    /// The row as the blocks need it (object and metadata loaded only when asked for).
+    func row(collection: String, key: String, forGrouping: Bool) -> ViewRow {
+        let needsObject = forGrouping ? config.grouping.needsObject : config.sorting.needsObject
+        let needsMetadata = forGrouping ? config.grouping.needsMetadata : config.sorting.needsMetadata
+        return ViewRow(collection: collection, key: key,
+                       object: needsObject ? transaction.object(forKey: key, inCollection: collection) : nil,
+                       metadata: needsMetadata ? transaction.metadata(forKey: key, inCollection: collection) : nil)
+    }
+
+    func row(rowid: UInt64) -> ViewRow? {
+        guard let (collection, key) = transaction.keydir.key(forRowid: rowid) else { return nil }
+        return row(collection: collection, key: key, forGrouping: false)
+    }
+
+    /// How `row` compares to the row `rowid` in `group` (the tree's search direction).
+    func compare(_ row: ViewRow, with rowid: UInt64, in group: String) -> RowComparison {
+        guard let other = self.row(rowid: rowid) else { return .orderedAscending }
+        switch config.sorting.compare(transaction, group, row, other) {
+        case .orderedAscending: return .orderedAscending
+        case .orderedSame: return .orderedSame
+        case .orderedDescending: return .orderedDescending
+        }
+    }
+
+    /// Puts the row into its group at its sorted place (after its equals), if it belongs.
+    func insertRow(collection: String, key: String, into state: inout ViewState) {
+        guard let entry = transaction.keydir.entry(collection: collection, key: key) else { return }
+        guard let group = config.grouping.group(transaction, row(collection: collection, key: key, forGrouping: true)) else { return }
+        let sortRow = row(collection: collection, key: key, forGrouping: false)
+        var tree = state.groups.removeValue(forKey: group) ?? OrderedRowTree()
+        let index = tree.insertionIndex { existing in compare(sortRow, with: existing, in: group) }
+        tree.insert(entry.rowid, at: index)
+        state.groups[group] = tree
+        state.rowGroups.updateValue(group, forKey: entry.rowid)
+    }
+
+    /// Takes the row out of the view, found with its current values (call before they change).
+    func removeRow(collection: String, key: String, from state: inout ViewState) {
+        guard let entry = transaction.keydir.entry(collection: collection, key: key),
+              let group = state.rowGroups[entry.rowid], var tree = state.groups.removeValue(forKey: group) else { return }
+        let sortRow = row(collection: collection, key: key, forGrouping: false)
+        var index = tree.firstIndex(of: entry.rowid) { existing in compare(sortRow, with: existing, in: group) }
+        if index == nil {
+            // The row's sort values changed without the view seeing the old ones: find it by scanning.
+            tree.forEach { i, rowid in
+                if rowid == entry.rowid { index = i; return false }
+                return true
+            }
+        }
+        if let index { _ = tree.remove(at: index) }
+        if !tree.isEmpty { state.groups[group] = tree }
+        state.rowGroups.removeValue(forKey: entry.rowid)
+    }
+
+    /// Takes many rows out at once (a collection clear): one pass over each group.
+    func removeRows(_ doomed: Set<UInt64>, from state: inout ViewState) {
+        guard !doomed.isEmpty else { return }
+        var groups: [String: OrderedRowTree] = [:]
+        for (group, tree) in state.groups {
+            var kept = OrderedRowTree()
+            tree.forEach { _, rowid in
+                if !doomed.contains(rowid) { kept.append(rowid) }
+                return true
+            }
+            if !kept.isEmpty { groups[group] = kept }
+        }
+        state.groups = groups
+        for rowid in doomed { state.rowGroups.removeValue(forKey: rowid) }
+    }
+}

@@ -1,0 +1,190 @@
+import Foundation
+
+/// How a view puts rows into groups: a block returning the row's group, or nil to leave the
+/// row out of the view. Build one with `withKeyBlock`, `withObjectBlock`, `withMetadataBlock`
+/// or `withRowBlock` (the block then receives what it names).
+public final class YapDatabaseViewGrouping: Sendable {
+    enum Block: Sendable {
+        case key(@Sendable (YapDatabaseReadTransaction, String, String) -> String?)
+        case object(@Sendable (YapDatabaseReadTransaction, String, String, Any) -> String?)
+        case metadata(@Sendable (YapDatabaseReadTransaction, String, String, Any?) -> String?)
+        case row(@Sendable (YapDatabaseReadTransaction, String, String, Any, Any?) -> String?)
+    }
+    let block: Block
+
+    init(_ block: Block) { self.block = block }
+
+    /// Groups by (transaction, collection, key).
+    public static func withKeyBlock(_ block: @escaping @Sendable (YapDatabaseReadTransaction, String, String) -> String?) -> YapDatabaseViewGrouping {
+        YapDatabaseViewGrouping(.key(block))
+    }
+
+    /// Groups by (transaction, collection, key, object).
+    public static func withObjectBlock(_ block: @escaping @Sendable (YapDatabaseReadTransaction, String, String, Any) -> String?) -> YapDatabaseViewGrouping {
+        YapDatabaseViewGrouping(.object(block))
+    }
+
+    /// Groups by (transaction, collection, key, metadata).
+    public static func withMetadataBlock(_ block: @escaping @Sendable (YapDatabaseReadTransaction, String, String, Any?) -> String?) -> YapDatabaseViewGrouping {
+        YapDatabaseViewGrouping(.metadata(block))
+    }
+
+    /// Groups by (transaction, collection, key, object, metadata).
+    public static func withRowBlock(_ block: @escaping @Sendable (YapDatabaseReadTransaction, String, String, Any, Any?) -> String?) -> YapDatabaseViewGrouping {
+        YapDatabaseViewGrouping(.row(block))
+    }
+
+    var needsObject: Bool {
+        switch block { case .object, .row: true; default: false }
+    }
+
+    var needsMetadata: Bool {
+        switch block { case .metadata, .row: true; default: false }
+    }
+
+    func group(_ tx: YapDatabaseReadTransaction, _ row: ViewRow) -> String? {
+        switch block {
+        case .key(let b): b(tx, row.collection, row.key)
+        case .object(let b): row.object.flatMap { b(tx, row.collection, row.key, $0) }
+        case .metadata(let b): b(tx, row.collection, row.key, row.metadata)
+        case .row(let b): row.object.flatMap { b(tx, row.collection, row.key, $0, row.metadata) }
+        }
+    }
+}
+
+/// How a view orders the rows of a group: a block comparing two rows (`.orderedAscending`
+/// puts the first before the second).
+public final class YapDatabaseViewSorting: Sendable {
+    enum Block: Sendable {
+        case key(@Sendable (YapDatabaseReadTransaction, String, String, String, String, String) -> ComparisonResult)
+        case object(@Sendable (YapDatabaseReadTransaction, String, String, String, Any, String, String, Any) -> ComparisonResult)
+        case metadata(@Sendable (YapDatabaseReadTransaction, String, String, String, Any?, String, String, Any?) -> ComparisonResult)
+        case row(@Sendable (YapDatabaseReadTransaction, String, String, String, Any, Any?, String, String, Any, Any?) -> ComparisonResult)
+    }
+    let block: Block
+
+    init(_ block: Block) { self.block = block }
+
+    /// Sorts by (transaction, group, collection1, key1, collection2, key2).
+    public static func withKeyBlock(_ block: @escaping @Sendable (YapDatabaseReadTransaction, String, String, String, String, String) -> ComparisonResult) -> YapDatabaseViewSorting {
+        YapDatabaseViewSorting(.key(block))
+    }
+
+    /// Sorts by (transaction, group, collection1, key1, object1, collection2, key2, object2).
+    public static func withObjectBlock(_ block: @escaping @Sendable (YapDatabaseReadTransaction, String, String, String, Any, String, String, Any) -> ComparisonResult) -> YapDatabaseViewSorting {
+        YapDatabaseViewSorting(.object(block))
+    }
+
+    /// Sorts by (transaction, group, collection1, key1, metadata1, collection2, key2, metadata2).
+    public static func withMetadataBlock(_ block: @escaping @Sendable (YapDatabaseReadTransaction, String, String, String, Any?, String, String, Any?) -> ComparisonResult) -> YapDatabaseViewSorting {
+        YapDatabaseViewSorting(.metadata(block))
+    }
+
+    /// Sorts by whole rows (collection, key, object, metadata) of both.
+    public static func withRowBlock(_ block: @escaping @Sendable (YapDatabaseReadTransaction, String, String, String, Any, Any?, String, String, Any, Any?) -> ComparisonResult) -> YapDatabaseViewSorting {
+        YapDatabaseViewSorting(.row(block))
+    }
+
+    var needsObject: Bool {
+        switch block { case .object, .row: true; default: false }
+    }
+
+    var needsMetadata: Bool {
+        switch block { case .metadata, .row: true; default: false }
+    }
+
+    func compare(_ tx: YapDatabaseReadTransaction, _ group: String, _ a: ViewRow, _ b: ViewRow) -> ComparisonResult {
+        switch block {
+        case .key(let f): f(tx, group, a.collection, a.key, b.collection, b.key)
+        case .object(let f): f(tx, group, a.collection, a.key, a.object ?? NSNull(), b.collection, b.key, b.object ?? NSNull())
+        case .metadata(let f): f(tx, group, a.collection, a.key, a.metadata, b.collection, b.key, b.metadata)
+        case .row(let f): f(tx, group, a.collection, a.key, a.object ?? NSNull(), a.metadata, b.collection, b.key, b.object ?? NSNull(), b.metadata)
+        }
+    }
+}
+
+/// What `findRange(inGroup:using:)` searches for: a block saying whether a row is before
+/// (`.orderedAscending`), inside (`.orderedSame`) or after (`.orderedDescending`) the range.
+/// The rows that compare `.orderedSame` must be contiguous in the group's sort order.
+public final class YapDatabaseViewFind: Sendable {
+    enum Block: Sendable {
+        case key(@Sendable (String, String) -> ComparisonResult)
+        case object(@Sendable (String, String, Any) -> ComparisonResult)
+        case metadata(@Sendable (String, String, Any?) -> ComparisonResult)
+        case row(@Sendable (String, String, Any, Any?) -> ComparisonResult)
+    }
+    let block: Block
+
+    init(_ block: Block) { self.block = block }
+
+    public static func withKeyBlock(_ block: @escaping @Sendable (String, String) -> ComparisonResult) -> YapDatabaseViewFind { .init(.key(block)) }
+    public static func withObjectBlock(_ block: @escaping @Sendable (String, String, Any) -> ComparisonResult) -> YapDatabaseViewFind { .init(.object(block)) }
+    public static func withMetadataBlock(_ block: @escaping @Sendable (String, String, Any?) -> ComparisonResult) -> YapDatabaseViewFind { .init(.metadata(block)) }
+    public static func withRowBlock(_ block: @escaping @Sendable (String, String, Any, Any?) -> ComparisonResult) -> YapDatabaseViewFind { .init(.row(block)) }
+
+    func compare(_ row: ViewRow) -> ComparisonResult {
+        switch block {
+        case .key(let f): f(row.collection, row.key)
+        case .object(let f): f(row.collection, row.key, row.object ?? NSNull())
+        case .metadata(let f): f(row.collection, row.key, row.metadata)
+        case .row(let f): f(row.collection, row.key, row.object ?? NSNull(), row.metadata)
+        }
+    }
+}
+
+/// Which collections an extension looks at: everything in a whitelist, or everything but a
+/// blacklist.
+public final class YapWhitelistBlacklist: Sendable {
+    let whitelist: Set<String>?
+    let blacklist: Set<String>?
+
+    /// Allows only `whitelist`.
+    public init(whitelist: Set<String>) {
+        self.whitelist = whitelist
+        self.blacklist = nil
+    }
+
+    /// Allows everything but `blacklist`.
+    public init(blacklist: Set<String>) {
+        self.whitelist = nil
+        self.blacklist = blacklist
+    }
+
+    /// Whether `item` is allowed.
+    public func isAllowed(_ item: String) -> Bool {
+        if let whitelist { return whitelist.contains(item) }
+        return !(blacklist?.contains(item) ?? false)
+    }
+}
+
+/// Options of a view.
+public final class YapDatabaseViewOptions {
+    /// Whether the view is meant to persist between launches (true). YapDB keeps views in
+    /// memory and rebuilds them when they are registered; see docs/api.md.
+    public var isPersistent = true
+    /// The collections the view looks at (nil: all).
+    public var allowedCollections: YapWhitelistBlacklist?
+    /// Register without populating the view from existing rows.
+    public var skipInitialViewPopulation = false
+
+    public init() {}
+}
+
+/// A row as the view's blocks see it: loaded lazily by the view.
+struct ViewRow {
+    var collection: String
+    var key: String
+    var object: Any?
+    var metadata: Any?
+}
+
+/// Converts the blocks' `ComparisonResult` to the tree's.
+extension ComparisonResult {
+    var flipped: ComparisonResult {
+        switch self {
+        case .orderedAscending: .orderedDescending
+        case .orderedDescending: .orderedAscending
+        case .orderedSame: .orderedSame
+        }
+    }
+}
