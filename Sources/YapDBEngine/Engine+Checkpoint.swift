@@ -10,6 +10,7 @@ extension Engine {
         var nextRowid: UInt64
         var replay: LogPosition
         var usage: [UInt32: UInt64]
+        var extensions: [String: any Sendable] = [:]
     }
 
     /// Writes a checkpoint of the current state (docs/format.md §4), then removes older
@@ -48,7 +49,7 @@ extension Engine {
             return CheckpointSource(number: state.checkpointNumber + 1, keydir: state.keydir, snapshot: state.snapshotNumber,
                                     nextRowid: state.nextRowid,
                                     replay: LogPosition(segment: state.log.segmentNumber, offset: state.log.end),
-                                    usage: state.usage.filter { $0.value > 0 })
+                                    usage: state.usage.filter { $0.value > 0 }, extensions: state.extensions)
         }
     }
 
@@ -74,6 +75,11 @@ extension Engine {
                 if let failure { throw failure }
             }
             try writer.setSegmentUsage(source.usage)
+            for name in source.extensions.keys.sorted() {
+                if let persistent = source.extensions[name] as? any PersistentExtensionState {
+                    try writer.addExtensionImage(name: name, image: persistent.persistentImage())
+                }
+            }
             return try writer.finish()
         } catch {
             writer.abandon()
@@ -86,6 +92,7 @@ extension Engine {
     /// Readers holding older snapshots keep their open handles (an unlinked file stays
     /// readable through them).
     func installCheckpoint(_ source: CheckpointSource, path: String) throws(StorageError) {
+        unclaimedImages.dropAll()
         let (oldCheckpoint, retired) = writer.withLock { state -> (UInt32, [UInt32]) in
             let old = state.checkpointNumber
             state.checkpointNumber = source.number
@@ -118,7 +125,8 @@ extension Engine {
 
     /// Reads checkpoint `number` into a replayer (keydir, usage, next row id), checking that
     /// no row id or key repeats.
-    static func loadCheckpoint(_ number: UInt32, files: DatabaseFiles, fs: any FileSystem, uuid: [UInt8]) throws(StorageError) -> (info: CheckpointInfo, replayer: Replayer) {
+    static func loadCheckpoint(_ number: UInt32, files: DatabaseFiles, fs: any FileSystem, uuid: [UInt8]) throws(StorageError) -> (info: CheckpointInfo, replayer: Replayer, images: [String: [UInt8]]) {
+        var images: [String: [UInt8]] = [:]
         var replayer = Replayer()
         var collection = ""
         let name = Paths.fileName(of: files.checkpointPath(number))
@@ -132,9 +140,11 @@ extension Engine {
             if replayer.keydir.set(stored, collection: collection, key: entry.key) != nil {
                 throw .corrupted(offset: 0, reason: "\(name): \(collection)/\(entry.key) appears twice")
             }
+        }, extensionImage: { (extensionName, image) throws(StorageError) in
+            images[extensionName] = image
         })
         replayer.usage = usage
         replayer.nextRowid = max(info.nextRowid, 1)
-        return (info, replayer)
+        return (info, replayer, images)
     }
 }

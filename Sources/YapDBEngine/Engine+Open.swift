@@ -78,11 +78,14 @@ extension Engine {
         var checkpointNumber: UInt32 = 0
         var replay = LogPosition(segment: 1, offset: UInt32(Format.headerSize))
         var protected: Set<UInt32> = []
+        var images: [String: [UInt8]] = [:]
         let opened = try LogStore.open(path: path, fileSystem: fs, options: storeOptions, start: { (listing, header) throws(StorageError) in
             replay = LogPosition(segment: listing.segments.first ?? 1, offset: UInt32(Format.headerSize))
             guard let newest = listing.checkpoints.last else { return (replay, 0, []) }
             let loaded = try loadCheckpoint(newest, files: files, fs: fs, uuid: header.uuid)
             replayer = loaded.replayer
+            images = loaded.images
+            if !images.isEmpty { replayer.changedKeys = [] }
             checkpointNumber = newest
             replay = loaded.info.replay
             protected = Set(loaded.replayer.usage.keys)
@@ -154,6 +157,7 @@ extension Engine {
         state.bytesSinceCheckpoint = UInt64(opened.report.bytesScanned)
         state.compactionSegments = compactionSegments
         let engine = Engine(path: path, files: files, options: options, uuid: opened.header.uuid, state: state, report: report, openKey: key)
+        engine.unclaimedImages.load(images, changedKeys: replayer.changedKeys ?? [])
         // Runs inside a roll, under the writer lock: the new segment joins the read table.
         opened.writer.onNewSegment = { [unowned state] (number: UInt32, file: any StorageFile) in
             state.segments = state.segments.adding(number, file)

@@ -81,6 +81,8 @@ package final class Engine: Sendable {
     let writer: Mutex<WriterState>
     /// Serializes checkpoints and compactions with each other (never with readers).
     let maintenance = Mutex(())
+    /// Extension images from the checkpoint, until their extensions register.
+    let unclaimedImages = UnclaimedImages()
     let openKey: String
 
     init(path: String, files: DatabaseFiles, options: EngineOptions, uuid: [UInt8], state: WriterState, report: OpenReport, openKey: String) {
@@ -182,6 +184,7 @@ package final class Engine: Sendable {
         var changeset = tx.changeset
         changeset.snapshot = number
         publish(state)
+        unclaimedImages.recordChanges(changeset)
         registry.append(changeset)
         return changeset
     }

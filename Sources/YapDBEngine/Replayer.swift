@@ -8,6 +8,8 @@ struct Replayer {
     /// Live bytes per segment (records the keydir points to).
     var usage: [UInt32: UInt64]
     var nextRowid: UInt64
+    /// When set, collects every key written or removed (for extension images to catch up).
+    var changedKeys: Set<CollectionKeyPair>?
 
     init(keydir: Keydir = Keydir(), usage: [UInt32: UInt64] = [:], nextRowid: UInt64 = 1) {
         self.keydir = keydir
@@ -22,6 +24,13 @@ struct Replayer {
     }
 
     mutating func apply(_ operation: ScannedOperation, segmentEnd: LogPosition) throws(StorageError) {
+        if changedKeys != nil {
+            switch operation {
+            case .value(_, _, let collection, let key, _, _), .remove(let collection, let key):
+                changedKeys!.insert(CollectionKeyPair(collection: collection, key: key))
+            case .removeCollection, .removeAll: break
+            }
+        }
         switch operation {
         case .value(let type, let rowid, let collection, let key, let noMetadata, let location):
             let old = keydir.entry(collection: collection, key: key)

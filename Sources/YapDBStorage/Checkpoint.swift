@@ -101,6 +101,31 @@ enum CheckpointCodec {
         _ = RecordCodec.finish(&buffer, start: start)
     }
 
+    /// Appends an extension-image record: the name, then the image (LZ4-compressed when
+    /// `compress` is set and it pays: raw length varint + LZ4 block).
+    static func appendExtension(name: String, image: [UInt8], compress: Bool, into buffer: inout [UInt8]) {
+        let packed = compress ? image.withUnsafeBytes(RecordCodec.compressIfItPays) : nil
+        let start = RecordCodec.begin(.checkpointExtension, flags: packed == nil ? 0 : Format.flagCompressed, in: &buffer)
+        buffer.appendString(name)
+        if let packed {
+            buffer.appendVarint(UInt64(image.count))
+            buffer.append(contentsOf: packed)
+        } else {
+            buffer.append(contentsOf: image)
+        }
+        _ = RecordCodec.finish(&buffer, start: start)
+    }
+
+    /// Decodes an extension-image record's payload.
+    static func extensionImage(_ payload: UnsafeRawBufferPointer, compressed: Bool) throws(RecordCodec.FrameError) -> (name: String, image: [UInt8]) {
+        var reader = ByteReader(payload)
+        let name: String
+        do { name = try reader.readString() } catch { throw .invalid("extension record: \(error.what)") }
+        let rest = UnsafeRawBufferPointer(rebasing: payload[reader.position...])
+        guard compressed else { return (name, Array(rest)) }
+        return (name, try RecordCodec.decompress(rest, maxRawLength: Format.maxValueSize, what: "extension image"))
+    }
+
     /// Appends the segment-usage record, segments in ascending order.
     static func appendSegmentUsage(_ usage: [UInt32: UInt64], into buffer: inout [UInt8]) {
         let start = RecordCodec.begin(.checkpointSegmentUsage, in: &buffer)

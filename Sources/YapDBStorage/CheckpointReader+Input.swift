@@ -85,7 +85,7 @@ extension CheckpointReader {
             case .checkpointEnd: valid = length == Format.checkpointEndPayloadSize
             case .checkpointCollection: valid = length <= Format.checkpointCollectionMaxPayload
             case .checkpointEntries: valid = length <= Format.checkpointBlockSize
-            case .checkpointSegmentUsage: valid = length <= Format.maxRecordPayload
+            case .checkpointSegmentUsage, .checkpointExtension: valid = length <= Format.maxRecordPayload
             case .object, .metadata, .remove, .removeCollection, .removeAll, .commit:
                 throw corrupt(offset, "log record type \(typeByte) in a checkpoint")
             }

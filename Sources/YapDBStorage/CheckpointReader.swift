@@ -28,7 +28,8 @@ package enum CheckpointReader {
     package static func read(
         files: DatabaseFiles, fileSystem: any FileSystem, uuid: [UInt8], number: UInt32,
         collection: (String, Int) throws(StorageError) -> Void,
-        entry: (CheckpointEntry) throws(StorageError) -> Void
+        entry: (CheckpointEntry) throws(StorageError) -> Void,
+        extensionImage: (String, [UInt8]) throws(StorageError) -> Void = { _, _ throws(StorageError) in }
     ) throws(StorageError) -> (CheckpointInfo, segmentUsage: [UInt32: UInt64]) {
         let path = files.checkpointPath(number)
         let file: any StorageFile
@@ -95,6 +96,14 @@ package enum CheckpointReader {
                     try state.closeCollection()
                     state.usage = try decode { () throws(ByteReader.Overrun) in try CheckpointCodec.segmentUsage(payload) }
                     state.usageSeen = true
+                case .checkpointExtension:
+                    _ = try state.requireInfo()
+                    guard state.usageSeen else { throw .corrupt("extension record before the segment-usage record") }
+                    let (extensionName, image) = try decode { () throws(RecordCodec.FrameError) in
+                        try CheckpointCodec.extensionImage(payload, compressed: frame.flags & Format.flagCompressed != 0)
+                    }
+                    guard state.extensionNames.insert(extensionName).inserted else { throw .corrupt("second image of extension \(extensionName)") }
+                    do throws(StorageError) { try extensionImage(extensionName, image) } catch { throw .callback(error) }
                 case .checkpointEnd:
                     let info = try state.requireInfo()
                     guard state.usageSeen else { throw .corrupt("end record before the segment-usage record") }
@@ -155,6 +164,7 @@ package enum CheckpointReader {
         var rowsLeft: UInt64 = 0
         var usageSeen = false
         var usage: [UInt32: UInt64] = [:]
+        var extensionNames: Set<String> = []
         var records: UInt32 = 0
         var checksum: UInt32 = 0
 

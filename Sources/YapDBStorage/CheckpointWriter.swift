@@ -129,6 +129,17 @@ package final class CheckpointWriter {
         try flushIfNeeded()
     }
 
+    /// Adds an extension's image (e.g. a view's index) under `name`. Call after
+    /// `setSegmentUsage` and before `finish`, at most once per name.
+    /// - Throws: `.io` when writing buffered records fails.
+    package func addExtensionImage(name: String, image: [UInt8]) throws(StorageError) {
+        try checkUsable()
+        precondition(usageWritten, "CheckpointWriter.addExtensionImage before setSegmentUsage")
+        precondition(name.utf8.count <= Format.maxKeyLength && image.count <= Format.maxValueSize, "extension image over the format's limits")
+        appendRecord { CheckpointCodec.appendExtension(name: name, image: image, compress: compress, into: &$0) }
+        try flushIfNeeded()
+    }
+
     /// Writes the end record, syncs the file, renames it to its final name and syncs the
     /// directory. Returns the final path. The checkpoint counts only once this returns.
     /// - Throws: `.io` from the write, sync, rename or directory sync. After a failed

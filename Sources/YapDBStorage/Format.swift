@@ -98,4 +98,5 @@ package enum RecordType: UInt8, Sendable {
     case checkpointEntries = 18
     case checkpointEnd = 19
     case checkpointSegmentUsage = 20
+    case checkpointExtension = 21
 }

@@ -125,7 +125,7 @@ package enum RecordCodec {
         let allowed: UInt8
         switch type {
         case .object, .metadata: allowed = Format.flagCompressed | Format.flagNoMetadata
-        case .checkpointEntries: allowed = Format.flagCompressed
+        case .checkpointEntries, .checkpointExtension: allowed = Format.flagCompressed
         case .remove, .removeCollection, .removeAll, .commit, .checkpointInfo, .checkpointCollection,
              .checkpointEnd, .checkpointSegmentUsage: allowed = 0
         }

@@ -203,3 +203,52 @@ import YapDB
         #expect(mappings.collectionKey(atRow: 0, inSection: 0)?.key == "d")
     }
 }
+
+@Suite struct ViewPersistenceTests {
+    @Test func reopeningWithTheSameTagReusesTheStoredViewWithoutRerunningTheBlocks() throws {
+        let fixture = try DatabaseFixture(configure: ViewTests.configure)
+        var connection = fixture.database.newConnection()
+        let first = ViewTests.CallCounter()
+        #expect(fixture.database.register(ViewTests.makeView(versionTag: "1", calls: first), withName: "v"))
+        connection.readWrite { tx in
+            for i in 0..<50 { tx.setObject(ViewTests.Task(title: "t\(i)", priority: 50 - i, done: i % 5 == 0), forKey: "\(i)", inCollection: "tasks") }
+        }
+        #expect(first.value == 50)
+
+        try fixture.reopen(configure: ViewTests.configure)
+        let second = ViewTests.CallCounter()
+        #expect(fixture.database.register(ViewTests.makeView(versionTag: "1", calls: second), withName: "v"))
+        #expect(second.value == 0, "the stored view is reused: no block runs")
+        connection = fixture.database.newConnection()
+        connection.read { tx in
+            let view = tx.ext("v") as! YapDatabaseViewTransaction
+            #expect(view.numberOfItems(inGroup: "todo") == 40 && view.numberOfItems(inGroup: "done") == 10)
+            #expect(view.getCollectionKey(atIndex: 0, inGroup: "todo")! == ("tasks", "49"))
+        }
+
+        // Writes made before the view registers (after a reopen) are caught up row by row.
+        try fixture.reopen(configure: ViewTests.configure)
+        connection = fixture.database.newConnection()
+        connection.readWrite { tx in
+            tx.setObject(ViewTests.Task(title: "first", priority: -1, done: false), forKey: "new", inCollection: "tasks")
+            tx.removeObject(forKey: "49", inCollection: "tasks")
+            tx.setObject(ViewTests.Task(title: "t3", priority: 47, done: true), forKey: "3", inCollection: "tasks")
+        }
+        let third = ViewTests.CallCounter()
+        #expect(fixture.database.register(ViewTests.makeView(versionTag: "1", calls: third), withName: "v"))
+        #expect(third.value == 2, "only the two rows written since the checkpoint ran the grouping block")
+        connection.read { tx in
+            let view = tx.ext("v") as! YapDatabaseViewTransaction
+            #expect(view.getCollectionKey(atIndex: 0, inGroup: "todo")! == ("tasks", "new"))
+            #expect(view.group(forKey: "49", inCollection: "tasks") == nil)
+            #expect(view.group(forKey: "3", inCollection: "tasks") == "done")
+            #expect(view.numberOfItemsInAllGroups() == 50)
+        }
+
+        // A new tag rebuilds from the rows.
+        try fixture.reopen(configure: ViewTests.configure)
+        let fourth = ViewTests.CallCounter()
+        #expect(fixture.database.register(ViewTests.makeView(versionTag: "2", calls: fourth), withName: "v"))
+        #expect(fourth.value == 50)
+    }
+}

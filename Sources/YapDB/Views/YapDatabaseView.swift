@@ -1,6 +1,8 @@
 import Foundation
 import Synchronization
 import YapDBIndex
+import YapDBEngine
+import YapDBStorage
 
 /// A view's index: the ordered row ids of each group and each row's group. Immutable value,
 /// stored in the engine's snapshot with the rows, so every snapshot has its own version.
@@ -8,6 +10,57 @@ struct ViewState: Sendable {
     var versionTag: String
     var groups: [String: OrderedRowTree] = [:]
     var rowGroups = PersistentHashMap<UInt64, String>()
+
+    init(versionTag: String) { self.versionTag = versionTag }
+}
+
+/// A view's checkpoint image (docs/format.md §4, extension records): the tag, then each group's
+/// name and row ids in view order.
+extension ViewState: PersistentExtensionState {
+    func persistentImage() -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.appendString(versionTag)
+        bytes.appendVarint(UInt64(groups.count))
+        for group in groups.keys.sorted() {
+            let tree = groups[group]!
+            bytes.appendString(group)
+            bytes.appendVarint(UInt64(tree.count))
+            tree.forEach { _, rowid in
+                bytes.appendVarint(rowid)
+                return true
+            }
+        }
+        return bytes
+    }
+
+    /// Decodes an image; nil when the bytes are not a valid one (the view then rebuilds).
+    init?(image: [UInt8]) {
+        var decoded: ViewState?
+        image.withUnsafeBytes { raw in
+            var reader = ByteReader(raw)
+            do throws(ByteReader.Overrun) {
+                var state = ViewState(versionTag: try reader.readString())
+                let groupCount = try reader.readLength(max: raw.count)
+                for _ in 0..<groupCount {
+                    let group = try reader.readString()
+                    let rows = try reader.readLength(max: reader.remaining)
+                    var tree = OrderedRowTree()
+                    for _ in 0..<rows {
+                        let rowid = try reader.readVarint()
+                        guard state.rowGroups.updateValue(group, forKey: rowid) == nil else { return }
+                        tree.append(rowid)
+                    }
+                    guard !tree.isEmpty, state.groups.updateValue(tree, forKey: group) == nil else { return }
+                }
+                guard reader.isAtEnd else { return }
+                decoded = state
+            } catch {
+                return
+            }
+        }
+        guard let decoded else { return nil }
+        self = decoded
+    }
 }
 
 /// The base class of views (YapDatabase's `YapDatabaseView`).
@@ -52,11 +105,42 @@ public final class YapDatabaseAutoView: YapDatabaseView, @unchecked Sendable {
 
     override func prepare(name: String, transaction: YapDatabaseReadWriteTransaction) -> Bool {
         let tag = versionTag
-        if let existing = transaction.extensionState(Self.stateKey(name)) as? ViewState, existing.versionTag == tag {
+        let key = Self.stateKey(name)
+        if let existing = transaction.extensionState(key) as? ViewState, existing.versionTag == tag {
+            return true
+        }
+        // The checkpoint's image of this view, if its tag matches: keep it, and re-place only
+        // the rows written since the checkpoint.
+        if let claimed = transaction.connection.database.engine.claimExtensionImage(key),
+           var state = ViewState(image: claimed.image), state.versionTag == tag {
+            catchUp(&state, changedKeys: claimed.changedKeys, transaction: transaction)
+            transaction.setExtensionState(state, forKey: key)
+            transaction.engineTransaction.markChanged()
             return true
         }
         rebuild(name: name, transaction: transaction, versionTag: tag)
         return true
+    }
+
+    /// Brings a view image up to the transaction's rows: rows that no longer exist leave it;
+    /// rows written since the image was taken are placed anew.
+    func catchUp(_ state: inout ViewState, changedKeys: Set<CollectionKeyPair>, transaction: YapDatabaseReadWriteTransaction) {
+        let keydir = transaction.keydir
+        var doomed = Set<UInt64>()
+        state.rowGroups.forEach { rowid, _ in
+            if keydir.key(forRowid: rowid) == nil { doomed.insert(rowid) }
+            return true
+        }
+        var replace: [CollectionKeyPair] = []
+        for pair in changedKeys where isAllowed(pair.collection) {
+            if let entry = keydir.entry(collection: pair.collection, key: pair.key) {
+                if state.rowGroups[entry.rowid] != nil { doomed.insert(entry.rowid) }
+                replace.append(pair)
+            }
+        }
+        let engine = ViewEngine(view: self, config: config.withLock { $0 }, transaction: transaction)
+        engine.removeRows(doomed, from: &state)
+        for pair in replace { engine.insertRow(collection: pair.collection, key: pair.key, into: &state) }
     }
 
     override func dropState(name: String, transaction: YapDatabaseReadWriteTransaction) {
