@@ -39,7 +39,7 @@ extension Runner {
         var readers: [Engine: any StoreReader] = [:]
         for engine in Runner.readEngines where settings.wants(engine) { readers[engine] = try fixture(engine).makeReader() }
         defer { readers.values.forEach { $0.close() } }
-        let figures = try interleave(Runner.readEngines, reps: settings.reps) { engine, _ in
+        let figures = try interleave(Runner.readEngines, reps: settings.heavyReps) { engine, _ in
             let reader = readers[engine]!
             var sum: UInt64 = 0
             let one = try timed(engine == .yapdb) { sum = try reader.readInOneTransaction(data, rows: rows) }
@@ -66,7 +66,7 @@ extension Runner {
                 readers[engine] = try (0..<threads).map { _ in try fixture(engine).makeReader() }
             }
             defer { readers.values.joined().forEach { $0.close() } }
-            let figures = try interleave(Runner.readEngines, reps: settings.reps) { engine, _ in
+            let figures = try interleave(Runner.readEngines, reps: settings.heavyReps) { engine, _ in
                 let slices = (0..<threads).map { t in
                     data.readOrder[(t * data.count / threads)..<((t + 1) * data.count / threads)]
                 }
@@ -105,7 +105,7 @@ extension Runner {
         var readers: [Engine: any StoreReader] = [:]
         for engine in Runner.readEngines where settings.wants(engine) { readers[engine] = try fixture(engine).makeReader() }
         defer { readers.values.forEach { $0.close() } }
-        let figures = try interleave(Runner.readEngines, reps: settings.reps) { engine, _ in
+        let figures = try interleave(Runner.readEngines, reps: settings.heavyReps) { engine, _ in
             let reader = readers[engine]!
             var result: (count: Int, checksum: UInt64) = (0, 0)
             let all = try timed(engine == .yapdb) { result = try reader.enumerateAll() }

@@ -23,7 +23,7 @@ let results = RunResults(
     settings: [
         "Rows: \(settings.rows.formatted()); keys 16 bytes (hex of a random 64-bit number), values 100 random bytes; "
             + "the compression variant of W1 uses a tenth of the rows with 1 KiB JSON-like values; fixed seeds.",
-        "Runs per engine: \(settings.reps) (W1 and W7, which load every row each run: \(settings.heavyReps)); medians reported.",
+        "Runs per engine: \(settings.reps) (W1, W4–W7, which load or read every row each run: \(settings.heavyReps)); medians reported.",
         "Key order: insertion in random key order unless the row says sequential; reads in another random order.",
         "YapDB: public API only; the collection's serializer stores `Data` as it is; `durability = .full` for durable "
             + "rows, `.normal` for non-durable; LZ4 compression on (its default: values under 128 bytes are not tried); "
