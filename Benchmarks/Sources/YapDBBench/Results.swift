@@ -78,5 +78,8 @@ func format(_ value: Double, _ kind: Kind) -> String {
 }
 
 func formatRatio(_ ratio: Double) -> String {
-    ratio >= 100 ? String(format: "%.0f×", ratio) : ratio >= 10 ? String(format: "%.1f×", ratio) : String(format: "%.2f×", ratio)
+    if ratio >= 100 { return String(format: "%.0f×", ratio) }
+    if ratio >= 10 { return String(format: "%.1f×", ratio) }
+    if ratio >= 0.1 { return String(format: "%.2f×", ratio) }
+    return String(format: "%.2g×", ratio)
 }

@@ -87,7 +87,7 @@ extension Runner {
         let n = data.count.formatted()
         add("W8", "open and first read, \(n) rows, after a clean close", .time, figures, "clean",
             note: "warm page cache; includes opening a connection and one read")
-        var killNote = "a child process writing transactions of 100,000 rows is SIGKILLed 50 ms after its first commit"
+        var killNote = "a child process writing transactions of 100,000 rows is SIGKILLed 250 ms after its first commit"
         if !recovered.isEmpty {
             killNote += "; YapDB cut a torn tail of \(format(median(recovered), .bytes)) (median) at open"
         }
@@ -95,7 +95,7 @@ extension Runner {
     }
 
     /// Starts `yapdb-bench child-writer ENGINE FOLDER`, waits for its first commit, lets it run
-    /// 50 ms into the next transaction, and kills it with SIGKILL.
+    /// 250 ms into the next transaction, and kills it with SIGKILL.
     func killWriterMidCommit(_ engine: Engine, _ folder: URL) throws {
         let child = Process()
         child.executableURL = URL(fileURLWithPath: "/proc/self/exe")
@@ -108,7 +108,7 @@ extension Runner {
             child.terminate()
             throw BenchError("W8 child writer for \(engine.rawValue) said \(line ?? "nothing")")
         }
-        usleep(50_000)
+        usleep(250_000)
         kill(child.processIdentifier, SIGKILL)
         child.waitUntilExit()
     }

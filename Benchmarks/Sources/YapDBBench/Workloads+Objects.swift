@@ -41,7 +41,7 @@ extension Runner {
                 found += 1
             }
             let time = timed(true) {
-                for i in sequence where tx.object(forKey: keys[i], inCollection: Runner.objectCollection) is Item { found += 1 }
+                for i in sequence where tx.object(forKey: keys[i], inCollection: Runner.objectCollection) != nil { found += 1 }
             }
             guard found > 0 else { throw BenchError("W9: no object found") }
             return time / Double(sequence.count)

@@ -61,6 +61,14 @@ try? FileManager.default.removeItem(at: settings.workFolder)
 log("all workloads took \(format(Double(nowNanoseconds() - started), .time))")
 
 runner.results.machine["load average at end"] = loadAverage()
+let busiest = [machine["load average at start"], runner.results.machine["load average at end"]]
+    .compactMap { $0?.split(separator: " ").first.flatMap { Double($0) } }.max() ?? 0
+if busiest > Double(ProcessInfo.processInfo.activeProcessorCount) {
+    runner.note(String(format: "The machine was busy (1-minute load average up to %.1f on %d cores, other work running): ", busiest,
+                       ProcessInfo.processInfo.activeProcessorCount)
+        + "absolute times are inflated and thread scaling (W5) is capped by the cores left; ratios within a workload "
+        + "hold better because engines were interleaved.")
+}
 runner.results.table.sort { lhs, rhs in
     let l = Int(lhs.workload.dropFirst()) ?? 0, r = Int(rhs.workload.dropFirst()) ?? 0
     return l < r
