@@ -36,10 +36,16 @@ let goals: [Goal] = [
          measure: { $0.ratio("W1", "random keys, one durable", .sqliteNormal) }, unit: .ratio),
     Goal(workload: "W1", text: "bulk load ≥ 1.5× LMDB", direction: .atLeast, target: 1.5,
          measure: { $0.ratio("W1", "random keys, one durable", .lmdb) }, unit: .ratio),
-    Goal(workload: "W2", text: "durable commit p50 ≤ 1.15× the raw fsync floor", direction: .atMost, target: 1.15,
+    Goal(workload: "W2", text: "durable commit p50 ≤ 1.15× the raw fsync floor (append)", direction: .atMost, target: 1.15,
          measure: { r in
              guard let row = r.find("W2", "durable single-row commit, p50"), let yap = row.median(.yapdb),
                    let floor = row.median(.floor) else { return nil }
+             return yap / floor
+         }, unit: .ratio),
+    Goal(workload: "W2", text: "(for reference) durable commit p50 ≤ 1.15× the overwrite floor", direction: .atMost, target: 1.15,
+         measure: { r in
+             guard let yap = r.yap("W2", "durable single-row commit, p50"),
+                   let floor = r.find("W2", "raw overwrite + fdatasync, p50")?.median(.floor) else { return nil }
              return yap / floor
          }, unit: .ratio),
     Goal(workload: "W2", text: "non-durable commit p50 ≥ 4× SQLite NORMAL", direction: .atLeast, target: 4,

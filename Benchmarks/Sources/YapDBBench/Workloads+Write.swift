@@ -34,36 +34,65 @@ extension Runner {
     }
 
     /// W2: single-row commits on a new database, durable and not; p50 and p99 per commit.
+    /// Interleaved commit by commit (YapDB, SQLite, LMDB, floor, YapDB, …), so each engine's
+    /// commits meet the same moment-to-moment disk latency.
     func runW2() throws {
         let data = main
         let count = settings.singleCommits
         for durability in [Durability.durable, .relaxed] {
-            let engines: [Engine] = durability == .durable ? [.yapdb, .sqliteFull, .lmdb, .floor] : [.yapdb, .sqliteNormal, .lmdb]
-            let figures = try interleave(engines, reps: settings.reps) { engine, rep in
-                let folder = try freshFolder("W2-\(engine)-\(rep)")
-                defer { remove(folder) }
-                var times: [Double]
-                if engine == .floor {
-                    times = try FsyncFloor.commits(in: folder, count: count, bytesPerCommit: 256)
-                } else {
-                    let store = try openStore(engine, in: folder, durability: durability, mapSize: settings.lmdbMapSize)
-                    times = []
-                    times.reserveCapacity(count)
-                    for j in 0..<count {
-                        times.append(try timed(engine == .yapdb) { try store.write(data, rows: data.readOrder[j...j]) })
+            let engines = (durability == .durable ? [Engine.yapdb, .sqliteFull, .lmdb, .floor] : [.yapdb, .sqliteNormal, .lmdb])
+                .filter { settings.wants($0) }
+            var figures: [String: [Engine: [Double]]] = [:]
+            for rep in 0..<settings.reps {
+                var stores: [Engine: any Store] = [:]
+                var folders: [URL] = []
+                var floor: FsyncFloor?
+                for engine in engines {
+                    let folder = try freshFolder("W2-\(engine)-\(rep)")
+                    folders.append(folder)
+                    if engine == .floor {
+                        floor = try FsyncFloor(in: folder, bytesPerCommit: 256, overwriteCommits: count)
+                    } else {
+                        stores[engine] = try openStore(engine, in: folder, durability: durability, mapSize: settings.lmdbMapSize)
                     }
-                    try store.close()
                 }
-                return ["p50": percentile(times, 50), "p99": percentile(times, 99)]
+                var times: [Engine: [Double]] = [:]
+                var overwrites: [Double] = []
+                for j in 0..<count {
+                    for engine in engines {
+                        if engine == .floor, let floor {
+                            times[engine, default: []].append(try floor.append())
+                            overwrites.append(try floor.overwrite())
+                            continue
+                        }
+                        let store = stores[engine]!
+                        times[engine, default: []].append(try timed(engine == .yapdb) { try store.write(data, rows: data.readOrder[j...j]) })
+                    }
+                }
+                for store in stores.values { try store.close() }
+                floor = nil
+                folders.forEach(remove)
+                for (engine, values) in times {
+                    figures["p50", default: [:]][engine, default: []].append(percentile(values, 50))
+                    figures["p99", default: [:]][engine, default: []].append(percentile(values, 99))
+                }
+                if !overwrites.isEmpty {
+                    figures["overwriteP50", default: [:]][.floor, default: []].append(percentile(overwrites, 50))
+                    figures["overwriteP99", default: [:]][.floor, default: []].append(percentile(overwrites, 99))
+                }
             }
-            let what = durability == .durable
-                ? "durable single-row commit"
-                : "non-durable single-row commit"
+            let what = durability == .durable ? "durable single-row commit" : "non-durable single-row commit"
             let setting = durability == .durable
-                ? "YapDB .full, SQLite FULL, LMDB default; floor: 256-byte write + fdatasync"
+                ? "YapDB .full, SQLite FULL, LMDB default; floor: 256-byte append + fdatasync"
                 : "YapDB .normal, SQLite NORMAL, LMDB MDB_NOSYNC"
             add("W2", "\(what), p50 of \(count)", .time, figures, "p50", note: setting)
             add("W2", "\(what), p99 of \(count)", .time, figures, "p99", note: setting, charted: false)
+            if durability == .durable && settings.wants(.floor) {
+                let overwrite = "fsync floor column: 256-byte pwrite over a file written and synced before, then fdatasync "
+                    + "(no size change, nothing for the file system to journal: how SQLite's reused WAL and LMDB's reused pages commit)"
+                add("W2", "raw overwrite + fdatasync, p50 of \(count)", .time, figures, "overwriteP50", note: overwrite, charted: false)
+                add("W2", "raw overwrite + fdatasync, p99 of \(count)", .time, figures, "overwriteP99", charted: false)
+            }
         }
     }
 
@@ -76,8 +105,8 @@ extension Runner {
             let folder = try freshFolder("W3-\(engine)-\(rep)")
             defer { remove(folder) }
             if engine == .floor {
-                let bytes = Int(data.payloadBytes(rows: perTransaction))
-                return ["time": try FsyncFloor.commits(in: folder, count: transactions, bytesPerCommit: bytes).reduce(0, +)]
+                let floor = try FsyncFloor(in: folder, bytesPerCommit: Int(data.payloadBytes(rows: perTransaction)))
+                return ["time": try (0..<transactions).reduce(0) { sum, _ in sum + (try floor.append()) }]
             }
             let store = try openStore(engine, in: folder, durability: .durable, mapSize: settings.lmdbMapSize)
             let time = try timed(engine == .yapdb) {
