@@ -3,6 +3,7 @@ import Foundation
 let usage = """
     usage: yapdb-bench [--size quick|full] [--only W1,W4] [--engines sqlite,lmdb,floor] [--work DIR]
                        [--markdown PATH] [--json PATH] [--profiles PATH] [--perf-control CTL,ACK]
+           yapdb-bench --report-from RESULTS.json --markdown PATH [--profiles PATH]
     """
 
 /// The settings and the profiles file named on the command line; exits with status 2 and the
@@ -41,6 +42,7 @@ func parseArguments(_ arguments: [String]) -> (Settings, String?) {
         case "--markdown": settings.markdownPath = value()
         case "--json": settings.jsonPath = value()
         case "--profiles": profilesPath = value()
+        case "--report-from": settings.reportFrom = value()
         case "--perf-control":
             let paths = value().split(separator: ",").map(String.init)
             guard paths.count == 2, let control = PerfControl(controlPath: paths[0], ackPath: paths[1]) else {

@@ -11,6 +11,8 @@ struct Settings: Sendable {
     var workFolder = URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent(".build/bench-data")
     var markdownPath: String?
     var jsonPath: String?
+    /// Rewrite the report from this finished run's JSON instead of running.
+    var reportFrom: String?
 
     var rows: Int { size == .full ? 1_000_000 : 100_000 }
     /// Runs per engine for light workloads, and for the ones that load a whole database.

@@ -14,6 +14,21 @@ if arguments.first == "child-writer", arguments.count == 3 {
 
 let (settings, profilesPath) = parseArguments(arguments)
 
+// `--report-from JSON`: rewrite the report from a finished run (after editing profiles.md).
+if let source = settings.reportFrom {
+    do {
+        let previous = try JSONDecoder().decode(RunResults.self, from: Data(contentsOf: URL(fileURLWithPath: source)))
+        let profiles = profilesPath.flatMap { try? String(contentsOfFile: $0, encoding: .utf8) }
+        try Report(results: previous, profiles: profiles).markdown()
+            .write(toFile: settings.markdownPath ?? "benchmarks.md", atomically: true, encoding: .utf8)
+        log("wrote \(settings.markdownPath ?? "benchmarks.md") from \(source)")
+        exit(0)
+    } catch {
+        log("cannot rewrite the report from \(source): \(error)")
+        exit(1)
+    }
+}
+
 let dateFormatter = ISO8601DateFormatter()
 dateFormatter.formatOptions = [.withFullDate]
 var machine = describeMachine(workFolder: settings.workFolder.deletingLastPathComponent())
