@@ -31,7 +31,7 @@ def main(source, target):
                 xs.append(r["medians"][peer] / r["medians"]["YapDB"])
         bars = ax.barh(ys, xs, height=height, color=colour, label=f"{peer} ÷ YapDB")
         for bar, x in zip(bars, xs):
-            ax.text(x * 1.04, bar.get_y() + bar.get_height() / 2, f"{x:.0f}×" if x >= 10 else f"{x:.2g}×",
+            ax.text(x * 1.04, bar.get_y() + bar.get_height() / 2, f"{x:.0f}×" if x >= 10 else f"{x:.2f}×" if x >= 0.1 else f"{x:.2g}×",
                     va="center", fontsize=7)
     ax.set_xscale("log")
     ax.axvline(1, color="black", linewidth=1)
