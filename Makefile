@@ -48,8 +48,39 @@ test: deps
 reliability: deps
 	@echo "make reliability: not built yet (the reliability harness issue adds it)"; exit 1
 
+# YapDB against SQLite and LMDB (Benchmarks/, its own package; never part of `make test` or CI).
+# Installs liblmdb-dev and libsqlite3-dev when missing (apt-get when root, otherwise prints the
+# command), runs every workload at $(SIZE) (quick: 100k rows, a few minutes; full: 1M rows), and
+# rewrites docs/benchmarks.md, docs/benchmarks.json and the chart docs/benchmarks.png.
 bench: deps
-	@echo "make bench: not built yet (the benchmarks issue adds it)"; exit 1
+	@for pair in lmdb:liblmdb-dev sqlite3:libsqlite3-dev; do \
+	  pc=$${pair%%:*}; pkg=$${pair##*:}; \
+	  if ! pkg-config --exists $$pc 2>/dev/null; then \
+	    if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	      echo "Installing $$pkg…"; \
+	      (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$pkg) >/dev/null || exit 1; \
+	    else \
+	      echo "$$pkg is missing. Run: sudo apt-get install -y $$pkg"; exit 1; \
+	    fi; \
+	  fi; \
+	done
+	@set -o pipefail; cd Benchmarks && $(SWIFT) build -c release --product yapdb-bench 2>&1 | { grep -E "error|warning: unre" || true; }
+	@Benchmarks/.build/release/yapdb-bench --size $(SIZE) --work Benchmarks/.build/bench-data \
+	  --markdown docs/benchmarks.md --json docs/benchmarks.json --profiles Benchmarks/profiles.md
+	@py=""; for p in python3 /usr/bin/python3; do \
+	  if $$p -c "import matplotlib" 2>/dev/null; then py=$$p; break; fi; done; \
+	if [ -z "$$py" ]; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "Installing python3-matplotlib for the chart…"; \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-matplotlib >/dev/null 2>&1 && py=/usr/bin/python3; \
+	  fi; \
+	  if [ -z "$$py" ] && python3 -m pip install --quiet --user matplotlib >/dev/null 2>&1; then py=python3; fi; \
+	fi; \
+	if [ -n "$$py" ] && $$py -c "import matplotlib" 2>/dev/null; then \
+	  $$py Benchmarks/chart.py docs/benchmarks.json docs/benchmarks.png && echo "wrote docs/benchmarks.png"; \
+	else \
+	  echo "matplotlib is missing: the chart was not redrawn. Run: python3 -m pip install matplotlib"; \
+	fi
 
 clean:
 	rm -rf $(BUILD)

@@ -1,0 +1,36 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+// YapDB against SQLite and LMDB: the same workloads on each, interleaved, in one run.
+// A separate package so the root `swift test` and CI never build it; it uses YapDB's public API
+// only (the root package by path). Run it with `make bench` at the root (see docs/benchmarks.md).
+let package = Package(
+    name: "YapDBBenchmarks",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "yapdb-bench", targets: ["YapDBBench"]),
+    ],
+    dependencies: [
+        .package(name: "YapDB", path: ".."),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
+        ),
+        .systemLibrary(
+            name: "CLMDB",
+            pkgConfig: "lmdb",
+            providers: [.apt(["liblmdb-dev"]), .brew(["lmdb"])]
+        ),
+        .executableTarget(
+            name: "YapDBBench",
+            dependencies: [
+                .product(name: "YapDB", package: "YapDB"),
+                "CSQLite", "CLMDB",
+            ]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

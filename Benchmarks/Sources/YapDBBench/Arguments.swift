@@ -1,0 +1,61 @@
+import Foundation
+
+let usage = """
+    usage: yapdb-bench [--size quick|full] [--only W1,W4] [--engines sqlite,lmdb,floor] [--work DIR]
+                       [--markdown PATH] [--json PATH] [--profiles PATH] [--perf-control CTL,ACK]
+           yapdb-bench --report-from RESULTS.json --markdown PATH [--profiles PATH]
+    """
+
+/// The settings and the profiles file named on the command line; exits with status 2 and the
+/// usage on a bad argument.
+func parseArguments(_ arguments: [String]) -> (Settings, String?) {
+    var settings = Settings()
+    var profilesPath: String?
+    var index = 0
+    func fail(_ message: String) -> Never {
+        log("\(message)\n\(usage)")
+        exit(2)
+    }
+    func value() -> String {
+        index += 1
+        guard index < arguments.count else { fail("\(arguments[index - 1]) needs a value") }
+        return arguments[index]
+    }
+    while index < arguments.count {
+        switch arguments[index] {
+        case "--size":
+            guard let size = Settings.Size(rawValue: value()) else { fail("--size is quick or full") }
+            settings.size = size
+        case "--only":
+            settings.only = Set(value().uppercased().split(separator: ",").map(String.init))
+        case "--engines":
+            for name in value().lowercased().split(separator: ",") {
+                switch name {
+                case "sqlite": settings.engines.formUnion([.sqliteNormal, .sqliteFull])
+                case "lmdb": settings.engines.insert(.lmdb)
+                case "floor": settings.engines.insert(.floor)
+                case "yapdb": settings.engines.insert(.yapdb)
+                default: fail("unknown engine \(name)")
+                }
+            }
+        case "--work": settings.workFolder = URL(fileURLWithPath: value())
+        case "--markdown": settings.markdownPath = value()
+        case "--json": settings.jsonPath = value()
+        case "--profiles": profilesPath = value()
+        case "--report-from": settings.reportFrom = value()
+        case "--perf-control":
+            let paths = value().split(separator: ",").map(String.init)
+            guard paths.count == 2, let control = PerfControl(controlPath: paths[0], ackPath: paths[1]) else {
+                fail("--perf-control needs CTL_FIFO,ACK_FIFO that can be opened")
+            }
+            PerfControl.shared = control
+        case "-h", "--help":
+            print(usage)
+            exit(0)
+        default:
+            fail("unknown argument \(arguments[index])")
+        }
+        index += 1
+    }
+    return (settings, profilesPath)
+}

@@ -1,0 +1,109 @@
+import Foundation
+import YapDB
+
+/// YapDB through its public API. Values are stored as raw bytes: the collection's serializer
+/// and deserializer pass `Data` through untouched (no tag byte), and point reads use
+/// `serializedObject(forKey:inCollection:)`, the raw-bytes read the API offers (it returns a
+/// copy as `Data`). The object cache is off on these connections: the raw workloads compare
+/// storage engines; W9 and W10 measure the cache.
+final class YapStore: Store {
+    let database: YapDatabase
+    let writer: YapDatabaseConnection
+
+    static func fileURL(in folder: URL) -> URL { folder.appendingPathComponent("bench.yapdb") }
+
+    init(folder: URL, durability: Durability) throws {
+        let options = YapDatabaseOptions()
+        options.durability = durability == .durable ? .full : .normal
+        database = try YapDatabase.open(url: YapStore.fileURL(in: folder), options: options)
+        YapStore.registerRawBytes(database)
+        writer = database.newConnection()
+        writer.objectCacheEnabled = false
+        writer.metadataCacheEnabled = false
+    }
+
+    /// Stores `Data` as it is in the benchmark collection, both ways.
+    static func registerRawBytes(_ database: YapDatabase) {
+        database.registerSerializer({ _, _, object in
+            guard let data = object as? Data else { throw BenchError("not Data") }
+            return data
+        }, forCollection: Dataset.collection)
+        database.registerDeserializer({ _, _, data in data }, forCollection: Dataset.collection)
+    }
+
+    func write(_ data: Dataset, rows: ArraySlice<Int>) throws {
+        try writer.write { tx in
+            for i in rows { tx.setObject(data.values[i], forKey: data.keys[i], inCollection: Dataset.collection) }
+        }
+    }
+
+    func delete(_ data: Dataset, rows: ArraySlice<Int>) throws {
+        try writer.write { tx in
+            for i in rows { tx.removeObject(forKey: data.keys[i], inCollection: Dataset.collection) }
+        }
+    }
+
+    func makeReader() throws -> any StoreReader { YapReader(database.newConnection()) }
+
+    func emptyWriteTransactions(_ count: Int) throws {
+        for _ in 0..<count { try writer.write { _ in } }
+    }
+
+    func compact() throws { try database.compact() }
+
+    func close() throws { try database.close() }
+}
+
+final class YapReader: StoreReader {
+    let connection: YapDatabaseConnection
+
+    init(_ connection: YapDatabaseConnection) {
+        self.connection = connection
+        connection.objectCacheEnabled = false
+        connection.metadataCacheEnabled = false
+    }
+
+    func readInOneTransaction(_ data: Dataset, rows: ArraySlice<Int>) throws -> UInt64 {
+        try connection.read { tx in
+            var sum: UInt64 = 0
+            for i in rows {
+                guard let value = tx.serializedObject(forKey: data.keys[i], inCollection: Dataset.collection) else {
+                    throw BenchError("YapDB: row \(i) is missing")
+                }
+                sum &+= value.withUnsafeBytes { checksum($0) }
+            }
+            return sum
+        }
+    }
+
+    func readEachInItsOwnTransaction(_ data: Dataset, rows: ArraySlice<Int>) throws -> UInt64 {
+        var sum: UInt64 = 0
+        for i in rows {
+            let value = connection.read { tx in tx.serializedObject(forKey: data.keys[i], inCollection: Dataset.collection) }
+            guard let value else { throw BenchError("YapDB: row \(i) is missing") }
+            sum &+= value.withUnsafeBytes { checksum($0) }
+        }
+        return sum
+    }
+
+    func enumerateAll() throws -> (count: Int, checksum: UInt64) {
+        connection.read { tx in
+            var count = 0
+            var sum: UInt64 = 0
+            tx.iterateKeysAndObjects(inCollection: Dataset.collection) { (_: String, value: Data, _: inout Bool) in
+                count += 1
+                sum &+= value.withUnsafeBytes { checksum($0) }
+            }
+            return (count, sum)
+        }
+    }
+
+    /// YapDB keeps keys in a hash trie: there is no key order to scan (views will give one).
+    func shortScans(_ data: Dataset, starts: ArraySlice<Int>, length: Int) throws -> UInt64? { nil }
+
+    func emptyReadTransactions(_ count: Int) throws {
+        for _ in 0..<count { connection.read { _ in } }
+    }
+
+    func close() {}
+}
