@@ -42,26 +42,35 @@ extension YapDatabase {
     }
 
     /// Called by the engine after a commit is durable and published, under the writer lock:
-    /// queues the notification (posted in commit order) and feeds the change streams.
+    /// queues the notification (in commit order) and feeds the change streams.
     func didCommit(_ record: CommitRecord) {
-        let notification = record.notification
-        let box = NotificationBox(notification)
-        notificationQueue.async {
-            NotificationCenter.default.post(box.notification)
-        }
+        pendingNotifications.withLock { $0.append(NotificationBox(record.notification)) }
         let continuations = changeStreams.withLock { Array($0.values) }
         for continuation in continuations { continuation.yield(record.changeset) }
     }
 
-    /// Waits until every notification queued so far has been posted (unless called from the
-    /// notification queue itself, e.g. by an observer).
-    func waitForNotifications() {
-        if DispatchQueue.getSpecific(key: Self.notificationQueueKey) == nil {
-            notificationQueue.sync {}
+    /// Posts every queued notification, in commit order, on the calling thread (no thread
+    /// hop), serialized with other posters through `notificationQueue`. Whichever committer
+    /// gets there first posts everything queued so far; a committer returns only after its own
+    /// notification was posted. An observer that commits from inside a post only queues (the
+    /// outer loop posts it), so it cannot deadlock.
+    func postNotifications() {
+        let me = YapDatabaseConnection.currentThread
+        if postingThread.load(ordering: .acquiring) == me { return }
+        notificationQueue.sync {
+            postingThread.store(me, ordering: .releasing)
+            defer { postingThread.store(0, ordering: .releasing) }
+            while true {
+                let batch = pendingNotifications.withLock { pending -> [NotificationBox] in
+                    defer { pending.removeAll() }
+                    return pending
+                }
+                if batch.isEmpty { return }
+                for box in batch { NotificationCenter.default.post(box.notification) }
+            }
         }
     }
 
-    static let notificationQueueKey = DispatchSpecificKey<Bool>()
 
     func finishChangeStreams() {
         let continuations = changeStreams.withLock { streams in

@@ -19,6 +19,11 @@ public final class YapDatabase: Sendable {
     let extensionRegistry = ExtensionRegistry()
     /// Commits' notifications are posted here, one at a time, in commit order.
     let notificationQueue = DispatchQueue(label: "YapDB.notifications")
+    /// The thread posting notifications right now (0: none); a commit made by an observer on
+    /// that thread only queues its notification, and the running post loop posts it.
+    let postingThread = Atomic<UInt>(0)
+    /// Notifications of committed transactions not posted yet, in commit order.
+    let pendingNotifications = Mutex<[NotificationBox]>([])
     /// Completion blocks run here when no queue is given (off Apple platforms).
     let defaultCompletionQueue = DispatchQueue(label: "YapDB.completions")
     let changeStreams = Mutex<[UInt64: AsyncStream<YapDatabaseChangeset>.Continuation]>([:])

@@ -37,6 +37,7 @@ extension YapDatabaseConnection {
         // One pass over the changed keys: at most one cache operation per cache per key.
         let sharedObjects = record?.sharedObjects ?? [:], sharedMetadata = record?.sharedMetadata ?? [:]
         let touchedObjects = record?.touchedObjects ?? [], touchedMetadata = record?.touchedMetadata ?? []
+        if objectCache.count == 0 && metadataCache.count == 0 && sharedObjects.isEmpty && sharedMetadata.isEmpty { return }
         for (pair, flags) in changeset.changes {
             if flags.contains(.object) {
                 if !sharedObjects.isEmpty, objectCacheOn,

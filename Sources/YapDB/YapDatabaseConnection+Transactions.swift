@@ -203,7 +203,7 @@ extension YapDatabaseConnection {
             if let changeset = result.changeset {
                 advance(to: changeset.snapshot)
                 transaction?.runCompletionBlocks()
-                database.waitForNotifications()
+                database.postNotifications()
             } else if transaction?.isRolledBack == true {
                 transaction?.discardCacheChanges()
             }

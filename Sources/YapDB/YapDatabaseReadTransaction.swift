@@ -276,11 +276,11 @@ public class YapDatabaseReadTransaction {
     }
 
     /// Reads a value; a damaged record is reported to the log handler and reads as missing.
-    func read(_ location: ValueLocation, what: String) -> [UInt8]? {
+    func read(_ location: ValueLocation, what: @autoclosure () -> String) -> [UInt8]? {
         do throws(StorageError) {
             return try readValue(location) ?? []
         } catch {
-            YapDatabaseLogging.log(.error, "could not read the \(what): \(error)")
+            YapDatabaseLogging.log(.error, "could not read the \(what()): \(error)")
             return nil
         }
     }

@@ -314,3 +314,32 @@ import YapDB
         }
     }
 }
+
+@Suite struct NotificationReentrancyTests {
+    final class Log: @unchecked Sendable {
+        let lock = NSLock()
+        var snapshots: [UInt64] = []
+        func add(_ s: UInt64) { lock.lock(); snapshots.append(s); lock.unlock() }
+        var all: [UInt64] { lock.lock(); defer { lock.unlock() }; return snapshots }
+    }
+
+    /// An observer that commits from inside a notification does not deadlock, and every
+    /// notification is still posted once, in commit order, before the outer write returns.
+    @Test func anObserverMayCommitFromInsideANotification() throws {
+        let fixture = try DatabaseFixture()
+        let database = fixture.database!
+        let follower = database.newConnection()
+        let log = Log()
+        let token = NotificationCenter.default.addObserver(forName: .YapDatabaseModified, object: database, queue: nil) { note in
+            let snapshot = note.userInfo?["snapshot"] as? UInt64 ?? 0
+            log.add(snapshot)
+            if snapshot == 1 {
+                follower.readWrite { tx in tx.setObject("echo", forKey: "echo", inCollection: nil) }
+            }
+        }
+        defer { NotificationCenter.default.removeObserver(token) }
+        database.newConnection().readWrite { tx in tx.setObject("first", forKey: "k", inCollection: nil) }
+        #expect(log.all == [1, 2])
+        #expect(database.snapshot == 2)
+    }
+}
