@@ -80,7 +80,7 @@ package final class WriteTransaction {
         if let staged = state.log.stagedRecord(at: RecordLocation(location)) {
             return try SegmentReader.decodeValue(staged, offset: Int64(location.offset), path: state.log.file.path).1
         }
-        return try state.segments.value(at: location).1
+        return try state.segments.withValue(at: location) { $0.map { Array($0) } }
     }
 
     // MARK: Writes

@@ -46,8 +46,17 @@ extension PersistentHashMap {
         @inlinable @inline(__always) static var hashBitCount: Int { UInt.bitWidth }
 
         /// The full hash of `key` as an unsigned word.
+        ///
+        /// `UInt64` keys hash to themselves: the keydir's row ids are handed out by the engine
+        /// in sequence (never chosen by users, so there is no flooding concern), and the
+        /// identity spreads consecutive ids evenly over the slots at every level with no
+        /// `Hasher` call (which cost as much as the rest of a row-id insert). Other keys use
+        /// their randomly seeded `hashValue`. The branch folds away in specialized code.
         @inlinable @inline(__always)
-        static func hash(of key: Key) -> UInt { UInt(bitPattern: key.hashValue) }
+        static func hash(of key: Key) -> UInt {
+            if Key.self == UInt64.self { return UInt(truncatingIfNeeded: unsafeBitCast(key, to: UInt64.self)) }
+            return UInt(bitPattern: key.hashValue)
+        }
 
         /// The one-bit mask selecting the slot of `hash` at level `shift`.
         @inlinable @inline(__always)

@@ -20,8 +20,8 @@
 ///
 /// **Threading.** A value type: any number of threads may read copies concurrently; a given
 /// variable must not be mutated concurrently with other accesses to that same variable (the usual
-/// Swift exclusivity rule). Hash values are per-process (`Hasher` is randomly seeded), so the
-/// trie's shape must never be persisted.
+/// Swift exclusivity rule). Hash values are per-process (`Hasher` is randomly seeded; `UInt64`
+/// keys hash to themselves, see `Node.hash(of:)`), so the trie's shape must never be persisted.
 
 package struct PersistentHashMap<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     /// The root node. It may be empty and may hold a single entry; other nodes may not.

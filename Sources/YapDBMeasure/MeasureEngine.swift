@@ -49,6 +49,13 @@ struct MeasureEngine: ParsableCommand {
         }
         let read = now() - t1
         print("point read (random key, value bytes, page cache warm): \(fmt(read / Double(reads) * 1e9)) ns (check \(check & 0xFF))")
+        let t1b = now()
+        for i in 0..<reads {
+            let key = keys[Int(rng.next() % UInt64(rows))]
+            check &+= Int(snapshot.entry(collection: "c", key: key)?.rowid ?? 0) &+ i
+        }
+        let lookup = now() - t1b
+        print("  of which keydir lookup (random key, entry only): \(fmt(lookup / Double(reads) * 1e9)) ns (check \(check & 0xFF))")
 
         // verify().
         let t2 = now()
