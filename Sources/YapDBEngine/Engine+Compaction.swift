@@ -88,15 +88,18 @@ extension Engine {
                 var keydir = state.keydir
                 var usage = state.usage
                 for move in moves {
-                    guard let to = move.to, var entry = keydir.entry(collection: move.collection, key: move.key) else { continue }
-                    if move.isObject, entry.object == move.from {
-                        entry.object = to
-                    } else if !move.isObject, entry.metadata == move.from {
-                        entry.metadata = to
-                    } else {
-                        continue
+                    guard let to = move.to else { continue }
+                    let moved = keydir.modifyEntry(collection: move.collection, key: move.key) { entry -> Bool in
+                        if move.isObject, entry.object == move.from {
+                            entry.object = to
+                        } else if !move.isObject, entry.metadata == move.from {
+                            entry.metadata = to
+                        } else {
+                            return false
+                        }
+                        return true
                     }
-                    keydir.set(entry, collection: move.collection, key: move.key)
+                    guard moved == true else { continue }
                     usage[move.from.segment, default: 0] -= min(usage[move.from.segment, default: 0], UInt64(move.from.length))
                     usage[to.segment, default: 0] += UInt64(to.length)
                 }
@@ -116,13 +119,18 @@ extension Engine {
     }
 
     /// Copies the records of `moves` (sorted by location) into new compaction segments,
-    /// filling in each move's new location; syncs them and their directory.
+    /// filling in each move's new location; syncs them and their directory. Each victim is
+    /// read through a `SequentialRecordReader` (a few large reads, every record verified) and
+    /// the output is written 4 MiB at a time.
     private func copy(_ moves: inout [Move], from table: SegmentTable) throws(StorageError) -> [(UInt32, any StorageFile)] {
         var outputs: [(UInt32, any StorageFile)] = []
         var file: (any StorageFile)?
         var number: UInt32 = 0
         var buffer: [UInt8] = []
         var written: Int64 = 0
+        // Moves are sorted by location: each victim is read sequentially, a window at a time.
+        var reader: SequentialRecordReader?
+        var readerSegment: UInt32?
         func io<T>(_ body: () throws(IOFailure) -> T) throws(StorageError) -> T {
             do { return try body() } catch { throw .io(error) }
         }
@@ -148,13 +156,18 @@ extension Engine {
                     written = Int64(Format.headerSize)
                 }
                 let from = moves[index].from
-                guard let source = table.files[from.segment] else {
-                    throw .corrupted(offset: Int64(from.offset), reason: "segment \(from.segment) is referenced but missing")
+                if readerSegment != from.segment {
+                    guard let source = table.files[from.segment] else {
+                        throw .corrupted(offset: Int64(from.offset), reason: "segment \(from.segment) is referenced but missing")
+                    }
+                    reader = SequentialRecordReader(file: source)
+                    readerSegment = from.segment
                 }
-                let bytes = try SegmentReader.record(at: RecordLocation(from), in: source)
-                moves[index].to = ValueLocation(segment: number, offset: UInt32(written + Int64(buffer.count)), length: from.length)
-                buffer.append(contentsOf: bytes)
-                if buffer.count >= 1 << 20 { try flush() }
+                try reader!.withRecord(at: RecordLocation(from)) { (bytes, _) throws(StorageError) in
+                    buffer.append(contentsOf: bytes)
+                }
+                moves[index].to = ValueLocation(segment: number, offset: UInt32(written + Int64(buffer.count)) - from.length, length: from.length)
+                if buffer.count >= 4 << 20 { try flush() }
             }
             try flush()
             if let file { try io { () throws(IOFailure) in try file.sync() } }

@@ -14,8 +14,10 @@ struct MeasureEngine: ParsableCommand {
     @Option(help: "Rows to load.") var rows = 1_000_000
     @Option(help: "Value size in bytes.") var valueSize = 100
     @Option(help: "Point reads to time.") var reads = 200_000
+    @Flag(help: "Time with the thread's CPU clock instead of the wall clock (for a loaded machine).") var cpuTime = false
 
     func run() throws {
+        if cpuTime { measureClock = CLOCK_THREAD_CPUTIME_ID }
         let folder = try TemporaryFolder.make()
         defer { TemporaryFolder.remove(folder) }
         let path = folder + "/bench.yapdb"
