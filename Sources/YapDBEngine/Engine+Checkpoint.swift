@@ -129,7 +129,12 @@ extension Engine {
                 throw .corrupted(offset: 0, reason: "\(name): row id \(entry.rowid) of \(collection)/\(entry.key) also belongs to \(other.collection)/\(other.key)")
             }
             let stored = KeydirEntry(rowid: entry.rowid, object: ValueLocation(entry.object), metadata: entry.metadata.map(ValueLocation.init))
-            if replayer.keydir.set(stored, collection: collection, key: entry.key) != nil {
+            var repeated = false
+            replayer.keydir.upsert(collection: collection, key: entry.key) { old in
+                repeated = old != nil
+                return repeated ? nil : stored
+            }
+            if repeated {
                 throw .corrupted(offset: 0, reason: "\(name): \(collection)/\(entry.key) appears twice")
             }
         })

@@ -89,17 +89,17 @@ extension Engine {
                 var usage = state.usage
                 for move in moves {
                     guard let to = move.to else { continue }
-                    let moved = keydir.modifyEntry(collection: move.collection, key: move.key) { entry -> Bool in
+                    var moved = false
+                    keydir.modifyEntry(collection: move.collection, key: move.key) { entry in
                         if move.isObject, entry.object == move.from {
                             entry.object = to
+                            moved = true
                         } else if !move.isObject, entry.metadata == move.from {
                             entry.metadata = to
-                        } else {
-                            return false
+                            moved = true
                         }
-                        return true
                     }
-                    guard moved == true else { continue }
+                    guard moved else { continue }
                     usage[move.from.segment, default: 0] -= min(usage[move.from.segment, default: 0], UInt64(move.from.length))
                     usage[to.segment, default: 0] += UInt64(to.length)
                 }

@@ -93,7 +93,29 @@ package final class WriteTransaction {
         if case .set(let m) = metadata { try checkSize(m.count) }
         try checkName(collection); try checkName(key)
         try begin()
-        let old = keydir.entry(collection: collection, key: key)
+        // One walk of the key directory: the records are appended inside `upsert`, which stores
+        // the new entry only when they were (a failed append leaves the row as it was).
+        var outcome: Result<(inserted: Bool, metadataChanged: Bool), StorageError> = .success((false, false))
+        keydir.upsert(collection: collection, key: key) { old -> KeydirEntry? in
+            do throws(StorageError) {
+                let (entry, metadataChanged) = try appendSet(object, metadata: metadata, old: old, collection: collection, key: key)
+                outcome = .success((old == nil, metadataChanged))
+                return entry
+            } catch {
+                outcome = .failure(error)
+                return nil
+            }
+        }
+        let (inserted, metadataChanged) = try outcome.get()
+        changeset.recordSet(CollectionKeyPair(collection: collection, key: key), inserted: inserted,
+                            objectChanged: true, metadataChanged: metadataChanged)
+        wroteRecords = true
+    }
+
+    /// Appends the records of a `setObject` of a row whose entry was `old` and returns its new
+    /// entry and whether its metadata changed. Updates the live-byte counts.
+    private func appendSet(_ object: UnsafeRawBufferPointer, metadata: MetadataUpdate, old: KeydirEntry?,
+                           collection: String, key: String) throws(StorageError) -> (KeydirEntry, Bool) {
         let rowid: UInt64
         if let old { rowid = old.rowid } else { rowid = nextRowid; nextRowid += 1 }
         var clears = false
@@ -109,18 +131,15 @@ package final class WriteTransaction {
         case .clear:
             if let m = old?.metadata { subtract(m) }
         case .set(let bytes):
-            if let m = old?.metadata { subtract(m) }
             let place = ValueLocation(try state.log.appendValue(.metadata, rowid: rowid, collection: collection, key: key, value: bytes,
                                                                 noMetadata: false, compress: state.compression))
+            if let m = old?.metadata { subtract(m) }
             entry.metadata = place
             add(place)
         }
         if let old { subtract(old.object) }
         add(objectPlace)
-        keydir.set(entry, collection: collection, key: key)
-        let pair = CollectionKeyPair(collection: collection, key: key)
-        changeset.recordSet(pair, inserted: old == nil, objectChanged: true, metadataChanged: metadataChanged)
-        wroteRecords = true
+        return (entry, metadataChanged)
     }
 
     /// Sets (or, with nil, clears) the metadata of an existing row. Returns false, writing

@@ -140,20 +140,58 @@ package struct Keydir: Sendable {
         return old
     }
 
+    /// Looks up the row (`collection`, `key`) and stores what `body` makes of it, in one walk
+    /// of the trie per level of the directory (a lookup followed by `set` walks twice).
+    ///
+    /// `body` gets the current entry (nil for a new row) and returns the entry to store, or
+    /// nil to leave the row as it was (nothing is inserted for a new row); pass anything else
+    /// out through the closure's captures. Replacing an entry may change its row id (the reverse
+    /// map follows), as with `set`. Copies the shared nodes on the path even when nothing is
+    /// stored. O(log n). Not generic, so that callers in other modules run specialized code.
+    /// - Returns: the previous entry, or nil if the row is new or nothing was stored.
+    /// - Precondition: a stored row id does not belong to a different (collection, key).
+    @discardableResult
+    package mutating func upsert(collection: String, key: String, _ body: (KeydirEntry?) -> KeydirEntry?) -> KeydirEntry? {
+        var change: (old: KeydirEntry?, new: KeydirEntry)?
+        byCollection.modifyValue(forKey: collection) { (rows: inout PersistentHashMap<String, KeydirEntry>?) -> Void in
+            if rows == nil { rows = PersistentHashMap() }
+            rows!.modifyValue(forKey: key) { (slot: inout KeydirEntry?) -> Void in
+                if let new = body(slot) {
+                    change = (slot, new)
+                    slot = new
+                }
+            }
+            if rows!.isEmpty { rows = nil }
+        }
+        guard let (old, new) = change else { return nil }
+        if let old {
+            guard old.rowid != new.rowid else { return old }
+            byRowid.removeValue(forKey: old.rowid)
+        } else {
+            rowCount &+= 1
+        }
+        let displaced = byRowid.updateValue(CollectionKeyPair(collection: collection, key: key), forKey: new.rowid)
+        precondition(displaced == nil,
+                     "Keydir.upsert: rowid \(new.rowid) already belongs to \(displaced!.collection)/\(displaced!.key)")
+        return old
+    }
+
     /// Calls `body` to change the entry of the existing row (`collection`, `key`) in place:
     /// one walk of the trie (a lookup followed by `set` walks it twice). `body` must keep the
     /// row id. Copies the shared nodes on the path, even when the row turns out to be absent.
-    /// - Returns: `body`'s result, or nil (without calling it) when there is no such row.
-    package mutating func modifyEntry<R>(collection: String, key: String, _ body: (inout KeydirEntry) -> R) -> R? {
-        let outcome = byCollection.modifyExisting(forKey: collection) { rows -> R? in
-            rows.modifyExisting(forKey: key) { entry -> R in
+    /// Not generic, so that callers in other modules run specialized code.
+    /// - Returns: false (without calling `body`) when there is no such row.
+    @discardableResult
+    package mutating func modifyEntry(collection: String, key: String, _ body: (inout KeydirEntry) -> Void) -> Bool {
+        let found = byCollection.modifyExisting(forKey: collection) { (rows: inout PersistentHashMap<String, KeydirEntry>) -> Bool in
+            let hit = rows.modifyExisting(forKey: key) { (entry: inout KeydirEntry) -> Void in
                 let rowid = entry.rowid
-                let result = body(&entry)
+                body(&entry)
                 precondition(entry.rowid == rowid, "Keydir.modifyEntry: the row id of \(collection)/\(key) changed")
-                return result
             }
+            return hit != nil
         }
-        return outcome ?? nil
+        return found == true
     }
 
     /// Removes the row (`collection`, `key`); removes the collection if it was its last row.
