@@ -34,7 +34,7 @@ package final class SequentialRecordReader {
     ) throws(StorageError) -> R {
         let length = Int(location.length)
         let offset = Int64(location.offset)
-        let name = Paths.fileName(of: file.path)
+        var name: String { Paths.fileName(of: file.path) }
         guard length >= Format.recordHeaderSize, length <= Format.recordHeaderSize + Format.maxRecordPayload else {
             throw .corrupted(offset: offset, reason: "\(name): record length \(length) out of range")
         }

@@ -120,25 +120,34 @@ package enum SegmentReader {
         }
     }
 
-    /// The stored (possibly compressed) value bytes of a checked value-record frame, skipping
-    /// rowid, collection and key; nil for a nil-metadata record. Throws `.invalid` for any
-    /// other record type or a malformed payload.
-    static func valueBytes(_ frame: RecordCodec.Frame, in raw: UnsafeRawBufferPointer) throws(RecordCodec.FrameError) -> UnsafeRawBufferPointer? {
+    /// The fields of a checked value-record frame as raw bytes, nothing decoded: the rowid,
+    /// the collection and key bytes (lengths checked, UTF-8 not validated) and the stored,
+    /// possibly compressed, value bytes (nil for a nil-metadata record). Throws `.invalid` for
+    /// any other record type or a malformed payload.
+    package static func valueParts(_ frame: RecordCodec.Frame, in raw: UnsafeRawBufferPointer) throws(RecordCodec.FrameError)
+        -> (rowid: UInt64, collection: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer?) {
         guard frame.type == .object || frame.type == .metadata else {
             throw .invalid("expected a value record, found type \(frame.type.rawValue)")
         }
         var reader = ByteReader(UnsafeRawBufferPointer(rebasing: raw[frame.payloadStart..<(frame.payloadStart + frame.payloadLength)]))
+        let rowid: UInt64, collection: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer
         do throws(ByteReader.Overrun) {
-            _ = try reader.readVarint()
-            _ = try reader.readBytes(try reader.readLength(max: Format.maxKeyLength))
-            _ = try reader.readBytes(try reader.readLength(max: Format.maxKeyLength))
+            rowid = try reader.readVarint()
+            collection = try reader.readBytes(try reader.readLength(max: Format.maxKeyLength))
+            key = try reader.readBytes(try reader.readLength(max: Format.maxKeyLength))
         } catch {
             throw .invalid("value record: \(error.what)")
         }
         if frame.type == .metadata && frame.flags & Format.flagNoMetadata != 0 {
             guard reader.isAtEnd else { throw .invalid("value record: nil metadata record with value bytes") }
-            return nil
+            return (rowid, collection, key, nil)
         }
-        return UnsafeRawBufferPointer(rebasing: reader.bytes[reader.position...])
+        return (rowid, collection, key, UnsafeRawBufferPointer(rebasing: reader.bytes[reader.position...]))
+    }
+
+    /// The stored (possibly compressed) value bytes of a checked value-record frame (see
+    /// `valueParts`).
+    static func valueBytes(_ frame: RecordCodec.Frame, in raw: UnsafeRawBufferPointer) throws(RecordCodec.FrameError) -> UnsafeRawBufferPointer? {
+        try valueParts(frame, in: raw).value
     }
 }
