@@ -119,25 +119,24 @@ extension Engine {
     /// Reads checkpoint `number` into a replayer (keydir, usage, next row id), checking that
     /// no row id or key repeats.
     static func loadCheckpoint(_ number: UInt32, files: DatabaseFiles, fs: any FileSystem, uuid: [UInt8]) throws(StorageError) -> (info: CheckpointInfo, replayer: Replayer) {
-        var replayer = Replayer()
+        var loader = Keydir.Loader()
         var collection = ""
         let name = Paths.fileName(of: files.checkpointPath(number))
         let (info, usage) = try CheckpointReader.read(files: files, fileSystem: fs, uuid: uuid, number: number, collection: { (name, _) throws(StorageError) in
             collection = name
+            loader.beginCollection(name)
         }, entry: { (entry) throws(StorageError) in
-            if let other = replayer.keydir.key(forRowid: entry.rowid) {
-                throw .corrupted(offset: 0, reason: "\(name): row id \(entry.rowid) of \(collection)/\(entry.key) also belongs to \(other.collection)/\(other.key)")
-            }
             let stored = KeydirEntry(rowid: entry.rowid, object: ValueLocation(entry.object), metadata: entry.metadata.map(ValueLocation.init))
-            var repeated = false
-            replayer.keydir.upsert(collection: collection, key: entry.key) { old in
-                repeated = old != nil
-                return repeated ? nil : stored
-            }
-            if repeated {
-                throw .corrupted(offset: 0, reason: "\(name): \(collection)/\(entry.key) appears twice")
+            do throws(Keydir.Loader.Conflict) { try loader.add(key: entry.key, entry: stored) } catch {
+                switch error {
+                case .duplicateKey:
+                    throw .corrupted(offset: 0, reason: "\(name): \(collection)/\(entry.key) appears twice")
+                case .duplicateRowid(let otherCollection, let otherKey):
+                    throw .corrupted(offset: 0, reason: "\(name): row id \(entry.rowid) of \(collection)/\(entry.key) also belongs to \(otherCollection)/\(otherKey)")
+                }
             }
         })
+        var replayer = Replayer(keydir: loader.finish())
         replayer.usage = usage
         replayer.nextRowid = max(info.nextRowid, 1)
         return (info, replayer)
