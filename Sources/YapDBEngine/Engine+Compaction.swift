@@ -14,11 +14,8 @@ package struct CompactionReport: Sendable, Equatable {
 }
 
 extension Engine {
-    /// One value record to move: where it is, and which row and value it belongs to.
+    /// One value record to move: where it is, and where its copy went.
     struct Move {
-        var collection: String
-        var key: String
-        var isObject: Bool
         var from: ValueLocation
         var to: ValueLocation?
     }
@@ -57,15 +54,12 @@ extension Engine {
             report.bytesReclaimed = victims.values.reduce(0, +)
 
             // 2. Copy the live records out of the victims (no lock held).
+            let victimNumbers = report.victims
             var moves: [Move] = []
             for collection in keydir.collections {
-                keydir.forEachKey(inCollection: collection) { key, entry in
-                    if victims[entry.object.segment] != nil {
-                        moves.append(Move(collection: collection, key: key, isObject: true, from: entry.object))
-                    }
-                    if let m = entry.metadata, victims[m.segment] != nil {
-                        moves.append(Move(collection: collection, key: key, isObject: false, from: m))
-                    }
+                keydir.forEachKey(inCollection: collection) { _, entry in
+                    if victimNumbers.contains(entry.object.segment) { moves.append(Move(from: entry.object)) }
+                    if let m = entry.metadata, victimNumbers.contains(m.segment) { moves.append(Move(from: m)) }
                     return true
                 }
             }
@@ -87,21 +81,21 @@ extension Engine {
                 }
                 var keydir = state.keydir
                 var usage = state.usage
-                for move in moves {
-                    guard let to = move.to else { continue }
-                    var moved = false
-                    keydir.modifyEntry(collection: move.collection, key: move.key) { entry in
-                        if move.isObject, entry.object == move.from {
-                            entry.object = to
-                            moved = true
-                        } else if !move.isObject, entry.metadata == move.from {
-                            entry.metadata = to
-                            moved = true
-                        }
+                // One pass over the directory: a location in a victim that was copied moves to
+                // its copy (found by binary search in the sorted moves). Entries changed since
+                // the pick point elsewhere and are left alone.
+                keydir.relocate { location -> ValueLocation? in
+                    guard victimNumbers.contains(location.segment) else { return nil }
+                    var low = 0, high = moves.count
+                    while low < high {
+                        let mid = (low + high) / 2
+                        let from = moves[mid].from
+                        if (from.segment, from.offset) < (location.segment, location.offset) { low = mid + 1 } else { high = mid }
                     }
-                    guard moved else { continue }
-                    usage[move.from.segment, default: 0] -= min(usage[move.from.segment, default: 0], UInt64(move.from.length))
+                    guard low < moves.count, moves[low].from == location, let to = moves[low].to else { return nil }
+                    usage[location.segment, default: 0] -= min(usage[location.segment, default: 0], UInt64(location.length))
                     usage[to.segment, default: 0] += UInt64(to.length)
+                    return to
                 }
                 state.keydir = keydir
                 state.usage = usage

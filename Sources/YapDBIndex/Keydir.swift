@@ -194,6 +194,28 @@ package struct Keydir: Sendable {
         return found == true
     }
 
+    /// Points every row whose object or metadata location `relocation` maps elsewhere at the
+    /// new location, in one pass over the directory (compaction's swap): O(n) plus the nodes
+    /// copied, which are only those on paths to changed rows. `relocation` returns nil to keep
+    /// a location; it is called once per location in the directory. Row ids never change.
+    /// - Returns: how many locations were replaced.
+    @discardableResult
+    package mutating func relocate(_ relocation: (ValueLocation) -> ValueLocation?) -> Int {
+        var replaced = 0
+        byCollection.replaceValues { rows -> PersistentHashMap<String, KeydirEntry>? in
+            var rows = rows
+            let changed = rows.replaceValues { entry -> KeydirEntry? in
+                var entry = entry
+                var changed = false
+                if let to = relocation(entry.object) { entry.object = to; changed = true; replaced += 1 }
+                if let m = entry.metadata, let to = relocation(m) { entry.metadata = to; changed = true; replaced += 1 }
+                return changed ? entry : nil
+            }
+            return changed ? rows : nil
+        }
+        return replaced
+    }
+
     /// Removes the row (`collection`, `key`); removes the collection if it was its last row.
     /// A miss on an absent collection copies nothing. O(log n).
     /// - Returns: the removed entry, or nil if there was no such row.

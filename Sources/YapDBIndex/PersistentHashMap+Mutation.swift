@@ -186,3 +186,37 @@ extension PersistentHashMap.Node {
         }
     }
 }
+
+extension PersistentHashMap.Node {
+    /// This subtree with every value for which `transform` returns a replacement replaced, or
+    /// nil when it returns nil for all of them. Copies exactly the nodes holding a replaced
+    /// value and their ancestors (shared or not); the rest stays shared. O(n).
+    func replacingValues(_ transform: (Value) -> Value?) -> Node? {
+        var fresh: Node?
+        for i in 0..<entryCount {
+            guard let value = transform(entry(i).value) else { continue }
+            if fresh == nil { fresh = copy() }
+            fresh!.withParts { _, elements, _ in elements[i].value = value }
+        }
+        for j in 0..<childCount {
+            guard let replaced = child(j).replacingValues(transform) else { continue }
+            if fresh == nil { fresh = copy() }
+            fresh!.withParts { _, _, children in children[j] = replaced }
+        }
+        return fresh
+    }
+}
+
+extension PersistentHashMap {
+    /// Replaces, in one pass over the trie, every value for which `transform` returns a
+    /// replacement (keys and count never change). Copies only the nodes on the paths to
+    /// replaced values, so it suits changing many entries of a map shared with snapshots
+    /// (compaction's relocation) better than a walk from the root per entry. O(n).
+    /// - Returns: whether any value was replaced.
+    @discardableResult
+    package mutating func replaceValues(_ transform: (Value) -> Value?) -> Bool {
+        guard let replaced = root.replacingValues(transform) else { return false }
+        root = replaced
+        return true
+    }
+}
