@@ -2,60 +2,78 @@
 
 extension Keydir {
     /// Builds a key directory from rows that arrive grouped by collection (a checkpoint's
-    /// order): each collection's map is filled on its own, uniquely owned, and joins the
-    /// directory once when the next collection starts or at `finish()`. Per row that is one
-    /// walk of the collection's trie and one of the row-id map (`set` would also walk the
-    /// trie of collections and look the row up first).
+    /// order). Each collection's rows are gathered and its trie built bottom-up in one pass
+    /// when the next collection starts (`PersistentHashMap.init(distinct:)`); the row-id map is
+    /// built the same way by `finish()`. Per row that is a sort entry and a node slot, instead
+    /// of a walk from the root of each map with uniqueness checks and node regrowth.
+    ///
+    /// Memory: the gathered rows of all collections (for the row-id map) and of the current
+    /// collection, until `finish()`.
     ///
     /// Threading: one thread; a value being built.
     package struct Loader {
         private var keydir = Keydir()
         private var collection: String?
-        private var rows = PersistentHashMap<String, KeydirEntry>()
+        private var rows: [(key: String, value: KeydirEntry)] = []
+        private var rowids: [(key: UInt64, value: CollectionKeyPair)] = []
 
         /// Starts with an empty directory.
         package init() {}
 
-        /// Why a row could not be added.
+        /// Why the rows could not be loaded.
         package enum Conflict: Error, Equatable {
-            /// The collection already has this key.
-            case duplicateKey
-            /// The row id already belongs to (collection, key).
-            case duplicateRowid(collection: String, key: String)
+            /// `collection` has `key` twice.
+            case duplicateKey(collection: String, key: String)
+            /// `rowid` belongs to two rows.
+            case duplicateRowid(UInt64, first: CollectionKeyPair, second: CollectionKeyPair)
         }
 
-        /// Makes `name` the collection that `add` fills. A collection given twice is merged
-        /// with what it already has.
-        package mutating func beginCollection(_ name: String) {
-            closeCollection()
+        /// Makes `name` the collection that `add` fills, building the previous one.
+        /// - Throws: `Conflict.duplicateKey` when the previous collection repeated a key.
+        package mutating func beginCollection(_ name: String) throws(Conflict) {
+            try closeCollection()
             collection = name
-            rows = keydir.byCollection.removeValue(forKey: name) ?? PersistentHashMap()
         }
 
-        /// Adds a row to the current collection.
-        /// - Throws: `Conflict` when the key or the row id is already in the directory; the
-        ///   loader is then in an unspecified state (discard it).
+        /// Adds a row to the current collection (checked when the collection is built).
         /// - Precondition: `beginCollection` was called.
-        package mutating func add(key: String, entry: KeydirEntry) throws(Conflict) {
+        package mutating func add(key: String, entry: KeydirEntry) {
             guard let collection else { preconditionFailure("Keydir.Loader.add before beginCollection") }
-            if rows.updateValue(entry, forKey: key) != nil { throw .duplicateKey }
-            if let other = keydir.byRowid.updateValue(CollectionKeyPair(collection: collection, key: key), forKey: entry.rowid) {
-                throw .duplicateRowid(collection: other.collection, key: other.key)
-            }
-            keydir.rowCount &+= 1
+            rows.append((key, entry))
+            rowids.append((entry.rowid, CollectionKeyPair(collection: collection, key: key)))
         }
 
         /// The directory with every row added.
-        package mutating func finish() -> Keydir {
-            closeCollection()
+        /// - Throws: `Conflict` when a key repeats in a collection or a row id repeats.
+        package mutating func finish() throws(Conflict) -> Keydir {
+            try closeCollection()
+            do {
+                keydir.byRowid = try PersistentHashMap(distinct: rowids)
+            } catch {
+                throw .duplicateRowid(error.key, first: error.first, second: error.second)
+            }
+            rowids = []
             return keydir
         }
 
-        private mutating func closeCollection() {
+        private mutating func closeCollection() throws(Conflict) {
             guard let collection else { return }
-            if !rows.isEmpty { keydir.byCollection.updateValue(rows, forKey: collection) }
-            rows = PersistentHashMap()
-            self.collection = nil
+            defer { rows.removeAll(keepingCapacity: true); self.collection = nil }
+            guard !rows.isEmpty else { return }
+            if var existing = keydir.byCollection[collection] {
+                // The collection came twice: add to what it has.
+                for (key, entry) in rows where existing.updateValue(entry, forKey: key) != nil {
+                    throw .duplicateKey(collection: collection, key: key)
+                }
+                keydir.byCollection.updateValue(existing, forKey: collection)
+            } else {
+                do {
+                    keydir.byCollection.updateValue(try PersistentHashMap(distinct: rows), forKey: collection)
+                } catch {
+                    throw .duplicateKey(collection: collection, key: error.key)
+                }
+            }
+            keydir.rowCount &+= rows.count
         }
     }
 }

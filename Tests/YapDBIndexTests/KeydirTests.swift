@@ -118,26 +118,37 @@ func keydirMatchesModel(seed: UInt64) {
     #expect(MemoryLayout<KeydirEntry>.stride <= 40)
 }
 
-@Test func keydirRelocateAndBulkLoadAgreeWithTheModel() {
+@Test func keydirRelocateAndBulkLoadAgreeWithTheModel() throws {
     var model = KeydirModel()
     var loader = Keydir.Loader()
     var rowid: UInt64 = 1
     for c in 0..<3 {
-        loader.beginCollection("c\(c)")
+        try loader.beginCollection("c\(c)")
         for k in 0..<700 {
             let meta: ValueLocation? = k % 3 == 0 ? ValueLocation(segment: UInt32(k % 4), offset: UInt32(9000 + k), length: 20) : nil
             let entry = KeydirEntry(rowid: rowid, object: ValueLocation(segment: UInt32(k % 5), offset: UInt32(k), length: 30), metadata: meta)
-            #expect(throws: Never.self) { try loader.add(key: "k\(k)", entry: entry) }
+            loader.add(key: "k\(k)", entry: entry)
             model.rows["c\(c)", default: [:]]["k\(k)"] = entry
             rowid += 1
         }
     }
-    #expect(throws: Keydir.Loader.Conflict.duplicateKey) {
-        var again = Keydir.Loader(); again.beginCollection("x")
-        try again.add(key: "a", entry: KeydirEntry(rowid: 1, object: ValueLocation(segment: 1, offset: 1, length: 10)))
-        try again.add(key: "a", entry: KeydirEntry(rowid: 2, object: ValueLocation(segment: 1, offset: 2, length: 10)))
+    #expect(throws: Keydir.Loader.Conflict.duplicateKey(collection: "x", key: "a")) {
+        var again = Keydir.Loader()
+        try again.beginCollection("x")
+        for i in 0..<50 { again.add(key: "k\(i)", entry: KeydirEntry(rowid: UInt64(10 + i), object: ValueLocation(segment: 1, offset: 1, length: 10))) }
+        again.add(key: "a", entry: KeydirEntry(rowid: 1, object: ValueLocation(segment: 1, offset: 1, length: 10)))
+        again.add(key: "a", entry: KeydirEntry(rowid: 2, object: ValueLocation(segment: 1, offset: 2, length: 10)))
+        _ = try again.finish()
     }
-    var keydir = loader.finish()
+    #expect(throws: Keydir.Loader.Conflict.self) {
+        var again = Keydir.Loader()
+        try again.beginCollection("x")
+        again.add(key: "a", entry: KeydirEntry(rowid: 7, object: ValueLocation(segment: 1, offset: 1, length: 10)))
+        try again.beginCollection("y")
+        again.add(key: "b", entry: KeydirEntry(rowid: 7, object: ValueLocation(segment: 1, offset: 2, length: 10)))
+        _ = try again.finish()
+    }
+    var keydir = try loader.finish()
     expectEqual(keydir, model, "loaded")
     let snapshot = keydir
     let snapshotModel = model
