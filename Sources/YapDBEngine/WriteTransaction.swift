@@ -20,16 +20,21 @@ package enum MetadataUpdate {
 /// Threading: only the thread running the body may use it.
 package final class WriteTransaction {
     let state: WriterState
+    // `@exclusivity(unchecked)` on the state every write touches: release builds otherwise pay a
+    // dynamic exclusivity check (`swift_beginAccess`) per access. Safe because a transaction is
+    // used by one thread (the body's) and no method holds two overlapping accesses to one of
+    // these properties (compile-time checking still applies; `setObject`'s `upsert` closure
+    // touches `usage` and `nextRowid`, never `keydir`).
     /// The key directory as this transaction sees it.
-    package private(set) var keydir: Keydir
+    @exclusivity(unchecked) package private(set) var keydir: Keydir
     /// The snapshot the transaction started from.
     package let baseSnapshot: UInt64
     /// The changes so far (keys only).
-    package private(set) var changeset: Changeset
+    @exclusivity(unchecked) package private(set) var changeset: Changeset
     /// Extension state; extensions replace their entries as they update.
     package var extensions: [String: any Sendable]
-    var usage: [UInt32: UInt64]
-    var nextRowid: UInt64
+    @exclusivity(unchecked) var usage: [UInt32: UInt64]
+    @exclusivity(unchecked) var nextRowid: UInt64
     var began = false
     var wroteRecords = false
     var touched = false
