@@ -256,15 +256,13 @@ public final class YapDatabaseReadWriteTransaction: YapDatabaseReadTransaction {
         checkValid()
         let name = collection ?? ""
         let pair = CollectionKeyPair(collection: name, key: key)
-        // Written earlier in this transaction (not just touched): a real change, not a touch.
-        let before = engineTransaction.changeset.flags(for: pair)
-        guard engineTransaction.touch(collection: name, key: key, object: object, metadata: metadata) else { return }
-        if object && (!before.contains(.object) || touchedOnlyObjects.contains(pair)) && !before.contains(.inserted) {
-            touchedOnlyObjects.insert(pair)
-        }
-        if metadata && (!before.contains(.metadata) || touchedOnlyMetadata.contains(pair)) && !before.contains(.inserted) {
-            touchedOnlyMetadata.insert(pair)
-        }
+        guard let now = keydir.entry(collection: name, key: key),
+              engineTransaction.touch(collection: name, key: key, object: object, metadata: metadata) else { return }
+        // A value written earlier in this transaction (its record moved, or the row is new) is
+        // a real change, not just a touch.
+        let start = engineTransaction.entryAtStart(collection: name, key: key)
+        if object, let start, start.rowid == now.rowid, start.object == now.object { touchedOnlyObjects.insert(pair) }
+        if metadata, let start, start.rowid == now.rowid, start.metadata == now.metadata { touchedOnlyMetadata.insert(pair) }
         for (extName, ext) in extensions { ext.didTouchRow(name: extName, collection: name, key: key, transaction: self) }
     }
 

@@ -3,12 +3,14 @@ import YapDBIndex
 /// What one commit changed, as keys (never values). Every commit yields one; connections apply
 /// the ones they missed, in order, to keep their caches equal to the snapshot they read.
 ///
-/// **Representation.** Each changed key is recorded once, in `changes`, with the set of
-/// `ChangeFlags` that apply to it, so recording a write hashes its key once (a bulk load of a
-/// million rows used to pay three `Set` inserts per row). The per-kind sets
-/// (`objectChanges`, `metadataChanges`, `insertedKeys`, `removedKeys`) are computed from it:
-/// each read builds a `Set` in O(changed keys), so read one once per commit (not per lookup);
-/// `flags(for:)` answers one key in O(1).
+/// **Representation.** Each changed key is recorded once, with the set of `ChangeFlags` that
+/// apply to it, so recording a write costs at most one hash of its key (a bulk load of a
+/// million rows used to pay three `Set` inserts per row). Until the commit removes anything, a
+/// row that is new to the key directory cannot already be listed, so it is appended to a list
+/// without hashing at all; the first removal folds that list into the dictionary. The
+/// per-kind sets (`objectChanges`, `metadataChanges`, `insertedKeys`, `removedKeys`) and
+/// `changes` are computed: each read builds its result in O(changed keys), so read them once
+/// per commit, not per lookup.
 package struct Changeset: Sendable {
     /// How one key changed in a commit.
     package struct ChangeFlags: OptionSet, Sendable, Hashable {
@@ -27,9 +29,15 @@ package struct Changeset: Sendable {
 
     /// The snapshot this commit produced.
     package var snapshot: UInt64
-    /// Every changed key with how it changed (never an empty flag set). Collections cleared
-    /// as a whole are in `removedCollections` instead; their keys are not listed.
-    package private(set) var changes: [CollectionKeyPair: ChangeFlags] = [:]
+    /// Changed keys with how they changed (never an empty flag set), recorded by hashing.
+    private var keyed: [CollectionKeyPair: ChangeFlags] = [:]
+    /// Rows inserted while no removal had been recorded, with their flags, recorded without
+    /// hashing: none of them is in `keyed`'s keys at the time it is appended, and none repeats.
+    /// A later set or touch of such a key adds flags in `keyed` (the union is the key's flags).
+    private var appended: [(key: CollectionKeyPair, flags: ChangeFlags)] = []
+    /// A removal was recorded since the last `recordRemoveAll` (or the start): a new row may
+    /// then already be listed (removed, or inserted and removed), so inserts go to `keyed`.
+    private var removalRecorded = false
     /// Collections cleared as a whole.
     package var removedCollections: Set<String> = []
     /// Everything was removed.
@@ -50,18 +58,26 @@ package struct Changeset: Sendable {
     /// Keys removed one by one. O(changed keys).
     package var removedKeys: Set<CollectionKeyPair> { keys(with: .removed) }
 
-    /// How `key` changed in this commit (empty when it is not listed). O(1).
-    package func flags(for key: CollectionKeyPair) -> ChangeFlags { changes[key] ?? [] }
+    /// Every changed key with how it changed (never an empty flag set). Collections cleared
+    /// as a whole are in `removedCollections` instead; their keys are not listed. Builds the
+    /// dictionary when rows were appended without hashing: O(changed keys).
+    package var changes: [CollectionKeyPair: ChangeFlags] {
+        guard !appended.isEmpty else { return keyed }
+        var all = keyed
+        for (key, flags) in appended { all[key, default: []].formUnion(flags) }
+        return all
+    }
 
     /// The keys whose flags include `flag`. O(changed keys).
     package func keys(with flag: ChangeFlags) -> Set<CollectionKeyPair> {
         var out = Set<CollectionKeyPair>()
-        for (key, flags) in changes where flags.contains(flag) { out.insert(key) }
+        for (key, flags) in keyed where flags.contains(flag) { out.insert(key) }
+        for (key, flags) in appended where flags.contains(flag) { out.insert(key) }
         return out
     }
 
     /// Whether a commit with these changes would change anything.
-    package var isEmpty: Bool { changes.isEmpty && removedCollections.isEmpty && !allKeysRemoved }
+    package var isEmpty: Bool { keyed.isEmpty && appended.isEmpty && removedCollections.isEmpty && !allKeysRemoved }
 
     // MARK: Recording (the rules of API.md §6)
 
@@ -74,7 +90,11 @@ package struct Changeset: Sendable {
         if metadataChanged { added.insert(.metadata) }
         // A touch of neither lists nothing.
         guard !added.isEmpty || inserted else { return }
-        Self.merge(added, inserted: inserted, into: &changes[key, default: []])
+        if inserted && !removalRecorded {
+            appended.append((key, added.union(.inserted)))
+            return
+        }
+        Self.merge(added, inserted: inserted, into: &keyed[key, default: []])
     }
 
     private static func merge(_ added: ChangeFlags, inserted: Bool, into flags: inout ChangeFlags) {
@@ -82,21 +102,33 @@ package struct Changeset: Sendable {
         if inserted && !flags.contains(.removed) { flags.insert(.inserted) }
     }
 
+    /// Moves the appended rows into `keyed` (before a removal, which needs to find keys).
+    private mutating func foldAppended() {
+        for (key, flags) in appended { keyed[key, default: []].formUnion(flags) }
+        appended.removeAll()
+    }
+
     mutating func recordRemove(_ key: CollectionKeyPair) {
-        var flags = changes[key] ?? []
+        foldAppended()
+        removalRecorded = true
+        var flags = keyed[key] ?? []
         let wasInserted = flags.contains(.inserted)
         flags.subtract([.object, .metadata, .inserted])
         if !wasInserted { flags.insert(.removed) }
-        changes[key] = flags.isEmpty ? nil : flags
+        keyed[key] = flags.isEmpty ? nil : flags
     }
 
     mutating func recordRemoveCollection(_ collection: String) {
-        changes = changes.filter { $0.key.collection != collection }
+        foldAppended()
+        removalRecorded = true
+        keyed = keyed.filter { $0.key.collection != collection }
         removedCollections.insert(collection)
     }
 
     mutating func recordRemoveAll() {
-        changes.removeAll()
+        keyed.removeAll()
+        appended.removeAll()
+        removalRecorded = false
         removedCollections.removeAll()
         allKeysRemoved = true
     }

@@ -127,22 +127,27 @@ extension Engine {
     /// no row id or key repeats.
     static func loadCheckpoint(_ number: UInt32, files: DatabaseFiles, fs: any FileSystem, uuid: [UInt8]) throws(StorageError) -> (info: CheckpointInfo, replayer: Replayer, images: [String: [UInt8]]) {
         var images: [String: [UInt8]] = [:]
-        var replayer = Replayer()
-        var collection = ""
+        var loader = Keydir.Loader()
         let name = Paths.fileName(of: files.checkpointPath(number))
+        func corrupt(_ conflict: Keydir.Loader.Conflict) -> StorageError {
+            switch conflict {
+            case .duplicateKey(let collection, let key):
+                return .corrupted(offset: 0, reason: "\(name): \(collection)/\(key) appears twice")
+            case .duplicateRowid(let rowid, let first, let second):
+                return .corrupted(offset: 0, reason: "\(name): row id \(rowid) of \(second.collection)/\(second.key) also belongs to \(first.collection)/\(first.key)")
+            }
+        }
         let (info, usage) = try CheckpointReader.read(files: files, fileSystem: fs, uuid: uuid, number: number, collection: { (name, _) throws(StorageError) in
-            collection = name
+            do throws(Keydir.Loader.Conflict) { try loader.beginCollection(name) } catch { throw corrupt(error) }
         }, entry: { (entry) throws(StorageError) in
-            if let other = replayer.keydir.key(forRowid: entry.rowid) {
-                throw .corrupted(offset: 0, reason: "\(name): row id \(entry.rowid) of \(collection)/\(entry.key) also belongs to \(other.collection)/\(other.key)")
-            }
-            let stored = KeydirEntry(rowid: entry.rowid, object: ValueLocation(entry.object), metadata: entry.metadata.map(ValueLocation.init))
-            if replayer.keydir.set(stored, collection: collection, key: entry.key) != nil {
-                throw .corrupted(offset: 0, reason: "\(name): \(collection)/\(entry.key) appears twice")
-            }
+            loader.add(key: entry.key, entry: KeydirEntry(rowid: entry.rowid, object: ValueLocation(entry.object),
+                                                          metadata: entry.metadata.map(ValueLocation.init)))
         }, extensionImage: { (extensionName, image) throws(StorageError) in
             images[extensionName] = image
         })
+        let keydir: Keydir
+        do throws(Keydir.Loader.Conflict) { keydir = try loader.finish() } catch { throw corrupt(error) }
+        var replayer = Replayer(keydir: keydir)
         replayer.usage = usage
         replayer.nextRowid = max(info.nextRowid, 1)
         return (info, replayer, images)

@@ -14,11 +14,8 @@ package struct CompactionReport: Sendable, Equatable {
 }
 
 extension Engine {
-    /// One value record to move: where it is, and which row and value it belongs to.
+    /// One value record to move: where it is, and where its copy went.
     struct Move {
-        var collection: String
-        var key: String
-        var isObject: Bool
         var from: ValueLocation
         var to: ValueLocation?
     }
@@ -57,15 +54,12 @@ extension Engine {
             report.bytesReclaimed = victims.values.reduce(0, +)
 
             // 2. Copy the live records out of the victims (no lock held).
+            let victimNumbers = report.victims
             var moves: [Move] = []
             for collection in keydir.collections {
-                keydir.forEachKey(inCollection: collection) { key, entry in
-                    if victims[entry.object.segment] != nil {
-                        moves.append(Move(collection: collection, key: key, isObject: true, from: entry.object))
-                    }
-                    if let m = entry.metadata, victims[m.segment] != nil {
-                        moves.append(Move(collection: collection, key: key, isObject: false, from: m))
-                    }
+                keydir.forEachKey(inCollection: collection) { _, entry in
+                    if victimNumbers.contains(entry.object.segment) { moves.append(Move(from: entry.object)) }
+                    if let m = entry.metadata, victimNumbers.contains(m.segment) { moves.append(Move(from: m)) }
                     return true
                 }
             }
@@ -87,18 +81,21 @@ extension Engine {
                 }
                 var keydir = state.keydir
                 var usage = state.usage
-                for move in moves {
-                    guard let to = move.to, var entry = keydir.entry(collection: move.collection, key: move.key) else { continue }
-                    if move.isObject, entry.object == move.from {
-                        entry.object = to
-                    } else if !move.isObject, entry.metadata == move.from {
-                        entry.metadata = to
-                    } else {
-                        continue
+                // One pass over the directory: a location in a victim that was copied moves to
+                // its copy (found by binary search in the sorted moves). Entries changed since
+                // the pick point elsewhere and are left alone.
+                keydir.relocate { location -> ValueLocation? in
+                    guard victimNumbers.contains(location.segment) else { return nil }
+                    var low = 0, high = moves.count
+                    while low < high {
+                        let mid = (low + high) / 2
+                        let from = moves[mid].from
+                        if (from.segment, from.offset) < (location.segment, location.offset) { low = mid + 1 } else { high = mid }
                     }
-                    keydir.set(entry, collection: move.collection, key: move.key)
-                    usage[move.from.segment, default: 0] -= min(usage[move.from.segment, default: 0], UInt64(move.from.length))
+                    guard low < moves.count, moves[low].from == location, let to = moves[low].to else { return nil }
+                    usage[location.segment, default: 0] -= min(usage[location.segment, default: 0], UInt64(location.length))
                     usage[to.segment, default: 0] += UInt64(to.length)
+                    return to
                 }
                 state.keydir = keydir
                 state.usage = usage
@@ -116,13 +113,18 @@ extension Engine {
     }
 
     /// Copies the records of `moves` (sorted by location) into new compaction segments,
-    /// filling in each move's new location; syncs them and their directory.
+    /// filling in each move's new location; syncs them and their directory. Each victim is
+    /// read through a `SequentialRecordReader` (a few large reads, every record verified) and
+    /// the output is written 4 MiB at a time.
     private func copy(_ moves: inout [Move], from table: SegmentTable) throws(StorageError) -> [(UInt32, any StorageFile)] {
         var outputs: [(UInt32, any StorageFile)] = []
         var file: (any StorageFile)?
         var number: UInt32 = 0
         var buffer: [UInt8] = []
         var written: Int64 = 0
+        // Moves are sorted by location: each victim is read sequentially, a window at a time.
+        var reader: SequentialRecordReader?
+        var readerSegment: UInt32?
         func io<T>(_ body: () throws(IOFailure) -> T) throws(StorageError) -> T {
             do { return try body() } catch { throw .io(error) }
         }
@@ -148,13 +150,18 @@ extension Engine {
                     written = Int64(Format.headerSize)
                 }
                 let from = moves[index].from
-                guard let source = table.files[from.segment] else {
-                    throw .corrupted(offset: Int64(from.offset), reason: "segment \(from.segment) is referenced but missing")
+                if readerSegment != from.segment {
+                    guard let source = table.files[from.segment] else {
+                        throw .corrupted(offset: Int64(from.offset), reason: "segment \(from.segment) is referenced but missing")
+                    }
+                    reader = SequentialRecordReader(file: source)
+                    readerSegment = from.segment
                 }
-                let bytes = try SegmentReader.record(at: RecordLocation(from), in: source)
-                moves[index].to = ValueLocation(segment: number, offset: UInt32(written + Int64(buffer.count)), length: from.length)
-                buffer.append(contentsOf: bytes)
-                if buffer.count >= 1 << 20 { try flush() }
+                try reader!.withRecord(at: RecordLocation(from)) { (bytes, _) throws(StorageError) in
+                    buffer.append(contentsOf: bytes)
+                }
+                moves[index].to = ValueLocation(segment: number, offset: UInt32(written + Int64(buffer.count)) - from.length, length: from.length)
+                if buffer.count >= 4 << 20 { try flush() }
             }
             try flush()
             if let file { try io { () throws(IOFailure) in try file.sync() } }

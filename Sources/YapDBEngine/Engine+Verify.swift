@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import YapDBStorage
 import YapDBIndex
 
@@ -103,29 +108,83 @@ extension Engine {
         a.object.length == b.object.length && a.metadata?.length == b.metadata?.length
     }
 
+    /// Reads every record the key directory points to and checks it: framing, checksum, the
+    /// length the index gives, a value record of the row's row id, collection and key, and a
+    /// compressed value that decompresses. The records are visited in file order, each segment
+    /// read sequentially through a `SequentialRecordReader` (a few large reads instead of one
+    /// `pread` per record).
     func checkRecords(_ keydir: Keydir, table: SegmentTable, into report: inout IntegrityReport) {
-        var failures = 0
+        struct Check {
+            var location: ValueLocation
+            var collection: String
+            var key: String
+            var rowid: UInt64
+        }
+        var checks: [Check] = []
+        checks.reserveCapacity(keydir.count)
         for collection in keydir.collections {
             keydir.forEachKey(inCollection: collection) { key, entry in
-                for (location, kind) in [(entry.object, RecordType.object)] + (entry.metadata.map { [($0, RecordType.metadata)] } ?? []) {
-                    do throws(StorageError) {
-                        let (record, _) = try table.value(at: location)
-                        report.recordsChecked += 1
-                        report.bytesChecked += Int64(location.length)
-                        if record.collection != collection || record.key != key || record.rowid != entry.rowid {
-                            failures += 1
-                            if failures <= 10 { report.problems.append("\(collection)/\(key): record at \(location.segment):\(location.offset) belongs to \(record.collection)/\(record.key)") }
-                        }
-                        _ = kind
-                    } catch {
-                        failures += 1
-                        if failures <= 10 { report.problems.append("\(collection)/\(key): \(error)") }
-                    }
-                }
+                checks.append(Check(location: entry.object, collection: collection, key: key, rowid: entry.rowid))
+                if let m = entry.metadata { checks.append(Check(location: m, collection: collection, key: key, rowid: entry.rowid)) }
                 return true
             }
         }
+        checks.sort { ($0.location.segment, $0.location.offset) < ($1.location.segment, $1.location.offset) }
+        var failures = 0
+        var reader: SequentialRecordReader?
+        var readerSegment: UInt32?
+        for check in checks {
+            let location = check.location
+            do throws(StorageError) {
+                if readerSegment != location.segment {
+                    guard let file = table.files[location.segment] else {
+                        throw .corrupted(offset: Int64(location.offset), reason: "segment \(location.segment) is referenced but missing")
+                    }
+                    reader = SequentialRecordReader(file: file)
+                    readerSegment = location.segment
+                }
+                let matches = try reader!.withRecord(at: RecordLocation(location)) { (raw, frame) throws(StorageError) -> Bool in
+                    do throws(RecordCodec.FrameError) {
+                        let parts = try SegmentReader.valueParts(frame, in: raw)
+                        if frame.flags & Format.flagCompressed != 0, let value = parts.value {
+                            _ = try RecordCodec.decompress(value, maxRawLength: Format.maxValueSize, what: "compressed value")
+                        }
+                        let sameCollection = try Self.sameName(parts.collection, check.collection)
+                        let sameKey = try Self.sameName(parts.key, check.key)
+                        return parts.rowid == check.rowid && sameCollection && sameKey
+                    } catch {
+                        throw .corrupted(offset: Int64(location.offset), reason: "\(Paths.fileName(of: reader!.file.path)): \(error)")
+                    }
+                }
+                report.recordsChecked += 1
+                report.bytesChecked += Int64(location.length)
+                if !matches {
+                    failures += 1
+                    if failures <= 10 {
+                        report.problems.append("\(check.collection)/\(check.key): record at \(location.segment):\(location.offset) belongs to another row")
+                    }
+                }
+            } catch {
+                failures += 1
+                if failures <= 10 { report.problems.append("\(check.collection)/\(check.key): \(error)") }
+            }
+        }
         if failures > 10 { report.problems.append("… \(failures - 10) more bad records") }
+    }
+
+    /// Whether a record's name bytes spell `name`: equal bytes, or (rarely) other valid UTF-8
+    /// that `String` comparison finds canonically equal, as a decoded record would compare.
+    /// Throws `.invalid` for bytes that are not valid UTF-8.
+    static func sameName(_ bytes: UnsafeRawBufferPointer, _ name: String) throws(RecordCodec.FrameError) -> Bool {
+        var name = name
+        let equalBytes = name.withUTF8 { utf8 in
+            utf8.count == bytes.count && (utf8.isEmpty || memcmp(utf8.baseAddress!, bytes.baseAddress!, utf8.count) == 0)
+        }
+        if equalBytes { return true }
+        guard let decoded = String(validating: bytes.bindMemory(to: UInt8.self), as: UTF8.self) else {
+            throw .invalid("value record: invalid UTF-8")
+        }
+        return decoded == name
     }
 
     /// Sizes and counts.

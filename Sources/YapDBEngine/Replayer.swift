@@ -33,32 +33,40 @@ struct Replayer {
         }
         switch operation {
         case .value(let type, let rowid, let collection, let key, let noMetadata, let location):
-            let old = keydir.entry(collection: collection, key: key)
+            // One walk of the key directory per record (`upsert` / `modifyEntry`).
             let place = ValueLocation(location)
-            if let old, old.rowid != rowid {
-                throw .corrupted(offset: Int64(location.offset), reason: "segment \(location.segment): record for \(collection)/\(key) has row id \(rowid), the row has \(old.rowid)")
+            func wrongRowid(_ other: UInt64) -> StorageError {
+                .corrupted(offset: Int64(location.offset), reason: "segment \(location.segment): record for \(collection)/\(key) has row id \(rowid), the row has \(other)")
             }
             if type == .object {
-                if keydir.key(forRowid: rowid) != nil && old == nil {
+                if let owner = keydir.key(forRowid: rowid), owner.collection != collection || owner.key != key {
+                    if let old = keydir.entry(collection: collection, key: key), old.rowid != rowid { throw wrongRowid(old.rowid) }
                     throw .corrupted(offset: Int64(location.offset), reason: "segment \(location.segment): row id \(rowid) reused by \(collection)/\(key)")
                 }
-                var entry = KeydirEntry(rowid: rowid, object: place, metadata: noMetadata ? nil : old?.metadata)
-                if let old {
+                var conflict: UInt64?
+                let previous = keydir.upsert(collection: collection, key: key) { old -> KeydirEntry? in
+                    if let old, old.rowid != rowid { conflict = old.rowid; return nil }
+                    return KeydirEntry(rowid: rowid, object: place, metadata: noMetadata ? nil : old?.metadata)
+                }
+                if let conflict { throw wrongRowid(conflict) }
+                if let old = previous {
                     subtract(old.object)
                     if noMetadata, let m = old.metadata { subtract(m) }
-                    entry.rowid = old.rowid
                 }
                 add(place)
-                keydir.set(entry, collection: collection, key: key)
                 nextRowid = max(nextRowid, rowid &+ 1)
             } else {
-                guard var entry = old else {
+                var outcome: Result<ValueLocation?, StorageError> = .success(nil)
+                let found = keydir.modifyEntry(collection: collection, key: key) { entry in
+                    guard entry.rowid == rowid else { outcome = .failure(wrongRowid(entry.rowid)); return }
+                    outcome = .success(entry.metadata)
+                    entry.metadata = noMetadata ? nil : place
+                }
+                guard found else {
                     throw .corrupted(offset: Int64(location.offset), reason: "segment \(location.segment): metadata for missing row \(collection)/\(key)")
                 }
-                if let m = entry.metadata { subtract(m) }
-                entry.metadata = noMetadata ? nil : place
+                if let m = try outcome.get() { subtract(m) }
                 if !noMetadata { add(place) }
-                keydir.set(entry, collection: collection, key: key)
             }
         case .remove(let collection, let key):
             if let old = keydir.remove(collection: collection, key: key) { subtract(old) }

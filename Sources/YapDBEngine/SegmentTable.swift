@@ -30,6 +30,16 @@ package final class SegmentTable: Sendable {
         }
         return try SegmentReader.value(at: RecordLocation(location), in: file)
     }
+
+    /// Calls `body` with the verified value at `location` (nil for a nil-metadata record),
+    /// valid only during the call: one `pread`, no strings decoded, no intermediate arrays
+    /// (`SegmentReader.withValue`).
+    package func withValue<R>(at location: ValueLocation, _ body: (UnsafeRawBufferPointer?) throws(StorageError) -> R) throws(StorageError) -> R {
+        guard let file = files[location.segment] else {
+            throw .corrupted(offset: Int64(location.offset), reason: "segment \(location.segment) is referenced but missing")
+        }
+        return try SegmentReader.withValue(at: RecordLocation(location), in: file, body)
+    }
 }
 
 extension RecordLocation {

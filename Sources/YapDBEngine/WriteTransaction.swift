@@ -20,16 +20,21 @@ package enum MetadataUpdate {
 /// Threading: only the thread running the body may use it.
 package final class WriteTransaction {
     let state: WriterState
+    // `@exclusivity(unchecked)` on the state every write touches: release builds otherwise pay a
+    // dynamic exclusivity check (`swift_beginAccess`) per access. Safe because a transaction is
+    // used by one thread (the body's) and no method holds two overlapping accesses to one of
+    // these properties (compile-time checking still applies; `setObject`'s `upsert` closure
+    // touches `usage` and `nextRowid`, never `keydir`).
     /// The key directory as this transaction sees it.
-    package private(set) var keydir: Keydir
+    @exclusivity(unchecked) package private(set) var keydir: Keydir
     /// The snapshot the transaction started from.
     package let baseSnapshot: UInt64
     /// The changes so far (keys only).
-    package private(set) var changeset: Changeset
+    @exclusivity(unchecked) package private(set) var changeset: Changeset
     /// Extension state; extensions replace their entries as they update.
     package var extensions: [String: any Sendable]
-    var usage: [UInt32: UInt64]
-    var nextRowid: UInt64
+    @exclusivity(unchecked) var usage: [UInt32: UInt64]
+    @exclusivity(unchecked) var nextRowid: UInt64
     var began = false
     var wroteRecords = false
     var touched = false
@@ -47,6 +52,11 @@ package final class WriteTransaction {
 
     /// Whether committing would change anything (touches count).
     package var hasChanges: Bool { wroteRecords || touched }
+
+    /// The row's entry as it was when the transaction began (nil: it did not exist then).
+    package func entryAtStart(collection: String, key: String) -> KeydirEntry? {
+        state.keydir.entry(collection: collection, key: key)
+    }
 
     /// Makes the transaction commit even without records (an extension changed its state):
     /// the snapshot number moves on and the new extension state is published with it.
@@ -84,7 +94,7 @@ package final class WriteTransaction {
         if let staged = state.log.stagedRecord(at: RecordLocation(location)) {
             return try SegmentReader.decodeValue(staged, offset: Int64(location.offset), path: state.log.file.path).1
         }
-        return try state.segments.value(at: location).1
+        return try state.segments.withValue(at: location) { $0.map { Array($0) } }
     }
 
     // MARK: Writes
@@ -97,7 +107,29 @@ package final class WriteTransaction {
         if case .set(let m) = metadata { try checkSize(m.count) }
         try checkName(collection); try checkName(key)
         try begin()
-        let old = keydir.entry(collection: collection, key: key)
+        // One walk of the key directory: the records are appended inside `upsert`, which stores
+        // the new entry only when they were (a failed append leaves the row as it was).
+        var outcome: Result<(inserted: Bool, metadataChanged: Bool), StorageError> = .success((false, false))
+        keydir.upsert(collection: collection, key: key) { old -> KeydirEntry? in
+            do throws(StorageError) {
+                let (entry, metadataChanged) = try appendSet(object, metadata: metadata, old: old, collection: collection, key: key)
+                outcome = .success((old == nil, metadataChanged))
+                return entry
+            } catch {
+                outcome = .failure(error)
+                return nil
+            }
+        }
+        let (inserted, metadataChanged) = try outcome.get()
+        changeset.recordSet(CollectionKeyPair(collection: collection, key: key), inserted: inserted,
+                            objectChanged: true, metadataChanged: metadataChanged)
+        wroteRecords = true
+    }
+
+    /// Appends the records of a `setObject` of a row whose entry was `old` and returns its new
+    /// entry and whether its metadata changed. Updates the live-byte counts.
+    private func appendSet(_ object: UnsafeRawBufferPointer, metadata: MetadataUpdate, old: KeydirEntry?,
+                           collection: String, key: String) throws(StorageError) -> (KeydirEntry, Bool) {
         let rowid: UInt64
         if let old { rowid = old.rowid } else { rowid = nextRowid; nextRowid += 1 }
         var clears = false
@@ -113,18 +145,15 @@ package final class WriteTransaction {
         case .clear:
             if let m = old?.metadata { subtract(m) }
         case .set(let bytes):
-            if let m = old?.metadata { subtract(m) }
             let place = ValueLocation(try state.log.appendValue(.metadata, rowid: rowid, collection: collection, key: key, value: bytes,
                                                                 noMetadata: false, compress: state.compression))
+            if let m = old?.metadata { subtract(m) }
             entry.metadata = place
             add(place)
         }
         if let old { subtract(old.object) }
         add(objectPlace)
-        keydir.set(entry, collection: collection, key: key)
-        let pair = CollectionKeyPair(collection: collection, key: key)
-        changeset.recordSet(pair, inserted: old == nil, objectChanged: true, metadataChanged: metadataChanged)
-        wroteRecords = true
+        return (entry, metadataChanged)
     }
 
     /// Sets (or, with nil, clears) the metadata of an existing row. Returns false, writing

@@ -9,7 +9,6 @@ package struct ValueLocation: Hashable, Sendable {
     /// The value's length in bytes.
     package var length: UInt32
 
-    @inlinable
     package init(segment: UInt32, offset: UInt32, length: UInt32) {
         self.segment = segment
         self.offset = offset
@@ -27,7 +26,6 @@ package struct KeydirEntry: Hashable, Sendable {
     /// The location of the metadata value, or nil if the row has no metadata.
     package var metadata: ValueLocation?
 
-    @inlinable
     package init(rowid: UInt64, object: ValueLocation, metadata: ValueLocation? = nil) {
         self.rowid = rowid
         self.object = object
@@ -40,7 +38,6 @@ package struct CollectionKeyPair: Hashable, Sendable {
     package var collection: String
     package var key: String
 
-    @inlinable
     package init(collection: String, key: String) {
         self.collection = collection
         self.key = key
@@ -62,14 +59,13 @@ package struct CollectionKeyPair: Hashable, Sendable {
 /// mutated by one thread at a time (the engine's single writer).
 package struct Keydir: Sendable {
     /// The rows, by collection then key. Never holds an empty inner map.
-    @usableFromInline var byCollection: PersistentHashMap<String, PersistentHashMap<String, KeydirEntry>>
+    var byCollection: PersistentHashMap<String, PersistentHashMap<String, KeydirEntry>>
     /// Row id → (collection, key) for every row in `byCollection`.
-    @usableFromInline var byRowid: PersistentHashMap<UInt64, CollectionKeyPair>
+    var byRowid: PersistentHashMap<UInt64, CollectionKeyPair>
     /// The total number of rows.
-    @usableFromInline var rowCount: Int
+    var rowCount: Int
 
     /// An empty directory.
-    @inlinable
     package init() {
         byCollection = PersistentHashMap()
         byRowid = PersistentHashMap()
@@ -77,43 +73,38 @@ package struct Keydir: Sendable {
     }
 
     /// The number of rows in all collections. O(1).
-    @inlinable package var count: Int { rowCount }
+    package var count: Int { rowCount }
 
     /// The number of collections (each has at least one row). O(1).
-    @inlinable package var collectionCount: Int { byCollection.count }
+    package var collectionCount: Int { byCollection.count }
 
     /// The names of the collections that have at least one row, in unspecified order.
     /// O(collections); allocates the array.
-    @inlinable package var collections: [String] { byCollection.keys }
+    package var collections: [String] { byCollection.keys }
 
     /// The entry for (`collection`, `key`), or nil. Two hash probes; no allocation, no locking.
-    @inlinable
     package func entry(collection: String, key: String) -> KeydirEntry? {
         byCollection[collection]?[key]
     }
 
     /// The (collection, key) of the row with id `rowid`, or nil. One hash probe.
-    @inlinable
     package func key(forRowid rowid: UInt64) -> (collection: String, key: String)? {
         guard let pair = byRowid[rowid] else { return nil }
         return (pair.collection, pair.key)
     }
 
     /// The number of rows in `collection` (0 if it has none). O(1) after one hash probe.
-    @inlinable
     package func count(inCollection collection: String) -> Int {
         byCollection[collection]?.count ?? 0
     }
 
     /// The rows of `collection` as a persistent map (a snapshot, O(1)), or nil if it has none.
-    @inlinable
     package func rows(inCollection collection: String) -> PersistentHashMap<String, KeydirEntry>? {
         byCollection[collection]
     }
 
     /// Calls `body` with each key and entry of `collection` until it returns false.
     /// O(rows in the collection); never visits other collections.
-    @inlinable
     package func forEachKey(inCollection collection: String,
                             _ body: (String, KeydirEntry) throws -> Bool) rethrows {
         try byCollection[collection]?.forEach(body)
@@ -121,7 +112,6 @@ package struct Keydir: Sendable {
 
     /// Calls `body` with each collection name and its row count until it returns false.
     /// O(collections).
-    @inlinable
     package func forEachCollection(_ body: (String, Int) throws -> Bool) rethrows {
         try byCollection.forEach { name, rows in try body(name, rows.count) }
     }
@@ -132,7 +122,7 @@ package struct Keydir: Sendable {
     /// its row id (the reverse map follows). O(log n); copies only shared trie paths.
     /// - Returns: the previous entry, or nil if the row is new.
     /// - Precondition: `entry.rowid` is not the row id of a different (collection, key).
-    @inlinable @discardableResult
+    @discardableResult
     package mutating func set(_ entry: KeydirEntry, collection: String, key: String) -> KeydirEntry? {
         let old = byCollection.modifyValue(forKey: collection) { rows -> KeydirEntry? in
             if rows == nil { rows = PersistentHashMap() }
@@ -150,10 +140,86 @@ package struct Keydir: Sendable {
         return old
     }
 
+    /// Looks up the row (`collection`, `key`) and stores what `body` makes of it, in one walk
+    /// of the trie per level of the directory (a lookup followed by `set` walks twice).
+    ///
+    /// `body` gets the current entry (nil for a new row) and returns the entry to store, or
+    /// nil to leave the row as it was (nothing is inserted for a new row); pass anything else
+    /// out through the closure's captures. Replacing an entry may change its row id (the reverse
+    /// map follows), as with `set`. Copies the shared nodes on the path even when nothing is
+    /// stored. O(log n). Not generic, so that callers in other modules run specialized code.
+    /// - Returns: the previous entry, or nil if the row is new or nothing was stored.
+    /// - Precondition: a stored row id does not belong to a different (collection, key).
+    @discardableResult
+    package mutating func upsert(collection: String, key: String, _ body: (KeydirEntry?) -> KeydirEntry?) -> KeydirEntry? {
+        var change: (old: KeydirEntry?, new: KeydirEntry)?
+        byCollection.modifyValue(forKey: collection) { (rows: inout PersistentHashMap<String, KeydirEntry>?) -> Void in
+            if rows == nil { rows = PersistentHashMap() }
+            rows!.modifyValue(forKey: key) { (slot: inout KeydirEntry?) -> Void in
+                if let new = body(slot) {
+                    change = (slot, new)
+                    slot = new
+                }
+            }
+            if rows!.isEmpty { rows = nil }
+        }
+        guard let (old, new) = change else { return nil }
+        if let old {
+            guard old.rowid != new.rowid else { return old }
+            byRowid.removeValue(forKey: old.rowid)
+        } else {
+            rowCount &+= 1
+        }
+        let displaced = byRowid.updateValue(CollectionKeyPair(collection: collection, key: key), forKey: new.rowid)
+        precondition(displaced == nil,
+                     "Keydir.upsert: rowid \(new.rowid) already belongs to \(displaced!.collection)/\(displaced!.key)")
+        return old
+    }
+
+    /// Calls `body` to change the entry of the existing row (`collection`, `key`) in place:
+    /// one walk of the trie (a lookup followed by `set` walks it twice). `body` must keep the
+    /// row id. Copies the shared nodes on the path, even when the row turns out to be absent.
+    /// Not generic, so that callers in other modules run specialized code.
+    /// - Returns: false (without calling `body`) when there is no such row.
+    @discardableResult
+    package mutating func modifyEntry(collection: String, key: String, _ body: (inout KeydirEntry) -> Void) -> Bool {
+        let found = byCollection.modifyExisting(forKey: collection) { (rows: inout PersistentHashMap<String, KeydirEntry>) -> Bool in
+            let hit = rows.modifyExisting(forKey: key) { (entry: inout KeydirEntry) -> Void in
+                let rowid = entry.rowid
+                body(&entry)
+                precondition(entry.rowid == rowid, "Keydir.modifyEntry: the row id of \(collection)/\(key) changed")
+            }
+            return hit != nil
+        }
+        return found == true
+    }
+
+    /// Points every row whose object or metadata location `relocation` maps elsewhere at the
+    /// new location, in one pass over the directory (compaction's swap): O(n) plus the nodes
+    /// copied, which are only those on paths to changed rows. `relocation` returns nil to keep
+    /// a location; it is called once per location in the directory. Row ids never change.
+    /// - Returns: how many locations were replaced.
+    @discardableResult
+    package mutating func relocate(_ relocation: (ValueLocation) -> ValueLocation?) -> Int {
+        var replaced = 0
+        byCollection.replaceValues { rows -> PersistentHashMap<String, KeydirEntry>? in
+            var rows = rows
+            let changed = rows.replaceValues { entry -> KeydirEntry? in
+                var entry = entry
+                var changed = false
+                if let to = relocation(entry.object) { entry.object = to; changed = true; replaced += 1 }
+                if let m = entry.metadata, let to = relocation(m) { entry.metadata = to; changed = true; replaced += 1 }
+                return changed ? entry : nil
+            }
+            return changed ? rows : nil
+        }
+        return replaced
+    }
+
     /// Removes the row (`collection`, `key`); removes the collection if it was its last row.
     /// A miss on an absent collection copies nothing. O(log n).
     /// - Returns: the removed entry, or nil if there was no such row.
-    @inlinable @discardableResult
+    @discardableResult
     package mutating func remove(collection: String, key: String) -> KeydirEntry? {
         guard byCollection.contains(collection) else { return nil }
         let old = byCollection.modifyValue(forKey: collection) { rows -> KeydirEntry? in
@@ -175,7 +241,7 @@ package struct Keydir: Sendable {
     /// the removed rows, which callers need for changesets and views anyway.
     /// - Returns: the removed rows as a persistent map (nil if the collection had none), so the
     ///   caller can list the removed keys and row ids.
-    @inlinable @discardableResult
+    @discardableResult
     package mutating func removeCollection(_ collection: String) -> PersistentHashMap<String, KeydirEntry>? {
         guard let rows = byCollection.removeValue(forKey: collection) else { return nil }
         rowCount &-= rows.count
@@ -187,6 +253,5 @@ package struct Keydir: Sendable {
     }
 
     /// Removes every row of every collection. O(1) (shared nodes live on in older snapshots).
-    @inlinable
     package mutating func removeAll() { self = Keydir() }
 }

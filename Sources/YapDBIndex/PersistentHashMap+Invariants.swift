@@ -21,33 +21,37 @@ extension PersistentHashMap.Node {
     /// Checks this subtree; `prefix` holds the hash bits that select it. Returns its entry count.
     func validate(shift: Int, prefix: UInt, isRoot: Bool) throws(InvariantViolation) -> Int {
         let levelMask: UInt = shift == 0 ? 0 : (shift >= Self.hashBitCount ? ~0 : (1 << UInt(shift)) - 1)
+        let entries = (0..<entryCount).map(entry)
+        try require(header.entryCount <= header.entryCapacity && header.childCount <= header.childCapacity,
+                    "PersistentHashMap: node holds more than its capacity (shift \(shift))")
+        for entry in entries {
+            try require(entry.hash == Self.hash(of: entry.key), "PersistentHashMap: stored hash differs from the key's hash (shift \(shift))")
+        }
         if shift >= Self.hashBitCount {
             try require(dataMap == 0 && nodeMap == 0, "PersistentHashMap: collision node with bitmaps set")
-            try require(children.isEmpty, "PersistentHashMap: collision node with sub-nodes")
-            try require(items.count >= 2, "PersistentHashMap: collision node with \(items.count) entries")
-            for (i, item) in items.enumerated() {
-                try require(Self.hash(of: item.key) == prefix,
-                             "PersistentHashMap: collision node entry with a different full hash")
-                for other in items[(i + 1)...] {
-                    try require(other.key != item.key, "PersistentHashMap: duplicate key in collision node")
+            try require(childCount == 0, "PersistentHashMap: collision node with sub-nodes")
+            try require(entries.count >= 2, "PersistentHashMap: collision node with \(entries.count) entries")
+            for (i, entry) in entries.enumerated() {
+                try require(entry.hash == prefix, "PersistentHashMap: collision node entry with a different full hash")
+                for other in entries[(i + 1)...] {
+                    try require(other.key != entry.key, "PersistentHashMap: duplicate key in collision node")
                 }
             }
-            return items.count
+            return entries.count
         }
         try require(dataMap & nodeMap == 0, "PersistentHashMap: a slot is both inline and a sub-node (shift \(shift))")
-        try require(dataMap.nonzeroBitCount == items.count,
-                     "PersistentHashMap: dataMap popcount \(dataMap.nonzeroBitCount) != \(items.count) items (shift \(shift))")
-        try require(nodeMap.nonzeroBitCount == children.count,
-                     "PersistentHashMap: nodeMap popcount \(nodeMap.nonzeroBitCount) != \(children.count) children (shift \(shift))")
+        try require(dataMap.nonzeroBitCount == entries.count,
+                     "PersistentHashMap: dataMap popcount \(dataMap.nonzeroBitCount) != \(entries.count) entries (shift \(shift))")
+        try require(nodeMap.nonzeroBitCount == childCount,
+                     "PersistentHashMap: nodeMap popcount \(nodeMap.nonzeroBitCount) != \(childCount) children (shift \(shift))")
         if !isRoot {
-            try require(!(items.isEmpty && children.isEmpty), "PersistentHashMap: empty sub-node (shift \(shift))")
+            try require(!(entries.isEmpty && childCount == 0), "PersistentHashMap: empty sub-node (shift \(shift))")
         }
         var total = 0
-        for item in items {
-            let hash = Self.hash(of: item.key)
-            try require(hash & levelMask == prefix, "PersistentHashMap: entry under the wrong hash prefix (shift \(shift))")
-            let bit = Self.bit(hash, shift)
-            try require(dataMap & bit != 0 && items[Self.index(dataMap, bit)].key == item.key,
+        for entry in entries {
+            try require(entry.hash & levelMask == prefix, "PersistentHashMap: entry under the wrong hash prefix (shift \(shift))")
+            let bit = Self.bit(entry.hash, shift)
+            try require(dataMap & bit != 0 && entries[Self.index(dataMap, bit)].key == entry.key,
                          "PersistentHashMap: entry not in the slot its hash selects (shift \(shift))")
             total += 1
         }
@@ -55,9 +59,8 @@ extension PersistentHashMap.Node {
         while slot < 32 {
             let bit = UInt32(1) << UInt32(slot)
             if nodeMap & bit != 0 {
-                let child = children[childIndex]
-                let childTotal = try child.validate(shift: shift + Self.bitsPerLevel,
-                                                       prefix: prefix | (slot << UInt(shift)), isRoot: false)
+                let childTotal = try child(childIndex).validate(shift: shift + Self.bitsPerLevel,
+                                                                prefix: prefix | (slot << UInt(shift)), isRoot: false)
                 try require(childTotal >= 2,
                              "PersistentHashMap: sub-node with \(childTotal) entries is not compacted (shift \(shift))")
                 total += childTotal

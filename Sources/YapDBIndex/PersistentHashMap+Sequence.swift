@@ -4,13 +4,11 @@ extension PersistentHashMap {
     /// Calls `body` for each entry until it returns false. O(n); no allocation.
     /// The order is unspecified (hash order) but the same for maps with equal contents
     /// within one process.
-    @inlinable
     package func forEach(_ body: (Key, Value) throws -> Bool) rethrows {
         _ = try root.visit(body)
     }
 
     /// All keys, in iteration order. O(n); allocates the array.
-    @inlinable
     package var keys: [Key] {
         var out = [Key](); out.reserveCapacity(_count)
         forEach { key, _ in out.append(key); return true }
@@ -18,7 +16,6 @@ extension PersistentHashMap {
     }
 
     /// All values, in iteration order. O(n); allocates the array.
-    @inlinable
     package var values: [Value] {
         var out = [Value](); out.reserveCapacity(_count)
         forEach { _, value in out.append(value); return true }
@@ -30,11 +27,10 @@ extension PersistentHashMap: Sequence {
     /// Iterates the entries in the same order as `forEach`. Making the iterator allocates one
     /// small stack array; prefer `forEach` on hot paths.
     package struct Iterator: IteratorProtocol {
-        @usableFromInline var pending: ContiguousArray<Node>
-        @usableFromInline var current: Node?
-        @usableFromInline var index: Int
+        var pending: ContiguousArray<Node>
+        var current: Node?
+        var index: Int
 
-        @inlinable
         init(root: Node) {
             pending = []
             current = root
@@ -42,12 +38,12 @@ extension PersistentHashMap: Sequence {
         }
 
         /// The next entry, or nil at the end. Amortized O(1).
-        @inlinable
         package mutating func next() -> (key: Key, value: Value)? {
             while let node = current {
-                if index < node.items.count {
+                if index < node.entryCount {
                     index &+= 1
-                    return node.items[index &- 1]
+                    let entry = node.entry(index &- 1)
+                    return (entry.key, entry.value)
                 }
                 pending.append(contentsOf: node.children)
                 current = pending.popLast()
@@ -58,8 +54,8 @@ extension PersistentHashMap: Sequence {
     }
 
     /// An iterator over the entries (a snapshot: later mutations of the map do not affect it).
-    @inlinable package func makeIterator() -> Iterator { Iterator(root: root) }
+    package func makeIterator() -> Iterator { Iterator(root: root) }
 
     /// The number of entries. O(1).
-    @inlinable package var underestimatedCount: Int { _count }
+    package var underestimatedCount: Int { _count }
 }

@@ -14,8 +14,11 @@ struct MeasureEngine: ParsableCommand {
     @Option(help: "Rows to load.") var rows = 1_000_000
     @Option(help: "Value size in bytes.") var valueSize = 100
     @Option(help: "Point reads to time.") var reads = 200_000
+    @Option(help: "Stop after this step (load, read, verify, open), for profiling one step.") var stopAfter: String?
+    @Flag(help: "Time with the thread's CPU clock instead of the wall clock (for a loaded machine).") var cpuTime = false
 
     func run() throws {
+        if cpuTime { measureClock = CLOCK_THREAD_CPUTIME_ID }
         let folder = try TemporaryFolder.make()
         defer { TemporaryFolder.remove(folder) }
         let path = folder + "/bench.yapdb"
@@ -39,6 +42,7 @@ struct MeasureEngine: ParsableCommand {
         print("bulk load: \(rows) rows (16-byte keys, \(valueSize)-byte values) in one transaction: \(fmt(load * 1000)) ms (\(fmt(Double(rows) / load / 1e6)) M rows/s)")
         print("file size after load: \(loaded.fileBytes) bytes = \(fmt(Double(loaded.fileBytes) / payload))× the raw payload (\(Int(payload)) bytes)")
 
+        if stopAfter == "load" { try engine!.close(); return }
         // Point reads of uncached bytes (random keys, each a hash probe + one pread).
         let snapshot = engine!.snapshot()
         var check = 0
@@ -49,12 +53,21 @@ struct MeasureEngine: ParsableCommand {
         }
         let read = now() - t1
         print("point read (random key, value bytes, page cache warm): \(fmt(read / Double(reads) * 1e9)) ns (check \(check & 0xFF))")
+        let t1b = now()
+        for i in 0..<reads {
+            let key = keys[Int(rng.next() % UInt64(rows))]
+            check &+= Int(snapshot.entry(collection: "c", key: key)?.rowid ?? 0) &+ i
+        }
+        let lookup = now() - t1b
+        print("  of which keydir lookup (random key, entry only): \(fmt(lookup / Double(reads) * 1e9)) ns (check \(check & 0xFF))")
 
+        if stopAfter == "read" { try engine!.close(); return }
         // verify().
         let t2 = now()
         let report = try engine!.verify()
         print("verify(): \(fmt((now() - t2) * 1000)) ms, valid \(report.isValid), \(report.recordsChecked) records, \(report.bytesChecked) bytes")
 
+        if stopAfter == "verify" { try engine!.close(); return }
         // Clean close (writes the checkpoint) and open.
         let t3 = now()
         try engine!.close()
@@ -65,6 +78,7 @@ struct MeasureEngine: ParsableCommand {
         let open = now() - t4
         print("close (checkpoint of \(rows) rows): \(fmt(closeTime * 1000)) ms; clean open (checkpoint + tail): \(fmt(open * 1000)) ms, \(engine!.snapshot().rowCount) rows")
 
+        if stopAfter == "open" { try engine!.close(); return }
         // Delete half, compact.
         _ = try engine!.write { tx in
             for key in keys.enumerated() where key.offset % 2 == 0 { _ = try tx.remove(collection: "c", key: key.element) }

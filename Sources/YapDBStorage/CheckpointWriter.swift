@@ -39,23 +39,25 @@ package final class CheckpointWriter {
     }
 
     private var file: (any StorageFile)?
+    // `@exclusivity(unchecked)` on what `add` touches per row: no dynamic exclusivity check per
+    // access (single-threaded by contract; no method holds overlapping accesses to one of them).
     /// Encoded records not yet written, starting at file offset `written`.
-    private var output: [UInt8] = []
+    @exclusivity(unchecked) private var output: [UInt8] = []
     private var written: Int64 = 0
     /// CRC32C (unmasked) of the record bytes already written.
     private var checksum: UInt32 = 0
     private var recordCount: UInt32 = 0
     /// Raw entries of the current collection not yet in an entries record.
-    private var block: [UInt8] = []
+    @exclusivity(unchecked) private var block: [UInt8] = []
 
     private var collections: UInt32 = 0
-    private var rowsTotal: UInt64 = 0
+    @exclusivity(unchecked) private var rowsTotal: UInt64 = 0
     private var collectionOpen = false
-    private var collectionRowsLeft = 0
+    @exclusivity(unchecked) private var collectionRowsLeft = 0
     private var usageWritten = false
     private var renamed = false
     private var finished = false
-    private var failure: StorageError?
+    @exclusivity(unchecked) private var failure: StorageError?
 
     /// Creates the `.tmp` file for checkpoint `number` and writes its header and info record
     /// (to its buffer; the first write may come later).

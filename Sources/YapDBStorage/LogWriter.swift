@@ -42,11 +42,13 @@ package final class LogWriter {
     /// A segment was created without syncing its directory.
     private var directoryDirty = false
 
-    // The open transaction.
-    private var buffer: [UInt8] = []
-    private var flushedTo: UInt32 = 0
+    // The open transaction. `@exclusivity(unchecked)` on what every append touches: no
+    // dynamic exclusivity check per access (the writer is single-threaded by contract and no
+    // method holds two overlapping accesses to one of these).
+    @exclusivity(unchecked) private var buffer: [UInt8] = []
+    @exclusivity(unchecked) private var flushedTo: UInt32 = 0
     private var transactionStart: UInt32 = 0
-    private var recordCount: UInt32 = 0
+    @exclusivity(unchecked) private var recordCount: UInt32 = 0
     private var runningChecksum: UInt32 = 0
     package private(set) var inTransaction = false
     /// The next number a new segment (log or compaction) gets.

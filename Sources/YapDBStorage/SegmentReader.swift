@@ -51,4 +51,103 @@ package enum SegmentReader {
             throw .corrupted(offset: offset, reason: "\(Paths.fileName(of: path)): \(error)")
         }
     }
+
+    // MARK: Fast paths (no intermediate arrays, no strings)
+
+    /// Records up to this many bytes are read into a stack buffer by `withRecord`.
+    static let stackRecordLimit = 4096
+
+    /// Calls `body` with the bytes of the whole record at `location` after the same checks as
+    /// `record(at:in:)` (length in range, framing, checksum, exactly `location.length` bytes),
+    /// without allocating for records of up to `stackRecordLimit` bytes. The bytes are valid
+    /// only during the call. Throws what `record(at:in:)` throws, or `body`'s error.
+    package static func withRecord<R>(
+        at location: RecordLocation, in file: any StorageFile,
+        _ body: (UnsafeRawBufferPointer, RecordCodec.Frame) throws(StorageError) -> R
+    ) throws(StorageError) -> R {
+        let length = Int(location.length)
+        guard length >= Format.recordHeaderSize, length <= Format.recordHeaderSize + Format.maxRecordPayload else {
+            throw .corrupted(offset: Int64(location.offset), reason: "\(Paths.fileName(of: file.path)): record length \(length) out of range")
+        }
+        func run(_ buffer: UnsafeMutableRawBufferPointer) throws(StorageError) -> R {
+            let got: Int
+            do { got = try file.read(into: buffer, at: Int64(location.offset)) } catch { throw .io(error) }
+            guard got == length else {
+                throw .corrupted(offset: Int64(location.offset), reason: "\(Paths.fileName(of: file.path)): record runs past the end of the file")
+            }
+            let raw = UnsafeRawBufferPointer(buffer)
+            let frame: RecordCodec.Frame
+            do throws(RecordCodec.FrameError) { frame = try RecordCodec.frame(in: raw, at: 0) } catch {
+                throw .corrupted(offset: Int64(location.offset), reason: "\(Paths.fileName(of: file.path)): \(error)")
+            }
+            guard frame.totalLength == length else {
+                throw .corrupted(offset: Int64(location.offset), reason: "\(Paths.fileName(of: file.path)): record length differs from the index")
+            }
+            return try body(raw, frame)
+        }
+        if length <= stackRecordLimit {
+            return try withUnsafeTemporaryAllocation(byteCount: length, alignment: 8) { (buffer) throws(StorageError) -> R in try run(buffer) }
+        }
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: length, alignment: 8)
+        defer { buffer.deallocate() }
+        return try run(buffer)
+    }
+
+    /// Calls `body` with the value of the verified object or metadata record at `location`:
+    /// its bytes (decompressed if needed; nil for a nil-metadata record), valid only during
+    /// the call. The checks are those of `value(at:in:)` except that the collection and key
+    /// are skipped rather than decoded (the checksum covers them and they were valid UTF-8
+    /// when written); use `value(at:in:)` to read them. One `pread`, no allocation for an
+    /// uncompressed record of up to `stackRecordLimit` bytes.
+    package static func withValue<R>(
+        at location: RecordLocation, in file: any StorageFile,
+        _ body: (UnsafeRawBufferPointer?) throws(StorageError) -> R
+    ) throws(StorageError) -> R {
+        try withRecord(at: location, in: file) { (raw, frame) throws(StorageError) -> R in
+            let value: UnsafeRawBufferPointer?
+            do throws(RecordCodec.FrameError) { value = try valueBytes(frame, in: raw) } catch {
+                throw .corrupted(offset: Int64(location.offset), reason: "\(Paths.fileName(of: file.path)): \(error)")
+            }
+            guard let value else { return try body(nil) }
+            guard frame.flags & Format.flagCompressed != 0 else { return try body(value) }
+            let decompressed: [UInt8]
+            do throws(RecordCodec.FrameError) {
+                decompressed = try RecordCodec.decompress(value, maxRawLength: Format.maxValueSize, what: "compressed value")
+            } catch {
+                throw .corrupted(offset: Int64(location.offset), reason: "\(Paths.fileName(of: file.path)): \(error)")
+            }
+            return try decompressed.withBytes { (bytes) throws(StorageError) -> R in try body(bytes) }
+        }
+    }
+
+    /// The fields of a checked value-record frame as raw bytes, nothing decoded: the rowid,
+    /// the collection and key bytes (lengths checked, UTF-8 not validated) and the stored,
+    /// possibly compressed, value bytes (nil for a nil-metadata record). Throws `.invalid` for
+    /// any other record type or a malformed payload.
+    package static func valueParts(_ frame: RecordCodec.Frame, in raw: UnsafeRawBufferPointer) throws(RecordCodec.FrameError)
+        -> (rowid: UInt64, collection: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer?) {
+        guard frame.type == .object || frame.type == .metadata else {
+            throw .invalid("expected a value record, found type \(frame.type.rawValue)")
+        }
+        var reader = ByteReader(UnsafeRawBufferPointer(rebasing: raw[frame.payloadStart..<(frame.payloadStart + frame.payloadLength)]))
+        let rowid: UInt64, collection: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer
+        do throws(ByteReader.Overrun) {
+            rowid = try reader.readVarint()
+            collection = try reader.readBytes(try reader.readLength(max: Format.maxKeyLength))
+            key = try reader.readBytes(try reader.readLength(max: Format.maxKeyLength))
+        } catch {
+            throw .invalid("value record: \(error.what)")
+        }
+        if frame.type == .metadata && frame.flags & Format.flagNoMetadata != 0 {
+            guard reader.isAtEnd else { throw .invalid("value record: nil metadata record with value bytes") }
+            return (rowid, collection, key, nil)
+        }
+        return (rowid, collection, key, UnsafeRawBufferPointer(rebasing: reader.bytes[reader.position...]))
+    }
+
+    /// The stored (possibly compressed) value bytes of a checked value-record frame (see
+    /// `valueParts`).
+    static func valueBytes(_ frame: RecordCodec.Frame, in raw: UnsafeRawBufferPointer) throws(RecordCodec.FrameError) -> UnsafeRawBufferPointer? {
+        try valueParts(frame, in: raw).value
+    }
 }

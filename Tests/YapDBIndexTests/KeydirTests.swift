@@ -117,3 +117,53 @@ func keydirMatchesModel(seed: UInt64) {
     snapshot.checkInvariants()
     #expect(MemoryLayout<KeydirEntry>.stride <= 40)
 }
+
+@Test func keydirRelocateAndBulkLoadAgreeWithTheModel() throws {
+    var model = KeydirModel()
+    var loader = Keydir.Loader()
+    var rowid: UInt64 = 1
+    for c in 0..<3 {
+        try loader.beginCollection("c\(c)")
+        for k in 0..<700 {
+            let meta: ValueLocation? = k % 3 == 0 ? ValueLocation(segment: UInt32(k % 4), offset: UInt32(9000 + k), length: 20) : nil
+            let entry = KeydirEntry(rowid: rowid, object: ValueLocation(segment: UInt32(k % 5), offset: UInt32(k), length: 30), metadata: meta)
+            loader.add(key: "k\(k)", entry: entry)
+            model.rows["c\(c)", default: [:]]["k\(k)"] = entry
+            rowid += 1
+        }
+    }
+    #expect(throws: Keydir.Loader.Conflict.duplicateKey(collection: "x", key: "a")) {
+        var again = Keydir.Loader()
+        try again.beginCollection("x")
+        for i in 0..<50 { again.add(key: "k\(i)", entry: KeydirEntry(rowid: UInt64(10 + i), object: ValueLocation(segment: 1, offset: 1, length: 10))) }
+        again.add(key: "a", entry: KeydirEntry(rowid: 1, object: ValueLocation(segment: 1, offset: 1, length: 10)))
+        again.add(key: "a", entry: KeydirEntry(rowid: 2, object: ValueLocation(segment: 1, offset: 2, length: 10)))
+        _ = try again.finish()
+    }
+    #expect(throws: Keydir.Loader.Conflict.self) {
+        var again = Keydir.Loader()
+        try again.beginCollection("x")
+        again.add(key: "a", entry: KeydirEntry(rowid: 7, object: ValueLocation(segment: 1, offset: 1, length: 10)))
+        try again.beginCollection("y")
+        again.add(key: "b", entry: KeydirEntry(rowid: 7, object: ValueLocation(segment: 1, offset: 2, length: 10)))
+        _ = try again.finish()
+    }
+    var keydir = try loader.finish()
+    expectEqual(keydir, model, "loaded")
+    let snapshot = keydir
+    let snapshotModel = model
+    // Move everything in segment 2 to segment 9, keeping offsets.
+    let moved = keydir.relocate { $0.segment == 2 ? ValueLocation(segment: 9, offset: $0.offset, length: $0.length) : nil }
+    var expectedMoves = 0
+    for (c, keys) in model.rows {
+        for (k, var entry) in keys {
+            if entry.object.segment == 2 { entry.object.segment = 9; expectedMoves += 1 }
+            if let m = entry.metadata, m.segment == 2 { entry.metadata!.segment = 9; expectedMoves += 1 }
+            model.rows[c]![k] = entry
+        }
+    }
+    #expect(moved == expectedMoves)
+    expectEqual(keydir, model, "relocated")
+    expectEqual(snapshot, snapshotModel, "the snapshot taken before is unchanged")
+    #expect(keydir.relocate { _ in nil } == 0)
+}

@@ -169,3 +169,26 @@ func hashMapMatchesDictionaryModel(seed: UInt64) {
     #expect(shared.count >= map.root.children.count - 3)
     #expect(snapshot[5] == 5 && snapshot[7] == 7 && map[5] == -1 && map[7] == nil)
 }
+
+@Test func hashMapBuiltFromDistinctKeysEqualsOneBuiltByInserts() throws {
+    for count in [0, 1, 2, 31, 33, 500, 5000] {
+        let pairs = (0..<count).map { (key: "k\($0)", value: $0) }
+        let built = try PersistentHashMap(distinct: pairs)
+        var inserted = PersistentHashMap<String, Int>()
+        for (key, value) in pairs { inserted.updateValue(value, forKey: key) }
+        expectEqual(built, Dictionary(uniqueKeysWithValues: pairs.map { ($0.key, $0.value) }), "count \(count)")
+        #expect(built.keys == inserted.keys, "canonical shape: same iteration order (count \(count))")
+        var mutated = built
+        mutated.updateValue(-1, forKey: "new")
+        mutated.removeValue(forKey: "k0")
+        #expect(mutated.count == (count == 0 ? 1 : count), "count \(count)")
+        #expect(built.count == count && built["k0"] == (count > 0 ? 0 : nil), "the built map is unchanged by a copy's writes")
+    }
+    // Full-hash collisions land in collision nodes; a repeated key is reported.
+    let colliding = (0..<40).map { (key: CollidingKey(id: $0, bucket: $0 % 3), value: $0) }
+    expectEqual(try PersistentHashMap(distinct: colliding), Dictionary(uniqueKeysWithValues: colliding.map { ($0.key, $0.value) }), "colliding")
+    #expect(throws: PersistentHashMap<CollidingKey, Int>.DuplicateKey.self) {
+        _ = try PersistentHashMap(distinct: colliding + [(key: CollidingKey(id: 5, bucket: 2), value: 99)])
+    }
+    #expect(throws: PersistentHashMap<Int, Int>.DuplicateKey.self) { _ = try PersistentHashMap(distinct: [(key: 1, value: 1), (key: 1, value: 2)]) }
+}
