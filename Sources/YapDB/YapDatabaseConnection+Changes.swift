@@ -38,7 +38,7 @@ extension YapDatabaseConnection {
         let sharedObjects = record?.sharedObjects ?? [:], sharedMetadata = record?.sharedMetadata ?? [:]
         let touchedObjects = record?.touchedObjects ?? [], touchedMetadata = record?.touchedMetadata ?? []
         if objectCache.count == 0 && metadataCache.count == 0 && sharedObjects.isEmpty && sharedMetadata.isEmpty { return }
-        for (pair, flags) in changeset.changes {
+        changeset.forEachChange { pair, flags in
             if flags.contains(.object) {
                 if !sharedObjects.isEmpty, objectCacheOn,
                    let object = sharedObjects[YapCollectionKey(collection: pair.collection, key: pair.key)],

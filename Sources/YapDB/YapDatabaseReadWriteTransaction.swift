@@ -303,13 +303,17 @@ public final class YapDatabaseReadWriteTransaction: YapDatabaseReadTransaction {
     /// Builds what the commit carries to observers and other connections.
     func prepareCommit() {
         let engineChanges = engineTransaction.changeset
-        var objectChanges = Set<YapCollectionKey>(), metadataChanges = Set<YapCollectionKey>()
+        let count = engineChanges.changeCount
+        var objectChanges = Set<YapCollectionKey>(minimumCapacity: count), metadataChanges = Set<YapCollectionKey>(minimumCapacity: count)
         var insertedKeys = Set<YapCollectionKey>(), removedKeys = Set<YapCollectionKey>()
-        for (pair, flags) in engineChanges.changes {
+        engineChanges.forEachChange { pair, flags in
             let key = YapCollectionKey(collection: pair.collection, key: pair.key)
             if flags.contains(.object) { objectChanges.insert(key) }
             if flags.contains(.metadata) { metadataChanges.insert(key) }
-            if flags.contains(.inserted) { insertedKeys.insert(key) }
+            if flags.contains(.inserted) {
+                if insertedKeys.isEmpty { insertedKeys.reserveCapacity(count) }
+                insertedKeys.insert(key)
+            }
             if flags.contains(.removed) { removedKeys.insert(key) }
         }
         let changeset = YapDatabaseChangeset(

@@ -68,6 +68,17 @@ package struct Changeset: Sendable {
         return all
     }
 
+    /// Calls `body` for each recorded (key, flags) pair without building the merged dictionary.
+    /// A key may be visited twice (once as an appended insert, once with flags added later);
+    /// the union of its visits is its flags, so callers must treat visits as idempotent.
+    package func forEachChange(_ body: (CollectionKeyPair, ChangeFlags) -> Void) {
+        for (key, flags) in appended { body(key, flags) }
+        for (key, flags) in keyed { body(key, flags) }
+    }
+
+    /// How many (key, flags) pairs `forEachChange` visits.
+    package var changeCount: Int { appended.count + keyed.count }
+
     /// The keys whose flags include `flag`. O(changed keys).
     package func keys(with flag: ChangeFlags) -> Set<CollectionKeyPair> {
         var out = Set<CollectionKeyPair>()
