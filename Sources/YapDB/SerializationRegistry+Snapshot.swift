@@ -4,8 +4,9 @@ extension SerializationRegistry {
     /// The registrations frozen when a connection was created: what its transactions use to turn
     /// objects and metadata into bytes and back. Later registrations do not change it.
     ///
-    /// Threading: immutable and `Sendable`; its methods may run on any thread at once.
-    struct Snapshot: Sendable {
+    /// Threading: immutable and `Sendable`; its methods may run on any thread at once. A class,
+    /// so that a transaction holding it retains one object instead of copying every table.
+    final class Snapshot: Sendable {
         let object: Table
         let metadata: Table
         let codables: CodableTable
@@ -23,9 +24,6 @@ extension SerializationRegistry {
             defaultObjectPolicy = state.defaultObjectPolicy
             defaultMetadataPolicy = state.defaultMetadataPolicy
         }
-
-        /// A snapshot of an empty registry (built-in format everywhere, `.containment`).
-        init() { self = SerializationRegistry().snapshot }
 
         private func table(_ part: Part) -> Table { part == .object ? object : metadata }
 
