@@ -19,6 +19,11 @@ public final class YapDatabaseReadWriteTransaction: YapDatabaseReadTransaction {
     var writtenMetadata: [CollectionKeyPair: Any] = [:]
     var touchedOnlyObjects: Set<CollectionKeyPair> = []
     var touchedOnlyMetadata: Set<CollectionKeyPair> = []
+    /// Keys whose object (metadata) this transaction wrote, whatever the object policy: a later
+    /// touch of such a key must not mark it "touched only", or other connections would keep
+    /// the old value in their caches. (`writtenObjects` holds only non-containment policies.)
+    var objectWritten: Set<CollectionKeyPair> = []
+    var metadataWritten: Set<CollectionKeyPair> = []
     /// Per-extension changes for the notification's `"extensions"`.
     var extensionChanges: [String: Any] = [:]
 
@@ -86,6 +91,7 @@ public final class YapDatabaseReadWriteTransaction: YapDatabaseReadTransaction {
             cacheMetadata(nil, pair)
         }
         touchedOnlyMetadata.remove(pair)
+        metadataWritten.insert(pair)
         for (extName, ext) in extensions { ext.didChangeRow(name: extName, collection: name, key: key, transaction: self) }
     }
 
@@ -209,14 +215,17 @@ public final class YapDatabaseReadWriteTransaction: YapDatabaseReadTransaction {
         let pair = CollectionKeyPair(collection: collection, key: key)
         cacheObject(sanitizedObject, pair)
         touchedOnlyObjects.remove(pair)
+        objectWritten.insert(pair)
         switch metadata {
         case .keep: break
         case .clear:
             cacheMetadata(nil, pair)
             touchedOnlyMetadata.remove(pair)
+            metadataWritten.insert(pair)
         case .set:
             cacheMetadata(sanitizedMetadata, pair)
             touchedOnlyMetadata.remove(pair)
+            metadataWritten.insert(pair)
         }
         serialization.postSanitize(.object, sanitizedObject, forKey: key, inCollection: collection)
         if let sanitizedMetadata { serialization.postSanitize(.metadata, sanitizedMetadata, forKey: key, inCollection: collection) }
@@ -246,8 +255,9 @@ public final class YapDatabaseReadWriteTransaction: YapDatabaseReadTransaction {
         let name = collection ?? ""
         guard engineTransaction.touch(collection: name, key: key, object: object, metadata: metadata) else { return }
         let pair = CollectionKeyPair(collection: name, key: key)
-        if object && writtenObjects[pair] == nil && !engineTransaction.changeset.insertedKeys.contains(pair) { touchedOnlyObjects.insert(pair) }
-        if metadata && writtenMetadata[pair] == nil && !engineTransaction.changeset.insertedKeys.contains(pair) { touchedOnlyMetadata.insert(pair) }
+        let inserted = engineTransaction.changeset.insertedKeys.contains(pair)
+        if object && !objectWritten.contains(pair) && !inserted { touchedOnlyObjects.insert(pair) }
+        if metadata && !metadataWritten.contains(pair) && !inserted { touchedOnlyMetadata.insert(pair) }
         for (extName, ext) in extensions { ext.didTouchRow(name: extName, collection: name, key: key, transaction: self) }
     }
 
