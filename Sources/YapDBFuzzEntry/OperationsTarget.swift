@@ -151,6 +151,10 @@ final class OperationRun {
                 return
             }
             guard disk.isStopped else { fail("commit failed with no fault injected: \(error)") }
+            // A failed commit applied nothing (the API's contract): nothing published.
+            guard database.snapshot == before else {
+                fail("a commit reported as failed (\(error)) was applied: snapshot \(before) → \(database.snapshot)")
+            }
             // The commit (or the checkpoint after it) met the crash point: it may be on disk.
             if ending == .commit && !oversize { inDoubt = (before + 1, next) }
             recoverFromCrashPoint()
