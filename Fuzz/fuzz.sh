@@ -38,11 +38,11 @@ run() {
             -artifact_prefix=.build/artifacts/"$target"- >"$log" 2>&1
         local status=$?
         local executions=$(grep -o 'stat::number_of_executed_units: [0-9]*' "$log" | grep -o '[0-9]*$')
-        local files=$(ls "$corpus" | wc -l)
-        local bytes=$(du -sk "$corpus" | cut -f1)
+        # libFuzzer's own count of the corpus it keeps ("corp: N/SIZE" on its last status line).
+        local kept=$(grep -o 'corp: [0-9]*/[0-9]*[a-zA-Z]*' "$log" | tail -1 | cut -d' ' -f2)
         local crashes=0
         if [ $status -ne 0 ]; then crashes=1; failed=1; fi
-        echo "fuzz $target: ${executions:-0} executions in ${seconds} s, corpus ${files} inputs (${bytes} KB), ${crashes} crashes"
+        echo "fuzz $target: ${executions:-0} executions in ${seconds} s, corpus ${kept%%/*} inputs (${kept#*/}), ${crashes} crashes"
         if [ $status -ne 0 ]; then
             grep -E "FUZZ FINDING|Fatal error|ERROR: |SUMMARY" "$log" | head -3 | sed 's/^/    /'
             echo "    input: $(ls -t .build/artifacts/"$target"-* 2>/dev/null | head -1); log: Fuzz/$log"
