@@ -221,13 +221,17 @@ final class OperationRun {
         case let .touch(c, k):
             tx.touchRow(forKey: key(k), inCollection: names[c])
         case let .readBack(c, k):
-            guard !oversize else { return }   // the failed write left the row undefined
+            // A write that failed (a value over the limit, or the crash point firing inside the
+            // transaction) leaves the transaction failed: what it reads is no longer defined.
+            guard !oversize && !disk.isStopped else { return }
             let row = next[names[c], key(k)]
             let object = tx.object(forKey: key(k), inCollection: names[c]) as? Data
             let metadata = tx.metadata(forKey: key(k), inCollection: names[c]) as? Data
             guard tx.hasObject(forKey: key(k), inCollection: names[c]) == (row != nil), object == row?.object,
                   metadata == row?.metadata else {
-                fail("inside a transaction, \(names[c])/\(key(k)) reads \(object?.count ?? -1)/\(metadata?.count ?? -1) bytes, "
+                fail("inside a transaction, \(names[c])/\(key(k)) reads \(object?.count ?? -1)/\(metadata?.count ?? -1) bytes "
+                     + "(exists: \(tx.hasObject(forKey: key(k), inCollection: names[c])), stored object "
+                     + "\(tx.serializedObject(forKey: key(k), inCollection: names[c])?.count ?? -1) bytes), "
                      + "the model \(row?.object.count ?? -1)/\(row?.metadata?.count ?? -1)")
             }
         }

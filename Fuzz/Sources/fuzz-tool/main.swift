@@ -6,10 +6,10 @@ import YapDBFuzzEntry
 //                                       (default: this package's Corpus/), replacing older
 //                                       seed-* files and keeping what the fuzzer added
 //   fuzz-tool replay TARGET FILE...     runs TARGET's entry point on each FILE, printing its name
+//                                       and the database's log messages
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 let manager = FileManager.default
-FuzzEntry.silenceLogging()
 
 func usage() -> Never {
     print("usage: fuzz-tool seeds [CORPUS] | fuzz-tool replay records|recovery|operations FILE...")
@@ -18,6 +18,7 @@ func usage() -> Never {
 
 switch arguments.first {
 case "seeds":
+    FuzzEntry.silenceLogging()
     let corpus = arguments.count > 1
         ? URL(fileURLWithPath: arguments[1])
         : URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
