@@ -74,6 +74,9 @@ final class OperationRun {
             large.objectCacheLimit = 10_000
             large.metadataCacheLimit = 10_000
             connections = [off, one, large]
+            // The crash point may have fired on the open's last call: the open succeeded, and
+            // every call from now on fails until the power is cut.
+            if disk.isStopped { recoverFromCrashPoint() }
         } catch {
             // A crash point armed by the script may fire inside the open: recover from it.
             guard disk.isStopped else { fail("\(context): open failed: \(error)") }
