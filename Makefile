@@ -6,7 +6,7 @@ SCALE ?= full
 SIZE ?= quick
 BUILD := .build
 
-.PHONY: all deps demo test reliability bench clean
+.PHONY: all deps demo test reliability bench fuzz clean
 
 all: test
 
@@ -47,6 +47,14 @@ test: deps
 
 reliability: deps
 	@echo "make reliability: not built yet (the reliability harness issue adds it)"; exit 1
+
+# Builds the libFuzzer targets of Fuzz/ (a separate package) and runs each FUZZ_SECONDS seconds,
+# one at a time; one line per target: executions, corpus size, crashes. `make reliability`
+# calls it. See Fuzz/README.md.
+FUZZ_SECONDS ?= 60
+fuzz: deps
+	@Fuzz/fuzz.sh build
+	@Fuzz/fuzz.sh run $(FUZZ_SECONDS)
 
 # YapDB against SQLite and LMDB (Benchmarks/, its own package; never part of `make test` or CI).
 # Installs liblmdb-dev and libsqlite3-dev when missing (apt-get when root, otherwise prints the

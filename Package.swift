@@ -10,6 +10,9 @@ let package = Package(
         .library(name: "YapDB", targets: ["YapDB"]),
         .executable(name: "yapdb", targets: ["yapdb"]),
         .executable(name: "yapdb-measure", targets: ["YapDBMeasure"]),
+        // Only for the fuzz harness in Fuzz/ (a separate package that cannot see `package` API):
+        // raw-bytes entry points, NOT part of YapDB's supported API. See docs/architecture.md.
+        .library(name: "YapDBFuzzEntry", targets: ["YapDBFuzzEntry"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -25,6 +28,7 @@ let package = Package(
         .target(name: "YapDBIndex"),
         .target(name: "YapDBEngine", dependencies: ["YapDBStorage", "YapDBIndex"]),
         .target(name: "YapDB", dependencies: ["YapDBEngine", "YapDBIndex"]),
+        .target(name: "YapDBFuzzEntry", dependencies: ["YapDB", "YapDBEngine", "YapDBStorage"]),
         .executableTarget(
             name: "yapdb",
             dependencies: [
@@ -45,6 +49,8 @@ let package = Package(
         .testTarget(name: "YapDBIndexTests", dependencies: ["YapDBIndex", "TestSupport"]),
         .testTarget(name: "YapDBEngineTests", dependencies: ["YapDBEngine", "TestSupport"]),
         .testTarget(name: "YapDBTests", dependencies: ["YapDB", "TestSupport"]),
+        // Replays Fuzz/Corpus/<target>/ and Fuzz/Crashes/<target>/ through the fuzz entry points.
+        .testTarget(name: "YapDBFuzzEntryTests", dependencies: ["YapDBFuzzEntry"]),
     ],
     swiftLanguageModes: [.v6]
 )

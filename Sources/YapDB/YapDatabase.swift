@@ -78,7 +78,12 @@ public final class YapDatabase: Sendable {
         }
     }
 
-    static func openEngine(url: URL, options: YapDatabaseOptions) throws(YapDatabaseError) -> Engine {
+    /// - Parameters:
+    ///   - fileSystem: the files the engine uses; the real one except in the fuzz harness
+    ///     (see `YapDatabase+Harness.swift`).
+    ///   - segmentLimit: the size at which log segments roll; nil keeps the engine's default.
+    static func openEngine(url: URL, options: YapDatabaseOptions, fileSystem: any FileSystem = PosixFileSystem.shared,
+                           segmentLimit: Int? = nil) throws(YapDatabaseError) -> Engine {
         guard url.isFileURL else { throw .io(errno: EINVAL, operation: "open: not a file URL") }
         var engineOptions = EngineOptions()
         engineOptions.createIfMissing = options.createIfMissing
@@ -96,6 +101,8 @@ public final class YapDatabase: Sendable {
         engineOptions.maxValueSize = min(max(0, options.maxValueSize), Format.maxValueSize)
         engineOptions.checkpointThreshold = max(0, options.checkpointThreshold)
         engineOptions.compactionThreshold = options.compactionThreshold
+        engineOptions.fileSystem = fileSystem
+        if let segmentLimit { engineOptions.segmentLimit = segmentLimit }
         do throws(StorageError) {
             return try Engine.open(path: url.path, options: engineOptions)
         } catch {

@@ -19,6 +19,9 @@ public final class YapDatabaseReadWriteTransaction: YapDatabaseReadTransaction {
     var writtenMetadata: [CollectionKeyPair: Any] = [:]
     var touchedOnlyObjects: Set<CollectionKeyPair> = []
     var touchedOnlyMetadata: Set<CollectionKeyPair> = []
+    /// Keys whose object (metadata) this transaction wrote, whatever the object policy: a later
+    /// touch of such a key must not mark it "touched only", or other connections would keep
+    /// the old value in their caches. (`writtenObjects` holds only non-containment policies.)
     /// Per-extension changes for the notification's `"extensions"`.
     var extensionChanges: [String: Any] = [:]
 

@@ -153,7 +153,11 @@ package final class Engine: Sendable {
             didCommit(changeset)
             return (value, changeset)
         }
-        if outcome.changeset != nil { try checkpointIfDue() }
+        // The commit is durable and published: a failed automatic checkpoint must not report
+        // it as failed. The log is intact, a failed log sync has poisoned the engine (later
+        // writes throw `poisoned`), and the next checkpoint — due, explicit or at close —
+        // tries again.
+        if outcome.changeset != nil { try? checkpointIfDue() }
         return outcome
     }
 

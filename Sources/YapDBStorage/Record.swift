@@ -175,14 +175,19 @@ package enum RecordCodec {
         return try decompress(raw, maxRawLength: Format.maxValueSize, what: "compressed value")
     }
 
-    /// Decodes compressed bytes: a varint raw length (≤ `maxRawLength`, checked before
-    /// allocating) followed by an LZ4 block that decompresses to exactly that many bytes.
+    /// Decodes compressed bytes: a varint raw length (≤ `maxRawLength` and ≤ what the block
+    /// can hold, both checked before allocating) followed by an LZ4 block that decompresses to
+    /// exactly that many bytes.
     /// Throws `.invalid` naming `what` otherwise.
     package static func decompress(_ raw: UnsafeRawBufferPointer, maxRawLength: Int, what: String) throws(FrameError) -> [UInt8] {
         var reader = ByteReader(raw)
         let rawLength: Int
         do { rawLength = try reader.readLength(max: maxRawLength) } catch { throw .invalid("\(what): \(error.what)") }
-        guard let output = LZ4.decompress(UnsafeRawBufferPointer(rebasing: raw[reader.position...]), rawLength: rawLength) else {
+        let block = UnsafeRawBufferPointer(rebasing: raw[reader.position...])
+        guard rawLength <= LZ4.maxDecompressedSize(blockSize: block.count) else {
+            throw .invalid("\(what): declared \(rawLength) bytes, more than an LZ4 block of \(block.count) bytes can hold")
+        }
+        guard let output = LZ4.decompress(block, rawLength: rawLength) else {
             throw .invalid("\(what): LZ4 block does not decompress to its declared \(rawLength) bytes")
         }
         return output

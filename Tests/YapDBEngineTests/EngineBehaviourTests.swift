@@ -214,3 +214,28 @@ final class SoakFlags: Sendable {
         _ = try reopened.write { tx in try EngineTesting.set(tx, "c", "z", [3]) }
     }
 }
+
+/// Regression tests for engine bugs the fuzz harness found (inputs in Fuzz/Crashes/).
+@Suite struct EngineFuzzFindingTests {
+    /// Fuzz/Crashes/operations/failed-auto-checkpoint-reported-as-failed-commit: when the
+    /// checkpoint that falls due after a commit failed, `write` threw although the commit was
+    /// durable and published, so the API told the caller "nothing was applied" about applied
+    /// data, and the writer connection never advanced past its own commit (which, through the
+    /// changeset's notification, kept the database alive: a leak).
+    @Test func aFailingAutomaticCheckpointDoesNotFailTheCommit() throws {
+        let disk = try EngineTesting.simulated()
+        var options = EngineTesting.options(disk)
+        options.checkpointThreshold = 1
+        let engine = try Engine.open(path: "/db/main", options: options)
+        disk.inject(Fault(.open, persistent: true, pathContains: "checkpoint"))
+        let result = try engine.write { tx in try EngineTesting.set(tx, "c", "k", [1, 2, 3]) }
+        #expect(result.changeset?.snapshot == 1, "the commit is reported as committed")
+        #expect(engine.snapshot().number == 1)
+        #expect(try engine.snapshot().object(collection: "c", key: "k") == [1, 2, 3])
+        #expect(!engine.isPoisoned, "a checkpoint file that cannot be created does not poison the log")
+        disk.clearFaults()
+        _ = try engine.write { tx in try EngineTesting.set(tx, "c", "k2", [4]) }
+        #expect(engine.snapshot().number == 2)
+        try engine.close()
+    }
+}

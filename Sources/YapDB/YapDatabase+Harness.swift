@@ -1,0 +1,29 @@
+import Foundation
+import YapDBStorage
+import YapDBEngine
+
+// Hooks for the harnesses inside this package (the fuzz entry points of `YapDBFuzzEntry`):
+// `package`, never `public`, so an application cannot pass a file system or abandon a
+// database. See docs/architecture.md, "Fuzzing".
+extension YapDatabase {
+    /// Opens the database whose main file is `path` on `fileSystem` — the simulated disk, for
+    /// power cuts — exactly as `open(url:options:)` does on the real one.
+    ///
+    /// - Parameter segmentLimit: the size at which log segments roll (small values make a short
+    ///   workload span several segments); nil keeps the default.
+    /// - Throws: what `open(url:options:)` throws.
+    package static func open(path: String, options: YapDatabaseOptions, fileSystem: any FileSystem,
+                             segmentLimit: Int? = nil) throws(YapDatabaseError) -> YapDatabase {
+        let url = URL(fileURLWithPath: path)
+        let engine = try openEngine(url: url, options: options, fileSystem: fileSystem, segmentLimit: segmentLimit)
+        return YapDatabase(engine: engine, url: url, options: options)
+    }
+
+    /// Stops using the files without writing or syncing anything, as if the process had died:
+    /// what a harness does to the database it was using when it cuts the simulated power.
+    /// Later use of the database or its connections reports `closed`.
+    package func abandon() {
+        engine.abandon()
+        finishChangeStreams()
+    }
+}
