@@ -71,7 +71,9 @@ package final class LogWriter {
     }
 
     /// Creates log segment `number` (header with `baseSnapshot`), syncing file and directory
-    /// unless `sync` is false. Returns the open file.
+    /// unless `sync` is false. Returns the open file. When the header cannot be written or
+    /// synced, the file is removed again: a header-less segment left in the directory would
+    /// read, once later segments exist, as damage before synced commits (corruption).
     package static func createSegment(
         _ number: UInt32, kind: FileKindByte = .logSegment, files: DatabaseFiles, fileSystem fs: any FileSystem,
         uuid: [UInt8], baseSnapshot: UInt64, sync: Bool
@@ -86,6 +88,7 @@ package final class LogWriter {
             }
         } catch {
             file.close()
+            try? fs.remove(path)
             throw error
         }
         return file
