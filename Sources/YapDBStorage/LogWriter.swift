@@ -183,6 +183,7 @@ package final class LogWriter {
         if syncMode == .full {
             do throws(IOFailure) { try file.sync() } catch {
                 isPoisoned = true
+                dropUnsynced()
                 throw .io(error)
             }
         }
@@ -210,6 +211,7 @@ package final class LogWriter {
             try file.sync()
         } catch {
             isPoisoned = true
+            dropUnsynced()
             throw .io(error)
         }
         unsyncedSegments.removeAll()
@@ -238,6 +240,17 @@ package final class LogWriter {
         runningChecksum = buffer.withUnsafeBytes { CRC32C.update(runningChecksum, $0) }
         flushedTo += UInt32(buffer.count)
         buffer.removeAll(keepingCapacity: true)
+    }
+
+    /// After a failed sync: cuts the active segment back to the last successful sync. The bytes
+    /// after it may never reach the disk — Linux marks their pages clean after a writeback
+    /// error, and no later sync writes them — yet they stay readable: a reopen would replay
+    /// them and append commits whose syncs succeed, and a power cut would then leave a hole
+    /// before synced commits (corruption). Commits cut here were never acknowledged in `.full`
+    /// (their sync is what failed); in `.normal` they are the ones a power cut may lose.
+    private func dropUnsynced() {
+        guard durableThrough.segment == segmentNumber else { return }
+        try? file.truncate(to: Int64(durableThrough.offset))
     }
 
     /// After a failed write: truncate the transaction away; poison unless the disk was full
