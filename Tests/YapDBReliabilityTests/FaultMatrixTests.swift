@@ -30,6 +30,7 @@ import YapDBEngine
         #expect(tally.lost == 0 && tally.partial == 0 && tally.verifyFailures == 0 && tally.untyped == 0)
         #expect(tally.surfaced > tally.faults / 2, "most faults must reach the caller as errors")
         var figures = Figures()
+        figures.add("seeds", 1)
         tally.record(into: &figures)
         figures.write(to: "fault-matrix-\(durability)-\(seed)")
     }
