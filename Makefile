@@ -47,7 +47,8 @@ test: deps
 
 # The reliability harness (docs/reliability.md): crash sweep, fault matrix, SIGKILLs, bad input
 # and concurrency soaks at SCALE (full, the default, or small), the soaks again under
-# ThreadSanitizer, then the fuzz step; ends with the report, one figure per line, summed from
+# ThreadSanitizer (with -DYAPDB_TSAN: see Sources/YapDB/Mutex+ThreadSanitizer.swift), then the
+# fuzz step; ends with the report, one figure per line, summed from
 # the figure files the tests write to $(BUILD)/reliability. Fails when a test fails, a figure
 # that must be zero is not, or the sanitizer reports anything.
 RELIABILITY := $(BUILD)/reliability
@@ -61,7 +62,7 @@ reliability: deps
 	  echo $$? > $(RELIABILITY)/tests.status
 	@echo "== concurrency soaks under ThreadSanitizer"
 	@set -o pipefail; YAPDB_SCALE=$(SCALE) YAPDB_RELIABILITY_DIR=$(CURDIR)/$(RELIABILITY)/tsan TSAN_OPTIONS=halt_on_error=0 \
-	  $(SWIFT) test --sanitize=thread --scratch-path $(BUILD)/tsan --filter "ConcurrencySoakTests|PublishOrderTests" 2>&1 \
+	  $(SWIFT) test --sanitize=thread -Xswiftc -DYAPDB_TSAN --scratch-path $(BUILD)/tsan --filter "ConcurrencySoakTests|PublishOrderTests" 2>&1 \
 	  | tee $(RELIABILITY)/tsan.log; echo $$? > $(RELIABILITY)/tsan.status
 	@$(MAKE) --no-print-directory reliability-fuzz
 	@$(MAKE) --no-print-directory reliability-report
@@ -74,8 +75,8 @@ reliability-fuzz:
 
 reliability-report:
 	@echo; echo "== reliability report (scale $(SCALE), $$(date -u +%Y-%m-%dT%H:%MZ))"
-	@IFS=';'; for name in $(RELIABILITY_FIGURES); do \
-	  cat $(RELIABILITY)/*.txt 2>/dev/null | awk -F': ' -v n="$$name" '$$1 == n { s += $$2; found = 1 } END { printf "%s: %d\n", n, s }'; \
+	@echo "$(RELIABILITY_FIGURES)" | tr ';' '\n' | while read -r name; do \
+	  cat $(RELIABILITY)/*.txt 2>/dev/null | awk -F': ' -v n="$$name" '$$1 == n { s += $$2 } END { printf "%s: %d\n", n, s }'; \
 	done
 	@reports=$$(grep -c "WARNING: ThreadSanitizer" $(RELIABILITY)/tsan.log 2>/dev/null); \
 	  checks=$$(cat $(RELIABILITY)/tsan/*.txt 2>/dev/null | awk -F': ' '$$1 == "soak invariant checks" { s += $$2 } END { print s + 0 }'); \
