@@ -12,7 +12,7 @@ import YapDBEngine
     /// (seed, durability) cases: a seed per case so the two cores share the work.
     static let cases: [(UInt64, String)] = Scale.pick(
         small: [(1, "full"), (2, "normal")],
-        full: (1...12).map { (UInt64($0), "full") } + (101...106).map { (UInt64($0), "normal") }
+        full: (1...14).map { (UInt64($0), "full") } + (101...107).map { (UInt64($0), "normal") }
     )
 
     static let variants: [CrashSweep.Variant] = [
