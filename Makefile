@@ -6,7 +6,7 @@ SCALE ?= full
 SIZE ?= quick
 BUILD := .build
 
-.PHONY: all deps demo test reliability bench fuzz clean
+.PHONY: all deps demo test reliability reliability-fuzz reliability-report bench fuzz clean
 
 all: test
 
@@ -45,8 +45,59 @@ test: deps
 	  echo "$$passed passed, $$failed failed"; \
 	  exit $$status
 
+# The reliability harness (docs/reliability.md): crash sweep, fault matrix, SIGKILLs, bad input
+# and concurrency soaks at SCALE (full, the default, or small), the soaks again under
+# ThreadSanitizer (with -DYAPDB_TSAN: see Sources/YapDB/Mutex+ThreadSanitizer.swift), then the
+# fuzz step; ends with the report, one figure per line, summed from
+# the figure files the tests write to $(BUILD)/reliability. Fails when a test fails, a figure
+# that must be zero is not, or the sanitizer reports anything.
+RELIABILITY := $(BUILD)/reliability
+RELIABILITY_FIGURES := seeds;crash states;distinct crash points;crashes inside recovery;crash states with unsynced names kept by seed;acknowledged commits checked;lost acknowledged commits;partial commits visible;verify failures;failed recoveries;faults injected;faults surfaced as typed errors;untyped or unexpected errors;SIGKILLs;soak seconds;soak invariant checks;soak invariant violations
+
 reliability: deps
-	@echo "make reliability: not built yet (the reliability harness issue adds it)"; exit 1
+	@rm -rf $(RELIABILITY) && mkdir -p $(RELIABILITY)/tsan
+	@echo "== reliability harness, scale $(SCALE)"
+	@set -o pipefail; YAPDB_SCALE=$(SCALE) YAPDB_RELIABILITY_DIR=$(CURDIR)/$(RELIABILITY) \
+	  $(SWIFT) test --filter YapDBReliabilityTests 2>&1 | tee $(RELIABILITY)/tests.log; \
+	  echo $$? > $(RELIABILITY)/tests.status
+	@echo "== concurrency soaks under ThreadSanitizer"
+	@set -o pipefail; YAPDB_SCALE=$(SCALE) YAPDB_RELIABILITY_DIR=$(CURDIR)/$(RELIABILITY)/tsan TSAN_OPTIONS=halt_on_error=0 \
+	  $(SWIFT) test --sanitize=thread -Xswiftc -DYAPDB_TSAN --scratch-path $(BUILD)/tsan --filter "ConcurrencySoakTests|PublishOrderTests" 2>&1 \
+	  | tee $(RELIABILITY)/tsan.log; echo $$? > $(RELIABILITY)/tsan.status
+	@$(MAKE) --no-print-directory reliability-fuzz
+	@$(MAKE) --no-print-directory reliability-report
+
+# The fuzz step (issue 5, item 6): each libFuzzer target of Fuzz/ for 600 s at SCALE=full, 30 s
+# at small (FUZZ_SECONDS overrides), one at a time; writes $(RELIABILITY)/fuzz-TARGET.txt with
+# "fuzz executions (TARGET): N", "fuzz seconds (TARGET): N" and "fuzz corpus size (TARGET): N",
+# which the report prints as they are. A crash fails the run.
+reliability-fuzz:
+	@secs=$${FUZZ_SECONDS:-$$( [ "$(SCALE)" = full ] && echo 600 || echo 30 )}; \
+	  echo "== fuzzing, $$secs s per target"; \
+	  set -o pipefail; Fuzz/fuzz.sh build && Fuzz/fuzz.sh run $$secs | tee $(RELIABILITY)/fuzz.log; status=$$?; \
+	  awk -v dir="$(RELIABILITY)" '$$1 == "fuzz" && $$3 ~ /^[0-9]+$$/ { t = $$2; sub(":", "", t); \
+	    f = dir "/fuzz-" t ".txt"; print "fuzz executions (" t "): " $$3 > f; print "fuzz seconds (" t "): " $$6 > f; \
+	    print "fuzz corpus size (" t "): " $$9 " inputs" > f; print "fuzz crashes (" t "): " $$12 > f }' $(RELIABILITY)/fuzz.log; \
+	  exit $$status
+
+reliability-report:
+	@echo; echo "== reliability report (scale $(SCALE), $$(date -u +%Y-%m-%dT%H:%MZ))"
+	@echo "$(RELIABILITY_FIGURES)" | tr ';' '\n' | while read -r name; do \
+	  cat $(RELIABILITY)/*.txt 2>/dev/null | awk -F': ' -v n="$$name" '$$1 == n { s += $$2 } END { printf "%s: %d\n", n, s }'; \
+	done
+	@reports=$$(grep -c "WARNING: ThreadSanitizer" $(RELIABILITY)/tsan.log 2>/dev/null); \
+	  checks=$$(cat $(RELIABILITY)/tsan/*.txt 2>/dev/null | awk -F': ' '$$1 == "soak invariant checks" { s += $$2 } END { print s + 0 }'); \
+	  echo "sanitizer reports (ThreadSanitizer): $${reports:-0}"; \
+	  echo "soak invariant checks under ThreadSanitizer: $$checks"
+	@if ls $(RELIABILITY)/fuzz-*.txt >/dev/null 2>&1; then cat $(RELIABILITY)/fuzz-*.txt; \
+	  else echo "fuzz executions: not run (no fuzz step yet)"; echo "fuzz corpus size: not run (no fuzz step yet)"; fi
+	@passed=$$(grep -cE "✔.* Test .* passed" $(RELIABILITY)/tests.log); failed=$$(grep -cE "✘.* Test .* failed" $(RELIABILITY)/tests.log); \
+	  echo "harness tests: $$passed passed, $$failed failed"
+	@status=$$(cat $(RELIABILITY)/tests.status); tsan=$$(cat $(RELIABILITY)/tsan.status); \
+	  bad=$$(cat $(RELIABILITY)/*.txt 2>/dev/null | awk -F': ' '$$1 ~ /^(lost acknowledged commits|partial commits visible|verify failures|failed recoveries|untyped or unexpected errors|soak invariant violations)$$/ { s += $$2 } END { print s + 0 }'); \
+	  reports=$$(grep -c "WARNING: ThreadSanitizer" $(RELIABILITY)/tsan.log 2>/dev/null); \
+	  if [ "$$status" = 0 ] && [ "$$tsan" = 0 ] && [ "$$bad" = 0 ] && [ "$${reports:-0}" = 0 ]; then echo "verdict: PASS"; \
+	  else echo "verdict: FAIL (tests exit $$status, sanitizer run exit $$tsan, nonzero must-be-zero figures $$bad, sanitizer reports $${reports:-0})"; exit 1; fi
 
 # Builds the libFuzzer targets of Fuzz/ (a separate package) and runs each FUZZ_SECONDS seconds,
 # one at a time; one line per target: executions, corpus size, crashes. `make reliability`

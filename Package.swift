@@ -44,6 +44,8 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // Child process of the reliability tests' SIGKILL runs and lock tests (not a product).
+        .executableTarget(name: "YapDBCrashChild", dependencies: ["YapDB", "TestSupport"], path: "Tests/YapDBCrashChild"),
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "YapDBStorageTests", dependencies: ["YapDBStorage", "TestSupport"]),
         .testTarget(name: "YapDBIndexTests", dependencies: ["YapDBIndex", "TestSupport"]),
@@ -51,6 +53,12 @@ let package = Package(
         .testTarget(name: "YapDBTests", dependencies: ["YapDB", "TestSupport"]),
         // Replays Fuzz/Corpus/<target>/ and Fuzz/Crashes/<target>/ through the fuzz entry points.
         .testTarget(name: "YapDBFuzzEntryTests", dependencies: ["YapDBFuzzEntry"]),
+        // The reliability harness (docs/reliability.md): crash sweep, fault matrix, SIGKILLs,
+        // bad input, concurrency soaks. Sized by YAPDB_SCALE (small, the default, or full).
+        .testTarget(
+            name: "YapDBReliabilityTests",
+            dependencies: ["YapDB", "YapDBEngine", "YapDBStorage", "YapDBIndex", "TestSupport", "YapDBCrashChild"]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

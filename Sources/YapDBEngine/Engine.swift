@@ -187,9 +187,11 @@ package final class Engine: Sendable {
         state.extensions = tx.extensions
         var changeset = tx.changeset
         changeset.snapshot = number
-        publish(state)
-        unclaimedImages.recordChanges(changeset)
+        // The changeset first: a reader that sees the new snapshot must find its changeset,
+        // or it would sync its caches past a commit it never applied.
         registry.append(changeset)
+        unclaimedImages.recordChanges(changeset)
+        publish(state)
         return changeset
     }
 

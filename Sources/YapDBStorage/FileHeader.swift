@@ -95,7 +95,8 @@ package enum MainFile {
     }
 
     /// Creates the main file at `path` crash-safely: written as `path-creating`, synced,
-    /// renamed, directory synced. Throws `EEXIST` as `io` when `path` exists.
+    /// renamed, directory synced. Throws `EEXIST` as `io` when `path` exists. On failure the
+    /// temporary file is removed (a crash leaves it for the next open to remove).
     package static func create(at path: String, fileSystem fs: any FileSystem, uuid: [UInt8] = FileHeader.randomUUID()) throws(StorageError) -> FileHeader {
         let header = FileHeader(kind: .main, uuid: uuid, fileNumber: 0, baseSnapshot: 0)
         let temporary = path + Format.creatingSuffix
@@ -113,6 +114,8 @@ package enum MainFile {
             try fs.rename(temporary, to: path)
             try fs.syncDirectory(Paths.directory(of: path))
         } catch {
+            // A failed creation (a full disk, say) leaves nothing behind.
+            if fs.kind(of: temporary) == .file { try? fs.remove(temporary) }
             throw .io(error)
         }
         return header

@@ -85,9 +85,13 @@ package enum LogStore {
         do throws(IOFailure) {
             if let end = report.end {
                 let file = try fs.open(files.segmentPath(end.segment), mode: .readWrite)
-                // What recovery read may still be only in the page cache: sync it before new
+                // What recovery read may still be only in the page cache: sync it, and the
+                // directory (the segment's name may never have been made durable), before new
                 // commits claim it as durable.
-                if options.syncMode != .off { try file.sync() }
+                if options.syncMode != .off {
+                    try file.sync()
+                    try fs.syncDirectory(files.directory)
+                }
                 writer = LogWriter(files: files, fileSystem: fs, uuid: header.uuid, segmentNumber: end.segment, file: file,
                                    end: end.offset, lastSnapshot: report.lastSnapshot, syncMode: options.syncMode,
                                    segmentLimit: options.segmentLimit)

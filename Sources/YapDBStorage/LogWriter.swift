@@ -73,7 +73,9 @@ package final class LogWriter {
     }
 
     /// Creates log segment `number` (header with `baseSnapshot`), syncing file and directory
-    /// unless `sync` is false. Returns the open file.
+    /// unless `sync` is false. Returns the open file. When the header cannot be written or
+    /// synced, the file is removed again: a header-less segment left in the directory would
+    /// read, once later segments exist, as damage before synced commits (corruption).
     package static func createSegment(
         _ number: UInt32, kind: FileKindByte = .logSegment, files: DatabaseFiles, fileSystem fs: any FileSystem,
         uuid: [UInt8], baseSnapshot: UInt64, sync: Bool
@@ -88,6 +90,7 @@ package final class LogWriter {
             }
         } catch {
             file.close()
+            try? fs.remove(path)
             throw error
         }
         return file
@@ -182,6 +185,7 @@ package final class LogWriter {
         if syncMode == .full {
             do throws(IOFailure) { try file.sync() } catch {
                 isPoisoned = true
+                dropUnsynced()
                 throw .io(error)
             }
         }
@@ -209,6 +213,7 @@ package final class LogWriter {
             try file.sync()
         } catch {
             isPoisoned = true
+            dropUnsynced()
             throw .io(error)
         }
         unsyncedSegments.removeAll()
@@ -237,6 +242,17 @@ package final class LogWriter {
         runningChecksum = buffer.withUnsafeBytes { CRC32C.update(runningChecksum, $0) }
         flushedTo += UInt32(buffer.count)
         buffer.removeAll(keepingCapacity: true)
+    }
+
+    /// After a failed sync: cuts the active segment back to the last successful sync. The bytes
+    /// after it may never reach the disk — Linux marks their pages clean after a writeback
+    /// error, and no later sync writes them — yet they stay readable: a reopen would replay
+    /// them and append commits whose syncs succeed, and a power cut would then leave a hole
+    /// before synced commits (corruption). Commits cut here were never acknowledged in `.full`
+    /// (their sync is what failed); in `.normal` they are the ones a power cut may lose.
+    private func dropUnsynced() {
+        guard durableThrough.segment == segmentNumber else { return }
+        try? file.truncate(to: Int64(durableThrough.offset))
     }
 
     /// After a failed write: truncate the transaction away; poison unless the disk was full

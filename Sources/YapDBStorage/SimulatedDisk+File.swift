@@ -111,7 +111,7 @@ extension SimulatedDisk.State {
         let inode = try self.inode(ofHandle: handle, epoch: epoch, "pwrite", path)
         countMutation("write \(bytes.count) bytes at \(offset)", path)
         guard writable else { throw IOFailure(errno: EBADF, operation: "pwrite", path: path) }
-        var data = [UInt8](bytes)
+        var data = Self.array(bytes)
         var failure: IOFailure?
         if let effect = firingFault(.write, path) {
             let code = Self.errno(of: effect)
@@ -190,19 +190,41 @@ extension SimulatedDisk.State {
     }
 
     /// Copies `bytes` into `image` at `offset`, zero-filling any gap past the end.
+    ///
+    /// Byte copies go through `memcpy`/`memset`, not generic collection code: the tests run
+    /// debug builds, where generic copying costs a protocol call per byte.
     static func apply(_ bytes: ArraySlice<UInt8>, at offset: Int, to image: inout [UInt8]) {
         guard !bytes.isEmpty, offset >= 0 else { return }
         let end = offset + bytes.count
-        if end > image.count { image.append(contentsOf: repeatElement(0, count: end - image.count)) }
-        image.replaceSubrange(offset..<end, with: bytes)
+        if end > image.count { resize(&image, to: end) }
+        image.withUnsafeMutableBytes { target in
+            bytes.withUnsafeBytes { source in
+                (target.baseAddress! + offset).copyMemory(from: source.baseAddress!, byteCount: source.count)
+            }
+        }
     }
 
     /// Shrinks `image` or zero-extends it to `size` bytes.
     static func resize(_ image: inout [UInt8], to size: Int) {
-        if size < image.count {
-            image.removeLast(image.count - size)
-        } else if size > image.count {
-            image.append(contentsOf: repeatElement(0, count: size - image.count))
+        guard size != image.count else { return }
+        let kept = min(size, image.count)
+        image = image.withUnsafeBytes { old in
+            [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
+                let base = UnsafeMutableRawPointer(buffer.baseAddress!)
+                if kept > 0 { base.copyMemory(from: old.baseAddress!, byteCount: kept) }
+                if size > kept { memset(base + kept, 0, size - kept) }
+                count = size
+            }
+        }
+    }
+
+    /// A copy of `bytes` as an array, by `memcpy`.
+    static func array(_ bytes: UnsafeRawBufferPointer) -> [UInt8] {
+        [UInt8](unsafeUninitializedCapacity: bytes.count) { buffer, count in
+            if let source = bytes.baseAddress, bytes.count > 0 {
+                UnsafeMutableRawPointer(buffer.baseAddress!).copyMemory(from: source, byteCount: bytes.count)
+            }
+            count = bytes.count
         }
     }
 }

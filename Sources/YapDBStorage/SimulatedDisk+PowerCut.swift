@@ -16,6 +16,19 @@ package enum PowerCutMode: String, Sendable, Equatable, CaseIterable {
     case keepAll
 }
 
+
+/// What a power cut does with name operations (creates, renames, removes) whose directory was
+/// not synced.
+package enum UnsyncedNames: String, Sendable, Equatable, CaseIterable {
+    /// Creates and renames are lost; each remove persists or not (seeded). What POSIX promises
+    /// at the least, and the default.
+    case needDirectorySync
+    /// Each create, rename and remove persists or not, independently (seeded), applied in call
+    /// order: real file systems often commit name operations without a directory sync (ext4
+    /// and XFS journal them on their own schedule), so a crash may keep any of them.
+    case seeded
+}
+
 extension SimulatedDisk {
     /// The size of a page and of a sector, for `.torn`.
     static let pageSize = 4096
@@ -26,10 +39,10 @@ extension SimulatedDisk.State {
     /// Resolves every pending operation from `seed`, makes the result both the durable and
     /// the current state, kills every handle, releases every lock and clears the crash point.
     /// Returns what it decided, one line per decision.
-    mutating func powerCut(seed: UInt64, mode: PowerCutMode) -> [String] {
+    mutating func powerCut(seed: UInt64, mode: PowerCutMode, names: UnsyncedNames = .needDirectorySync) -> [String] {
         var random = SplitMix64(seed: seed)
-        var lines = ["power cut, seed \(seed), mode \(mode.rawValue): \(pendingOperationCount) pending operation(s)"]
-        let entries = resolveNames(mode: mode, random: &random, lines: &lines)
+        var lines = ["power cut, seed \(seed), mode \(mode.rawValue), names \(names.rawValue): \(pendingOperationCount) pending operation(s)"]
+        let entries = resolveNames(mode: mode, names: names, random: &random, lines: &lines)
 
         var survivors: [Int: SimulatedDisk.Inode] = [:]
         for inode in Set(entries.values).sorted() {
@@ -64,7 +77,7 @@ extension SimulatedDisk.State {
     }
 
     /// The directory entries after the cut.
-    private func resolveNames(mode: PowerCutMode, random: inout SplitMix64,
+    private func resolveNames(mode: PowerCutMode, names: UnsyncedNames, random: inout SplitMix64,
                               lines: inout [String]) -> [String: Int] {
         if mode == .keepAll {
             if !pendingNames.isEmpty { lines.append("all \(pendingNames.count) name operation(s) persist") }
@@ -74,9 +87,20 @@ extension SimulatedDisk.State {
         for operation in pendingNames {
             switch operation {
             case .create(let path, let inode):
-                lines.append("create of \(path) (inode \(inode)) lost: directory not synced")
-            case .rename(let from, let to, _):
-                lines.append("rename \(from) -> \(to) undone: directory not synced")
+                if names == .seeded && random.coin() {
+                    entries[path] = inode
+                    lines.append("create of \(path) (inode \(inode)) persists without a directory sync")
+                } else {
+                    lines.append("create of \(path) (inode \(inode)) lost: directory not synced")
+                }
+            case .rename(let from, let to, let inode):
+                if names == .seeded && random.coin() {
+                    entries[to] = inode
+                    if entries[from] == inode { entries[from] = nil }
+                    lines.append("rename \(from) -> \(to) (inode \(inode)) persists without a directory sync")
+                } else {
+                    lines.append("rename \(from) -> \(to) undone: directory not synced")
+                }
             case .remove(let path, let inode):
                 guard random.coin() else {
                     lines.append("remove of \(path) undone")

@@ -119,9 +119,29 @@ package final class SimulatedDisk: FileSystem {
     ///
     /// - Returns: one human-readable line per decision, so a failing seed explains itself
     ///   (also appended to `log`).
+    /// `names` says what happens to creates and renames whose directory was not synced: lost
+    /// (`.needDirectorySync`, the default) or persisting by the seed (`.seeded`).
     @discardableResult
-    package func powerCut(seed: UInt64, mode: PowerCutMode) -> [String] {
-        state.withLock { $0.powerCut(seed: seed, mode: mode) }
+    package func powerCut(seed: UInt64, mode: PowerCutMode, names: UnsyncedNames = .needDirectorySync) -> [String] {
+        state.withLock { $0.powerCut(seed: seed, mode: mode, names: names) }
+    }
+
+    /// An independent copy of the disk as it is now — files with their durable and current
+    /// images and pending operations, names, crash point, faults, capacity, operation count —
+    /// so a crash test can resolve one moment in several ways (`powerCut` on each copy). Open
+    /// handles and locks stay with the original: the copy has none, as after a power cut.
+    package func copy() -> SimulatedDisk {
+        let copy = SimulatedDisk()
+        let snapshot = state.withLock { state in
+            var snapshot = state
+            snapshot.handles.removeAll()
+            snapshot.locks.removeAll()
+            snapshot.epoch += 1
+            snapshot.log.removeAll()
+            return snapshot
+        }
+        copy.state.withLock { $0 = snapshot }
+        return copy
     }
 
     /// Arms a crash point: `n` more mutating calls run, then every call — reads included —

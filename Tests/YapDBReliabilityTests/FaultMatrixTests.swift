@@ -1,0 +1,37 @@
+import Testing
+import YapDBStorage
+import YapDBEngine
+
+/// The fault matrix at the harness's scale: every mutating call of an 80-transaction workload
+/// (a 1 MiB value, checkpoints, a compaction, small segments so they roll), each failure that
+/// call can have, once and persistently. Small scale takes every third call site.
+@Suite struct FaultMatrixTests {
+    static let cases: [(UInt64, String)] = Scale.pick(small: [(7, "full"), (8, "normal")],
+                                                      full: [(7, "full"), (9, "full"), (8, "normal")])
+
+    @Test(arguments: cases)
+    func everyFaultIsTypedAndLosesNothingAcknowledged(seed: UInt64, durability: String) throws {
+        let matrix = FaultMatrix(workload: Workload(seed: seed, transactions: 80), mode: durability == "full" ? .full : .normal)
+        let sites = try matrix.sites()
+        #expect(Set(sites.map(\.call)).isSuperset(of: [.write, .sync, .syncDirectory, .rename, .remove]),
+                "the workload reaches every kind of call: \(Set(sites.map(\.call)))")
+        var tally = FaultMatrix.Tally()
+        let stride = Scale.pick(small: 3, full: 1)
+        for site in sites where site.operation % stride == 0 || site.call != .write {
+            for effect in site.effects {
+                for persistent in [false, true] {
+                    matrix.run(Fault(site.call, nth: site.nth, persistent: persistent, effect: effect), site: site, into: &tally)
+                }
+            }
+        }
+        for failure in tally.failures { Issue.record(Comment(rawValue: failure)) }
+        print("fault matrix seed \(seed) \(durability): \(sites.count) call sites, \(tally.faults) faults, \(tally.surfaced) surfaced, "
+              + "\(tally.reopens) reopens, lost \(tally.lost), partial \(tally.partial), verify failures \(tally.verifyFailures), untyped \(tally.untyped)")
+        #expect(tally.lost == 0 && tally.partial == 0 && tally.verifyFailures == 0 && tally.untyped == 0)
+        #expect(tally.surfaced > tally.faults / 2, "most faults must reach the caller as errors")
+        var figures = Figures()
+        figures.add("seeds", 1)
+        tally.record(into: &figures)
+        figures.write(to: "fault-matrix-\(durability)-\(seed)")
+    }
+}
