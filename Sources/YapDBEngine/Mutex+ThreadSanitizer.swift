@@ -1,39 +1,7 @@
-// Only in ThreadSanitizer builds (`make reliability` passes `-Xswiftc -DYAPDB_TSAN`): a stand-in
-// for `Synchronization.Mutex` that ThreadSanitizer can see. With Swift 6.3.1 on Linux, TSan does
-// not observe the standard Mutex's futex lock, so it reports every access made under one as a
-// race (a ten-line program that only appends to a Mutex-guarded array from four threads gets
-// dozens of reports; the same program with a pthread mutex gets none — docs/reliability.md).
-// This declaration shadows the standard one inside this module, with the same `init` and
-// `withLock`, over a `pthread_mutex_t`, which TSan intercepts. Normal builds never see it.
+// ThreadSanitizer builds only: shadow `Synchronization.Mutex` with the pthread-based stand-in
+// that TSan can see (Sources/YapDBStorage/Mutex+ThreadSanitizer.swift explains why).
 #if YAPDB_TSAN
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import YapDBStorage
 
-/// A value guarded by a pthread mutex (ThreadSanitizer builds only; see the file comment).
-///
-/// `@unchecked Sendable`: `value` is read and written only between `pthread_mutex_lock` and
-/// `pthread_mutex_unlock` of `mutex`, in `withLock`.
-final class Mutex<Value>: @unchecked Sendable {
-    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-    private var value: Value
-
-    init(_ initialValue: consuming Value) {
-        value = initialValue
-        pthread_mutex_init(mutex, nil)
-    }
-
-    deinit {
-        pthread_mutex_destroy(mutex)
-        mutex.deallocate()
-    }
-
-    func withLock<Result, E: Error>(_ body: (inout Value) throws(E) -> Result) throws(E) -> Result {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        return try body(&value)
-    }
-}
+typealias Mutex<Value> = SanitizerMutex<Value>
 #endif

@@ -3,8 +3,9 @@
 // not observe the standard Mutex's futex lock, so it reports every access made under one as a
 // race (a ten-line program that only appends to a Mutex-guarded array from four threads gets
 // dozens of reports; the same program with a pthread mutex gets none — docs/reliability.md).
-// This declaration shadows the standard one inside this module, with the same `init` and
-// `withLock`, over a `pthread_mutex_t`, which TSan intercepts. Normal builds never see it.
+// `SanitizerMutex` has the same `init` and `withLock` as the standard one, over a
+// `pthread_mutex_t`, which TSan intercepts; a module-local `Mutex` typealias (here, and one line
+// in each module above that uses `Mutex`) shadows the standard type. Normal builds never see it.
 #if YAPDB_TSAN
 #if canImport(Glibc)
 import Glibc
@@ -16,11 +17,11 @@ import Darwin
 ///
 /// `@unchecked Sendable`: `value` is read and written only between `pthread_mutex_lock` and
 /// `pthread_mutex_unlock` of `mutex`, in `withLock`.
-final class Mutex<Value>: @unchecked Sendable {
+package final class SanitizerMutex<Value>: @unchecked Sendable {
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private var value: Value
 
-    init(_ initialValue: consuming Value) {
+    package init(_ initialValue: consuming Value) {
         value = initialValue
         pthread_mutex_init(mutex, nil)
     }
@@ -30,10 +31,13 @@ final class Mutex<Value>: @unchecked Sendable {
         mutex.deallocate()
     }
 
-    func withLock<Result, E: Error>(_ body: (inout Value) throws(E) -> Result) throws(E) -> Result {
+    package func withLock<Result, E: Error>(_ body: (inout Value) throws(E) -> Result) throws(E) -> Result {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return try body(&value)
     }
 }
+
+/// Shadows `Synchronization.Mutex` in this module (ThreadSanitizer builds only).
+typealias Mutex<Value> = SanitizerMutex<Value>
 #endif
