@@ -27,12 +27,12 @@ let package = Package(
         .target(name: "YapDBStorage", dependencies: ["CLZ4", "CYapDBSupport"]),
         .target(name: "YapDBIndex"),
         .target(name: "YapDBEngine", dependencies: ["YapDBStorage", "YapDBIndex"]),
-        .target(name: "YapDB", dependencies: ["YapDBEngine", "YapDBIndex"]),
-        .target(name: "YapDBFuzzEntry", dependencies: ["YapDB", "YapDBEngine", "YapDBStorage"]),
+        .target(name: "YapDB", dependencies: ["YapDBEngine", "YapDBIndex", "YapDBStorage"]),
+        .target(name: "YapDBFuzzEntry", dependencies: ["YapDB", "YapDBStorage"]),
         .executableTarget(
             name: "yapdb",
             dependencies: [
-                "YapDB", "YapDBStorage",
+                "YapDB",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -49,7 +49,7 @@ let package = Package(
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "YapDBStorageTests", dependencies: ["YapDBStorage", "TestSupport"]),
         .testTarget(name: "YapDBIndexTests", dependencies: ["YapDBIndex", "TestSupport"]),
-        .testTarget(name: "YapDBEngineTests", dependencies: ["YapDBEngine", "TestSupport"]),
+        .testTarget(name: "YapDBEngineTests", dependencies: ["YapDBEngine", "YapDBIndex", "YapDBStorage", "TestSupport"]),
         .testTarget(name: "YapDBTests", dependencies: ["YapDB", "TestSupport"]),
         // Replays Fuzz/Corpus/<target>/ and Fuzz/Crashes/<target>/ through the fuzz entry points.
         .testTarget(name: "YapDBFuzzEntryTests", dependencies: ["YapDBFuzzEntry"]),
