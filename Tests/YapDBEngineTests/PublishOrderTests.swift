@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 import YapDBStorage
+import YapDBSimulatedDisk
 @testable import YapDBEngine
 import TestSupport
 

@@ -6,6 +6,7 @@ import Darwin
 import Testing
 import TestSupport
 import YapDBStorage
+import YapDBSimulatedDisk
 
 @Suite struct SimulatedDiskFaultTests {
     /// Nine mutating calls, with reads between and after them.
