@@ -37,7 +37,7 @@ enum FilteredViewModel {
 
     static func parentView(descending: Bool = false, versionTag: String = "1") -> YapDatabaseAutoView {
         let grouping = YapDatabaseViewGrouping.withObjectBlock { _, collection, _, object in
-            group(collection: collection, item: object as! Item)
+            (object as? Item).flatMap { group(collection: collection, item: $0) }
         }
         let sorting = YapDatabaseViewSorting.withObjectBlock { _, _, _, _, o1, _, _, o2 in
             compare((o1 as! Item).score, (o2 as! Item).score, descending: descending)
