@@ -4,8 +4,8 @@ import YapDB
 
 /// The rows, views and checks shared by the filtered-view tests: items in collections "a" and
 /// "b" (collection "c" stays out of the views), an automatic view "all" grouping by score mod 3
-/// and sorting by score (ties on purpose), a filtered view "flagged" of it and a filtered view
-/// "deep" of "flagged".
+/// and sorting by score (ties on purpose), a filtered view "flagged" of it, a filtered view
+/// "deep" of "flagged", and hooks keeping collection "shadow" a copy of collection "a".
 enum FilteredViewModel {
     struct Item: Codable, Equatable {
         var score: Int
@@ -16,7 +16,7 @@ enum FilteredViewModel {
     static let groups = ["g0", "g1", "g2"]
 
     static func configure(_ database: YapDatabase) {
-        for collection in collections {
+        for collection in collections + ["shadow"] {
             database.registerCodableSerialization(Item.self, metadata: Int.self, forCollection: collection)
         }
     }
@@ -32,7 +32,7 @@ enum FilteredViewModel {
     // MARK: The blocks, and the same rules for the model
 
     static func group(collection: String, item: Item) -> String? {
-        collection == "c" ? nil : "g\(item.score % 3)"
+        collection == "a" || collection == "b" ? "g\(item.score % 3)" : nil
     }
 
     static func parentView(descending: Bool = false, versionTag: String = "1") -> YapDatabaseAutoView {
@@ -80,6 +80,19 @@ enum FilteredViewModel {
         }
     }
 
+    /// Hooks copying each row of collection "a" into collection "shadow" (same key), and
+    /// removing the copy with the row.
+    static func shadowHooks() -> YapDatabaseHooks {
+        let hooks = YapDatabaseHooks()
+        hooks.allowedCollections = YapWhitelistBlacklist(whitelist: ["a"])
+        hooks.didModifyRow = { tx, _, key, object, _, flags in
+            guard flags.contains(.changedObject) else { return }
+            tx.setObject(object.realObject, forKey: key, inCollection: "shadow")
+        }
+        hooks.willRemoveRow = { tx, _, key in tx.removeObject(forKey: key, inCollection: "shadow") }
+        return hooks
+    }
+
     // MARK: Reading views
 
     typealias Lists = [String: [YapCollectionKey]]
@@ -97,9 +110,15 @@ enum FilteredViewModel {
         return lists
     }
 
-    /// All three views' lists.
+    /// All three views' lists, and the shadow collection (as "shadow"/"rows", sorted by key,
+    /// the item's score in place of the collection).
     static func allLists(_ transaction: YapDatabaseReadTransaction) -> [String: Lists] {
-        ["all": lists(transaction, "all"), "flagged": lists(transaction, "flagged"), "deep": lists(transaction, "deep")]
+        var shadow: [YapCollectionKey] = []
+        transaction.iterateKeysAndObjects(inCollection: "shadow") { (key: String, item: Item, _: inout Bool) in
+            shadow.append(YapCollectionKey(collection: "\(item.score)", key: key))
+        }
+        return ["all": lists(transaction, "all"), "flagged": lists(transaction, "flagged"), "deep": lists(transaction, "deep"),
+                "shadow": ["rows": shadow.sorted { $0.key < $1.key }]]
     }
 
     // MARK: Change sets

@@ -8,7 +8,8 @@ import TestSupport
 /// parent sorting, a new filter) against an array model; after each commit every group of the
 /// parent, the filtered view and the filtered view of it is compared with the model, old
 /// snapshots held open on other connections still show their contents, and mapping change
-/// sets turn the old lists into the new ones. Halfway the database is reopened and the views
+/// sets turn the old lists into the new ones; hooks keep a copy of one collection, written in
+/// the same transactions. Halfway the database is reopened and the views
 /// registered again (reusing their stored images after catching up on writes made meanwhile).
 @Suite struct FilteredViewModelTests {
     typealias M = FilteredViewModel
@@ -130,6 +131,8 @@ import TestSupport
         @discardableResult
         func checkViews(_ step: Int) -> [String: M.Lists] {
             let lists = writer.read { M.allLists($0) }
+            let shadow = model.filter { $0.key.collection == "a" }.map { YapCollectionKey(collection: "\($0.value.item.score)", key: $0.key.key) }
+            #expect(lists["shadow"]!["rows"]! == shadow.sorted { $0.key < $1.key }, "step \(step): the hooks' copy of collection a committed with it")
             for group in M.groups {
                 let parent = lists["all"]![group]!
                 let expected = Set(model.compactMap { ck, row in M.group(collection: ck.collection, item: row.item) == group ? ck : nil })
@@ -204,12 +207,17 @@ import TestSupport
                                                               versionTag: "1"), withName: "deep"))
         }
 
+        func registerHooks() {
+            #expect(database.register(M.shadowHooks(), withName: "hooks"))
+        }
+
         func reopen(step: Int) throws {
             for reader in readers { _ = reader.connection.endLongLivedReadTransaction() }
             readers = []
             ui = nil
             try fixture.reopen(configure: M.configure)
             writer = database.newConnection()
+            registerHooks()
             // Writes before the views register: the stored images catch up on these rows only.
             var written = Set<YapCollectionKey>()
             for _ in 0..<3 { written.formUnion(randomCommit()) }
@@ -226,6 +234,7 @@ import TestSupport
     func randomWritesAgainstAFilteredSortedModel(seed: UInt64) throws {
         let run = try Run(seed: seed)
         run.registerViews()
+        run.registerHooks()
         run.startUI()
         let steps = 600
         for step in 0..<steps {
