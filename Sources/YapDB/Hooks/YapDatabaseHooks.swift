@@ -104,44 +104,50 @@ public final class YapDatabaseHooks: YapDatabaseExtension, @unchecked Sendable {
     /// The collections whose rows the row hooks are told about (nil: all). The remove-all
     /// hooks are always called.
     public var allowedCollections: YapWhitelistBlacklist? {
-        get { blocks.withLock { $0.allowedCollections } }
-        set { blocks.withLock { $0.allowedCollections = newValue } }
+        get { self[\.allowedCollections] }
+        set { self[\.allowedCollections] = newValue }
     }
 
     /// Run before `setObject`, `replaceObject`, `replaceMetadata` (not before touches).
     public var willModifyRow: YDBHooks_WillModifyRow? {
-        get { blocks.withLock { $0.willModifyRow } }
-        set { blocks.withLock { $0.willModifyRow = newValue } }
+        get { self[\.willModifyRow] }
+        set { self[\.willModifyRow] = newValue }
     }
 
     /// Run after `setObject`, `replaceObject`, `replaceMetadata`, and after touches.
     public var didModifyRow: YDBHooks_DidModifyRow? {
-        get { blocks.withLock { $0.didModifyRow } }
-        set { blocks.withLock { $0.didModifyRow = newValue } }
+        get { self[\.didModifyRow] }
+        set { self[\.didModifyRow] = newValue }
     }
 
     /// Run before each row removed by `removeObject`, `removeObjects`, `removeAllObjects(inCollection:)`.
     public var willRemoveRow: YDBHooks_WillRemoveRow? {
-        get { blocks.withLock { $0.willRemoveRow } }
-        set { blocks.withLock { $0.willRemoveRow = newValue } }
+        get { self[\.willRemoveRow] }
+        set { self[\.willRemoveRow] = newValue }
     }
 
     /// Run after each row removed by `removeObject`, `removeObjects`, `removeAllObjects(inCollection:)`.
     public var didRemoveRow: YDBHooks_DidRemoveRow? {
-        get { blocks.withLock { $0.didRemoveRow } }
-        set { blocks.withLock { $0.didRemoveRow = newValue } }
+        get { self[\.didRemoveRow] }
+        set { self[\.didRemoveRow] = newValue }
     }
 
     /// Run before `removeAllObjectsInAllCollections()`.
     public var willRemoveAllRows: YDBHooks_WillRemoveAllRows? {
-        get { blocks.withLock { $0.willRemoveAllRows } }
-        set { blocks.withLock { $0.willRemoveAllRows = newValue } }
+        get { self[\.willRemoveAllRows] }
+        set { self[\.willRemoveAllRows] = newValue }
     }
 
     /// Run after `removeAllObjectsInAllCollections()`.
     public var didRemoveAllRows: YDBHooks_DidRemoveAllRows? {
-        get { blocks.withLock { $0.didRemoveAllRows } }
-        set { blocks.withLock { $0.didRemoveAllRows = newValue } }
+        get { self[\.didRemoveAllRows] }
+        set { self[\.didRemoveAllRows] = newValue }
+    }
+
+    /// One block (or the collection filter), read or set under the lock.
+    subscript<T: Sendable>(_ path: WritableKeyPath<Blocks, T> & Sendable) -> T {
+        get { blocks.withLock { $0[keyPath: path] } }
+        set { blocks.withLock { $0[keyPath: path] = newValue } }
     }
 
     func isAllowed(_ collection: String) -> Bool { allowedCollections?.isAllowed(collection) ?? true }
