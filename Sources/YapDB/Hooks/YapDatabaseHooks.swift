@@ -4,6 +4,7 @@ import Synchronization
 /// What a modify hook is told about the write: insert or update (neither for a touch), and
 /// which of object and metadata were set or touched.
 public struct YapDatabaseHooksBitMask: OptionSet, Sendable, Hashable {
+    /// The mask's bits (YapDatabase's values).
     public let rawValue: UInt
 
     /// Makes a mask from its raw bits.

@@ -94,10 +94,12 @@ open class YapDatabaseFilteredView: YapDatabaseView, @unchecked Sendable {
     }
 
     override func willChangeRow(name: String, collection: String, key: String, transaction: YapDatabaseReadWriteTransaction) {
+        guard holds(name, collection, key, transaction) else { return }
         update(name, transaction) { state, context in context.remove(collection: collection, key: key, from: &state) }
     }
 
     override func didChangeRow(name: String, collection: String, key: String, transaction: YapDatabaseReadWriteTransaction) {
+        guard holds(name, collection, key, transaction) || holds(parentViewName, collection, key, transaction) else { return }
         update(name, transaction) { state, context in
             context.remove(collection: collection, key: key, from: &state)
             context.place(collection: collection, key: key, into: &state)
@@ -105,6 +107,7 @@ open class YapDatabaseFilteredView: YapDatabaseView, @unchecked Sendable {
     }
 
     override func willRemoveRow(name: String, collection: String, key: String, transaction: YapDatabaseReadWriteTransaction) {
+        guard holds(name, collection, key, transaction) else { return }
         update(name, transaction) { state, context in context.remove(collection: collection, key: key, from: &state) }
     }
 
@@ -145,6 +148,13 @@ open class YapDatabaseFilteredView: YapDatabaseView, @unchecked Sendable {
         touched.insert(YapCollectionKey(collection: collection, key: key))
         transaction.extensionChanges[name] = touched
         if tellDependents { transaction.viewDidReplaceRow(name, collection: collection, key: key) }
+    }
+
+    /// Whether the view registered as `name` holds the row now (a cheap test before the blocks run).
+    func holds(_ name: String, _ collection: String, _ key: String, _ transaction: YapDatabaseReadWriteTransaction) -> Bool {
+        guard let state = transaction.extensionState(YapDatabaseAutoView.stateKey(name)) as? ViewState,
+              let entry = transaction.keydir.entry(collection: collection, key: key) else { return false }
+        return state.rowGroups[entry.rowid] != nil
     }
 
     /// Runs `body` on the transaction's state of this view (taken out of the transaction so it
