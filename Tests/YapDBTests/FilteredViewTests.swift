@@ -153,6 +153,31 @@ import YapDB
         fixture.database.newConnection().read { tx in #expect(Self.keys(tx, "f", "g0") == ["k0", "k6", "k12", "k18", "k24"]) }
     }
 
+    @Test func aReusedStoredFilteredViewTakesTheOrderOfARebuiltParent() throws {
+        let fixture = try DatabaseFixture(configure: M.configure)
+        #expect(fixture.database.register(M.parentView(), withName: "all"))
+        #expect(fixture.database.register(YapDatabaseFilteredView(parentViewName: "all", filtering: Self.flagOnly()), withName: "f"))
+        fixture.database.newConnection().readWrite { tx in
+            for i in 0..<20 { tx.setObject(Item(score: 0, flag: i % 4 != 0), forKey: "k\(i)", inCollection: "a") }
+        }
+        let inserted = (0..<20).map { "k\($0)" }
+        fixture.database.newConnection().read { tx in #expect(Self.keys(tx, "all", "g0") == inserted, "equal rows in insertion order") }
+
+        try fixture.reopen(configure: M.configure)
+        let database = fixture.database!
+        #expect(database.register(M.parentView(), withName: "all"))
+        database.unregisterExtension(withName: "all")
+        #expect(database.register(M.parentView(), withName: "all"), "same tag, image already taken: rebuilt from the rows")
+        let calls = M.Calls()
+        #expect(database.register(YapDatabaseFilteredView(parentViewName: "all", filtering: Self.flagOnly(calls: calls)), withName: "f"))
+        #expect(calls.value == 0, "the stored filtered view is reused")
+        database.newConnection().read { tx in
+            let parent = Self.keys(tx, "all", "g0")
+            #expect(parent != inserted, "the rebuilt parent ordered its equal rows differently")
+            #expect(Self.keys(tx, "f", "g0") == parent.filter { Int($0.dropFirst())! % 4 != 0 }, "the filtered view follows the parent's order")
+        }
+    }
+
     @Test func unregisteringTheParentUnregistersItsFilteredViews() throws {
         let fixture = try Self.populated(4)
         let database = fixture.database!

@@ -80,12 +80,20 @@ struct FilteredViewContext {
 
     /// The parent's rows that pass the filter, in the parent's groups and order.
     func filteredParent(tag: String) -> ViewState {
-        var state = ViewState(versionTag: tag)
         let keydir = transaction.keydir
+        return parentSubsequence(tag: tag) { rowid, group in
+            guard let (collection, key) = keydir.key(forRowid: rowid) else { return false }
+            return keeps(collection: collection, key: key, group: group)
+        }
+    }
+
+    /// The parent's rows for which `keep(rowid, group)` is true, in the parent's groups and order.
+    func parentSubsequence(tag: String, _ keep: (UInt64, String) -> Bool) -> ViewState {
+        var state = ViewState(versionTag: tag)
         for (group, parentTree) in parentState.groups {
             var tree = OrderedRowTree()
             parentTree.forEach { _, rowid in
-                if let (collection, key) = keydir.key(forRowid: rowid), keeps(collection: collection, key: key, group: group) {
+                if keep(rowid, group) {
                     tree.append(rowid)
                     state.rowGroups.updateValue(group, forKey: rowid)
                 }
@@ -96,22 +104,25 @@ struct FilteredViewContext {
         return state
     }
 
-    /// Brings a checkpoint image up to the transaction: rows the parent no longer holds in the
-    /// same group leave it; rows written since the image was taken are filtered and placed anew.
+    /// Brings a checkpoint image up to the transaction: it keeps the rows it held that the
+    /// parent still holds in the same group, except rows written since the image was taken,
+    /// which are filtered anew; then it takes the parent's order (so it is right even if the
+    /// parent was rebuilt, and its equal rows reordered, after the checkpoint). The filter runs
+    /// only for the rows written since.
     func catchUp(_ state: inout ViewState, changedKeys: Set<CollectionKeyPair>) {
         let keydir = transaction.keydir
-        var doomed = Set<UInt64>()
-        state.rowGroups.forEach { rowid, group in
-            if parentState.rowGroups[rowid] != group { doomed.insert(rowid) }
-            return true
-        }
-        var replace: [CollectionKeyPair] = []
+        var members: [UInt64: Bool] = [:]
         for pair in changedKeys {
             guard let entry = keydir.entry(collection: pair.collection, key: pair.key) else { continue }
-            if state.rowGroups[entry.rowid] != nil { doomed.insert(entry.rowid) }
-            replace.append(pair)
+            if let group = parentState.rowGroups[entry.rowid] {
+                members[entry.rowid] = keeps(collection: pair.collection, key: pair.key, group: group)
+            } else {
+                members[entry.rowid] = false
+            }
         }
-        sorter.removeRows(doomed, from: &state)
-        for pair in replace { place(collection: pair.collection, key: pair.key, into: &state) }
+        let image = state
+        state = parentSubsequence(tag: image.versionTag) { rowid, group in
+            members[rowid] ?? (image.rowGroups[rowid] == group)
+        }
     }
 }
