@@ -227,6 +227,7 @@ public final class YapDatabaseAutoView: YapDatabaseView, @unchecked Sendable {
         }
         transaction.setExtensionState(state, forKey: Self.stateKey(name))
         transaction.engineTransaction.markChanged()
+        transaction.viewDidRepopulate(name)
     }
 }
 
