@@ -8,19 +8,29 @@ extension IndexRoot {
     /// engine's own state, not from disk).
     package func encoded() -> [UInt8] {
         if let problem = damage() { preconditionFailure("invalid index root record: \(problem)") }
+        let body = bodyBytes()
+        var bytes = FileHeader(kind: .root, uuid: uuid, fileNumber: 0, baseSnapshot: snapshot).encoded()
+        bytes.appendLE(UInt32(body.count))
+        bytes.append(contentsOf: body)
+        bytes.appendLE(CRC32C.mask(CRC32C.checksum(Array(bytes[Format.rootBodyLengthOffset...]))))
+        return bytes
+    }
+
+    /// The body's bytes (docs/format.md §10), without validation: `encoded()` validates first.
+    func bodyBytes() -> [UInt8] {
         var body: [UInt8] = []
-        body.appendLE(UInt32(pageSize))
+        body.appendLE(UInt32(truncatingIfNeeded: pageSize))
         body.appendLE(UInt32(0))
         body.appendLE(sequence)
         body.appendLE(snapshot)
         body.appendLE(replay.segment)
         body.appendLE(replay.offset)
         body.appendLE(nextRowID)
-        body.appendLE(UInt32(trees.count))
-        body.appendLE(UInt32(files.count))
+        body.appendLE(UInt32(truncatingIfNeeded: trees.count))
+        body.appendLE(UInt32(truncatingIfNeeded: files.count))
         assert(body.count == Format.rootFixedBodySize)
         for tree in trees {
-            body.append(UInt8(tree.name.utf8.count))
+            body.append(UInt8(truncatingIfNeeded: tree.name.utf8.count))
             body.append(contentsOf: tree.name.utf8)
             body.appendLE(tree.root.rawValue)
             body.appendLE(tree.count)
@@ -28,15 +38,11 @@ extension IndexRoot {
         }
         for file in files {
             body.appendLE(file.number)
-            body.appendLE(UInt64(file.length))
+            body.appendLE(UInt64(bitPattern: file.length))
             body.appendLE(file.liveBytes)
             body.appendLE(file.deadBytes)
         }
-        var bytes = FileHeader(kind: .root, uuid: uuid, fileNumber: 0, baseSnapshot: snapshot).encoded()
-        bytes.appendLE(UInt32(body.count))
-        bytes.append(contentsOf: body)
-        bytes.appendLE(CRC32C.mask(CRC32C.checksum(Array(bytes[Format.rootBodyLengthOffset...]))))
-        return bytes
+        return body
     }
 
     /// Decodes and validates a root file's bytes. Checks run in order: file header (magic,
