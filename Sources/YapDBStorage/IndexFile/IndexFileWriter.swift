@@ -64,28 +64,22 @@ package final class IndexFileWriter {
     ///   - pageSize: a power of two in `Format.indexMinimumPageSize ... indexMaximumPageSize`
     ///     (checked with `precondition`: it comes from the engine's options, not from disk).
     ///   - fileSizeLimit: roll size; raised to two pages if smaller.
+    ///   - number: the new file's number, ≥ 1.
     ///   - sequence: the checkpoint sequence that creates the files.
     /// - Throws: `.io` from creating the file (`EEXIST` when it exists).
-    package init(files: DatabaseFiles, fileSystem: any FileSystem, uuid: [UInt8], pageSize: Int = Format.indexDefaultPageSize,
-                 fileSizeLimit: Int64 = Format.indexDefaultFileSize, newFile number: UInt32, sequence: UInt64) throws(IndexFileError) {
+    package convenience init(files: DatabaseFiles, fileSystem: any FileSystem, uuid: [UInt8], pageSize: Int = Format.indexDefaultPageSize,
+                             fileSizeLimit: Int64 = Format.indexDefaultFileSize, newFile number: UInt32, sequence: UInt64) throws(IndexFileError) {
         precondition(IndexFileHeader.isValidPageSize(pageSize), "index page size \(pageSize) is not allowed")
         precondition(number >= 1, "index files are numbered from 1")
-        self.files = files
-        self.fileSystem = fileSystem
-        self.uuid = uuid
-        self.pageSize = pageSize
-        self.sequence = sequence
-        self.fileSizeLimit = max(fileSizeLimit, Int64(2 * pageSize))
-        activeNumber = number
-        active = try Self.create(number, files: files, fileSystem: fileSystem)
-        activeLength = 0
-        bufferOffset = 0
-        startFile()
+        let file = try Self.create(number, files: files, fileSystem: fileSystem)
+        self.init(files: files, fileSystem: fileSystem, uuid: uuid, pageSize: pageSize, fileSizeLimit: fileSizeLimit,
+                  sequence: sequence, number: number, active: file, resumedLength: nil)
     }
 
     /// Continues appending to the existing index file `number` after its first `length` bytes
     /// (what the newest root record vouches for): the header page is checked, bytes past
-    /// `length` (pages of a checkpoint that never published) are truncated away.
+    /// `length` (pages of a checkpoint that never published) are truncated away (made durable
+    /// by the next `sync()`).
     ///
     /// The caller must not have mapped this file (the page store reads it with `pread` once
     /// it is given as the active file).
@@ -93,34 +87,54 @@ package final class IndexFileWriter {
     /// - Throws: the errors of `IndexFileHeader.read`; `.corrupted` with `.fileTooShort` when
     ///   the file holds fewer than `length` bytes, `.invalidField("length")` when `length` is
     ///   not a whole number of pages; `.io`.
-    package init(files: DatabaseFiles, fileSystem: any FileSystem, uuid: [UInt8], pageSize: Int = Format.indexDefaultPageSize,
-                 fileSizeLimit: Int64 = Format.indexDefaultFileSize, resume number: UInt32, length: Int64, sequence: UInt64) throws(IndexFileError) {
+    package convenience init(files: DatabaseFiles, fileSystem: any FileSystem, uuid: [UInt8], pageSize: Int = Format.indexDefaultPageSize,
+                             fileSizeLimit: Int64 = Format.indexDefaultFileSize, resume number: UInt32, length: Int64, sequence: UInt64) throws(IndexFileError) {
         precondition(IndexFileHeader.isValidPageSize(pageSize), "index page size \(pageSize) is not allowed")
+        let path = files.indexPath(number)
+        guard length >= Int64(pageSize), length % Int64(pageSize) == 0 else {
+            throw .corrupted(path: path, offset: 0, reason: .invalidField("length"))
+        }
+        let file: any StorageFile
+        do { file = try fileSystem.open(path, mode: .readWrite) } catch { throw .io(error) }
+        do throws(IndexFileError) {
+            try IndexFileHeader.read(file, number: number, uuid: uuid, pageSize: pageSize)
+            let size: Int64
+            do { size = try file.size() } catch { throw .io(error) }
+            guard size >= length else {
+                throw .corrupted(path: path, offset: size, reason: .fileTooShort(number: number, expected: length, found: size))
+            }
+            if size > length {
+                do { try file.truncate(to: length) } catch { throw .io(error) }
+            }
+        } catch {
+            file.close()
+            throw error
+        }
+        self.init(files: files, fileSystem: fileSystem, uuid: uuid, pageSize: pageSize, fileSizeLimit: fileSizeLimit,
+                  sequence: sequence, number: number, active: file, resumedLength: length)
+    }
+
+    /// The common part: `resumedLength` is `nil` for a new file (whose header page is
+    /// buffered), else the length appending continues from.
+    private init(files: DatabaseFiles, fileSystem: any FileSystem, uuid: [UInt8], pageSize: Int, fileSizeLimit: Int64,
+                 sequence: UInt64, number: UInt32, active: any StorageFile, resumedLength: Int64?) {
         self.files = files
         self.fileSystem = fileSystem
         self.uuid = uuid
         self.pageSize = pageSize
         self.sequence = sequence
         self.fileSizeLimit = max(fileSizeLimit, Int64(2 * pageSize))
+        self.active = active
         activeNumber = number
-        let path = files.indexPath(number)
-        do { active = try fileSystem.open(path, mode: .readWrite) } catch { throw .io(error) }
-        guard length >= Int64(pageSize), length % Int64(pageSize) == 0 else {
-            throw .corrupted(path: path, offset: 0, reason: .invalidField("length"))
-        }
-        try IndexFileHeader.read(active, number: number, uuid: uuid, pageSize: pageSize)
-        let size: Int64
-        do { size = try active.size() } catch { throw .io(error) }
-        guard size >= length else {
-            throw .corrupted(path: path, offset: size, reason: .fileTooShort(number: number, expected: length, found: size))
-        }
-        if size > length {
-            do { try active.truncate(to: length) } catch { throw .io(error) }
+        activeLength = resumedLength ?? 0
+        bufferOffset = activeLength
+        if let resumedLength {
+            // A truncation (if any) is made durable by the next sync.
             activeUnsynced = true
+            extents = [IndexFileExtent(number: number, length: resumedLength)]
+        } else {
+            startFile()
         }
-        activeLength = length
-        bufferOffset = length
-        extents = [IndexFileExtent(number: number, length: length)]
     }
 
     /// Appends one page of exactly `pageSize` bytes and returns its id. Rolls to a new file
@@ -204,7 +218,7 @@ package final class IndexFileWriter {
     }
 
     /// Closes the files without flushing or syncing (a caller that wants its pages calls
-    /// `sync()` first). Harmless to call twice.
+    /// `sync()` first); later calls throw `.failed`. Harmless to call twice.
     package func close() {
         for file in unsyncedSealed { file.close() }
         unsyncedSealed.removeAll()
