@@ -146,6 +146,37 @@ import TestSupport
         #expect(Self.reason(Self.rewritten(bytes) { $0 = root.bodyBytes() }) == .invalidField("header snapshot"))
     }
 
+    @Test func randomBodiesWithARepairedChecksumDecodeValidOrGetATypedReason() {
+        var random = SeededRandom(seed: 42)
+        let bytes = Self.sample().encoded()
+        var valid = 0
+        for round in 0..<3000 {
+            let mutated = Self.rewritten(bytes) { body in
+                for _ in 0..<(1 + Int(random.next() % 3)) {
+                    switch random.next() % 3 {
+                    case 0: body[Int(random.next() % UInt64(body.count))] = UInt8(truncatingIfNeeded: random.next())
+                    case 1: body.removeLast(min(body.count - 1, Int(random.next() % 8)))
+                    default: body += random.bytes(Int(random.next() % 8))
+                    }
+                }
+            }
+            do throws(IndexFileError) {
+                let root = try Self.decode(mutated)
+                // Only a record that passes every rule decodes, and it is exactly the bytes.
+                #expect(root.damage() == nil)
+                #expect(root.bodyBytes() == Array(mutated[Format.rootBodyOffset..<(mutated.count - 4)]), "round \(round)")
+                valid += 1
+            } catch {
+                guard case .corrupted = error else {
+                    Issue.record("round \(round): \(error)")
+                    continue
+                }
+            }
+        }
+        // Most mutations break a rule; some (a counter, a name byte) do not.
+        #expect(valid > 0 && valid < 3000)
+    }
+
     @Test func filesShorterThanTheRecordVouchesForAreRefusedBeforeMapping() throws {
         let disk = SimulatedDisk(seed: 3)
         try disk.mkdir("/db")
