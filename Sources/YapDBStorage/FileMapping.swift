@@ -46,7 +46,7 @@ package final class FileMapping: @unchecked Sendable {
     }
 
     /// A heap copy of `source` (an empty one when `source` is empty).
-    static func copy(of source: UnsafeRawBufferPointer, path: String) -> FileMapping {
+    package static func copy(of source: UnsafeRawBufferPointer, path: String) -> FileMapping {
         let memory = UnsafeMutableRawPointer.allocate(byteCount: max(1, source.count), alignment: 16)
         if let base = source.baseAddress, source.count > 0 {
             memory.copyMemory(from: base, byteCount: source.count)

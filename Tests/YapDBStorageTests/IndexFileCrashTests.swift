@@ -6,6 +6,7 @@ import Darwin
 import Testing
 import TestSupport
 @testable import YapDBStorage
+import YapDBSimulatedDisk
 
 /// Power cuts at every I/O step of a "write pages + sync + publish root" cycle, under every
 /// power-cut mode and both rules for unsynced names: the root found afterwards is the one

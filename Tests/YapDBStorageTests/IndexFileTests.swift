@@ -6,6 +6,7 @@ import Darwin
 import Testing
 import TestSupport
 @testable import YapDBStorage
+import YapDBSimulatedDisk
 
 /// Index files and the page store (docs/format.md §9, §10): pages written, synced and published
 /// read back by id after a reopen, through a memory map and through `pread` + cache.

@@ -1,6 +1,7 @@
 import Testing
 import TestSupport
 @testable import YapDBStorage
+import YapDBSimulatedDisk
 
 /// The root record's bytes (docs/format.md §10): a round trip, then hostile records — every
 /// truncation, every flipped bit, a newer version, another database, bodies whose crc is right

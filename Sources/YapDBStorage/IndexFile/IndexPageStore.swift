@@ -89,7 +89,7 @@ package struct IndexPageView: Sendable {
         let buffer = UnsafeMutableRawBufferPointer(start: memory, count: pageSize)
         do throws(IOFailure) {
             let count = try source.file.read(into: buffer, at: offset)
-            if count != pageSize { throw IOFailure(errno: EIO, operation: "short read", path: source.file.path) }
+            if count != pageSize { throw IOFailure.shortRead(path: source.file.path) }
         } catch {
             memory.deallocate()
             throw .io(error)
