@@ -102,10 +102,16 @@ import YapDBSimulatedDisk
         }
     }
 
-    @Test func aSegmentHeaderIsTheWrongKind() {
+    @Test func aSegmentHeaderOrAnUnknownKindIsTheWrongKindAndADamagedHeaderIsNot() {
         var bytes = Self.sample().encoded()
         bytes.replaceSubrange(0..<Format.headerSize, with: FileHeader(kind: .logSegment, uuid: Self.uuid, fileNumber: 0, baseSnapshot: 1234).encoded())
         #expect(Self.reason(bytes) == .wrongKind(FileKindByte.logSegment.rawValue))
+        // Kind 99 with a checksum that matches it.
+        bytes[Format.headerKindOffset] = 99
+        bytes.storeLE(CRC32C.mask(CRC32C.checksum(Array(bytes[0..<Format.headerChecksumOffset]))), at: Format.headerChecksumOffset)
+        #expect(Self.reason(bytes) == .wrongKind(99))
+        bytes[Format.headerCreatedAtOffset] ^= 1
+        #expect(Self.reason(bytes) == .headerChecksum)
     }
 
     @Test func bodyFieldsBreakingARuleAreNamed() {

@@ -35,9 +35,13 @@ package enum IndexFileHeader {
         } catch {
             switch error {
             case .unsupportedVersion(let found, let supported): throw .unsupportedVersion(found: found, supported: supported)
-            case .corrupted(let offset, _) where offset == Int64(Format.headerKindOffset):
-                throw .corrupted(path: path, offset: offset, reason: .wrongKind(bytes[Format.headerKindOffset]))
-            case .corrupted: throw .corrupted(path: path, offset: Int64(Format.headerChecksumOffset), reason: .headerChecksum)
+            case .corrupted:
+                // `decode` refuses a header for its checksum, or (checksum good) its unknown kind.
+                let stored = bytes.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: Format.headerChecksumOffset, as: UInt32.self)) }
+                if CRC32C.unmask(stored) == CRC32C.checksum(Array(bytes[0..<Format.headerChecksumOffset])) {
+                    throw .corrupted(path: path, offset: Int64(Format.headerKindOffset), reason: .wrongKind(bytes[Format.headerKindOffset]))
+                }
+                throw .corrupted(path: path, offset: Int64(Format.headerChecksumOffset), reason: .headerChecksum)
             default: throw .notADatabase(path: path)
             }
         }
