@@ -45,6 +45,12 @@ extension Dictionary where Key == String, Value == String {
         guard let text = self[name], let value = Double(text) else { throw BenchError("a child did not report \(name)") }
         return value
     }
+
+    /// A child's 64-bit checksum, exactly (a `Double` would round it).
+    func checksum(_ name: String) throws -> UInt64 {
+        guard let text = self[name], let value = UInt64(text) else { throw BenchError("a child did not report \(name)") }
+        return value
+    }
 }
 
 /// Runs a child's body: prints its figures as one line and exits 0, or the error and exits 1.

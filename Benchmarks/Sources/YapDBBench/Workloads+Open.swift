@@ -42,8 +42,8 @@ extension Runner {
         let probePath = settings.workFolder.appendingPathComponent("W8-\(rows).keys").path
         try probe.keys.joined(separator: "\n").write(toFile: probePath, atomically: true, encoding: .utf8)
         func check(_ figures: [String: String], _ engine: Engine, _ what: String) throws {
-            try expectChecksum(UInt64(try figures.number("first")), probe.firstSum, engine, "W8 first read \(what)")
-            try expectChecksum(UInt64(try figures.number("reads")), probe.readsSum, engine, "W8 random reads \(what)")
+            try expectChecksum(try figures.checksum("first"), probe.firstSum, engine, "W8 first read \(what)")
+            try expectChecksum(try figures.checksum("reads"), probe.readsSum, engine, "W8 random reads \(what)")
         }
         var recovered: [Double] = []
         let figures = try interleave(Runner.readEngines, reps: reps) { engine, rep in
