@@ -57,8 +57,10 @@ struct Report {
                    + "as measured in this run.", "",
                    "| issue | workload | goal | measured | |", "|---|---|---|---|---|"]
         for goal in results.goals {
-            let verdict = goal.met.map { $0 ? "met" : String(format: "missed (%.1f× short)", goal.shortfall ?? 0) } ?? "not measured"
-            out.append("| \(goal.issue ?? "6") | \(goal.workload) | \(escape(goal.goal)) | \(escape(goal.measuredText)) | \(verdict) |")
+            // A goal without a figure says why in the verdict column.
+            let measured = goal.met == nil ? "—" : goal.measuredText
+            let verdict = goal.met.map { $0 ? "met" : String(format: "missed (%.1f× short)", goal.shortfall ?? 0) } ?? goal.measuredText
+            out.append("| \(goal.issue ?? "6") | \(goal.workload) | \(escape(goal.goal)) | \(escape(measured)) | \(verdict) |")
         }
         out.append("")
         return out
