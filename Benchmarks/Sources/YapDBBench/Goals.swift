@@ -32,6 +32,14 @@ struct Goal: Sendable {
     }
 }
 
+extension Goal {
+    /// "YapDB ≥ `target`× `peer`" on the row of `workload` whose label holds `piece`.
+    static func atLeast(issue: String, _ workload: String, _ text: String, _ target: Double, row piece: String, than peer: Engine) -> Goal {
+        Goal(issue: issue, workload: workload, text: text, direction: .atLeast, target: target,
+             measure: { $0.ratio(workload, piece, peer) }, unit: .ratio)
+    }
+}
+
 extension RunResults {
     func find(_ workload: String, _ piece: String) -> Row? {
         table.first { $0.workload == workload && $0.label.contains(piece) }
@@ -71,20 +79,13 @@ func goals(rows: Int, hugeRows: Int?) -> [Goal] {
         Goal(issue: "9", workload: "W8", text: "private memory after open + 1,000 reads ≤ 32 MiB, \(big) rows", direction: .atMost,
              target: mib32, measure: { $0.yap("W8", "1,000 random reads, \(big) rows") }, unit: .bytes,
              missing: "not run (`make bench SIZE=huge`)"),
-        Goal(issue: "9", workload: "W1", text: "bulk load ≥ 1.0× LMDB", direction: .atLeast, target: 1,
-             measure: { $0.ratio("W1", load, .lmdb) }, unit: .ratio),
-        Goal(issue: "9", workload: "W1", text: "bulk load ≥ 5× SQLite NORMAL", direction: .atLeast, target: 5,
-             measure: { $0.ratio("W1", load, .sqliteNormal) }, unit: .ratio),
-        Goal(issue: "9", workload: "W1", text: "bulk load ≥ 5× GRDB", direction: .atLeast, target: 5,
-             measure: { $0.ratio("W1", load, .grdb) }, unit: .ratio),
-        Goal(issue: "9", workload: "W4", text: "point reads, one transaction, ≥ 1.0× LMDB", direction: .atLeast, target: 1,
-             measure: { $0.ratio("W4", "in one read transaction", .lmdb) }, unit: .ratio),
-        Goal(issue: "9", workload: "W4", text: "point reads, one transaction, ≥ 5× SQLite", direction: .atLeast, target: 5,
-             measure: { $0.ratio("W4", "in one read transaction", .sqliteNormal) }, unit: .ratio),
-        Goal(issue: "9", workload: "W4", text: "point reads, a transaction each, ≥ 1.0× LMDB", direction: .atLeast, target: 1,
-             measure: { $0.ratio("W4", "one read transaction each", .lmdb) }, unit: .ratio),
-        Goal(issue: "9", workload: "W4", text: "point reads, a transaction each, ≥ 5× SQLite", direction: .atLeast, target: 5,
-             measure: { $0.ratio("W4", "one read transaction each", .sqliteNormal) }, unit: .ratio),
+        Goal.atLeast(issue: "9", "W1", "bulk load ≥ 1.0× LMDB", 1, row: load, than: .lmdb),
+        Goal.atLeast(issue: "9", "W1", "bulk load ≥ 5× SQLite NORMAL", 5, row: load, than: .sqliteNormal),
+        Goal.atLeast(issue: "9", "W1", "bulk load ≥ 5× GRDB", 5, row: load, than: .grdb),
+        Goal.atLeast(issue: "9", "W4", "point reads, one transaction, ≥ 1.0× LMDB", 1, row: "in one read transaction", than: .lmdb),
+        Goal.atLeast(issue: "9", "W4", "point reads, one transaction, ≥ 5× SQLite", 5, row: "in one read transaction", than: .sqliteNormal),
+        Goal.atLeast(issue: "9", "W4", "point reads, a transaction each, ≥ 1.0× LMDB", 1, row: "one read transaction each", than: .lmdb),
+        Goal.atLeast(issue: "9", "W4", "point reads, a transaction each, ≥ 5× SQLite", 5, row: "one read transaction each", than: .sqliteNormal),
         Goal(issue: "9", workload: "W6", text: "full enumeration ≤ 2× LMDB's time (YapDB ÷ LMDB)", direction: .atMost, target: 2,
              measure: { $0.timeOver("W6", "enumerate all", .lmdb) }, unit: .ratio),
         Goal(issue: "9", workload: "W6", text: "ordered scans of 10 rows ≤ 2× LMDB's time (YapDB ÷ LMDB)", direction: .atMost, target: 2,
@@ -124,14 +125,11 @@ func goals(rows: Int, hugeRows: Int?) -> [Goal] {
              }, unit: .ratio),
         Goal(issue: "6", workload: "W2", text: "non-durable commit p50 ≥ 4× SQLite NORMAL", direction: .atLeast, target: 4,
              measure: { $0.ratio("W2", "non-durable single-row commit, p50", .sqliteNormal) }, unit: .ratio),
-        Goal(issue: "6", workload: "W3", text: "100 × 1,000 rows ≥ 6× SQLite NORMAL", direction: .atLeast, target: 6,
-             measure: { $0.ratio("W3", "durable transactions", .sqliteNormal) }, unit: .ratio),
-        Goal(issue: "6", workload: "W3", text: "100 × 1,000 rows ≥ 10× LMDB", direction: .atLeast, target: 10,
-             measure: { $0.ratio("W3", "durable transactions", .lmdb) }, unit: .ratio),
+        Goal.atLeast(issue: "6", "W3", "100 × 1,000 rows ≥ 6× SQLite NORMAL", 6, row: "durable transactions", than: .sqliteNormal),
+        Goal.atLeast(issue: "6", "W3", "100 × 1,000 rows ≥ 10× LMDB", 10, row: "durable transactions", than: .lmdb),
         Goal(issue: "6", workload: "W5", text: "≥ 1.8× from 1 to 2 reader threads", direction: .atLeast, target: 1.8,
              measure: { $0.yap("W5", "speed-up from 1 to 2") }, unit: .ratio),
-        Goal(issue: "6", workload: "W7", text: "delete ≥ 8× SQLite", direction: .atLeast, target: 8,
-             measure: { $0.ratio("W7", "delete", .sqliteNormal) }, unit: .ratio),
+        Goal.atLeast(issue: "6", "W7", "delete ≥ 8× SQLite", 8, row: "delete", than: .sqliteNormal),
         Goal(issue: "6", workload: "W9", text: "empty read transaction ≤ 0.5 µs", direction: .atMost, target: 500,
              measure: { $0.yap("W9", "empty read transaction") }, unit: .nanoseconds),
     ]
