@@ -1,0 +1,145 @@
+import Foundation
+import Testing
+@testable import YapDB
+
+/// Serializers, deserializers, sanitizers and policies registered after connections exist apply
+/// to those connections too, from their next transaction (issue 10, item 2): apps register
+/// after creating connections, as YapDatabase's Hello World does.
+@Suite struct LateRegistrationTests {
+    /// A type the built-in format cannot store: only a registered block serializer can.
+    final class Note: NSObject, NSCopying, @unchecked Sendable {
+        let text: String
+        init(_ text: String) { self.text = text }
+        func copy(with zone: NSZone? = nil) -> Any { Note(text) }
+    }
+
+    static let encodeNote: YapDatabaseSerializer = { _, _, object in Data(("note:" + (object as! Note).text).utf8) }
+    static let decodeNote: YapDatabaseDeserializer = { _, _, data in
+        let text = String(decoding: data, as: UTF8.self)
+        return text.hasPrefix("note:") ? Note(String(text.dropFirst(5))) : nil
+    }
+
+    /// Two connections that have each run a transaction before anything was registered.
+    func oldConnections(_ database: YapDatabase) -> (YapDatabaseConnection, YapDatabaseConnection) {
+        let a = database.newConnection(), b = database.newConnection()
+        a.readWrite { tx in tx.setObject("before", forKey: "warm", inCollection: "misc") }
+        #expect(b.read { tx in tx.object(forKey: "warm", inCollection: "misc") as? String } == "before")
+        return (a, b)
+    }
+
+    @Test func codableRegisteredAfterConnectionsIsUsedByThem() throws {
+        let fixture = try DatabaseFixture()
+        let database = fixture.database!
+        let (a, b) = oldConnections(database)
+        database.registerCodableSerialization(Person.self, forCollection: "people")
+        database.registerCodableSerialization(Address.self, metadata: Shape.self, forCollection: "places")
+        try a.write { tx in
+            tx.setObject(Person.sample(1), forKey: "p1", inCollection: "people")
+            tx.setObject(Address(street: "Elm", zip: 7), forKey: "home", inCollection: "places", withMetadata: Shape.circle(radius: 2))
+        }
+        b.read { tx in
+            #expect(tx.object(forKey: "p1", inCollection: "people") as? Person == Person.sample(1))
+            #expect(tx.object(forKey: "home", inCollection: "places") as? Address == Address(street: "Elm", zip: 7))
+            #expect(tx.metadata(forKey: "home", inCollection: "places") as? Shape == .circle(radius: 2))
+        }
+    }
+
+    @Test func blockSerializersPerCollectionAndDefaultAreUsedByOldConnections() throws {
+        let fixture = try DatabaseFixture()
+        let database = fixture.database!
+        let (a, b) = oldConnections(database)
+        // Per collection, objects and metadata through separate registrations.
+        database.registerObjectSerializer(Self.encodeNote, forCollection: "notes")
+        database.registerObjectDeserializer(Self.decodeNote, forCollection: "notes")
+        database.registerMetadataSerializer(Self.encodeNote, forCollection: "notes")
+        database.registerMetadataDeserializer(Self.decodeNote, forCollection: "notes")
+        try a.write { tx in tx.setObject(Note("hello"), forKey: "n", inCollection: "notes", withMetadata: Note("meta")) }
+        b.read { tx in
+            #expect((tx.object(forKey: "n", inCollection: "notes") as? Note)?.text == "hello")
+            #expect((tx.metadata(forKey: "n", inCollection: "notes") as? Note)?.text == "meta")
+        }
+        // The default pair, for every other collection.
+        database.registerDefaultSerializer { collection, key, object in
+            if let note = object as? Note { return try Self.encodeNote(collection, key, note) }
+            return Data(String(describing: object).utf8)
+        }
+        database.registerDefaultDeserializer(Self.decodeNote)
+        try b.write { tx in tx.setObject(Note("anywhere"), forKey: "x", inCollection: "elsewhere") }
+        #expect(a.read { tx in (tx.object(forKey: "x", inCollection: "elsewhere") as? Note)?.text } == "anywhere")
+        // Both forms of the per-collection pair.
+        database.registerSerializer(Self.encodeNote, forCollection: "pair")
+        database.registerDeserializer(Self.decodeNote, forCollection: "pair")
+        try a.write { tx in tx.setObject(Note("paired"), forKey: "p", inCollection: "pair", withMetadata: Note("m")) }
+        b.read { tx in
+            #expect((tx.object(forKey: "p", inCollection: "pair") as? Note)?.text == "paired")
+            #expect((tx.metadata(forKey: "p", inCollection: "pair") as? Note)?.text == "m")
+        }
+    }
+
+    @Test func sanitizersRegisteredLateRunOnOldConnections() throws {
+        let fixture = try DatabaseFixture()
+        let database = fixture.database!
+        let (a, b) = oldConnections(database)
+        let seen = LockedLog()
+        database.registerPreSanitizer({ _, _, value in (value as? String)?.uppercased() ?? value }, forCollection: "loud")
+        database.registerPostSanitizer({ _, key, value in seen.append("\(key)=\(value)") }, forCollection: "loud")
+        try a.write { tx in tx.setObject("quiet", forKey: "k", inCollection: "loud") }
+        #expect(seen.entries == ["k=QUIET"], "the post-sanitizer saw the pre-sanitized object")
+        #expect(b.read { tx in tx.object(forKey: "k", inCollection: "loud") as? String } == "QUIET")
+        #expect(a.read { tx in tx.object(forKey: "k", inCollection: "loud") as? String } == "QUIET")
+    }
+
+    @Test func policiesSetLateApplyToOldConnections() throws {
+        let fixture = try DatabaseFixture()
+        let database = fixture.database!
+        let (a, b) = oldConnections(database)
+        database.registerSerializer(Self.encodeNote, forCollection: "notes")
+        database.registerDeserializer(Self.decodeNote, forCollection: "notes")
+        try a.write { tx in tx.setObject(Note("v1"), forKey: "k", inCollection: "notes") }
+        _ = b.read { tx in tx.object(forKey: "k", inCollection: "notes") }   // b caches the key
+        database.setObjectPolicy(.share, forCollection: "notes")
+        let shared = Note("v2")
+        try a.write { tx in tx.setObject(shared, forKey: "k", inCollection: "notes") }
+        #expect(b.read { tx in tx.object(forKey: "k", inCollection: "notes") as? Note } === shared,
+                ".share set after both connections existed hands over the writer's instance")
+        database.setDefaultObjectPolicy(.copy)
+        database.setObjectPolicy(.copy, forCollection: "notes")
+        let copied = Note("v3")
+        try a.write { tx in tx.setObject(copied, forKey: "k", inCollection: "notes") }
+        let afterCopy = b.read { tx in tx.object(forKey: "k", inCollection: "notes") as? Note }
+        #expect(afterCopy !== copied && afterCopy?.text == "v3", ".copy hands over a copy")
+        // Metadata policies too.
+        database.setMetadataPolicy(.share, forCollection: "notes")
+        database.setDefaultMetadataPolicy(.share)
+        let meta = Note("m1")
+        try a.write { tx in tx.setObject(Note("v4"), forKey: "k", inCollection: "notes", withMetadata: Note("m0")) }
+        _ = b.read { tx in tx.metadata(forKey: "k", inCollection: "notes") }
+        try a.write { tx in tx.replaceMetadata(meta, forKey: "k", inCollection: "notes") }
+        #expect(b.read { tx in tx.metadata(forKey: "k", inCollection: "notes") as? Note } === meta)
+    }
+
+    @Test func aTransactionKeepsTheRegistrationsItStartedWith() throws {
+        let fixture = try DatabaseFixture()
+        let database = fixture.database!
+        let (a, _) = oldConnections(database)
+        try a.write { tx in
+            database.registerPreSanitizer({ _, _, _ in "sanitized" }, forCollection: "misc")
+            tx.setObject("raw", forKey: "during", inCollection: "misc")
+        }
+        try a.write { tx in tx.setObject("raw", forKey: "after", inCollection: "misc") }
+        a.read { tx in
+            #expect(tx.object(forKey: "during", inCollection: "misc") as? String == "raw", "the running transaction kept its registrations")
+            #expect(tx.object(forKey: "after", inCollection: "misc") as? String == "sanitized", "the next one took the new ones")
+        }
+    }
+
+    @Test func anUnchangedRegistryIsNotReloaded() {
+        let registry = SerializationRegistry()
+        let (first, version) = registry.versionedSnapshot
+        #expect(registry.current(ifNewerThan: version) == nil)
+        registry.setDefaultObjectPolicy(.share)
+        let next = registry.current(ifNewerThan: version)
+        #expect(next != nil && next!.version != version && next!.snapshot !== first)
+        #expect(next?.snapshot.objectPolicy(forCollection: "any") == .share)
+    }
+}
