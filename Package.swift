@@ -50,7 +50,7 @@ let package = Package(
         .testTarget(name: "YapDBStorageTests", dependencies: ["YapDBStorage", "TestSupport"]),
         .testTarget(name: "YapDBIndexTests", dependencies: ["YapDBIndex", "TestSupport"]),
         .testTarget(name: "YapDBEngineTests", dependencies: ["YapDBEngine", "TestSupport"]),
-        .testTarget(name: "YapDBTests", dependencies: ["YapDB", "TestSupport"]),
+        .testTarget(name: "YapDBTests", dependencies: ["YapDB", "YapDBStorage", "TestSupport"]),
         // Replays Fuzz/Corpus/<target>/ and Fuzz/Crashes/<target>/ through the fuzz entry points.
         .testTarget(name: "YapDBFuzzEntryTests", dependencies: ["YapDBFuzzEntry"]),
         // The reliability harness (docs/reliability.md): crash sweep, fault matrix, SIGKILLs,
