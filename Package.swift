@@ -25,14 +25,17 @@ let package = Package(
         ),
         .target(name: "CYapDBSupport"),
         .target(name: "YapDBStorage", dependencies: ["CLZ4", "CYapDBSupport"]),
+        // The in-memory disk with power cuts and scripted faults, for tests and fuzzing only:
+        // kept out of the production library.
+        .target(name: "YapDBSimulatedDisk", dependencies: ["YapDBStorage"]),
         .target(name: "YapDBIndex"),
         .target(name: "YapDBEngine", dependencies: ["YapDBStorage", "YapDBIndex"]),
-        .target(name: "YapDB", dependencies: ["YapDBEngine", "YapDBIndex"]),
-        .target(name: "YapDBFuzzEntry", dependencies: ["YapDB", "YapDBEngine", "YapDBStorage"]),
+        .target(name: "YapDB", dependencies: ["YapDBEngine", "YapDBIndex", "YapDBStorage"]),
+        .target(name: "YapDBFuzzEntry", dependencies: ["YapDB", "YapDBStorage", "YapDBSimulatedDisk"]),
         .executableTarget(
             name: "yapdb",
             dependencies: [
-                "YapDB", "YapDBStorage",
+                "YapDB",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -47,17 +50,17 @@ let package = Package(
         // Child process of the reliability tests' SIGKILL runs and lock tests (not a product).
         .executableTarget(name: "YapDBCrashChild", dependencies: ["YapDB", "TestSupport"], path: "Tests/YapDBCrashChild"),
         .target(name: "TestSupport", path: "Tests/TestSupport"),
-        .testTarget(name: "YapDBStorageTests", dependencies: ["YapDBStorage", "TestSupport"]),
+        .testTarget(name: "YapDBStorageTests", dependencies: ["YapDBStorage", "YapDBSimulatedDisk", "TestSupport"]),
         .testTarget(name: "YapDBIndexTests", dependencies: ["YapDBIndex", "TestSupport"]),
-        .testTarget(name: "YapDBEngineTests", dependencies: ["YapDBEngine", "TestSupport"]),
-        .testTarget(name: "YapDBTests", dependencies: ["YapDB", "YapDBStorage", "TestSupport"]),
+        .testTarget(name: "YapDBEngineTests", dependencies: ["YapDBEngine", "YapDBIndex", "YapDBStorage", "YapDBSimulatedDisk", "TestSupport"]),
+        .testTarget(name: "YapDBTests", dependencies: ["YapDB", "YapDBSimulatedDisk", "TestSupport"]),
         // Replays Fuzz/Corpus/<target>/ and Fuzz/Crashes/<target>/ through the fuzz entry points.
         .testTarget(name: "YapDBFuzzEntryTests", dependencies: ["YapDBFuzzEntry"]),
         // The reliability harness (docs/reliability.md): crash sweep, fault matrix, SIGKILLs,
         // bad input, concurrency soaks. Sized by YAPDB_SCALE (small, the default, or full).
         .testTarget(
             name: "YapDBReliabilityTests",
-            dependencies: ["YapDB", "YapDBEngine", "YapDBStorage", "YapDBIndex", "TestSupport", "YapDBCrashChild"]
+            dependencies: ["YapDB", "YapDBEngine", "YapDBStorage", "YapDBSimulatedDisk", "YapDBIndex", "TestSupport", "YapDBCrashChild"]
         ),
     ],
     swiftLanguageModes: [.v6]

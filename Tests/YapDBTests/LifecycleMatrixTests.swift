@@ -1,7 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
-import YapDBStorage
+import YapDBSimulatedDisk
 @testable import YapDB
 
 /// The lifecycle matrix (issue 10, item 2): every transaction form on a database that is open,
