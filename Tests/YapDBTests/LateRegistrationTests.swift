@@ -19,18 +19,27 @@ import Testing
         return text.hasPrefix("note:") ? Note(String(text.dropFirst(5))) : nil
     }
 
-    /// Two connections that have each run a transaction before anything was registered.
-    func oldConnections(_ database: YapDatabase) -> (YapDatabaseConnection, YapDatabaseConnection) {
+    /// A database with two connections that have each run a transaction before anything was
+    /// registered (the fixture keeps the database open).
+    func oldConnections() throws -> (DatabaseFixture, YapDatabaseConnection, YapDatabaseConnection) {
+        let fixture = try DatabaseFixture()
+        let database = fixture.database!
         let a = database.newConnection(), b = database.newConnection()
         a.readWrite { tx in tx.setObject("before", forKey: "warm", inCollection: "misc") }
         #expect(b.read { tx in tx.object(forKey: "warm", inCollection: "misc") as? String } == "before")
-        return (a, b)
+        return (fixture, a, b)
+    }
+
+    /// The texts of the `Note` object and metadata under `key` in `collection`, read on `connection`.
+    func noteTexts(_ connection: YapDatabaseConnection, _ key: String, _ collection: String) -> [String?] {
+        connection.read { tx in
+            [(tx.object(forKey: key, inCollection: collection) as? Note)?.text, (tx.metadata(forKey: key, inCollection: collection) as? Note)?.text]
+        }
     }
 
     @Test func codableRegisteredAfterConnectionsIsUsedByThem() throws {
-        let fixture = try DatabaseFixture()
+        let (fixture, a, b) = try oldConnections()
         let database = fixture.database!
-        let (a, b) = oldConnections(database)
         database.registerCodableSerialization(Person.self, forCollection: "people")
         database.registerCodableSerialization(Address.self, metadata: Shape.self, forCollection: "places")
         try a.write { tx in
@@ -45,19 +54,15 @@ import Testing
     }
 
     @Test func blockSerializersPerCollectionAndDefaultAreUsedByOldConnections() throws {
-        let fixture = try DatabaseFixture()
+        let (fixture, a, b) = try oldConnections()
         let database = fixture.database!
-        let (a, b) = oldConnections(database)
         // Per collection, objects and metadata through separate registrations.
         database.registerObjectSerializer(Self.encodeNote, forCollection: "notes")
         database.registerObjectDeserializer(Self.decodeNote, forCollection: "notes")
         database.registerMetadataSerializer(Self.encodeNote, forCollection: "notes")
         database.registerMetadataDeserializer(Self.decodeNote, forCollection: "notes")
         try a.write { tx in tx.setObject(Note("hello"), forKey: "n", inCollection: "notes", withMetadata: Note("meta")) }
-        b.read { tx in
-            #expect((tx.object(forKey: "n", inCollection: "notes") as? Note)?.text == "hello")
-            #expect((tx.metadata(forKey: "n", inCollection: "notes") as? Note)?.text == "meta")
-        }
+        #expect(noteTexts(b, "n", "notes") == ["hello", "meta"])
         // The default pair, for every other collection.
         database.registerDefaultSerializer { collection, key, object in
             if let note = object as? Note { return try Self.encodeNote(collection, key, note) }
@@ -65,21 +70,17 @@ import Testing
         }
         database.registerDefaultDeserializer(Self.decodeNote)
         try b.write { tx in tx.setObject(Note("anywhere"), forKey: "x", inCollection: "elsewhere") }
-        #expect(a.read { tx in (tx.object(forKey: "x", inCollection: "elsewhere") as? Note)?.text } == "anywhere")
+        #expect(noteTexts(a, "x", "elsewhere") == ["anywhere", nil])
         // Both forms of the per-collection pair.
         database.registerSerializer(Self.encodeNote, forCollection: "pair")
         database.registerDeserializer(Self.decodeNote, forCollection: "pair")
         try a.write { tx in tx.setObject(Note("paired"), forKey: "p", inCollection: "pair", withMetadata: Note("m")) }
-        b.read { tx in
-            #expect((tx.object(forKey: "p", inCollection: "pair") as? Note)?.text == "paired")
-            #expect((tx.metadata(forKey: "p", inCollection: "pair") as? Note)?.text == "m")
-        }
+        #expect(noteTexts(b, "p", "pair") == ["paired", "m"])
     }
 
     @Test func sanitizersRegisteredLateRunOnOldConnections() throws {
-        let fixture = try DatabaseFixture()
+        let (fixture, a, b) = try oldConnections()
         let database = fixture.database!
-        let (a, b) = oldConnections(database)
         let seen = LockedLog()
         database.registerPreSanitizer({ _, _, value in (value as? String)?.uppercased() ?? value }, forCollection: "loud")
         database.registerPostSanitizer({ _, key, value in seen.append("\(key)=\(value)") }, forCollection: "loud")
@@ -90,9 +91,8 @@ import Testing
     }
 
     @Test func policiesSetLateApplyToOldConnections() throws {
-        let fixture = try DatabaseFixture()
+        let (fixture, a, b) = try oldConnections()
         let database = fixture.database!
-        let (a, b) = oldConnections(database)
         database.registerSerializer(Self.encodeNote, forCollection: "notes")
         database.registerDeserializer(Self.decodeNote, forCollection: "notes")
         try a.write { tx in tx.setObject(Note("v1"), forKey: "k", inCollection: "notes") }
@@ -119,9 +119,8 @@ import Testing
     }
 
     @Test func aTransactionKeepsTheRegistrationsItStartedWith() throws {
-        let fixture = try DatabaseFixture()
+        let (fixture, a, _) = try oldConnections()
         let database = fixture.database!
-        let (a, _) = oldConnections(database)
         try a.write { tx in
             database.registerPreSanitizer({ _, _, _ in "sanitized" }, forCollection: "misc")
             tx.setObject("raw", forKey: "during", inCollection: "misc")
