@@ -56,6 +56,7 @@ import Testing
             #expect(seen === object && seenMetadata === metadata, ".share: b holds a's instances")
         } else {
             #expect(seen !== object && seenMetadata !== metadata, ".copy: b holds copies")
+            #expect(seen?.isCopy == true && seenMetadata?.isCopy == true, "made by NSCopying, not decoded again")
         }
     }
 }

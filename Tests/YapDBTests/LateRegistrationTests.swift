@@ -7,10 +7,15 @@ import Testing
 /// after creating connections, as YapDatabase's Hello World does.
 @Suite struct LateRegistrationTests {
     /// A type the built-in format cannot store: only a registered block serializer can.
+    /// `isCopy` tells a `.copy` hand-over from a fresh decode.
     final class Note: NSObject, NSCopying, @unchecked Sendable {
         let text: String
-        init(_ text: String) { self.text = text }
-        func copy(with zone: NSZone? = nil) -> Any { Note(text) }
+        let isCopy: Bool
+        init(_ text: String, isCopy: Bool = false) {
+            self.text = text
+            self.isCopy = isCopy
+        }
+        func copy(with zone: NSZone? = nil) -> Any { Note(text, isCopy: true) }
     }
 
     static let encodeNote: YapDatabaseSerializer = { _, _, object in Data(("note:" + (object as! Note).text).utf8) }
@@ -102,12 +107,16 @@ import Testing
         try a.write { tx in tx.setObject(shared, forKey: "k", inCollection: "notes") }
         #expect(b.read { tx in tx.object(forKey: "k", inCollection: "notes") as? Note } === shared,
                 ".share set after both connections existed hands over the writer's instance")
+        // The default policy, for a collection without its own.
+        database.registerSerializer(Self.encodeNote, forCollection: "copies")
+        database.registerDeserializer(Self.decodeNote, forCollection: "copies")
+        try a.write { tx in tx.setObject(Note("c1"), forKey: "k", inCollection: "copies") }
+        _ = b.read { tx in tx.object(forKey: "k", inCollection: "copies") }
         database.setDefaultObjectPolicy(.copy)
-        database.setObjectPolicy(.copy, forCollection: "notes")
-        let copied = Note("v3")
-        try a.write { tx in tx.setObject(copied, forKey: "k", inCollection: "notes") }
-        let afterCopy = b.read { tx in tx.object(forKey: "k", inCollection: "notes") as? Note }
-        #expect(afterCopy !== copied && afterCopy?.text == "v3", ".copy hands over a copy")
+        let copied = Note("c2")
+        try a.write { tx in tx.setObject(copied, forKey: "k", inCollection: "copies") }
+        let afterCopy = b.read { tx in tx.object(forKey: "k", inCollection: "copies") as? Note }
+        #expect(afterCopy !== copied && afterCopy?.text == "c2" && afterCopy?.isCopy == true, "the default .copy hands over a copy")
         // Metadata policies too.
         database.setMetadataPolicy(.share, forCollection: "notes")
         database.setDefaultMetadataPolicy(.share)
