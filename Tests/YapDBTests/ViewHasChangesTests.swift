@@ -71,4 +71,28 @@ import YapDB
         #expect(!view.hasChanges(forNotifications: [notifications[0], notifications[2]]))
         #expect(!view.hasChanges(forNotifications: []))
     }
+
+    @Test func aFilteredViewAnswersFromItsOwnRowsNotItsParents() throws {
+        let fixture = try DatabaseFixture(configure: ViewTests.configure)
+        let database = fixture.database!
+        let (ui, writer, parent) = setUp(database)
+        let urgentOnly = YapDatabaseViewFiltering.withObjectBlock { _, _, _, _, object in (object as? Task)?.priority == 0 }
+        #expect(database.register(YapDatabaseFilteredView(parentViewName: "tasks", filtering: urgentOnly, versionTag: "1"), withName: "urgent"))
+        ui.beginLongLivedReadTransaction()
+        let urgent = ui.ext("urgent") as! YapDatabaseViewConnection
+        func changes(_ body: @escaping (YapDatabaseReadWriteTransaction) -> Void) -> (parent: Bool, urgent: Bool) {
+            writer.readWrite { tx in body(tx) }
+            let notifications = ui.beginLongLivedReadTransaction()
+            return (parent.hasChanges(forNotifications: notifications), urgent.hasChanges(forNotifications: notifications))
+        }
+        #expect(changes { $0.setObject(Task(title: "later", priority: 3, done: false), forKey: "1", inCollection: "tasks") } == (true, false),
+                "a row the filter leaves out changes only the parent")
+        #expect(changes { $0.touchObject(forKey: "1", inCollection: "tasks") } == (true, false))
+        #expect(changes { $0.setObject(Task(title: "now", priority: 0, done: false), forKey: "2", inCollection: "tasks") } == (true, true))
+        #expect(changes { $0.touchObject(forKey: "2", inCollection: "tasks") } == (true, true))
+        #expect(changes { $0.setObject(Task(title: "now", priority: 5, done: false), forKey: "2", inCollection: "tasks") } == (true, true),
+                "a row leaving the filtered view")
+        #expect(changes { $0.setObject("x", forKey: "a", inCollection: "other") } == (false, false))
+        #expect(changes { $0.removeAllObjects(inCollection: "tasks") } == (true, false), "the filtered view was already empty")
+    }
 }

@@ -200,16 +200,7 @@ public final class YapDatabaseAutoView: YapDatabaseView, @unchecked Sendable {
     override func didTouchRow(name: String, collection: String, key: String, transaction: YapDatabaseReadWriteTransaction) {
         guard isAllowed(collection), let entry = transaction.keydir.entry(collection: collection, key: key),
               (transaction.extensionState(Self.stateKey(name)) as? ViewState)?.rowGroups[entry.rowid] != nil else { return }
-        noteChange(name, transaction, touching: YapCollectionKey(collection: collection, key: key))
-    }
-
-    /// Records in the commit's notification that it changed this view (`"extensions"[name]`
-    /// present: what `hasChanges(forNotifications:)` reads), and `touched`, a key touched in the
-    /// view (its value: the touched keys, which `getChanges` reports as updates).
-    func noteChange(_ name: String, _ transaction: YapDatabaseReadWriteTransaction, touching touched: YapCollectionKey? = nil) {
-        var keys = transaction.extensionChanges[name] as? Set<YapCollectionKey> ?? []
-        if let touched { keys.insert(touched) }
-        transaction.extensionChanges[name] = keys
+        transaction.noteViewChange(name, touching: YapCollectionKey(collection: collection, key: key))
     }
 
     // MARK: Maintenance
@@ -223,7 +214,7 @@ public final class YapDatabaseAutoView: YapDatabaseView, @unchecked Sendable {
         transaction.setExtensionState(nil, forKey: key)
         let changed = body(&state, ViewEngine(view: self, config: config.withLock { $0 }, transaction: transaction))
         transaction.setExtensionState(state, forKey: key)
-        if changed { noteChange(name, transaction) }
+        if changed { transaction.noteViewChange(name) }
     }
 
     /// Builds the view from every allowed row (registration, or a new grouping or sorting).
@@ -241,7 +232,20 @@ public final class YapDatabaseAutoView: YapDatabaseView, @unchecked Sendable {
         }
         transaction.setExtensionState(state, forKey: Self.stateKey(name))
         transaction.engineTransaction.markChanged()
-        noteChange(name, transaction)
+        transaction.noteViewChange(name)
+        transaction.viewDidRepopulate(name)
+    }
+}
+
+extension YapDatabaseReadWriteTransaction {
+    /// Records in the commit's notification that it changed the view registered as `name`
+    /// (`"extensions"[name]` present: what `hasChanges(forNotifications:)` reads), and
+    /// `touched`, a key touched in the view (the entry's value: the touched keys, which
+    /// `getChanges` reports as updates).
+    func noteViewChange(_ name: String, touching touched: YapCollectionKey? = nil) {
+        var keys = extensionChanges[name] as? Set<YapCollectionKey> ?? []
+        if let touched { keys.insert(touched) }
+        extensionChanges[name] = keys
     }
 }
 

@@ -213,6 +213,7 @@ public final class YapDatabaseAutoViewTransaction: YapDatabaseViewTransaction {
             return engine.insertRow(collection: name, key: key, into: &state) || removed
         }
         view.didTouchRow(name: self.name, collection: name, key: key, transaction: writeTransaction)
+        writeTransaction.viewDidReplaceRow(self.name, collection: name, key: key)
         writeTransaction.engineTransaction.markChanged()
     }
 }
