@@ -217,4 +217,31 @@ import YapDBSimulatedDisk
             #expect(Self.stored("k", database) == "v")
         }
     }
+
+    struct Oops: Error, Equatable {}
+
+    /// A `readWrite` whose block has a typed error, on a database that refuses the commit:
+    /// the block's own error is rethrown, and a block that does not throw returns its value.
+    @Test(arguments: [State.poisoned, .diskFull, .readOnly, .closed])
+    func readWriteWithATypedErrorOnARefusingDatabase(_ state: State) throws {
+        let path = "/matrix/typed-\(state.rawValue).yapdb"
+        let log = LogCapture(mentioning: path)
+        defer { log.stop() }
+        let (database, _) = try Self.database(in: state, path: path)
+        defer { database.abandon() }
+        let connection = database.newConnection()
+        #expect(throws: Oops()) {
+            try connection.readWrite { (tx) throws(Oops) in
+                tx.setObject("new", forKey: "k2", inCollection: "c")
+                throw Oops()
+            }
+        }
+        let value = try connection.readWrite { (tx) throws(Oops) -> Int in
+            tx.setObject("new", forKey: "k2", inCollection: "c")
+            return 7
+        }
+        #expect(value == 7)
+        #expect(log.messages.map(\.message).filter { $0.hasSuffix("did not commit: \(state.writeError!)") }.count == 1,
+                "only the returning block's failure is logged; the throwing one was rolled back")
+    }
 }
