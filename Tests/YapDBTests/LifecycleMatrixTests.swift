@@ -59,8 +59,26 @@ import YapDBSimulatedDisk
         let returned = Mutex<String?>(nil)
     }
 
+    /// One case's database (see ``database(in:path:)``) and the log messages naming it.
+    struct Subject {
+        let database: YapDatabase
+        let log: LogCapture
+
+        init(_ state: State, name: String) throws {
+            let path = "/matrix/\(name).yapdb"
+            log = LogCapture(mentioning: path)
+            database = try LifecycleMatrixTests.database(in: state, path: path)
+        }
+
+        /// Lets go of the files (without a checkpoint the faults would refuse) and stops the capture.
+        func end() {
+            database.abandon()
+            log.stop()
+        }
+    }
+
     /// A database with `"c"/"k" = "v"` committed, on its own simulated disk, put into `state`.
-    static func database(in state: State, path: String) throws -> (YapDatabase, SimulatedDisk) {
+    static func database(in state: State, path: String) throws -> YapDatabase {
         let disk = SimulatedDisk(seed: 10)
         try disk.mkdir("/matrix")
         let options = YapDatabaseOptions()
@@ -85,7 +103,7 @@ import YapDBSimulatedDisk
         case .closed:
             try? database.close()
         }
-        return (database, disk)
+        return database
     }
 
     /// A synchronous read (an `async` caller would pick the `async` overload).
@@ -110,11 +128,9 @@ import YapDBSimulatedDisk
 
     @Test(arguments: cases)
     func form(_ state: State, _ form: Form) async throws {
-        let path = "/matrix/\(state.rawValue)-\(form.rawValue).yapdb"
-        let log = LogCapture(mentioning: path)
-        defer { log.stop() }
-        let (database, _) = try Self.database(in: state, path: path)
-        defer { database.abandon() }
+        let subject = try Subject(state, name: "\(state.rawValue)-\(form.rawValue)")
+        defer { subject.end() }
+        let database = subject.database, log = subject.log
         let connection = database.newConnection()
         let observed = Observed()
         let readBlock: @Sendable (YapDatabaseReadTransaction) -> Void = { tx in
@@ -224,12 +240,9 @@ import YapDBSimulatedDisk
     /// the block's own error is rethrown, and a block that does not throw returns its value.
     @Test(arguments: [State.poisoned, .diskFull, .readOnly, .closed])
     func readWriteWithATypedErrorOnARefusingDatabase(_ state: State) throws {
-        let path = "/matrix/typed-\(state.rawValue).yapdb"
-        let log = LogCapture(mentioning: path)
-        defer { log.stop() }
-        let (database, _) = try Self.database(in: state, path: path)
-        defer { database.abandon() }
-        let connection = database.newConnection()
+        let subject = try Subject(state, name: "typed-\(state.rawValue)")
+        defer { subject.end() }
+        let connection = subject.database.newConnection()
         #expect(throws: Oops()) {
             try connection.readWrite { (tx) throws(Oops) in
                 tx.setObject("new", forKey: "k2", inCollection: "c")
@@ -241,7 +254,7 @@ import YapDBSimulatedDisk
             return 7
         }
         #expect(value == 7)
-        #expect(log.messages.map(\.message).filter { $0.hasSuffix("did not commit: \(state.writeError!)") }.count == 1,
+        #expect(subject.log.messages.map(\.message).filter { $0.hasSuffix("did not commit: \(state.writeError!)") }.count == 1,
                 "only the returning block's failure is logged; the throwing one was rolled back")
     }
 }
