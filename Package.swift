@@ -56,7 +56,7 @@ let package = Package(
         .testTarget(name: "YapDBStorageTests", dependencies: ["YapDBStorage", "YapDBSimulatedDisk", "TestSupport"]),
         .testTarget(name: "YapDBIndexTests", dependencies: ["YapDBIndex", "TestSupport"]),
         .testTarget(name: "YapDBEngineTests", dependencies: ["YapDBEngine", "YapDBIndex", "YapDBStorage", "YapDBSimulatedDisk", "TestSupport"]),
-        .testTarget(name: "YapDBTests", dependencies: ["YapDB", "TestSupport"]),
+        .testTarget(name: "YapDBTests", dependencies: ["YapDB", "YapDBSimulatedDisk", "TestSupport", "YapDBCrashChild"]),
         // Replays Fuzz/Corpus/<target>/ and Fuzz/Crashes/<target>/ through the fuzz entry points.
         .testTarget(name: "YapDBFuzzEntryTests", dependencies: ["YapDBFuzzEntry"]),
         // The reliability harness (docs/reliability.md): crash sweep, fault matrix, SIGKILLs,
