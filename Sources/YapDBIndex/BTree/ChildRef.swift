@@ -12,9 +12,16 @@ struct ChildRef<Node: AnyObject & Sendable>: Sendable {
     var node: Node?
     /// Entries in the subtree.
     var count: Int
+    /// Row trees: the subtree's first row id (what comparator searches look at). Keyed trees: 0.
+    var first: UInt64 = 0
 
-    static func clean(_ page: PageID, count: Int) -> ChildRef { ChildRef(page: page, node: nil, count: count) }
-    static func dirty(_ node: Node, count: Int) -> ChildRef { ChildRef(page: .none, node: node, count: count) }
+    static func clean(_ page: PageID, count: Int, first: UInt64 = 0) -> ChildRef {
+        ChildRef(page: page, node: nil, count: count, first: first)
+    }
+
+    static func dirty(_ node: Node, count: Int, first: UInt64 = 0) -> ChildRef {
+        ChildRef(page: .none, node: node, count: count, first: first)
+    }
 }
 
 /// The page a dirty node was written to by a published checkpoint (`PageFlush.publish()`), or

@@ -18,22 +18,7 @@ extension PagedBTree {
     package func flush<E: Error>(
         allocate: () throws(E) -> PageID, write: (PageID, UnsafeRawBufferPointer) throws(E) -> Void
     ) throws(E) -> PageFlush {
-        var writer = PageWriter(format: format)
-        let page = try flushRef(root, &writer, allocate, write)
-        return PageFlush(root: page, marks: writer.marks)
-    }
-
-    private func flushRef<E: Error>(
-        _ ref: ChildRef<KeyedNode>, _ writer: inout PageWriter,
-        _ allocate: () throws(E) -> PageID, _ write: (PageID, UnsafeRawBufferPointer) throws(E) -> Void
-    ) throws(E) -> PageID {
-        guard let node = ref.node else { return ref.page }
-        let written = node.mark.flushedPage
-        if written != .none { return written }
-        var childPages: [PageID] = []
-        childPages.reserveCapacity(node.children.count)
-        for child in node.children { childPages.append(try flushRef(child, &writer, allocate, write)) }
-        return try writer.emit(node.mark, allocate: allocate, write: write) { node.encode(into: $0, childPages: childPages) }
+        try flushTree(root, format: format, allocate: allocate, write: write)
     }
 
     /// This tree with every node that a published flush wrote replaced by its clean page, so
@@ -41,20 +26,7 @@ extension PagedBTree {
     /// only; copies a shared dirty node whose subtree changes.
     package func releasingFlushedNodes() -> PagedBTree {
         var tree = self
-        Self.release(&tree.root)
+        releaseFlushed(&tree.root)
         return tree
-    }
-
-    private static func release(_ ref: inout ChildRef<KeyedNode>) {
-        guard let node = ref.node else { return }
-        let written = node.mark.flushedPage
-        if written != .none {
-            ref = .clean(written, count: ref.count)
-            return
-        }
-        guard !node.isLeaf, node.children.contains(where: { $0.node != nil }) else { return }
-        let owned = isKnownUniquelyReferenced(&ref.node) ? node : node.copy()
-        ref.node = owned
-        for k in owned.children.indices { release(&owned.children[k]) }
     }
 }

@@ -100,10 +100,10 @@ extension KeyedNode {
     /// After child `k` (dirty) changed: splits it if it overflows a page, or merges it with a
     /// sibling (and splits the result again if that overflows) if it fell below the fill bound.
     func fixChild(_ k: Int, _ tree: PagedBTree) throws(PageError) {
-        let child = children[k].node.unsafelyUnwrapped
-        if child.byteSize > tree.format.pageSize {
+        let size = children[k].node.unsafelyUnwrapped.byteSize
+        if size > tree.format.pageSize {
             adoptSplit(of: k, format: tree.format)
-        } else if child.byteSize - PageLayout.headerSize < tree.format.minimumKeyedPayload && children.count > 1 {
+        } else if size - PageLayout.headerSize < tree.format.minimumKeyedPayload && children.count > 1 {
             let left = k > 0 ? k - 1 : k
             let leftNode = try children[left].makeDirty(level: level - 1, format: tree.format, source: tree.source)
             let rightNode = try children[left + 1].makeDirty(level: level - 1, format: tree.format, source: tree.source)

@@ -220,7 +220,7 @@ extension PagedBTree {
             }
             return try visitChildren(node.children.count, total: ref.count, range, reversed: reversed) { k throws(PageError) in
                 (node.children[k], node.children[k].count)
-            } recurse: { child, sub throws(PageError) in
+            } recurse: { child, sub, _ throws(PageError) in
                 try visit(child, level: level - 1, sub, reversed: reversed, body)
             }
         }
@@ -237,7 +237,7 @@ extension PagedBTree {
             return try visitChildren(view.count, total: view.subtreeCount, range, reversed: reversed) { k throws(PageError) in
                 let child = try view.keyedChild(k)
                 return (.clean(child.page, count: child.count), child.count)
-            } recurse: { child, sub throws(PageError) in
+            } recurse: { child, sub, _ throws(PageError) in
                 try visit(child, level: level - 1, sub, reversed: reversed, body)
             }
         }
@@ -245,11 +245,12 @@ extension PagedBTree {
 }
 
 /// Visits the children of a branch whose positions overlap `range`, in order or reversed;
-/// `child(k)` gives child `k` and its count, `recurse` walks it over a sub-range. Returns false
+/// `child(k)` gives child `k` and its count, `recurse` walks it over a sub-range (relative to
+/// the child, whose first position is the third argument). Returns false
 /// once `recurse` does. Counts that do not add up to `total` are corruption.
 func visitChildren<Ref>(
     _ childCount: Int, total: Int, _ range: Range<Int>, reversed: Bool,
-    child: (Int) throws(PageError) -> (Ref, Int), recurse: (Ref, Range<Int>) throws(PageError) -> Bool
+    child: (Int) throws(PageError) -> (Ref, Int), recurse: (Ref, Range<Int>, Int) throws(PageError) -> Bool
 ) throws(PageError) -> Bool {
     if reversed {
         var end = total
@@ -258,7 +259,7 @@ func visitChildren<Ref>(
             let start = end - count
             if start < range.upperBound && end > range.lowerBound {
                 let sub = (max(range.lowerBound, start) - start)..<(min(range.upperBound, end) - start)
-                if try !recurse(ref, sub) { return false }
+                if try !recurse(ref, sub, start) { return false }
             }
             if start <= range.lowerBound { return true }
             end = start
@@ -270,7 +271,7 @@ func visitChildren<Ref>(
             let end = start + count
             if start < range.upperBound && end > range.lowerBound {
                 let sub = (max(range.lowerBound, start) - start)..<(min(range.upperBound, end) - start)
-                if try !recurse(ref, sub) { return false }
+                if try !recurse(ref, sub, start) { return false }
             }
             if end >= range.upperBound { return true }
             start = end

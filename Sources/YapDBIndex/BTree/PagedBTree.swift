@@ -66,22 +66,3 @@ package struct PagedBTree: Sendable {
         height = 0
     }
 }
-
-extension ChildRef where Node == KeyedNode {
-    /// Makes this reference a dirty node owned by the caller alone: loads a clean page, copies a
-    /// shared node, or clears the flush mark of an exclusively owned one (it is about to change).
-    mutating func makeDirty(level: Int, format: PageFormat, source: any PageSource) throws(PageError) -> KeyedNode {
-        if node != nil {
-            if isKnownUniquelyReferenced(&node) {
-                node.unsafelyUnwrapped.mark.reset()
-            } else {
-                node = node.unsafelyUnwrapped.copy()
-            }
-            return node.unsafelyUnwrapped
-        }
-        let loaded = try KeyedNode.load(page, level: level, count: count, format: format, source: source)
-        node = loaded
-        page = .none
-        return loaded
-    }
-}
