@@ -33,7 +33,7 @@ extension PagedBTree {
         guard try contains(key) else { return nil }
         let node = try root.makeDirty(level: height - 1, format: format, source: source)
         let old = try node.remove(key, self)
-        root.count -= 1
+        if old != nil { root.count -= 1 }
         shrinkRoot()
         return old
     }

@@ -31,6 +31,10 @@ package enum PageLayout {
     /// Bytes before the first entry.
     package static let headerSize = 16
 
+    /// The largest subtree count a page may record (2^48): sums of a page's children then
+    /// cannot overflow an `Int`, whatever the bytes say.
+    package static let maximumSubtreeCount = 1 << 48
+
     /// The highest level a page may have (a tree of height 33); deeper is corruption.
     package static let maximumLevel = 32
 

@@ -52,7 +52,7 @@ struct PageView {
             throw .corrupt(page: id, reason: .badCount(count))
         }
         let subtree = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: PageLayout.subtreeCountOffset, as: UInt64.self))
-        guard subtree <= UInt64(Int.max), level == 0 ? Int(subtree) == count : Int(subtree) >= count else {
+        guard subtree <= UInt64(PageLayout.maximumSubtreeCount), level == 0 ? Int(subtree) == count : Int(subtree) >= count else {
             throw .corrupt(page: id, reason: .subtreeCountMismatch(expected: count, found: Int(clamping: subtree)))
         }
         self.bytes = bytes
@@ -82,13 +82,13 @@ struct PageView {
         return UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + length)])
     }
 
-    /// A child's page id and subtree count, at `offset`; a null page or a count beyond `Int`
-    /// is corruption.
+    /// A child's page id and subtree count, at `offset`; a null page, or a count of zero or
+    /// beyond `PageLayout.maximumSubtreeCount`, is corruption.
     @inline(__always)
     func childAt(_ offset: Int, slot: Int) throws(PageError) -> (page: PageID, count: Int) {
         let page = u64(offset), count = u64(offset + 8)
         guard page != .none else { throw .corrupt(page: id, reason: .nullChild(slot: slot)) }
-        guard count >= 1, count <= UInt64(Int.max) else {
+        guard count >= 1, count <= UInt64(PageLayout.maximumSubtreeCount) else {
             throw .corrupt(page: id, reason: .subtreeCountMismatch(expected: 1, found: Int(clamping: count)))
         }
         return (page, Int(count))
