@@ -40,7 +40,7 @@ let package = Package(
         .executableTarget(
             name: "YapDBMeasure",
             dependencies: [
-                "YapDBEngine", "YapDBStorage",
+                "YapDBEngine", "YapDBStorage", "YapDBIndex",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

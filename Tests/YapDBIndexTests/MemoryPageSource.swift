@@ -22,14 +22,14 @@ final class MemoryPageSource: PageSource {
         self.verifiesChecksums = verifiesChecksums
     }
 
-    func withPage<R>(_ id: PageID, _ body: (UnsafeRawBufferPointer) throws(PageError) -> R) throws(PageError) -> R {
+    func withPage(_ id: PageID, _ body: (UnsafeRawBufferPointer) throws(PageError) -> Void) throws(PageError) {
         let page = state.withLock { state -> StoredPage? in
             state.reads += 1
             return state.pages[id]
         }
         guard let page else { throw .corrupt(page: id, reason: .missing) }
-        let result: Result<R, PageError> = page.bytes.withUnsafeBytes { bytes in
-            Result { () throws(PageError) -> R in
+        let result: Result<Void, PageError> = page.bytes.withUnsafeBytes { bytes in
+            Result { () throws(PageError) -> Void in
                 if verifiesChecksums { try format.verify(bytes, id: id) }
                 return try body(bytes)
             }

@@ -78,3 +78,19 @@ func readVarint(_ bytes: UnsafeRawBufferPointer, _ cursor: inout Int) -> UInt64?
     }
     return nil
 }
+
+extension PagedBTree {
+    /// The entry stored for `key` in a collection tree, decoded straight from the page bytes
+    /// (no allocation for a clean page), or nil if absent. O(log n).
+    /// - Throws: `PageError` if a page on the path cannot be read or is damaged, including a
+    ///   value that is not a well-formed entry (`.corrupt(page: .none, reason: .badEntry)`).
+    package func entry(forKey key: [UInt8]) throws(PageError) -> KeydirEntry? {
+        var entry: KeydirEntry? = nil, malformed = false
+        try withValue(forKey: key) { bytes in
+            entry = KeydirEntry(pageEncoded: bytes)
+            malformed = entry == nil
+        }
+        if malformed { throw .corrupt(page: .none, reason: .badEntry) }
+        return entry
+    }
+}

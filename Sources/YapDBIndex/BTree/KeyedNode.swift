@@ -94,7 +94,7 @@ extension KeyedNode {
     /// Reads page `id` at `level` (with `count` entries, as the parent recorded) into a new dirty
     /// node. The page is checked: header, every slot, key order, entry sizes and child counts.
     static func load(_ id: PageID, level: Int, count: Int, format: PageFormat, source: any PageSource) throws(PageError) -> KeyedNode {
-        try source.withPage(id) { bytes throws(PageError) -> KeyedNode in
+        try readPage(source, id) { bytes throws(PageError) -> KeyedNode in
             let view = try PageView(bytes, id: id, pageSize: format.pageSize, family: .keyed, level: level)
             try view.requireSubtreeCount(count)
             return try decode(view, format: format)

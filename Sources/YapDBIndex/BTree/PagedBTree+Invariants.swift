@@ -26,7 +26,7 @@ extension PagedBTree {
             node = dirty
             guard node.level == level else { throw .corrupt(page: id, reason: .unevenDepth) }
         } else {
-            node = try source.withPage(id) { bytes throws(PageError) -> KeyedNode in
+            node = try readPage(source, id) { bytes throws(PageError) -> KeyedNode in
                 try format.verify(bytes, id: id)
                 let view = try PageView(bytes, id: id, pageSize: format.pageSize, family: .keyed, level: level)
                 try view.requireSubtreeCount(ref.count)

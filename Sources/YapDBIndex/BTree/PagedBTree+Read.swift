@@ -15,52 +15,57 @@ package struct KeyBound: Sendable {
 }
 
 extension PagedBTree {
-    /// Calls `body` with the value stored for `key` and returns its result, or nil if absent.
-    /// The bytes are valid only during the call. O(log n) page visits, no allocation for clean
-    /// pages.
+    /// Calls `body` with the value stored for `key`, if present, and says whether it was. The
+    /// bytes are valid only during the call. O(log n) page visits, no allocation for clean pages.
+    /// (Not generic, so callers in other modules pay no run-time generic dispatch.)
     /// - Throws: `PageError` if a page on the path cannot be read or is damaged.
-    package func withValue<R>(forKey key: [UInt8], _ body: (UnsafeRawBufferPointer) -> R) throws(PageError) -> R? {
-        try withBytes(key) { target throws(PageError) -> R? in try find(target, body) }
+    @discardableResult
+    package func withValue(forKey key: [UInt8], _ body: (UnsafeRawBufferPointer) -> Void) throws(PageError) -> Bool {
+        try withBytes(key) { target throws(PageError) -> Bool in try find(target, body) }
     }
 
     /// The value stored for `key`, or nil. O(log n).
     /// - Throws: `PageError` if a page on the path cannot be read or is damaged.
     package func value(forKey key: [UInt8]) throws(PageError) -> [UInt8]? {
-        try withValue(forKey: key) { Array($0) }
+        var value: [UInt8]? = nil
+        try withValue(forKey: key) { value = Array($0) }
+        return value
     }
 
     /// Whether `key` is present. O(log n).
     package func contains(_ key: [UInt8]) throws(PageError) -> Bool {
-        try withValue(forKey: key) { _ in true } ?? false
+        try withValue(forKey: key) { _ in }
     }
 
     /// The search of `withValue`, over a key already in raw form.
-    func find<R>(_ key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) -> R) throws(PageError) -> R? {
-        guard height > 0 else { return nil }
+    func find(_ key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) -> Void) throws(PageError) -> Bool {
+        guard height > 0 else { return false }
         var ref = root
         var level = height - 1
         while let node = ref.node {
             if node.isLeaf {
                 let (index, found) = node.search(key)
-                return found ? node.values[index].withUnsafeBytes(body) : nil
+                if found { node.values[index].withUnsafeBytes(body) }
+                return found
             }
             ref = node.children[node.childIndex(key)]
             level -= 1
         }
         var page = ref.page, expected = ref.count
-        var result: R? = nil
+        var found = false
         while true {
-            let next = try source.withPage(page) { bytes throws(PageError) -> (page: PageID, count: Int)? in
+            let next = try readPage(source, page) { bytes throws(PageError) -> (page: PageID, count: Int)? in
                 let view = try PageView(bytes, id: page, pageSize: format.pageSize, family: .keyed, level: level)
                 try view.requireSubtreeCount(expected)
                 if level == 0 {
-                    let (index, found) = try view.leafSearch(key)
-                    if found { result = body(try view.leafEntry(index).value) }
+                    let (index, hit) = try view.leafSearch(key)
+                    if hit { body(try view.leafEntry(index).value) }
+                    found = hit
                     return nil
                 }
                 return try view.keyedChild(view.branchSearch(key))
             }
-            guard let next else { return result }
+            guard let next else { return found }
             (page, expected) = (next.page, next.count)
             level -= 1
         }
@@ -86,7 +91,7 @@ extension PagedBTree {
             var page = ref.page, expected = ref.count
             while true {
                 var leafResult: (index: Int, found: Bool)? = nil
-                let next = try source.withPage(page) { bytes throws(PageError) -> (page: PageID, count: Int)? in
+                let next = try readPage(source, page) { bytes throws(PageError) -> (page: PageID, count: Int)? in
                     let view = try PageView(bytes, id: page, pageSize: format.pageSize, family: .keyed, level: level)
                     try view.requireSubtreeCount(expected)
                     if level == 0 {
@@ -113,17 +118,17 @@ extension PagedBTree {
         return found ? index : nil
     }
 
-    /// Calls `body` with the key and value at position `index` (in key order) and returns its
-    /// result. O(log n).
+    /// Calls `body` with the key and value at position `index` (in key order). O(log n).
     /// - Precondition: `0 <= index < count`.
     /// - Throws: `PageError` if a page on the path cannot be read, is damaged, or its counts
     ///   disagree (`.positionOutOfRange`).
-    package func withElement<R>(at index: Int, _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) -> R) throws(PageError) -> R {
+    package func withElement(at index: Int, _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) -> Void) throws(PageError) {
         precondition(index >= 0 && index < count, "PagedBTree: index \(index) out of range 0..<\(count)")
         var ref = root, level = height - 1, i = index
         while let node = ref.node {
             if node.isLeaf {
-                return node.keys[i].withUnsafeBytes { key in node.values[i].withUnsafeBytes { body(key, $0) } }
+                node.keys[i].withUnsafeBytes { key in node.values[i].withUnsafeBytes { body(key, $0) } }
+                return
             }
             var k = 0
             while i >= node.children[k].count { i -= node.children[k].count; k += 1 }
@@ -131,15 +136,14 @@ extension PagedBTree {
             level -= 1
         }
         var page = ref.page, expected = ref.count
-        var result: R? = nil
         while true {
-            let next = try source.withPage(page) { bytes throws(PageError) -> (page: PageID, count: Int)? in
+            let next = try readPage(source, page) { bytes throws(PageError) -> (page: PageID, count: Int)? in
                 let view = try PageView(bytes, id: page, pageSize: format.pageSize, family: .keyed, level: level)
                 try view.requireSubtreeCount(expected)
                 guard i < view.subtreeCount else { throw .corrupt(page: page, reason: .positionOutOfRange) }
                 if level == 0 {
                     let (key, value) = try view.leafEntry(i)
-                    result = body(key, value)
+                    body(key, value)
                     return nil
                 }
                 for k in 0..<view.count {
@@ -149,7 +153,7 @@ extension PagedBTree {
                 }
                 throw .corrupt(page: page, reason: .positionOutOfRange)
             }
-            guard let next else { return result.unsafelyUnwrapped }
+            guard let next else { return }
             (page, expected) = (next.page, next.count)
             level -= 1
         }
@@ -158,7 +162,9 @@ extension PagedBTree {
     /// The key and value at position `index`. O(log n).
     /// - Precondition: `0 <= index < count`.
     package func element(at index: Int) throws(PageError) -> (key: [UInt8], value: [UInt8]) {
-        try withElement(at: index) { (Array($0), Array($1)) }
+        var element: (key: [UInt8], value: [UInt8]) = ([], [])
+        try withElement(at: index) { element = (Array($0), Array($1)) }
+        return element
     }
 
     /// The first entry in key order, or nil if empty.
@@ -224,7 +230,7 @@ extension PagedBTree {
                 try visit(child, level: level - 1, sub, reversed: reversed, body)
             }
         }
-        return try source.withPage(ref.page) { bytes throws(PageError) -> Bool in
+        return try readPage(source, ref.page) { bytes throws(PageError) -> Bool in
             let view = try PageView(bytes, id: ref.page, pageSize: format.pageSize, family: .keyed, level: level)
             try view.requireSubtreeCount(ref.count)
             if level == 0 {

@@ -42,7 +42,7 @@ package struct PagedBTree: Sendable {
     package init(rootPage: PageID, format: PageFormat, source: any PageSource) throws(PageError) {
         self.init(format: format, source: source)
         guard rootPage != .none else { return }
-        let (count, level) = try source.withPage(rootPage) { bytes throws(PageError) in
+        let (count, level) = try readPage(source, rootPage) { bytes throws(PageError) in
             let view = try PageView(bytes, id: rootPage, pageSize: format.pageSize, family: .keyed, level: nil)
             return (view.subtreeCount, view.level)
         }

@@ -25,7 +25,7 @@ extension PagedRowTree {
             node = dirty
             guard node.level == level else { throw .corrupt(page: id, reason: .unevenDepth) }
         } else {
-            node = try source.withPage(id) { bytes throws(PageError) -> RowNode in
+            node = try readPage(source, id) { bytes throws(PageError) -> RowNode in
                 try format.verify(bytes, id: id)
                 let view = try PageView(bytes, id: id, pageSize: format.pageSize, family: .rows, level: level)
                 try view.requireSubtreeCount(ref.count)

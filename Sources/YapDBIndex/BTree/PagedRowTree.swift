@@ -37,7 +37,7 @@ package struct PagedRowTree: Sendable {
     package init(rootPage: PageID, format: PageFormat, source: any PageSource) throws(PageError) {
         self.init(format: format, source: source)
         guard rootPage != .none else { return }
-        let (count, level, first) = try source.withPage(rootPage) { bytes throws(PageError) in
+        let (count, level, first) = try readPage(source, rootPage) { bytes throws(PageError) in
             let view = try PageView(bytes, id: rootPage, pageSize: format.pageSize, family: .rows, level: nil)
             return (view.subtreeCount, view.level, view.level == 0 ? view.rowid(0) : try view.rowChild(0).first)
         }
@@ -77,7 +77,7 @@ package struct PagedRowTree: Sendable {
 
     /// Opens the page of a clean child at `level` that its parent says holds `count` entries.
     func withPage<R>(_ id: PageID, level: Int, count: Int, _ body: (PageView) throws(PageError) -> R) throws(PageError) -> R {
-        try source.withPage(id) { bytes throws(PageError) -> R in
+        try readPage(source, id) { bytes throws(PageError) -> R in
             let view = try PageView(bytes, id: id, pageSize: format.pageSize, family: .rows, level: level)
             try view.requireSubtreeCount(count)
             return try body(view)

@@ -41,7 +41,7 @@ final class RowNode: PagedNode, @unchecked Sendable {
     /// Reads page `id` at `level` (with `count` entries, as the parent recorded) into a new dirty
     /// node, checking the header and the children's counts.
     static func load(_ id: PageID, level: Int, count: Int, format: PageFormat, source: any PageSource) throws(PageError) -> RowNode {
-        try source.withPage(id) { bytes throws(PageError) -> RowNode in
+        try readPage(source, id) { bytes throws(PageError) -> RowNode in
             let view = try PageView(bytes, id: id, pageSize: format.pageSize, family: .rows, level: level)
             try view.requireSubtreeCount(count)
             return try decode(view)

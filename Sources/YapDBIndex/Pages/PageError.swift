@@ -68,6 +68,8 @@ package enum PageCorruption: Sendable, Hashable, CustomStringConvertible {
     case overfilled
     /// Leaves are not all at the same depth, or a tree's height disagrees with its pages.
     case unevenDepth
+    /// A collection tree's value is not a well-formed `KeydirEntry` encoding.
+    case badEntry
     /// A branch's first-row-id column disagrees with the child's first row id (row trees).
     case firstRowMismatch(slot: Int)
 
@@ -87,6 +89,7 @@ package enum PageCorruption: Sendable, Hashable, CustomStringConvertible {
         case .underfilled: return "underfilled"
         case .overfilled: return "overfilled"
         case .unevenDepth: return "leaves at different depths"
+        case .badEntry: return "malformed index entry"
         case .firstRowMismatch(let slot): return "first row id of child \(slot) disagrees"
         }
     }

@@ -104,13 +104,20 @@ extension PageView {
             : PageLayout.headerSize + count * PageLayout.keyedChildSize + (count - 1) * PageLayout.slotSize
     }
 
-    /// Leaf entry `i`: its key and value bytes.
+    /// The offset of leaf entry `i`, checked to leave room for its two lengths.
     @inline(__always)
-    func leafEntry(_ i: Int) throws(PageError) -> (key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) {
+    private func leafEntryOffset(_ i: Int) throws(PageError) -> Int {
         let offset = u16(PageLayout.headerSize + i * PageLayout.slotSize)
         guard offset >= keyedDataStart, offset + PageLayout.leafEntryHeader <= bytes.count else {
             throw .corrupt(page: id, reason: .slotOutOfRange(slot: i))
         }
+        return offset
+    }
+
+    /// Leaf entry `i`: its key and value bytes.
+    @inline(__always)
+    func leafEntry(_ i: Int) throws(PageError) -> (key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) {
+        let offset = try leafEntryOffset(i)
         let keyLength = u16(offset), valueLength = u16(offset + 2)
         let keyStart = offset + PageLayout.leafEntryHeader
         let key = try slice(keyStart, keyLength, slot: i)
@@ -118,9 +125,12 @@ extension PageView {
         return (key, value)
     }
 
-    /// Leaf key `i`.
+    /// Leaf key `i` (its value's bounds are checked when the value is read).
     @inline(__always)
-    func leafKey(_ i: Int) throws(PageError) -> UnsafeRawBufferPointer { try leafEntry(i).key }
+    func leafKey(_ i: Int) throws(PageError) -> UnsafeRawBufferPointer {
+        let offset = try leafEntryOffset(i)
+        return try slice(offset + PageLayout.leafEntryHeader, u16(offset), slot: i)
+    }
 
     /// Branch child `i` of a keyed branch.
     @inline(__always)
