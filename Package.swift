@@ -46,7 +46,7 @@ let package = Package(
         .executableTarget(
             name: "YapDBMeasure",
             dependencies: [
-                "YapDBEngine", "YapDBStorage",
+                "YapDBEngine", "YapDBStorage", "YapDBIndex",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

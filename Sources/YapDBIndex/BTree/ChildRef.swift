@@ -1,0 +1,113 @@
+// ChildRef and FlushMark: how a tree refers to a child — a clean page or a dirty in-memory node —
+// and how an in-memory node remembers the page a checkpoint wrote it to.
+import Synchronization
+
+/// A reference from a parent (or a tree's root) to a subtree: a clean page, or a dirty node held
+/// in memory, with the subtree's entry count.
+///
+/// Exactly one of `page` and `node` is meaningful: `node != nil` means dirty (then `page` is
+/// `PageID.none`); otherwise `page` is the written page (`PageID.none` only for an empty root).
+struct ChildRef<Node: AnyObject & Sendable>: Sendable {
+    var page: PageID
+    var node: Node?
+    /// Entries in the subtree.
+    var count: Int
+    /// Row trees: the subtree's first row id (what comparator searches look at). Keyed trees: 0.
+    var first: UInt64 = 0
+
+    static func clean(_ page: PageID, count: Int, first: UInt64 = 0) -> ChildRef {
+        ChildRef(page: page, node: nil, count: count, first: first)
+    }
+
+    static func dirty(_ node: Node, count: Int, first: UInt64 = 0) -> ChildRef {
+        ChildRef(page: .none, node: node, count: count, first: first)
+    }
+}
+
+/// The page a dirty node was written to by a published checkpoint (`PageFlush.publish()`), or
+/// `PageID.none`. A later flush of a tree that still shares the node writes nothing for it and
+/// reuses the page; `releasingFlushedNodes()` swaps it for a clean reference.
+///
+/// Atomic because a checkpoint publishes from its own thread while the writer may read the
+/// node; the writer clears it (`reset`) only on a node it owns exclusively before mutating it.
+final class FlushMark: Sendable {
+    private let page = Atomic<UInt64>(0)
+
+    init() {}
+
+    /// The page this node was published as, or `PageID.none`.
+    var flushedPage: PageID { page.load(ordering: .acquiring) }
+
+    /// Records that the node's current contents are page `id`.
+    func publish(_ id: PageID) { page.store(id, ordering: .releasing) }
+
+    /// Forgets the page: the node is about to change.
+    func reset() { if page.load(ordering: .relaxed) != .none { page.store(.none, ordering: .relaxed) } }
+}
+
+/// The outcome of writing a tree's dirty nodes (`flush`): the new root page, and the
+/// assignments of pages to in-memory nodes, which `publish()` records in the nodes once the
+/// checkpoint that wrote them is durable.
+///
+/// Threading: `publish()` may run on any thread, concurrently with readers and the writer.
+package struct PageFlush: Sendable {
+    /// The clean root page of the flushed tree (`PageID.none` for an empty tree).
+    package let root: PageID
+    /// Pages written by this flush.
+    package var pagesWritten: Int { marks.count }
+    /// The nodes written and their pages.
+    let marks: [(FlushMark, PageID)]
+
+    /// Records in each written node the page it was written to, so later flushes of trees that
+    /// still share those nodes reuse the pages, and `releasingFlushedNodes()` can drop them from
+    /// memory. Call only after the pages and the root record that reaches them are durable; if
+    /// the checkpoint failed, drop the `PageFlush` instead (the next flush writes them again).
+    package func publish() {
+        for (mark, page) in marks { mark.publish(page) }
+    }
+}
+
+/// The scratch page and the record of one flush. The allocator and sink are passed to `emit`
+/// (they are the caller's non-escaping closures).
+struct PageWriter: ~Copyable {
+    let format: PageFormat
+    let buffer: UnsafeMutableRawBufferPointer
+    var marks: [(FlushMark, PageID)] = []
+
+    init(format: PageFormat) {
+        self.format = format
+        buffer = .allocate(byteCount: format.pageSize, alignment: 16)
+    }
+
+    deinit { buffer.deallocate() }
+
+    /// Zeroes the scratch page, lets `fill` encode a node into it, seals it with its checksum,
+    /// allocates a page id and hands the page to the sink. Returns the page id.
+    mutating func emit<E: Error>(
+        _ mark: FlushMark, allocate: () throws(E) -> PageID, write: (PageID, UnsafeRawBufferPointer) throws(E) -> Void,
+        _ fill: (UnsafeMutableRawBufferPointer) -> Void
+    ) throws(E) -> PageID {
+        buffer.initializeMemory(as: UInt8.self, repeating: 0)
+        fill(buffer)
+        format.seal(buffer)
+        let id = try allocate()
+        try write(id, UnsafeRawBufferPointer(buffer))
+        marks.append((mark, id))
+        return id
+    }
+}
+
+/// Writes the common page header.
+func writeHeader(_ page: UnsafeMutableRawBufferPointer, kind: PageKind, level: Int, count: Int, subtreeCount: Int) {
+    page[PageLayout.kindOffset] = kind.rawValue
+    page[PageLayout.levelOffset] = UInt8(level)
+    page.storeBytes(of: UInt16(count).littleEndian, toByteOffset: PageLayout.countOffset, as: UInt16.self)
+    page.storeBytes(of: UInt64(subtreeCount).littleEndian, toByteOffset: PageLayout.subtreeCountOffset, as: UInt64.self)
+}
+
+/// Runs `body` over the bytes of `array`, passing on a typed error.
+@inline(__always)
+func withBytes<R>(_ array: [UInt8], _ body: (UnsafeRawBufferPointer) throws(PageError) -> R) throws(PageError) -> R {
+    let result: Result<R, PageError> = array.withUnsafeBytes { bytes in Result { () throws(PageError) -> R in try body(bytes) } }
+    return try result.get()
+}

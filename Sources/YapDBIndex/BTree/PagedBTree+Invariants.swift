@@ -1,0 +1,67 @@
+// PagedBTree+Invariants: the full self-check — every node, dirty or written, is walked.
+
+extension PagedBTree {
+    /// Checks every node, dirty and clean: page checksums, key order within nodes and against
+    /// the separators above, subtree counts, fill bounds (no node over a page; nodes other than
+    /// the root at least an eighth full; branches with two or more children), and all leaves at
+    /// the same depth. Reads every page: O(n). This is `verify()`'s walk of one tree.
+    /// - Throws: `PageError` naming the first bad page (`PageID.none` for a dirty node).
+    package func validate() throws(PageError) {
+        guard height > 0 else {
+            guard root.count == 0, root.node == nil, root.page == .none else { throw .corrupt(page: root.page, reason: .unevenDepth) }
+            return
+        }
+        try check(root, level: height - 1, lower: nil, upper: nil, isRoot: true)
+    }
+
+    /// Traps with the violation if `validate()` fails (tests; debug checks).
+    package func checkInvariants() {
+        do { try validate() } catch { preconditionFailure("PagedBTree: \(error)") }
+    }
+
+    private func check(_ ref: ChildRef<KeyedNode>, level: Int, lower: [UInt8]?, upper: [UInt8]?, isRoot: Bool) throws(PageError) {
+        let id = ref.page
+        let node: KeyedNode
+        if let dirty = ref.node {
+            node = dirty
+            guard node.level == level else { throw .corrupt(page: id, reason: .unevenDepth) }
+        } else {
+            node = try readPage(source, id) { bytes throws(PageError) -> KeyedNode in
+                try format.verify(bytes, id: id)
+                let view = try PageView(bytes, id: id, pageSize: format.pageSize, family: .keyed, level: level)
+                try view.requireSubtreeCount(ref.count)
+                return try KeyedNode.decode(view, format: format)
+            }
+        }
+        let byteSize = node.byteSize
+        node.recomputeSize()
+        guard node.byteSize == byteSize else { throw .corrupt(page: id, reason: .subtreeCountMismatch(expected: node.byteSize, found: byteSize)) }
+        guard byteSize <= format.pageSize else { throw .corrupt(page: id, reason: .overfilled) }
+        if isRoot {
+            guard node.isLeaf ? !node.keys.isEmpty : node.children.count >= 2 else { throw .corrupt(page: id, reason: .underfilled) }
+        } else {
+            guard byteSize - PageLayout.headerSize >= format.minimumKeyedPayload else { throw .corrupt(page: id, reason: .underfilled) }
+        }
+        guard node.subtreeCount == ref.count else { throw .corrupt(page: id, reason: .subtreeCountMismatch(expected: ref.count, found: node.subtreeCount)) }
+        // Keys ascend, and lie in [lower, upper).
+        for (i, key) in node.keys.enumerated() {
+            if i > 0 { try requireLess(node.keys[i - 1], key, slot: i, page: id) }
+            if let lower, i == 0 { try requireLess(lower, key, slot: i, page: id, orEqual: true) }
+            if let upper, i == node.keys.count - 1 { try requireLess(key, upper, slot: i, page: id) }
+        }
+        if node.isLeaf {
+            guard node.values.count == node.keys.count else { throw .corrupt(page: id, reason: .badCount(node.values.count)) }
+            return
+        }
+        guard node.keys.count == node.children.count - 1, node.values.isEmpty else { throw .corrupt(page: id, reason: .badCount(node.children.count)) }
+        for (k, child) in node.children.enumerated() {
+            try check(child, level: level - 1, lower: k == 0 ? lower : node.keys[k - 1],
+                      upper: k == node.keys.count ? upper : node.keys[k], isRoot: false)
+        }
+    }
+
+    private func requireLess(_ a: [UInt8], _ b: [UInt8], slot: Int, page: PageID, orEqual: Bool = false) throws(PageError) {
+        let order = a.withUnsafeBytes { x in b.withUnsafeBytes { compareBytes(x, $0) } }
+        guard order < 0 || (orEqual && order == 0) else { throw .corrupt(page: page, reason: .keysOutOfOrder(slot: slot)) }
+    }
+}

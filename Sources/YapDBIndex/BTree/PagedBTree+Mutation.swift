@@ -1,0 +1,172 @@
+// PagedBTree+Mutation: upsert and remove, with splits, merges and redistribution. Every step
+// works on dirty nodes the tree owns exclusively (ChildRef.makeDirty).
+
+extension PagedBTree {
+    /// Stores `value` for `key`, replacing any value it had. Returns the old value, or nil if the
+    /// key is new. O(log n); copies the path's shared or clean nodes.
+    /// - Throws: `.entryTooLarge` if `key.count + value.count > format.maximumEntrySize`
+    ///   (nothing changed); `PageError` if a page on the path or a sibling cannot be read or is
+    ///   damaged. Then the tree may hold part of the change: discard the value (a transaction
+    ///   rolls back to the tree it started from, which shares no node this call mutated).
+    @discardableResult
+    package mutating func upsert(_ key: [UInt8], _ value: [UInt8]) throws(PageError) -> [UInt8]? {
+        let size = key.count + value.count
+        guard size <= format.maximumEntrySize else { throw .entryTooLarge(size: size, limit: format.maximumEntrySize) }
+        guard height > 0 else {
+            root = .dirty(KeyedNode(level: 0, keys: [key], values: [value], children: []), count: 1)
+            height = 1
+            return nil
+        }
+        let node = try root.makeDirty(level: height - 1, format: format, source: source)
+        let old = try node.upsert(key, value, self)
+        if old == nil { root.count += 1 }
+        if node.byteSize > format.pageSize { growRoot(node) }
+        return old
+    }
+
+    /// Removes `key`. Returns its old value, or nil if it was absent (then nothing is copied).
+    /// O(log n).
+    /// - Throws: `PageError` if a page on the path or a sibling cannot be read or is damaged;
+    ///   then discard the tree value, as for `upsert`.
+    @discardableResult
+    package mutating func remove(_ key: [UInt8]) throws(PageError) -> [UInt8]? {
+        guard try contains(key) else { return nil }
+        let node = try root.makeDirty(level: height - 1, format: format, source: source)
+        let old = try node.remove(key, self)
+        if old != nil { root.count -= 1 }
+        shrinkRoot()
+        return old
+    }
+
+    /// Splits an overflowing root under a new root branch.
+    private mutating func growRoot(_ node: KeyedNode) {
+        let (separator, right, rightCount) = node.split(format: format)
+        let left = ChildRef.dirty(node, count: root.count - rightCount)
+        root = .dirty(KeyedNode(level: height, keys: [separator], values: [], children: [left, .dirty(right, count: rightCount)]), count: root.count)
+        height += 1
+    }
+
+    /// Drops root branches with a single child, and an empty root leaf.
+    private mutating func shrinkRoot() {
+        while let node = root.node, !node.isLeaf, node.children.count == 1 {
+            root = node.children[0]
+            height -= 1
+        }
+        if root.count == 0 { removeAll() }
+    }
+}
+
+extension KeyedNode {
+    /// Inserts or replaces below this (dirty, exclusively owned) node; returns the old value.
+    func upsert(_ key: [UInt8], _ value: [UInt8], _ tree: PagedBTree) throws(PageError) -> [UInt8]? {
+        if isLeaf {
+            let (index, found) = key.withUnsafeBytes { search($0) }
+            if found {
+                let old = values[index]
+                byteSize += value.count - old.count
+                values[index] = value
+                return old
+            }
+            keys.insert(key, at: index)
+            values.insert(value, at: index)
+            byteSize += Self.entryBytes(key, value)
+            return nil
+        }
+        let k = key.withUnsafeBytes { childIndex($0) }
+        let child = try children[k].makeDirty(level: level - 1, format: tree.format, source: tree.source)
+        let old = try child.upsert(key, value, tree)
+        if old == nil { children[k].count += 1 }
+        try fixChild(k, tree)
+        return old
+    }
+
+    /// Removes `key` (known to be present) below this dirty, exclusively owned node.
+    func remove(_ key: [UInt8], _ tree: PagedBTree) throws(PageError) -> [UInt8]? {
+        if isLeaf {
+            let (index, found) = key.withUnsafeBytes { search($0) }
+            guard found else { return nil }
+            byteSize -= Self.entryBytes(keys[index], values[index])
+            keys.remove(at: index)
+            return values.remove(at: index)
+        }
+        let k = key.withUnsafeBytes { childIndex($0) }
+        let child = try children[k].makeDirty(level: level - 1, format: tree.format, source: tree.source)
+        guard let old = try child.remove(key, tree) else { return nil }
+        children[k].count -= 1
+        try fixChild(k, tree)
+        return old
+    }
+
+    /// After child `k` (dirty) changed: splits it if it overflows a page, or merges it with a
+    /// sibling (and splits the result again if that overflows) if it fell below the fill bound.
+    func fixChild(_ k: Int, _ tree: PagedBTree) throws(PageError) {
+        let size = children[k].node.unsafelyUnwrapped.byteSize
+        if size > tree.format.pageSize {
+            adoptSplit(of: k, format: tree.format)
+        } else if size - PageLayout.headerSize < tree.format.minimumKeyedPayload && children.count > 1 {
+            let left = k > 0 ? k - 1 : k
+            let leftNode = try children[left].makeDirty(level: level - 1, format: tree.format, source: tree.source)
+            let rightNode = try children[left + 1].makeDirty(level: level - 1, format: tree.format, source: tree.source)
+            if leftNode.isLeaf {
+                leftNode.keys += rightNode.keys
+                leftNode.values += rightNode.values
+            } else {
+                leftNode.keys.append(keys[left])
+                leftNode.keys += rightNode.keys
+                leftNode.children += rightNode.children
+            }
+            leftNode.recomputeSize()
+            children[left].count += children[left + 1].count
+            byteSize -= PageLayout.keyedChildSize + Self.separatorBytes(keys[left])
+            children.remove(at: left + 1)
+            keys.remove(at: left)
+            if leftNode.byteSize > tree.format.pageSize { adoptSplit(of: left, format: tree.format) }
+        }
+    }
+
+    /// Splits child `k` (dirty, overflowing) and inserts the new right half after it.
+    private func adoptSplit(of k: Int, format: PageFormat) {
+        let (separator, right, rightCount) = children[k].node.unsafelyUnwrapped.split(format: format)
+        children[k].count -= rightCount
+        children.insert(.dirty(right, count: rightCount), at: k + 1)
+        keys.insert(separator, at: k)
+        byteSize += PageLayout.keyedChildSize + Self.separatorBytes(separator)
+    }
+
+    /// Splits this node into two halves of about equal bytes: keeps the left half and returns
+    /// the separator for the parent, the right half and its entry count.
+    func split(format: PageFormat) -> (separator: [UInt8], right: KeyedNode, rightCount: Int) {
+        if isLeaf {
+            let m = balancedSplit(pieces: keys.count) { Self.entryBytes(keys[$0], values[$0]) }
+            let right = KeyedNode(level: 0, keys: ContiguousArray(keys[m...]), values: ContiguousArray(values[m...]), children: [])
+            keys.removeSubrange(m...)
+            values.removeSubrange(m...)
+            recomputeSize()
+            return (right.keys[0], right, right.keys.count)
+        }
+        // Child i weighs its entry plus the separator after it; separator m - 1 moves up.
+        let m = balancedSplit(pieces: children.count) { i in
+            PageLayout.keyedChildSize + (i < keys.count ? Self.separatorBytes(keys[i]) : 0)
+        }
+        let separator = keys[m - 1]
+        let right = KeyedNode(level: level, keys: ContiguousArray(keys[m...]), values: [], children: ContiguousArray(children[m...]))
+        keys.removeSubrange((m - 1)...)
+        children.removeSubrange(m...)
+        recomputeSize()
+        return (separator, right, right.subtreeCount)
+    }
+}
+
+/// The split point `m` (1 ≤ m < pieces) that makes the bytes of pieces `0..<m` closest to half
+/// of the total, given each piece's bytes.
+func balancedSplit(pieces: Int, bytes: (Int) -> Int) -> Int {
+    var total = 0
+    for i in 0..<pieces { total += bytes(i) }
+    var left = 0, best = 1, bestImbalance = Int.max
+    for m in 1..<pieces {
+        left += bytes(m - 1)
+        let imbalance = abs(2 * left - total)
+        if imbalance < bestImbalance { best = m; bestImbalance = imbalance } else { break }
+    }
+    return best
+}

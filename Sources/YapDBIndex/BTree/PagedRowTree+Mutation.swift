@@ -1,0 +1,116 @@
+// PagedRowTree+Mutation: positional insert and remove, with splits and merges.
+
+extension PagedRowTree {
+    /// Inserts `rowid` at position `index`, shifting later rows up by one. O(log n); copies the
+    /// path's shared or clean nodes.
+    /// - Precondition: `0 <= index <= count`.
+    /// - Throws: `PageError` if a page on the path or a sibling cannot be read or is damaged;
+    ///   then discard the tree value (see `PagedBTree.upsert`).
+    package mutating func insert(_ rowid: UInt64, at index: Int) throws(PageError) {
+        precondition(index >= 0 && index <= count, "PagedRowTree: insert index \(index) out of range 0...\(count)")
+        guard height > 0 else {
+            root = .dirty(RowNode(level: 0, rowids: [rowid], children: []), count: 1, first: rowid)
+            height = 1
+            return
+        }
+        let node = try root.makeDirty(level: height - 1, format: format, source: source)
+        try node.insert(rowid, at: index, self)
+        root.count += 1
+        root.first = node.first
+        if node.width > node.capacity(format) {
+            let (right, rightCount) = node.split()
+            let left = ChildRef.dirty(node, count: root.count - rightCount, first: node.first)
+            let children: ContiguousArray = [left, .dirty(right, count: rightCount, first: right.first)]
+            root = .dirty(RowNode(level: height, rowids: [], children: children), count: root.count, first: node.first)
+            height += 1
+        }
+    }
+
+    /// Appends `rowid` after the last row. O(log n).
+    package mutating func append(_ rowid: UInt64) throws(PageError) { try insert(rowid, at: count) }
+
+    /// Removes and returns the row id at `index`. O(log n).
+    /// - Precondition: `0 <= index < count`.
+    /// - Throws: `PageError` as for `insert`.
+    @discardableResult
+    package mutating func remove(at index: Int) throws(PageError) -> UInt64 {
+        precondition(index >= 0 && index < count, "PagedRowTree: remove index \(index) out of range 0..<\(count)")
+        let node = try root.makeDirty(level: height - 1, format: format, source: source)
+        let removed = try node.remove(at: index, self)
+        root.count -= 1
+        if root.count == 0 {
+            removeAll()
+            return removed
+        }
+        root.first = node.first
+        while let top = root.node, !top.isLeaf, top.children.count == 1 {
+            root = top.children[0]
+            height -= 1
+        }
+        return removed
+    }
+}
+
+extension RowNode {
+    /// Inserts below this dirty, exclusively owned node.
+    func insert(_ rowid: UInt64, at index: Int, _ tree: PagedRowTree) throws(PageError) {
+        if isLeaf {
+            rowids.insert(rowid, at: index)
+            return
+        }
+        var i = index, k = 0
+        while i > children[k].count { i -= children[k].count; k += 1 }
+        let child = try children[k].makeDirty(level: level - 1, format: tree.format, source: tree.source)
+        try child.insert(rowid, at: i, tree)
+        children[k].count += 1
+        children[k].first = child.first
+        try fixChild(k, tree)
+    }
+
+    /// Removes and returns the row id at `index` below this dirty, exclusively owned node.
+    func remove(at index: Int, _ tree: PagedRowTree) throws(PageError) -> UInt64 {
+        if isLeaf { return rowids.remove(at: index) }
+        var i = index, k = 0
+        while i >= children[k].count { i -= children[k].count; k += 1 }
+        let child = try children[k].makeDirty(level: level - 1, format: tree.format, source: tree.source)
+        let removed = try child.remove(at: i, tree)
+        children[k].count -= 1
+        children[k].first = child.first
+        try fixChild(k, tree)
+        return removed
+    }
+
+    /// After child `k` (dirty) changed: splits it if over capacity, or merges it with a sibling
+    /// (splitting the result again if over capacity) if below half.
+    private func fixChild(_ k: Int, _ tree: PagedRowTree) throws(PageError) {
+        let (width, capacity) = { (node: RowNode) in (node.width, node.capacity(tree.format)) }(children[k].node.unsafelyUnwrapped)
+        if width > capacity {
+            adoptSplit(of: k)
+        } else if width < capacity / 2 && children.count > 1 {
+            let left = k > 0 ? k - 1 : k
+            let leftNode = try children[left].makeDirty(level: level - 1, format: tree.format, source: tree.source)
+            let rightNode = try children[left + 1].makeDirty(level: level - 1, format: tree.format, source: tree.source)
+            leftNode.rowids += rightNode.rowids
+            leftNode.children += rightNode.children
+            children[left].count += children[left + 1].count
+            children.remove(at: left + 1)
+            if leftNode.width > capacity { adoptSplit(of: left) }
+        }
+    }
+
+    /// Splits child `k` and inserts the right half after it.
+    private func adoptSplit(of k: Int) {
+        let (right, rightCount) = children[k].node.unsafelyUnwrapped.split()
+        children[k].count -= rightCount
+        children.insert(.dirty(right, count: rightCount, first: right.first), at: k + 1)
+    }
+
+    /// Keeps the lower half of this node; returns the upper half and its entry count.
+    func split() -> (right: RowNode, count: Int) {
+        let m = width / 2
+        let right = RowNode(level: level, rowids: isLeaf ? ContiguousArray(rowids[m...]) : [],
+                            children: isLeaf ? [] : ContiguousArray(children[m...]))
+        if isLeaf { rowids.removeSubrange(m...) } else { children.removeSubrange(m...) }
+        return (right, right.subtreeCount)
+    }
+}
