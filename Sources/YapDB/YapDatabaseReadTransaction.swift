@@ -46,13 +46,13 @@ public class YapDatabaseReadTransaction {
     /// The number of collections that have at least one row.
     public func numberOfCollections() -> Int {
         checkValid()
-        return keydir.collectionCount
+        return keydir.numberOfCollections()
     }
 
     /// The number of rows in `collection` (nil means "").
     public func numberOfKeys(inCollection collection: String?) -> Int {
         checkValid()
-        return keydir.count(inCollection: collection ?? "")
+        return keydir.rowCount(inCollection: collection ?? "")
     }
 
     /// The number of rows in all collections.
@@ -64,15 +64,15 @@ public class YapDatabaseReadTransaction {
     /// The collections that have at least one row.
     public func allCollections() -> [String] {
         checkValid()
-        return keydir.collections
+        return keydir.collectionNames()
     }
 
     /// Every key of `collection`.
     public func allKeys(inCollection collection: String?) -> [String] {
         checkValid()
         var keys: [String] = []
-        keys.reserveCapacity(keydir.count(inCollection: collection ?? ""))
-        keydir.forEachKey(inCollection: collection ?? "") { key, _ in
+        keys.reserveCapacity(keydir.rowCount(inCollection: collection ?? ""))
+        keydir.eachKey(inCollection: collection ?? "") { key, _ in
             keys.append(key)
             return true
         }
@@ -84,7 +84,7 @@ public class YapDatabaseReadTransaction {
     /// Whether the row exists.
     public func hasObject(forKey key: String, inCollection collection: String?) -> Bool {
         checkValid()
-        return keydir.entry(collection: collection ?? "", key: key) != nil
+        return keydir.lookup(collection: collection ?? "", key: key) != nil
     }
 
     /// The row's object, decoded by the collection's deserializer (from the connection's
@@ -93,7 +93,7 @@ public class YapDatabaseReadTransaction {
         checkValid()
         let collection = collection ?? ""
         if connection.objectCacheOn, let cached = connection.objectCache.value(collection: collection, key: key) { return cached }
-        guard let entry = keydir.entry(collection: collection, key: key) else { return nil }
+        guard let entry = keydir.lookup(collection: collection, key: key) else { return nil }
         return decodeObject(entry, collection: collection, key: key)
     }
 
@@ -104,7 +104,7 @@ public class YapDatabaseReadTransaction {
         if connection.metadataCacheOn, let cached = connection.metadataCache.value(collection: collection, key: key) {
             return cached is NoMetadata ? nil : cached
         }
-        guard let entry = keydir.entry(collection: collection, key: key) else { return nil }
+        guard let entry = keydir.lookup(collection: collection, key: key) else { return nil }
         return decodeMetadata(entry, collection: collection, key: key)
     }
 
@@ -118,14 +118,14 @@ public class YapDatabaseReadTransaction {
     /// The row's object as stored (serialized), or nil.
     public func serializedObject(forKey key: String, inCollection collection: String?) -> Data? {
         checkValid()
-        guard let entry = keydir.entry(collection: collection ?? "", key: key) else { return nil }
+        guard let entry = keydir.lookup(collection: collection ?? "", key: key) else { return nil }
         return read(entry.object, what: "object of \(collection ?? "")/\(key)").map { Data($0) }
     }
 
     /// The row's metadata as stored (serialized), or nil.
     public func serializedMetadata(forKey key: String, inCollection collection: String?) -> Data? {
         checkValid()
-        guard let location = keydir.entry(collection: collection ?? "", key: key)?.metadata else { return nil }
+        guard let location = keydir.lookup(collection: collection ?? "", key: key)?.metadata else { return nil }
         return read(location, what: "metadata of \(collection ?? "")/\(key)").map { Data($0) }
     }
 
@@ -136,7 +136,7 @@ public class YapDatabaseReadTransaction {
         checkValid()
         let snapshot = keydir
         iterate { stop in
-            for collection in snapshot.collections {
+            for collection in snapshot.collectionNames() {
                 block(collection, &stop)
                 if !afterStep(stop) { return }
             }
@@ -187,8 +187,8 @@ public class YapDatabaseReadTransaction {
         checkValid()
         let snapshot = keydir
         iterate { stop in
-            for collection in snapshot.collections {
-                snapshot.forEachKey(inCollection: collection) { key, entry in
+            for collection in snapshot.collectionNames() {
+                snapshot.eachKey(inCollection: collection) { key, entry in
                     guard let object = cachedOrDecodedObject(entry, collection: collection, key: key) else { return true }
                     block(collection, key, object, &stop)
                     return afterStep(stop)
@@ -203,8 +203,8 @@ public class YapDatabaseReadTransaction {
         checkValid()
         let snapshot = keydir
         iterate { stop in
-            for collection in snapshot.collections {
-                snapshot.forEachKey(inCollection: collection) { key, entry in
+            for collection in snapshot.collectionNames() {
+                snapshot.eachKey(inCollection: collection) { key, entry in
                     guard let object = cachedOrDecodedObject(entry, collection: collection, key: key) else { return true }
                     let metadata = cachedOrDecodedMetadata(entry, collection: collection, key: key)
                     block(collection, key, object, metadata, &stop)
@@ -294,7 +294,7 @@ public class YapDatabaseReadTransaction {
         let name = collection ?? ""
         let snapshot = keydir
         iterate { stop in
-            snapshot.forEachKey(inCollection: name) { key, entry in
+            snapshot.eachKey(inCollection: name) { key, entry in
                 step(name, key, entry, &stop)
                 return afterStep(stop)
             }

@@ -68,7 +68,7 @@ public final class YapDatabaseReadWriteTransaction: YapDatabaseReadTransaction {
     /// does not exist.
     public func replaceObject(_ object: Any?, forKey key: String, inCollection collection: String?) {
         let name = collection ?? ""
-        guard keydir.entry(collection: name, key: key) != nil else { return }
+        guard keydir.lookup(collection: name, key: key) != nil else { return }
         guard let object else { return removeObject(forKey: key, inCollection: collection) }
         write(object, metadata: .keep, key: key, collection: name)
     }
@@ -78,7 +78,7 @@ public final class YapDatabaseReadWriteTransaction: YapDatabaseReadTransaction {
     public func replaceMetadata(_ metadata: Any?, forKey key: String, inCollection collection: String?) {
         checkValid()
         let name = collection ?? ""
-        guard keydir.entry(collection: name, key: key) != nil else { return }
+        guard keydir.lookup(collection: name, key: key) != nil else { return }
         noteMutation()
         let hook = rowHookCall(collection: name, key: key, replacingMetadata: metadata)
         runModifyHooks(will: true, hook)
@@ -123,7 +123,7 @@ public final class YapDatabaseReadWriteTransaction: YapDatabaseReadTransaction {
     public func removeObject(forKey key: String, inCollection collection: String?) {
         checkValid()
         let name = collection ?? ""
-        guard keydir.entry(collection: name, key: key) != nil else { return }
+        guard keydir.lookup(collection: name, key: key) != nil else { return }
         noteMutation()
         runRemoveHooks(will: true, collection: name, keys: [key])
         for (extName, ext) in extensions { ext.willRemoveRow(name: extName, collection: name, key: key, transaction: self) }
@@ -147,7 +147,7 @@ public final class YapDatabaseReadWriteTransaction: YapDatabaseReadTransaction {
     public func removeAllObjects(inCollection collection: String?) {
         checkValid()
         let name = collection ?? ""
-        guard keydir.count(inCollection: name) > 0 else { return }
+        guard keydir.rowCount(inCollection: name) > 0 else { return }
         noteMutation()
         let hookKeys = keysForRemoveHooks(inCollection: name)
         runRemoveHooks(will: true, collection: name, keys: hookKeys)
@@ -216,7 +216,7 @@ public final class YapDatabaseReadWriteTransaction: YapDatabaseReadTransaction {
         }
         let hook = rowHookCall(collection: collection, key: key, object: sanitizedObject, metadata: metadata, newMetadata: sanitizedMetadata)
         runModifyHooks(will: true, hook)
-        if !extensions.isEmpty && keydir.entry(collection: collection, key: key) != nil {
+        if !extensions.isEmpty && keydir.lookup(collection: collection, key: key) != nil {
             for (extName, ext) in extensions { ext.willChangeRow(name: extName, collection: collection, key: key, transaction: self) }
         }
         let ok = engine { () throws(StorageError) in
@@ -272,11 +272,11 @@ public final class YapDatabaseReadWriteTransaction: YapDatabaseReadTransaction {
         checkValid()
         let name = collection ?? ""
         let pair = CollectionKeyPair(collection: name, key: key)
-        guard let now = keydir.entry(collection: name, key: key),
-              engineTransaction.touch(collection: name, key: key, object: object, metadata: metadata) else { return }
+        guard let now = keydir.lookup(collection: name, key: key),
+              (try? engineTransaction.touch(collection: name, key: key, object: object, metadata: metadata)) == true else { return }
         // A value written earlier in this transaction (its record moved, or the row is new) is
         // a real change, not just a touch.
-        let start = engineTransaction.entryAtStart(collection: name, key: key)
+        let start = try? engineTransaction.entryAtStart(collection: name, key: key)
         if object, let start, start.rowid == now.rowid, start.object == now.object { touchedOnlyObjects.insert(pair) }
         if metadata, let start, start.rowid == now.rowid, start.metadata == now.metadata { touchedOnlyMetadata.insert(pair) }
         for (extName, ext) in extensions { ext.didTouchRow(name: extName, collection: name, key: key, transaction: self) }

@@ -30,10 +30,34 @@ extension Engine {
     func checkpoint(onlyIfLogGrew: Bool) throws(StorageError) {
         try maintenance.withLock { (_: inout Void) throws(StorageError) in
             guard let source = try captureForCheckpoint(onlyIfLogGrew: onlyIfLogGrew) else { return }
-            let path = try Self.writeCheckpoint(source, files: files, fs: fileSystem, uuid: uuid, compress: options.compression)
-            try installCheckpoint(source, path: path)
+            try writeAndInstallCheckpoint(source)
         }
     }
+
+    /// The steps of an index checkpoint after the capture (under `maintenance`, without the
+    /// writer lock): 1. the key directory's dirty nodes become pages in the index files,
+    /// synced; 2. the checkpoint file names their roots (with the segment usage and extension
+    /// images) and is published by rename; 3. the trees' written nodes are released and the
+    /// files nothing references any more are removed.
+    func writeAndInstallCheckpoint(_ source: CheckpointSource) throws(StorageError) {
+        let pages = try index.writePages(of: source.keydir, sequence: UInt64(source.number))
+        let root = IndexRoot(uuid: uuid, pageSize: index.format.pageSize, sequence: UInt64(source.number), snapshot: source.snapshot,
+                             replay: source.replay, nextRowID: source.nextRowid,
+                             trees: [IndexRoot.Tree(name: Self.rowsTreeName, root: IndexPageID(rawValue: pages.flush.rows.root),
+                                                    count: UInt64(source.keydir.rows.count), height: UInt32(source.keydir.rows.height)),
+                                     IndexRoot.Tree(name: Self.rowidsTreeName, root: IndexPageID(rawValue: pages.flush.rowids.root),
+                                                    count: UInt64(source.keydir.rowids.count), height: UInt32(source.keydir.rowids.height))],
+                             files: pages.extents.map { IndexRoot.File(number: $0.number, length: $0.length) })
+        let path = try Self.writeCheckpoint(source, root: root, files: files, fs: fileSystem, uuid: uuid, compress: options.compression)
+        pages.flush.rows.publish()
+        pages.flush.rowids.publish()
+        try index.didPublish(pages.extents)
+        try installCheckpoint(source, path: path, pages: index.source())
+    }
+
+    /// The names of the key directory's trees in the root record.
+    static let rowsTreeName = "rows"
+    static let rowidsTreeName = "rowids"
 
     /// Syncs the log and captures the state to checkpoint (under the writer lock).
     func captureForCheckpoint(onlyIfLogGrew: Bool) throws(StorageError) -> CheckpointSource? {
@@ -53,33 +77,22 @@ extension Engine {
         }
     }
 
-    /// Streams a keydir image into checkpoint file `source.number`; returns its path.
-    static func writeCheckpoint(_ source: CheckpointSource, files: DatabaseFiles, fs: any FileSystem, uuid: [UInt8], compress: Bool) throws(StorageError) -> String {
+    /// Writes checkpoint file `source.number` (docs/format.md §4): the info record, the segment
+    /// usage, the extension images and the index root `root` (the rows themselves are in the
+    /// index files' pages); returns its path once it is durable under its final name.
+    static func writeCheckpoint(_ source: CheckpointSource, root: IndexRoot, files: DatabaseFiles, fs: any FileSystem, uuid: [UInt8],
+                                compress: Bool) throws(StorageError) -> String {
         let info = CheckpointInfo(snapshot: source.snapshot, nextRowid: source.nextRowid, replay: source.replay,
-                                  rowCount: UInt64(source.keydir.count), collectionCount: UInt32(source.keydir.collectionCount))
+                                  rowCount: 0, collectionCount: 0)
         let writer = try CheckpointWriter(files: files, fileSystem: fs, uuid: uuid, number: source.number, info: info, compress: compress)
         do throws(StorageError) {
-            for collection in source.keydir.collections {
-                try writer.beginCollection(collection, rowCount: source.keydir.count(inCollection: collection))
-                var failure: StorageError?
-                source.keydir.forEachKey(inCollection: collection) { key, entry in
-                    do throws(StorageError) {
-                        try writer.add(CheckpointEntry(key: key, rowid: entry.rowid, object: RecordLocation(entry.object),
-                                                       metadata: entry.metadata.map(RecordLocation.init)))
-                        return true
-                    } catch {
-                        failure = error
-                        return false
-                    }
-                }
-                if let failure { throw failure }
-            }
             try writer.setSegmentUsage(source.usage)
             for name in source.extensions.keys.sorted() {
                 if let persistent = source.extensions[name] as? any PersistentExtensionState {
                     try writer.addExtensionImage(name: name, image: persistent.persistentImage())
                 }
             }
+            try writer.setIndexRoot(root.encoded())
             return try writer.finish()
         } catch {
             writer.abandon()
@@ -91,12 +104,16 @@ extension Engine {
     /// and log segments before its replay position that its image does not reference.
     /// Readers holding older snapshots keep their open handles (an unlinked file stays
     /// readable through them).
-    func installCheckpoint(_ source: CheckpointSource, path: String) throws(StorageError) {
+    func installCheckpoint(_ source: CheckpointSource, path: String, pages: IndexPageSource) throws(StorageError) {
         unclaimedImages.dropAll()
         let (oldCheckpoint, retired) = writer.withLock { state -> (UInt32, [UInt32]) in
             let old = state.checkpointNumber
             state.checkpointNumber = source.number
             state.checkpointReplay = source.replay
+            // The nodes this checkpoint wrote become page references (read through a source
+            // that knows the new pages): the memory they held goes with the last snapshot
+            // that still shares them.
+            state.keydir = state.keydir.releasingFlushedNodes().replacingSource(pages)
             // Log segments at or after the replay position hold commits to replay: never retired.
             let retired = state.segments.files.keys.filter { number in
                 number != state.log.segmentNumber
@@ -109,9 +126,9 @@ extension Engine {
                     state.usage[number] = nil
                     state.compactionSegments.remove(number)
                 }
-                state.generation += 1
-                publish(state)
             }
+            state.generation += 1
+            publish(state)
             return (old, retired.sorted())
         }
         do throws(IOFailure) {
@@ -123,33 +140,53 @@ extension Engine {
         } catch { throw .io(error) }
     }
 
-    /// Reads checkpoint `number` into a replayer (keydir, usage, next row id), checking that
-    /// no row id or key repeats.
-    static func loadCheckpoint(_ number: UInt32, files: DatabaseFiles, fs: any FileSystem, uuid: [UInt8]) throws(StorageError) -> (info: CheckpointInfo, replayer: Replayer, images: [String: [UInt8]]) {
+    /// What a checkpoint file holds: its info, the live bytes per segment, the extension images
+    /// and the index root (nil only in a checkpoint that predates the index, which format 2
+    /// never writes).
+    struct LoadedCheckpoint {
+        var info: CheckpointInfo
+        var usage: [UInt32: UInt64]
+        var images: [String: [UInt8]]
+        var root: IndexRoot
+    }
+
+    /// Reads checkpoint `number` and checks its index root against its info record.
+    static func loadCheckpoint(_ number: UInt32, files: DatabaseFiles, fs: any FileSystem, uuid: [UInt8]) throws(StorageError) -> LoadedCheckpoint {
         var images: [String: [UInt8]] = [:]
-        var loader = Keydir.Loader()
-        let name = Paths.fileName(of: files.checkpointPath(number))
-        func corrupt(_ conflict: Keydir.Loader.Conflict) -> StorageError {
-            switch conflict {
-            case .duplicateKey(let collection, let key):
-                return .corrupted(offset: 0, reason: "\(name): \(collection)/\(key) appears twice")
-            case .duplicateRowid(let rowid, let first, let second):
-                return .corrupted(offset: 0, reason: "\(name): row id \(rowid) of \(second.collection)/\(second.key) also belongs to \(first.collection)/\(first.key)")
-            }
-        }
-        let (info, usage) = try CheckpointReader.read(files: files, fileSystem: fs, uuid: uuid, number: number, collection: { (name, _) throws(StorageError) in
-            do throws(Keydir.Loader.Conflict) { try loader.beginCollection(name) } catch { throw corrupt(error) }
-        }, entry: { (entry) throws(StorageError) in
-            loader.add(key: entry.key, entry: KeydirEntry(rowid: entry.rowid, object: ValueLocation(entry.object),
-                                                          metadata: entry.metadata.map(ValueLocation.init)))
-        }, extensionImage: { (extensionName, image) throws(StorageError) in
+        var rootBytes: [UInt8]?
+        let path = files.checkpointPath(number)
+        let name = Paths.fileName(of: path)
+        let (info, usage) = try CheckpointReader.read(files: files, fileSystem: fs, uuid: uuid, number: number, collection: { (collection, _) throws(StorageError) in
+            throw .corrupted(offset: 0, reason: "\(name): a collection record (\(collection)) in a checkpoint of format \(Format.version), whose rows are in the index files")
+        }, entry: { _ throws(StorageError) in }, extensionImage: { (extensionName, image) throws(StorageError) in
             images[extensionName] = image
+        }, indexRoot: { (bytes) throws(StorageError) in
+            rootBytes = bytes
         })
-        let keydir: Keydir
-        do throws(Keydir.Loader.Conflict) { keydir = try loader.finish() } catch { throw corrupt(error) }
-        var replayer = Replayer(keydir: keydir)
-        replayer.usage = usage
-        replayer.nextRowid = max(info.nextRowid, 1)
-        return (info, replayer, images)
+        guard let rootBytes else { throw .corrupted(offset: 0, reason: "\(name): no index root record") }
+        let root: IndexRoot
+        do throws(IndexFileError) { root = try IndexRoot.decode(rootBytes, path: path, uuid: uuid) } catch { throw error.storageError }
+        guard root.snapshot == info.snapshot, root.replay == info.replay, root.nextRowID == info.nextRowid,
+              root.sequence == UInt64(number) else {
+            throw .corrupted(offset: 0, reason: "\(name): the index root disagrees with the info record")
+        }
+        guard PageFormat.isValid(pageSize: root.pageSize), root.tree(named: rowsTreeName) != nil, root.tree(named: rowidsTreeName) != nil else {
+            throw .corrupted(offset: 0, reason: "\(name): the index root lacks the key directory's trees or has page size \(root.pageSize)")
+        }
+        return LoadedCheckpoint(info: info, usage: usage, images: images, root: root)
+    }
+
+    /// The key directory a checkpoint's root names, read through `source` (its root pages'
+    /// headers only), checked against the counts the root records.
+    static func keydir(of root: IndexRoot, format: PageFormat, source: any PageSource) throws(StorageError) -> Keydir {
+        let rows = root.tree(named: rowsTreeName)!, rowids = root.tree(named: rowidsTreeName)!
+        let keydir = try mappingPageErrors { () throws(PageError) in
+            try Keydir(rowsRoot: rows.root.rawValue, rowidsRoot: rowids.root.rawValue, format: format, source: source)
+        }
+        guard UInt64(keydir.rows.count) == rows.count, UInt64(keydir.rowids.count) == rowids.count,
+              keydir.rows.height == Int(rows.height), keydir.rowids.height == Int(rowids.height) else {
+            throw .corrupted(offset: 0, reason: "the index root's counts or heights disagree with its root pages")
+        }
+        return keydir
     }
 }

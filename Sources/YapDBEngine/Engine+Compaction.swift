@@ -56,8 +56,8 @@ extension Engine {
             // 2. Copy the live records out of the victims (no lock held).
             let victimNumbers = report.victims
             var moves: [Move] = []
-            for collection in keydir.collections {
-                keydir.forEachKey(inCollection: collection) { _, entry in
+            try Self.mappingIndexErrors { () throws in
+                try keydir.forEachRow { _, _, entry in
                     if victimNumbers.contains(entry.object.segment) { moves.append(Move(from: entry.object)) }
                     if let m = entry.metadata, victimNumbers.contains(m.segment) { moves.append(Move(from: m)) }
                     return true
@@ -74,7 +74,7 @@ extension Engine {
             report.bytesReclaimed -= report.bytesMoved
 
             // 3. Point the key directory at the copies where it still points at the originals.
-            writer.withLock { state in
+            try writer.withLock { (state: inout WriterState) throws(StorageError) in
                 for (number, file) in outputs {
                     state.segments = state.segments.adding(number, file)
                     state.compactionSegments.insert(number)
@@ -84,7 +84,7 @@ extension Engine {
                 // One pass over the directory: a location in a victim that was copied moves to
                 // its copy (found by binary search in the sorted moves). Entries changed since
                 // the pick point elsewhere and are left alone.
-                keydir.relocate { location -> ValueLocation? in
+                try mappingPageErrors { () throws(PageError) in try keydir.relocate { location -> ValueLocation? in
                     guard victimNumbers.contains(location.segment) else { return nil }
                     var low = 0, high = moves.count
                     while low < high {
@@ -96,7 +96,7 @@ extension Engine {
                     usage[location.segment, default: 0] -= min(usage[location.segment, default: 0], UInt64(location.length))
                     usage[to.segment, default: 0] += UInt64(to.length)
                     return to
-                }
+                } }
                 state.keydir = keydir
                 state.usage = usage
                 state.generation += 1
@@ -106,8 +106,7 @@ extension Engine {
 
             // 4. A checkpoint that no longer references the victims; installing it removes them.
             guard let source = try captureForCheckpoint(onlyIfLogGrew: false) else { return report }
-            let path = try Self.writeCheckpoint(source, files: files, fs: fileSystem, uuid: uuid, compress: options.compression)
-            try installCheckpoint(source, path: path)
+            try writeAndInstallCheckpoint(source)
             return report
         }
     }

@@ -84,21 +84,45 @@ extension Engine {
         storeOptions.syncMode = options.syncMode
         storeOptions.segmentLimit = options.segmentLimit
 
-        var replayer = Replayer()
+        var replayer = Replayer(keydir: Keydir())
         var checkpointNumber: UInt32 = 0
         var replay = LogPosition(segment: 1, offset: UInt32(Format.headerSize))
         var protected: Set<UInt32> = []
         var images: [String: [UInt8]] = [:]
+        var index: IndexFiles?
+        var orphanIndexFiles: [UInt32] = []
         let opened = try LogStore.open(path: path, fileSystem: fs, options: storeOptions, start: { (listing, header) throws(StorageError) in
             replay = LogPosition(segment: listing.segments.first ?? 1, offset: UInt32(Format.headerSize))
-            guard let newest = listing.checkpoints.last else { return (replay, 0, []) }
+            let indexFileNumbers: [UInt32]
+            do throws(IOFailure) { indexFileNumbers = try files.listIndexFiles(fs) } catch { throw .io(error) }
+            guard let newest = listing.checkpoints.last else {
+                // No checkpoint: an empty directory; index files are left from a first
+                // checkpoint that never published.
+                let files = IndexFiles(files: files, fileSystem: fs, uuid: header.uuid, format: PageFormat(pageSize: options.indexPageSize),
+                                       mode: options.indexReadMode, fileSizeLimit: options.indexFileSizeLimit, published: [],
+                                       nextFileNumber: (indexFileNumbers.max() ?? 0) + 1)
+                replayer = Replayer(keydir: Keydir(format: files.format, source: files.source()))
+                orphanIndexFiles = indexFileNumbers
+                index = files
+                return (replay, 0, [])
+            }
             let loaded = try loadCheckpoint(newest, files: files, fs: fs, uuid: header.uuid)
-            replayer = loaded.replayer
+            let format = PageFormat(pageSize: loaded.root.pageSize)
+            let extents = loaded.root.files.map(\.extent)
+            let opened = IndexFiles(files: files, fileSystem: fs, uuid: header.uuid, format: format, mode: options.indexReadMode,
+                                    fileSizeLimit: options.indexFileSizeLimit, published: extents,
+                                    nextFileNumber: (indexFileNumbers.max() ?? 0) + 1)
+            do throws(IndexFileError) { try opened.store.open(root: loaded.root, activeFile: extents.last?.number) } catch { throw error.storageError }
+            let keydir = try Engine.keydir(of: loaded.root, format: format, source: opened.source())
+            replayer = Replayer(keydir: keydir, usage: loaded.usage, nextRowid: max(loaded.info.nextRowid, 1))
+            index = opened
+            let named = Set(extents.map(\.number))
+            orphanIndexFiles = indexFileNumbers.filter { !named.contains($0) }
             images = loaded.images
             if !images.isEmpty { replayer.changedKeys = [] }
             checkpointNumber = newest
             replay = loaded.info.replay
-            protected = Set(loaded.replayer.usage.keys)
+            protected = Set(loaded.usage.keys)
             for segment in protected where !listing.segments.contains(segment) {
                 throw .corrupted(offset: 0, reason: "\(Paths.fileName(of: files.checkpointPath(newest))): references missing segment \(segment)")
             }
@@ -150,6 +174,10 @@ extension Engine {
                 try fs.remove(files.checkpointPath(old))
                 report.orphansRemoved.append(files.checkpointPath(old))
             }
+            for number in orphanIndexFiles {
+                try fs.remove(files.indexPath(number))
+                report.orphansRemoved.append(files.indexPath(number))
+            }
             if !report.orphansRemoved.isEmpty { try fs.syncDirectory(files.directory) }
         } catch { throw .io(error) }
 
@@ -166,7 +194,8 @@ extension Engine {
                                 checkpointNumber: checkpointNumber, checkpointReplay: replay)
         state.bytesSinceCheckpoint = UInt64(opened.report.bytesScanned)
         state.compactionSegments = compactionSegments
-        let engine = Engine(path: path, files: files, options: options, uuid: opened.header.uuid, state: state, report: report, openKey: key)
+        let engine = Engine(path: path, files: files, options: options, uuid: opened.header.uuid, state: state, index: index!,
+                            report: report, openKey: key)
         engine.unclaimedImages.load(images, changedKeys: replayer.changedKeys ?? [])
         // Runs inside a roll, under the writer lock: the new segment joins the read table.
         opened.writer.onNewSegment = { [unowned state] (number: UInt32, file: any StorageFile) in

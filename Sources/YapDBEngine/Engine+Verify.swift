@@ -40,7 +40,14 @@ extension Engine {
             try writer.withLock { (state: inout WriterState) throws(StorageError) -> IntegrityReport in
                 if state.closed { throw .closed }
                 var report = IntegrityReport()
-                var replayer = Replayer()
+                // 1. Every page of the live directory: checksums, order, counts, depth, and
+                //    the two trees agreeing row by row.
+                do throws(PageError) { try state.keydir.validate() } catch {
+                    report.problems.append("index: \(StorageError(error))")
+                }
+                // 2. The directory the newest checkpoint names, with the log after it replayed,
+                //    must equal the live one.
+                var replayer = Replayer(keydir: Keydir(format: index.format, source: index.source()))
                 var start = LogPosition(segment: 1, offset: UInt32(Format.headerSize))
                 var base: UInt64 = 0
                 var listing = DatabaseFiles.Listing()
@@ -52,7 +59,8 @@ extension Engine {
                 if state.checkpointNumber > 0 {
                     do throws(StorageError) {
                         let loaded = try Self.loadCheckpoint(state.checkpointNumber, files: files, fs: fileSystem, uuid: uuid)
-                        replayer = loaded.replayer
+                        let keydir = try Self.keydir(of: loaded.root, format: index.format, source: index.source())
+                        replayer = Replayer(keydir: keydir, usage: loaded.usage, nextRowid: max(loaded.info.nextRowid, 1))
                         start = loaded.info.replay
                         base = loaded.info.snapshot
                     } catch {
@@ -89,15 +97,17 @@ extension Engine {
             report.problems.append("the index has \(live.count) rows, the log rebuilds \(rebuilt.count)")
         }
         var mismatches = 0
-        for collection in live.collections {
-            live.forEachKey(inCollection: collection) { key, entry in
-                let other = rebuilt.entry(collection: collection, key: key)
+        do {
+            try live.forEachRow { collection, key, entry in
+                let other = try rebuilt.entry(collection: collection, key: key)
                 if other?.rowid != entry.rowid || other.map({ Self.sameValues($0, entry) }) != true {
                     mismatches += 1
                     if mismatches <= 10 { report.problems.append("\(collection)/\(key): index and log disagree") }
                 }
                 return true
             }
+        } catch {
+            report.problems.append("comparing the index with the log: \(error)")
         }
         if mismatches > 10 { report.problems.append("… \(mismatches - 10) more rows disagree") }
     }
@@ -122,12 +132,14 @@ extension Engine {
         }
         var checks: [Check] = []
         checks.reserveCapacity(keydir.count)
-        for collection in keydir.collections {
-            keydir.forEachKey(inCollection: collection) { key, entry in
+        do {
+            try keydir.forEachRow { collection, key, entry in
                 checks.append(Check(location: entry.object, collection: collection, key: key, rowid: entry.rowid))
                 if let m = entry.metadata { checks.append(Check(location: m, collection: collection, key: key, rowid: entry.rowid)) }
                 return true
             }
+        } catch {
+            report.problems.append("reading the index: \(error)")
         }
         checks.sort { ($0.location.segment, $0.location.offset) < ($1.location.segment, $1.location.offset) }
         var failures = 0
@@ -195,7 +207,7 @@ extension Engine {
             for file in state.segments.files.values {
                 do throws(IOFailure) { segmentBytes += try file.size() } catch { throw .io(error) }
             }
-            var other: Int64 = Int64(Format.mainFileSize)
+            var other: Int64 = Int64(Format.mainFileSize) + index.published.reduce(0) { $0 + $1.length }
             if state.checkpointNumber > 0, let file = try? fileSystem.open(files.checkpointPath(state.checkpointNumber), mode: .readOnly) {
                 other += (try? file.size()) ?? 0
                 file.close()

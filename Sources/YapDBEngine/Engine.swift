@@ -83,9 +83,12 @@ package final class Engine: Sendable {
     let maintenance = Mutex(())
     /// Extension images from the checkpoint, until their extensions register.
     let unclaimedImages = UnclaimedImages()
+    /// The index files (used under `maintenance`).
+    let index: IndexFiles
     let openKey: String
 
-    init(path: String, files: DatabaseFiles, options: EngineOptions, uuid: [UInt8], state: WriterState, report: OpenReport, openKey: String) {
+    init(path: String, files: DatabaseFiles, options: EngineOptions, uuid: [UInt8], state: WriterState, index: IndexFiles,
+         report: OpenReport, openKey: String) {
         self.path = path
         self.files = files
         self.fileSystem = options.fileSystem
@@ -93,6 +96,7 @@ package final class Engine: Sendable {
         self.uuid = uuid
         self.openReport = report
         self.openKey = openKey
+        self.index = index
         self.published = Mutex(EngineSnapshot(number: state.snapshotNumber, generation: state.generation, keydir: state.keydir,
                                               segments: state.segments, extensions: state.extensions))
         self.writer = Mutex(state)
@@ -102,6 +106,7 @@ package final class Engine: Sendable {
         writer.withLock { state in
             if !state.closed { Self.shutDown(state, checkpoint: nil) }
         }
+        index.close()
         OpenDatabases.remove(openKey)
     }
 
@@ -235,6 +240,7 @@ package final class Engine: Sendable {
             guard !state.closed else { return }
             Self.shutDown(state, checkpoint: nil)
         }
+        maintenance.withLock { _ in index.close() }
         OpenDatabases.remove(openKey)
         if let failure { throw failure }
     }
@@ -247,6 +253,7 @@ package final class Engine: Sendable {
             state.lock.unlock()
             state.closed = true
         }
+        maintenance.withLock { _ in index.close() }
         OpenDatabases.remove(openKey)
     }
 

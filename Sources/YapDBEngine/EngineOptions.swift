@@ -26,6 +26,15 @@ package struct EngineOptions: Sendable {
     package var compactionThreshold = 0.5
     /// Size at which log segments roll.
     package var segmentLimit = Format.defaultSegmentSize
+    /// The page size of the index files (a power of two, `Format.indexMinimumPageSize` to
+    /// `Format.indexMaximumPageSize`); fixed when the database is created. Tests use small
+    /// pages so that the trees split early.
+    package var indexPageSize = Format.indexDefaultPageSize
+    /// How index pages are read: through a memory map of the written index files (default),
+    /// or with `pread` and a bounded page cache, for file systems where a map is unsafe.
+    package var indexReadMode: IndexReadMode = .mapped
+    /// Size at which index files roll.
+    package var indexFileSizeLimit = Format.indexDefaultFileSize
     /// The files the engine uses: real files, or a simulated disk in tests.
     package var fileSystem: any FileSystem = PosixFileSystem.shared
 

@@ -25,27 +25,35 @@ package final class EngineSnapshot: Sendable {
     }
 
     // MARK: Reads
+    //
+    // Every lookup walks the key directory's pages: a damaged or unreadable page is
+    // `StorageError` (`corrupted` or `io`), like a damaged value record.
 
     /// Whether (collection, key) has a row.
-    package func contains(collection: String, key: String) -> Bool {
-        keydir.entry(collection: collection, key: key) != nil
+    package func contains(collection: String, key: String) throws(StorageError) -> Bool {
+        try entry(collection: collection, key: key) != nil
     }
 
     /// The entry of (collection, key), or nil.
-    package func entry(collection: String, key: String) -> KeydirEntry? {
-        keydir.entry(collection: collection, key: key)
+    package func entry(collection: String, key: String) throws(StorageError) -> KeydirEntry? {
+        try mappingPageErrors { () throws(PageError) in try keydir.entry(collection: collection, key: key) }
+    }
+
+    /// The (collection, key) of row `rowid`, or nil.
+    package func key(forRowid rowid: UInt64) throws(StorageError) -> (collection: String, key: String)? {
+        try mappingPageErrors { () throws(PageError) in try keydir.key(forRowid: rowid) }
     }
 
     /// The object bytes of (collection, key), or nil when there is no such row.
     /// Throws `corrupted` when the record fails its checks, `io` when it cannot be read.
     package func object(collection: String, key: String) throws(StorageError) -> [UInt8]? {
-        guard let entry = keydir.entry(collection: collection, key: key) else { return nil }
+        guard let entry = try entry(collection: collection, key: key) else { return nil }
         return try objectBytes(entry)
     }
 
     /// The metadata bytes of (collection, key), or nil when there is no row or no metadata.
     package func metadata(collection: String, key: String) throws(StorageError) -> [UInt8]? {
-        guard let entry = keydir.entry(collection: collection, key: key) else { return nil }
+        guard let entry = try entry(collection: collection, key: key) else { return nil }
         return try metadataBytes(entry)
     }
 
@@ -64,14 +72,14 @@ package final class EngineSnapshot: Sendable {
     /// nil (without calling `body`) when there is no such row. Saves the array `object`
     /// returns. Throws `StorageError` like `object`, or what `body` throws.
     package func withObjectBytes<R>(collection: String, key: String, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
-        guard let entry = keydir.entry(collection: collection, key: key) else { return nil }
+        guard let entry = try entry(collection: collection, key: key) else { return nil }
         return try withValueBytes(at: entry.object) { try body($0 ?? UnsafeRawBufferPointer(start: nil, count: 0)) }
     }
 
     /// Calls `body` with the metadata bytes of (collection, key), valid only during the call;
     /// nil (without calling `body`) when there is no row or no metadata.
     package func withMetadataBytes<R>(collection: String, key: String, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
-        guard let location = keydir.entry(collection: collection, key: key)?.metadata else { return nil }
+        guard let location = try entry(collection: collection, key: key)?.metadata else { return nil }
         return try withValueBytes(at: location) { bytes in try bytes.map(body) }
     }
 
@@ -87,12 +95,19 @@ package final class EngineSnapshot: Sendable {
     }
 
     package var rowCount: Int { keydir.count }
-    package var collectionCount: Int { keydir.collectionCount }
-    package var collections: [String] { keydir.collections }
-    package func count(inCollection collection: String) -> Int { keydir.count(inCollection: collection) }
+    package func collectionCount() throws(StorageError) -> Int { try Engine.mappingIndexErrors { try keydir.collectionCount() } }
+    package func collections() throws(StorageError) -> [String] { try Engine.mappingIndexErrors { try keydir.collections() } }
+    package func count(inCollection collection: String) throws(StorageError) -> Int {
+        try mappingPageErrors { () throws(PageError) in try keydir.count(inCollection: collection) }
+    }
 
-    /// Calls `body` with each key and entry of `collection` until it returns false.
-    package func forEachKey(inCollection collection: String, _ body: (String, KeydirEntry) throws -> Bool) rethrows {
-        try keydir.forEachKey(inCollection: collection, body)
+    /// Calls `body` with each key and entry of `collection`, in key order (or `reversed`),
+    /// from `from` through `through` (nil: unbounded), until it returns false.
+    /// - Throws: `StorageError` for a damaged or unreadable page, or what `body` throws.
+    package func forEachKey(inCollection collection: String, from: String? = nil, through: String? = nil, reversed: Bool = false,
+                            _ body: (String, KeydirEntry) throws -> Bool) throws {
+        do { try keydir.forEachKey(inCollection: collection, from: from, through: through, reversed: reversed, body) } catch let error as PageError {
+            throw StorageError(error)
+        }
     }
 }

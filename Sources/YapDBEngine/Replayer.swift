@@ -11,7 +11,7 @@ struct Replayer {
     /// When set, collects every key written or removed (for extension images to catch up).
     var changedKeys: Set<CollectionKeyPair>?
 
-    init(keydir: Keydir = Keydir(), usage: [UInt32: UInt64] = [:], nextRowid: UInt64 = 1) {
+    init(keydir: Keydir, usage: [UInt32: UInt64] = [:], nextRowid: UInt64 = 1) {
         self.keydir = keydir
         self.usage = usage
         self.nextRowid = nextRowid
@@ -24,6 +24,8 @@ struct Replayer {
     }
 
     mutating func apply(_ operation: ScannedOperation, segmentEnd: LogPosition) throws(StorageError) {
+        // Every walk of the key directory reports a damaged page as `StorageError` (`tree`).
+        func tree<T>(_ body: () throws(PageError) -> T) throws(StorageError) -> T { try mappingPageErrors(body) }
         if changedKeys != nil {
             switch operation {
             case .value(_, _, let collection, let key, _, _), .remove(let collection, let key):
@@ -39,14 +41,16 @@ struct Replayer {
                 .corrupted(offset: Int64(location.offset), reason: "segment \(location.segment): record for \(collection)/\(key) has row id \(rowid), the row has \(other)")
             }
             if type == .object {
-                if let owner = keydir.key(forRowid: rowid), owner.collection != collection || owner.key != key {
-                    if let old = keydir.entry(collection: collection, key: key), old.rowid != rowid { throw wrongRowid(old.rowid) }
+                if let owner = try tree({ () throws(PageError) in try keydir.key(forRowid: rowid) }), owner.collection != collection || owner.key != key {
+                    if let old = try tree({ () throws(PageError) in try keydir.entry(collection: collection, key: key) }), old.rowid != rowid { throw wrongRowid(old.rowid) }
                     throw .corrupted(offset: Int64(location.offset), reason: "segment \(location.segment): row id \(rowid) reused by \(collection)/\(key)")
                 }
                 var conflict: UInt64?
-                let previous = keydir.upsert(collection: collection, key: key) { old -> KeydirEntry? in
-                    if let old, old.rowid != rowid { conflict = old.rowid; return nil }
-                    return KeydirEntry(rowid: rowid, object: place, metadata: noMetadata ? nil : old?.metadata)
+                let previous = try tree { () throws(PageError) in
+                    try keydir.upsert(collection: collection, key: key) { old -> KeydirEntry? in
+                        if let old, old.rowid != rowid { conflict = old.rowid; return nil }
+                        return KeydirEntry(rowid: rowid, object: place, metadata: noMetadata ? nil : old?.metadata)
+                    }
                 }
                 if let conflict { throw wrongRowid(conflict) }
                 if let old = previous {
@@ -57,10 +61,12 @@ struct Replayer {
                 nextRowid = max(nextRowid, rowid &+ 1)
             } else {
                 var outcome: Result<ValueLocation?, StorageError> = .success(nil)
-                let found = keydir.modifyEntry(collection: collection, key: key) { entry in
-                    guard entry.rowid == rowid else { outcome = .failure(wrongRowid(entry.rowid)); return }
-                    outcome = .success(entry.metadata)
-                    entry.metadata = noMetadata ? nil : place
+                let found = try tree { () throws(PageError) in
+                    try keydir.modifyEntry(collection: collection, key: key) { entry in
+                        guard entry.rowid == rowid else { outcome = .failure(wrongRowid(entry.rowid)); return }
+                        outcome = .success(entry.metadata)
+                        entry.metadata = noMetadata ? nil : place
+                    }
                 }
                 guard found else {
                     throw .corrupted(offset: Int64(location.offset), reason: "segment \(location.segment): metadata for missing row \(collection)/\(key)")
@@ -69,12 +75,9 @@ struct Replayer {
                 if !noMetadata { add(place) }
             }
         case .remove(let collection, let key):
-            if let old = keydir.remove(collection: collection, key: key) { subtract(old) }
+            if let old = try tree({ () throws(PageError) in try keydir.remove(collection: collection, key: key) }) { subtract(old) }
         case .removeCollection(let collection):
-            keydir.removeCollection(collection)?.forEach { _, entry in
-                subtract(entry)
-                return true
-            }
+            for row in try tree({ () throws(PageError) in try keydir.removeCollection(collection) }) ?? [] { subtract(row.entry) }
         case .removeAll:
             keydir.removeAll()
             usage.removeAll()

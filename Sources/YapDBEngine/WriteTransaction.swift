@@ -58,8 +58,8 @@ package final class WriteTransaction {
     package var hasChanges: Bool { wroteRecords || touched }
 
     /// The row's entry as it was when the transaction began (nil: it did not exist then).
-    package func entryAtStart(collection: String, key: String) -> KeydirEntry? {
-        state.keydir.entry(collection: collection, key: key)
+    package func entryAtStart(collection: String, key: String) throws(StorageError) -> KeydirEntry? {
+        try tree { () throws(PageError) in try state.keydir.entry(collection: collection, key: key) }
     }
 
     /// Makes the transaction commit even without records (an extension changed its state):
@@ -79,19 +79,23 @@ package final class WriteTransaction {
 
     // MARK: Reads
 
-    package func entry(collection: String, key: String) -> KeydirEntry? {
-        keydir.entry(collection: collection, key: key)
+    package func entry(collection: String, key: String) throws(StorageError) -> KeydirEntry? {
+        try tree { () throws(PageError) in try keydir.entry(collection: collection, key: key) }
     }
 
     package func object(collection: String, key: String) throws(StorageError) -> [UInt8]? {
-        guard let entry = keydir.entry(collection: collection, key: key) else { return nil }
+        guard let entry = try entry(collection: collection, key: key) else { return nil }
         return try read(entry.object) ?? []
     }
 
     package func metadata(collection: String, key: String) throws(StorageError) -> [UInt8]? {
-        guard let location = keydir.entry(collection: collection, key: key)?.metadata else { return nil }
+        guard let location = try entry(collection: collection, key: key)?.metadata else { return nil }
         return try read(location)
     }
+
+    /// Runs a walk of the key directory, reporting a damaged or unreadable page as
+    /// `StorageError` (the transaction then fails and is rolled back).
+    func tree<T>(_ body: () throws(PageError) -> T) throws(StorageError) -> T { try mappingPageErrors(body) }
 
     /// The value at `location`: from the log writer's staging buffer if it is still there.
     package func read(_ location: ValueLocation) throws(StorageError) -> [UInt8]? {
@@ -110,11 +114,12 @@ package final class WriteTransaction {
         try checkSize(object.count)
         if case .set(let m) = metadata { try checkSize(m.count) }
         try checkName(collection); try checkName(key)
+        try checkRowKey(collection: collection, key: key)
         try begin()
         // One walk of the key directory: the records are appended inside `upsert`, which stores
         // the new entry only when they were (a failed append leaves the row as it was).
         var outcome: Result<(inserted: Bool, metadataChanged: Bool), StorageError> = .success((false, false))
-        keydir.upsert(collection: collection, key: key) { old -> KeydirEntry? in
+        _ = try tree { () throws(PageError) in try keydir.upsert(collection: collection, key: key) { old -> KeydirEntry? in
             do throws(StorageError) {
                 let (entry, metadataChanged) = try appendSet(object, metadata: metadata, old: old, collection: collection, key: key)
                 outcome = .success((old == nil, metadataChanged))
@@ -123,7 +128,7 @@ package final class WriteTransaction {
                 outcome = .failure(error)
                 return nil
             }
-        }
+        } }
         let (inserted, metadataChanged) = try outcome.get()
         changeset.recordSet(CollectionKeyPair(collection: collection, key: key), inserted: inserted,
                             objectChanged: true, metadataChanged: metadataChanged)
@@ -164,7 +169,7 @@ package final class WriteTransaction {
     /// nothing, when the row does not exist.
     @discardableResult
     package func setMetadata(_ metadata: UnsafeRawBufferPointer?, collection: String, key: String) throws(StorageError) -> Bool {
-        guard var entry = keydir.entry(collection: collection, key: key) else { return false }
+        guard var entry = try entry(collection: collection, key: key) else { return false }
         if let metadata { try checkSize(metadata.count) }
         try begin()
         let place = ValueLocation(try state.log.appendValue(.metadata, rowid: entry.rowid, collection: collection, key: key, value: metadata,
@@ -172,7 +177,7 @@ package final class WriteTransaction {
         if let m = entry.metadata { subtract(m) }
         entry.metadata = metadata == nil ? nil : place
         if metadata != nil { add(place) }
-        keydir.set(entry, collection: collection, key: key)
+        _ = try tree { () throws(PageError) in try keydir.set(entry, collection: collection, key: key) }
         changeset.recordSet(CollectionKeyPair(collection: collection, key: key), inserted: false, objectChanged: false, metadataChanged: true)
         wroteRecords = true
         return true
@@ -181,10 +186,10 @@ package final class WriteTransaction {
     /// Removes a row. Returns its entry, or nil (writing nothing) when it did not exist.
     @discardableResult
     package func remove(collection: String, key: String) throws(StorageError) -> KeydirEntry? {
-        guard keydir.entry(collection: collection, key: key) != nil else { return nil }
+        guard try entry(collection: collection, key: key) != nil else { return nil }
         try begin()
         try state.log.appendRemove(collection: collection, key: key)
-        let old = keydir.remove(collection: collection, key: key)!
+        let old = try tree { () throws(PageError) in try keydir.remove(collection: collection, key: key) }!
         subtract(old.object)
         if let m = old.metadata { subtract(m) }
         changeset.recordRemove(CollectionKeyPair(collection: collection, key: key))
@@ -195,15 +200,14 @@ package final class WriteTransaction {
     /// Removes every row of a collection. Returns the removed rows, or nil (writing nothing)
     /// when the collection had none.
     @discardableResult
-    package func removeCollection(_ collection: String) throws(StorageError) -> PersistentHashMap<String, KeydirEntry>? {
-        guard keydir.count(inCollection: collection) > 0 else { return nil }
+    package func removeCollection(_ collection: String) throws(StorageError) -> [(key: String, entry: KeydirEntry)]? {
+        guard try tree({ () throws(PageError) in try keydir.count(inCollection: collection) }) > 0 else { return nil }
         try begin()
         try state.log.appendRemoveCollection(collection)
-        let removed = keydir.removeCollection(collection)!
-        removed.forEach { _, entry in
+        let removed = try tree { () throws(PageError) in try keydir.removeCollection(collection) }!
+        for (_, entry) in removed {
             subtract(entry.object)
             if let m = entry.metadata { subtract(m) }
-            return true
         }
         changeset.recordRemoveCollection(collection)
         wroteRecords = true
@@ -224,8 +228,8 @@ package final class WriteTransaction {
     /// Marks a row's object and/or metadata as changed without writing anything. Returns false
     /// when the row does not exist.
     @discardableResult
-    package func touch(collection: String, key: String, object: Bool, metadata: Bool) -> Bool {
-        guard keydir.entry(collection: collection, key: key) != nil else { return false }
+    package func touch(collection: String, key: String, object: Bool, metadata: Bool) throws(StorageError) -> Bool {
+        guard try entry(collection: collection, key: key) != nil else { return false }
         changeset.recordSet(CollectionKeyPair(collection: collection, key: key), inserted: false, objectChanged: object, metadataChanged: metadata)
         touched = true
         return true
@@ -242,6 +246,14 @@ package final class WriteTransaction {
 
     func checkSize(_ count: Int) throws(StorageError) {
         if count > state.maxValueSize { throw .tooLarge("value of \(count) bytes (limit \(state.maxValueSize))") }
+    }
+
+    /// Checks that (collection, key) fits the index pages (docs/format.md §6): like LMDB's key
+    /// limit, a name pair longer than about a quarter page is refused.
+    func checkRowKey(collection: String, key: String) throws(StorageError) {
+        guard !keydir.fits(collection: collection, key: key) else { return }
+        let length = RowKey.encodedLength(collection: collection, key: key)
+        throw .tooLarge("collection and key of \(length) bytes together (limit \(Keydir.maximumRowKeyLength(keydir.format)))")
     }
 
     func checkName(_ name: String) throws(StorageError) {

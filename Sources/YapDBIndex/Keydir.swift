@@ -1,257 +1,362 @@
-// Keydir: the database's key directory — (collection, key) → value locations and row id.
+// Keydir: the database's key directory — (collection, key) → row id and value locations, in
+// key order, on two paged copy-on-write B+trees.
 
-/// Where one value's bytes live in the log: a byte range within a segment file.
-package struct ValueLocation: Hashable, Sendable {
-    /// The segment file number.
-    package var segment: UInt32
-    /// The byte offset of the value within the segment.
-    package var offset: UInt32
-    /// The value's length in bytes.
-    package var length: UInt32
-
-    package init(segment: UInt32, offset: UInt32, length: UInt32) {
-        self.segment = segment
-        self.offset = offset
-        self.length = length
-    }
-}
-
-/// One row of the key directory: its stable row id and where its object and (optional)
-/// metadata values live. 33 bytes inline, a 40-byte stride (`MemoryLayout<KeydirEntry>`).
-package struct KeydirEntry: Hashable, Sendable {
-    /// The row's stable id, unique across the database; views address rows by it.
-    package var rowid: UInt64
-    /// The location of the object value.
-    package var object: ValueLocation
-    /// The location of the metadata value, or nil if the row has no metadata.
-    package var metadata: ValueLocation?
-
-    package init(rowid: UInt64, object: ValueLocation, metadata: ValueLocation? = nil) {
-        self.rowid = rowid
-        self.object = object
-        self.metadata = metadata
-    }
-}
-
-/// A row's address: its collection and key.
-package struct CollectionKeyPair: Hashable, Sendable {
-    package var collection: String
-    package var key: String
-
-    package init(collection: String, key: String) {
-        self.collection = collection
-        self.key = key
-    }
-}
-
-/// The key directory: a persistent map from (collection, key) to `KeydirEntry`, plus the
-/// reverse map from row id to (collection, key).
+/// The key directory: (collection, key) → `KeydirEntry`, in key order, plus the reverse map
+/// from row id to (collection, key).
 ///
-/// Two levels: collection → `PersistentHashMap<String, KeydirEntry>`, so a collection is first
-/// class — its row count is O(1), enumerating it never touches other collections, and dropping it
-/// from the directory is one removal. A collection exists only while it has at least one row.
+/// Two `PagedBTree`s (docs/format.md §11): **rows** maps a row key (`RowKey.encode`) to the
+/// entry's page encoding, so each collection is one contiguous range of keys and its row count
+/// is a difference of two ranks (subtree counts in the branch pages); **row ids** maps a row
+/// id (`RowKey.rowid`) to its row key. Clean nodes are pages read on demand from the page
+/// source (a memory map of the index files); a change copies the touched paths into dirty
+/// nodes in memory until an index checkpoint writes them (`flush`), so memory holds the
+/// changes since the last checkpoint, never the whole directory.
 ///
-/// **Snapshots.** A value type built from persistent maps: copying a `Keydir` is O(1) and is a
-/// snapshot; a commit mutates its own copy, copying only the touched trie paths, and a writer
-/// that owns its nodes exclusively (a bulk load within one transaction) mutates them in place.
+/// **Snapshots.** A value: copying a `Keydir` is O(1) and is a snapshot; a commit mutates its
+/// own copy, copying only the touched paths, and a writer that owns its nodes exclusively (a
+/// bulk load within one transaction) changes them in place.
 ///
-/// **Threading.** Any number of threads may read copies concurrently; a given variable must be
+/// **Errors.** Everything that reads a page throws `PageError`: a damaged page gives
+/// `.corrupt`, a page the source cannot read `.unreadable`; never a trap. A mutation that
+/// throws leaves the directory in an unspecified state: the caller discards its copy (the
+/// engine rolls the transaction back).
+///
+/// **Threading.** Any number of threads may read copies concurrently; a given variable is
 /// mutated by one thread at a time (the engine's single writer).
 package struct Keydir: Sendable {
-    /// The rows, by collection then key. Never holds an empty inner map.
-    var byCollection: PersistentHashMap<String, PersistentHashMap<String, KeydirEntry>>
-    /// Row id → (collection, key) for every row in `byCollection`.
-    var byRowid: PersistentHashMap<UInt64, CollectionKeyPair>
-    /// The total number of rows.
-    var rowCount: Int
+    /// Row key → entry.
+    package private(set) var rows: PagedBTree
+    /// Row-id key → row key.
+    package private(set) var rowids: PagedBTree
 
-    /// An empty directory.
-    package init() {
-        byCollection = PersistentHashMap()
-        byRowid = PersistentHashMap()
-        rowCount = 0
+    /// An empty directory whose pages will have `format` and be read from `source`.
+    package init(format: PageFormat = PageFormat(), source: any PageSource = EmptyPageSource()) {
+        rows = PagedBTree(format: format, source: source)
+        rowids = PagedBTree(format: format, source: source)
     }
+
+    /// The directory whose trees have the written roots `rowsRoot` and `rowidsRoot`
+    /// (`PageID.none`: empty). Reads the two root pages' headers, nothing else.
+    /// - Throws: `PageError` if a root page cannot be read or is not a root of its tree, or
+    ///   when the two trees disagree on the number of rows.
+    package init(rowsRoot: PageID, rowidsRoot: PageID, format: PageFormat, source: any PageSource) throws(PageError) {
+        rows = try PagedBTree(rootPage: rowsRoot, format: format, source: source)
+        rowids = try PagedBTree(rootPage: rowidsRoot, format: format, source: source)
+        guard rows.count == rowids.count else {
+            throw .corrupt(page: rowidsRoot, reason: .subtreeCountMismatch(expected: rows.count, found: rowids.count))
+        }
+    }
+
+    /// The longest row key (`RowKey.encode`) the trees of `format` can hold: an entry of the
+    /// rows tree is the row key and an encoded entry, one of the row-ids tree an 8-byte key and
+    /// the row key.
+    package static func maximumRowKeyLength(_ format: PageFormat) -> Int {
+        format.maximumEntrySize - KeydirEntry.maximumPageEncodedSize
+    }
+
+    /// Whether (`collection`, `key`) is short enough for this directory's pages.
+    package func fits(collection: String, key: String) -> Bool {
+        RowKey.encodedLength(collection: collection, key: key) <= Self.maximumRowKeyLength(rows.format)
+    }
+
+    // MARK: Counts
 
     /// The number of rows in all collections. O(1).
-    package var count: Int { rowCount }
+    package var count: Int { rows.count }
 
-    /// The number of collections (each has at least one row). O(1).
-    package var collectionCount: Int { byCollection.count }
-
-    /// The names of the collections that have at least one row, in unspecified order.
-    /// O(collections); allocates the array.
-    package var collections: [String] { byCollection.keys }
-
-    /// The entry for (`collection`, `key`), or nil. Two hash probes; no allocation, no locking.
-    package func entry(collection: String, key: String) -> KeydirEntry? {
-        byCollection[collection]?[key]
+    /// The number of rows in `collection` (0 if it has none): two rank lookups, O(log n).
+    package func count(inCollection collection: String) throws(PageError) -> Int {
+        try range(of: collection).count
     }
 
-    /// The (collection, key) of the row with id `rowid`, or nil. One hash probe.
-    package func key(forRowid rowid: UInt64) -> (collection: String, key: String)? {
-        guard let pair = byRowid[rowid] else { return nil }
-        return (pair.collection, pair.key)
+    /// The positions of `collection`'s rows in the rows tree.
+    func range(of collection: String) throws(PageError) -> Range<Int> {
+        try rows.positions(from: KeyBound(RowKey.prefix(collection)), to: KeyBound(RowKey.end(collection), inclusive: false))
     }
 
-    /// The number of rows in `collection` (0 if it has none). O(1) after one hash probe.
-    package func count(inCollection collection: String) -> Int {
-        byCollection[collection]?.count ?? 0
+    /// Calls `body` with each collection (in name order) and its row count until it returns
+    /// false: O(collections × log n), one seek per collection.
+    package func forEachCollection(_ body: (String, Int) throws -> Bool) throws {
+        var position = 0
+        while position < rows.count {
+            var name: String?
+            var damaged = false
+            try rows.withElement(at: position) { key, _ in
+                if let length = RowKey.collectionPartLength(key) {
+                    name = RowKey.collection(key, partLength: length)
+                }
+                damaged = name == nil
+            }
+            guard let collection = name, !damaged else { throw PageError.corrupt(page: .none, reason: .badEntry) }
+            let range = try range(of: collection)
+            guard range.lowerBound == position, !range.isEmpty else { throw PageError.corrupt(page: .none, reason: .badEntry) }
+            guard try body(collection, range.count) else { return }
+            position = range.upperBound
+        }
     }
 
-    /// The rows of `collection` as a persistent map (a snapshot, O(1)), or nil if it has none.
-    package func rows(inCollection collection: String) -> PersistentHashMap<String, KeydirEntry>? {
-        byCollection[collection]
+    /// The number of collections (each has at least one row). O(collections × log n).
+    package func collectionCount() throws -> Int {
+        var count = 0
+        try forEachCollection { _, _ in count += 1; return true }
+        return count
     }
 
-    /// Calls `body` with each key and entry of `collection` until it returns false.
-    /// O(rows in the collection); never visits other collections.
-    package func forEachKey(inCollection collection: String,
-                            _ body: (String, KeydirEntry) throws -> Bool) rethrows {
-        try byCollection[collection]?.forEach(body)
+    /// The names of the collections that have at least one row, in name order.
+    package func collections() throws -> [String] {
+        var names: [String] = []
+        try forEachCollection { name, _ in names.append(name); return true }
+        return names
     }
 
-    /// Calls `body` with each collection name and its row count until it returns false.
-    /// O(collections).
-    package func forEachCollection(_ body: (String, Int) throws -> Bool) rethrows {
-        try byCollection.forEach { name, rows in try body(name, rows.count) }
+    // MARK: Lookups
+
+    /// The entry for (`collection`, `key`), or nil. One walk of the rows tree; no allocation
+    /// beyond the row key.
+    package func entry(collection: String, key: String) throws(PageError) -> KeydirEntry? {
+        try rows.entry(forKey: RowKey.encode(collection: collection, key: key))
     }
 
-    /// Stores `entry` for (`collection`, `key`), creating the collection if needed.
-    ///
-    /// The row id of a new row must not belong to another row; replacing a row's entry may change
-    /// its row id (the reverse map follows). O(log n); copies only shared trie paths.
+    /// The (collection, key) of the row with id `rowid`, or nil. One walk of the row-ids tree.
+    package func key(forRowid rowid: UInt64) throws(PageError) -> (collection: String, key: String)? {
+        var pair: (String, String)?
+        var damaged = false
+        let found = try rowids.withValue(forKey: RowKey.rowid(rowid)) { bytes in
+            pair = RowKey.decode(bytes)
+            damaged = pair == nil
+        }
+        guard found else { return nil }
+        guard let pair, !damaged else { throw .corrupt(page: .none, reason: .badEntry) }
+        return pair
+    }
+
+    /// Calls `body` with each key and entry of `collection` in key order (or `reversed`),
+    /// from the first key ≥ `from` to the last ≤ `through` (nil: unbounded), until it returns
+    /// false. O(log n + k); never visits other collections.
+    /// - Throws: `PageError` from a page, or what `body` throws (the walk stops there).
+    package func forEachKey(inCollection collection: String, from: String? = nil, through: String? = nil, reversed: Bool = false,
+                            _ body: (String, KeydirEntry) throws -> Bool) throws {
+        let prefix = RowKey.prefix(collection)
+        let lower = KeyBound(from.map { RowKey.encode(collection: collection, key: $0) } ?? prefix)
+        let upper = through.map { KeyBound(RowKey.encode(collection: collection, key: $0)) }
+            ?? KeyBound(RowKey.end(collection), inclusive: false)
+        var failure: (any Error)?
+        try rows.forEach(from: lower, to: upper, reversed: reversed) { keyBytes, valueBytes in
+            guard let key = RowKey.key(keyBytes, partLength: prefix.count),
+                  let entry = KeydirEntry(pageEncoded: valueBytes) else {
+                failure = PageError.corrupt(page: .none, reason: .badEntry)
+                return false
+            }
+            do { return try body(key, entry) } catch {
+                failure = error
+                return false
+            }
+        }
+        if let failure { throw failure }
+    }
+
+    /// Calls `body` with each row of every collection, in (collection, key) order, until it
+    /// returns false. O(n).
+    package func forEachRow(_ body: (String, String, KeydirEntry) throws -> Bool) throws {
+        var failure: (any Error)?
+        try rows.forEach { keyBytes, valueBytes in
+            guard let (collection, key) = RowKey.decode(keyBytes), let entry = KeydirEntry(pageEncoded: valueBytes) else {
+                failure = PageError.corrupt(page: .none, reason: .badEntry)
+                return false
+            }
+            do { return try body(collection, key, entry) } catch {
+                failure = error
+                return false
+            }
+        }
+        if let failure { throw failure }
+    }
+
+    // MARK: Changes
+
+    /// Stores `entry` for (`collection`, `key`).
     /// - Returns: the previous entry, or nil if the row is new.
     /// - Precondition: `entry.rowid` is not the row id of a different (collection, key).
     @discardableResult
-    package mutating func set(_ entry: KeydirEntry, collection: String, key: String) -> KeydirEntry? {
-        let old = byCollection.modifyValue(forKey: collection) { rows -> KeydirEntry? in
-            if rows == nil { rows = PersistentHashMap() }
-            return rows!.updateValue(entry, forKey: key)
-        }
-        if let old {
-            guard old.rowid != entry.rowid else { return old }
-            byRowid.removeValue(forKey: old.rowid)
-        } else {
-            rowCount &+= 1
-        }
-        let displaced = byRowid.updateValue(CollectionKeyPair(collection: collection, key: key), forKey: entry.rowid)
-        precondition(displaced == nil,
-                     "Keydir.set: rowid \(entry.rowid) already belongs to \(displaced!.collection)/\(displaced!.key)")
-        return old
+    package mutating func set(_ entry: KeydirEntry, collection: String, key: String) throws(PageError) -> KeydirEntry? {
+        try upsert(collection: collection, key: key) { _ in entry }
     }
 
-    /// Looks up the row (`collection`, `key`) and stores what `body` makes of it, in one walk
-    /// of the trie per level of the directory (a lookup followed by `set` walks twice).
-    ///
-    /// `body` gets the current entry (nil for a new row) and returns the entry to store, or
-    /// nil to leave the row as it was (nothing is inserted for a new row); pass anything else
-    /// out through the closure's captures. Replacing an entry may change its row id (the reverse
-    /// map follows), as with `set`. Copies the shared nodes on the path even when nothing is
-    /// stored. O(log n). Not generic, so that callers in other modules run specialized code.
+    /// Looks up the row (`collection`, `key`) and stores what `body` makes of it: `body` gets
+    /// the current entry (nil for a new row) and returns the entry to store, or nil to leave
+    /// the row as it was. Replacing an entry may change its row id (the row-ids tree follows).
     /// - Returns: the previous entry, or nil if the row is new or nothing was stored.
     /// - Precondition: a stored row id does not belong to a different (collection, key).
     @discardableResult
-    package mutating func upsert(collection: String, key: String, _ body: (KeydirEntry?) -> KeydirEntry?) -> KeydirEntry? {
-        var change: (old: KeydirEntry?, new: KeydirEntry)?
-        byCollection.modifyValue(forKey: collection) { (rows: inout PersistentHashMap<String, KeydirEntry>?) -> Void in
-            if rows == nil { rows = PersistentHashMap() }
-            rows!.modifyValue(forKey: key) { (slot: inout KeydirEntry?) -> Void in
-                if let new = body(slot) {
-                    change = (slot, new)
-                    slot = new
-                }
-            }
-            if rows!.isEmpty { rows = nil }
+    package mutating func upsert(collection: String, key: String, _ body: (KeydirEntry?) -> KeydirEntry?) throws(PageError) -> KeydirEntry? {
+        let rowKey = RowKey.encode(collection: collection, key: key)
+        let old = try rows.entry(forKey: rowKey)
+        guard let new = body(old) else { return nil }
+        if old != new { _ = try rows.upsert(rowKey, new.pageEncoded) }
+        if old?.rowid != new.rowid {
+            if let old { _ = try rowids.remove(RowKey.rowid(old.rowid)) }
+            let displaced = try rowids.upsert(RowKey.rowid(new.rowid), rowKey)
+            precondition(displaced == nil, "Keydir.upsert: rowid \(new.rowid) already belongs to another row")
         }
-        guard let (old, new) = change else { return nil }
-        if let old {
-            guard old.rowid != new.rowid else { return old }
-            byRowid.removeValue(forKey: old.rowid)
-        } else {
-            rowCount &+= 1
-        }
-        let displaced = byRowid.updateValue(CollectionKeyPair(collection: collection, key: key), forKey: new.rowid)
-        precondition(displaced == nil,
-                     "Keydir.upsert: rowid \(new.rowid) already belongs to \(displaced!.collection)/\(displaced!.key)")
         return old
     }
 
-    /// Calls `body` to change the entry of the existing row (`collection`, `key`) in place:
-    /// one walk of the trie (a lookup followed by `set` walks it twice). `body` must keep the
-    /// row id. Copies the shared nodes on the path, even when the row turns out to be absent.
-    /// Not generic, so that callers in other modules run specialized code.
+    /// Calls `body` to change the entry of the existing row (`collection`, `key`); `body` must
+    /// keep the row id.
     /// - Returns: false (without calling `body`) when there is no such row.
     @discardableResult
-    package mutating func modifyEntry(collection: String, key: String, _ body: (inout KeydirEntry) -> Void) -> Bool {
-        let found = byCollection.modifyExisting(forKey: collection) { (rows: inout PersistentHashMap<String, KeydirEntry>) -> Bool in
-            let hit: Void? = rows.modifyExisting(forKey: key) { (entry: inout KeydirEntry) -> Void in
-                let rowid = entry.rowid
-                body(&entry)
-                precondition(entry.rowid == rowid, "Keydir.modifyEntry: the row id of \(collection)/\(key) changed")
-            }
-            return hit != nil
-        }
-        return found == true
+    package mutating func modifyEntry(collection: String, key: String, _ body: (inout KeydirEntry) -> Void) throws(PageError) -> Bool {
+        let rowKey = RowKey.encode(collection: collection, key: key)
+        guard var entry = try rows.entry(forKey: rowKey) else { return false }
+        let before = entry
+        body(&entry)
+        precondition(entry.rowid == before.rowid, "Keydir.modifyEntry: the row id of \(collection)/\(key) changed")
+        if entry != before { _ = try rows.upsert(rowKey, entry.pageEncoded) }
+        return true
     }
 
     /// Points every row whose object or metadata location `relocation` maps elsewhere at the
-    /// new location, in one pass over the directory (compaction's swap): O(n) plus the nodes
-    /// copied, which are only those on paths to changed rows. `relocation` returns nil to keep
-    /// a location; it is called once per location in the directory. Row ids never change.
+    /// new location (compaction's swap): one ordered pass over the rows, then one update per
+    /// changed row. `relocation` returns nil to keep a location. Row ids never change.
     /// - Returns: how many locations were replaced.
     @discardableResult
-    package mutating func relocate(_ relocation: (ValueLocation) -> ValueLocation?) -> Int {
+    package mutating func relocate(_ relocation: (ValueLocation) -> ValueLocation?) throws(PageError) -> Int {
+        var changed: [(key: [UInt8], entry: KeydirEntry)] = []
         var replaced = 0
-        byCollection.replaceValues { rows -> PersistentHashMap<String, KeydirEntry>? in
-            var rows = rows
-            let changed = rows.replaceValues { entry -> KeydirEntry? in
-                var entry = entry
-                var changed = false
-                if let to = relocation(entry.object) { entry.object = to; changed = true; replaced += 1 }
-                if let m = entry.metadata, let to = relocation(m) { entry.metadata = to; changed = true; replaced += 1 }
-                return changed ? entry : nil
+        var malformed = false
+        try rows.forEach { keyBytes, valueBytes in
+            guard var entry = KeydirEntry(pageEncoded: valueBytes) else {
+                malformed = true
+                return false
             }
-            return changed ? rows : nil
+            var moved = false
+            if let to = relocation(entry.object) { entry.object = to; moved = true; replaced += 1 }
+            if let m = entry.metadata, let to = relocation(m) { entry.metadata = to; moved = true; replaced += 1 }
+            if moved { changed.append((Array(keyBytes), entry)) }
+            return true
         }
+        if malformed { throw .corrupt(page: .none, reason: .badEntry) }
+        for (key, entry) in changed { _ = try rows.upsert(key, entry.pageEncoded) }
         return replaced
     }
 
-    /// Removes the row (`collection`, `key`); removes the collection if it was its last row.
-    /// A miss on an absent collection copies nothing. O(log n).
+    /// Removes the row (`collection`, `key`). O(log n).
     /// - Returns: the removed entry, or nil if there was no such row.
     @discardableResult
-    package mutating func remove(collection: String, key: String) -> KeydirEntry? {
-        guard byCollection.contains(collection) else { return nil }
-        let old = byCollection.modifyValue(forKey: collection) { rows -> KeydirEntry? in
-            let old = rows!.removeValue(forKey: key)
-            if rows!.isEmpty { rows = nil }
-            return old
-        }
-        if let old {
-            rowCount &-= 1
-            byRowid.removeValue(forKey: old.rowid)
-        }
+    package mutating func remove(collection: String, key: String) throws(PageError) -> KeydirEntry? {
+        let rowKey = RowKey.encode(collection: collection, key: key)
+        guard let bytes = try rows.remove(rowKey) else { return nil }
+        guard let old = bytes.withUnsafeBytes({ KeydirEntry(pageEncoded: $0) }) else { throw .corrupt(page: .none, reason: .badEntry) }
+        _ = try rowids.remove(RowKey.rowid(old.rowid))
         return old
     }
 
-    /// Removes every row of `collection`.
-    ///
-    /// The collection level is O(1) (one removal from the outer map); keeping the row-id map
-    /// consistent costs one removal per row, O(k log n) for k rows — the same order as listing
-    /// the removed rows, which callers need for changesets and views anyway.
-    /// - Returns: the removed rows as a persistent map (nil if the collection had none), so the
-    ///   caller can list the removed keys and row ids.
+    /// Removes every row of `collection`: O(k log n) for its k rows.
+    /// - Returns: the removed rows in key order (nil if the collection had none), so the caller
+    ///   can list the removed keys and row ids.
     @discardableResult
-    package mutating func removeCollection(_ collection: String) -> PersistentHashMap<String, KeydirEntry>? {
-        guard let rows = byCollection.removeValue(forKey: collection) else { return nil }
-        rowCount &-= rows.count
-        rows.forEach { _, entry in
-            byRowid.removeValue(forKey: entry.rowid)
-            return true
+    package mutating func removeCollection(_ collection: String) throws(PageError) -> [(key: String, entry: KeydirEntry)]? {
+        var removed: [(key: String, entry: KeydirEntry)] = []
+        do {
+            try forEachKey(inCollection: collection) { key, entry in
+                removed.append((key, entry))
+                return true
+            }
+        } catch let error as PageError {
+            throw error
+        } catch {
+            preconditionFailure("Keydir.removeCollection: unexpected \(error)")
         }
-        return rows
+        guard !removed.isEmpty else { return nil }
+        for (key, entry) in removed {
+            _ = try rows.remove(RowKey.encode(collection: collection, key: key))
+            _ = try rowids.remove(RowKey.rowid(entry.rowid))
+        }
+        return removed
     }
 
-    /// Removes every row of every collection. O(1) (shared nodes live on in older snapshots).
-    package mutating func removeAll() { self = Keydir() }
+    /// Removes every row of every collection. O(1): pages are not touched (older snapshots
+    /// keep reading them).
+    package mutating func removeAll() {
+        rows.removeAll()
+        rowids.removeAll()
+    }
+
+    // MARK: Checkpoints
+
+    /// Whether some change is held only in memory (a checkpoint would write pages).
+    package var hasUnwrittenChanges: Bool { rows.cleanRootPage == nil || rowids.cleanRootPage == nil }
+
+    /// Writes the dirty nodes of both trees as pages (see `PagedBTree.flush`): `allocate` gives
+    /// each page its id, `write` receives it. Returns the two flushes, whose `root`s the root
+    /// record names; call `publish()` on both once that record is durable, then
+    /// `releasingFlushedNodes()` on the writer's newest directory.
+    package func flush<E: Error>(
+        allocate: () throws(E) -> PageID, write: (PageID, UnsafeRawBufferPointer) throws(E) -> Void
+    ) throws(E) -> (rows: PageFlush, rowids: PageFlush) {
+        let rowsFlush = try rows.flush(allocate: allocate, write: write)
+        let rowidsFlush = try rowids.flush(allocate: allocate, write: write)
+        return (rowsFlush, rowidsFlush)
+    }
+
+    /// This directory with every node a published flush wrote replaced by its page, so the
+    /// memory those nodes held is released once no snapshot shares them.
+    package func releasingFlushedNodes() -> Keydir {
+        var copy = self
+        copy.rows = rows.releasingFlushedNodes()
+        copy.rowids = rowids.releasingFlushedNodes()
+        return copy
+    }
+
+    /// This directory reading its clean pages from `source` (see `PagedBTree.replacingSource`).
+    package func replacingSource(_ source: any PageSource) -> Keydir {
+        var copy = self
+        copy.rows = rows.replacingSource(source)
+        copy.rowids = rowids.replacingSource(source)
+        return copy
+    }
+
+    /// The page size and checksum of the directory's pages.
+    package var format: PageFormat { rows.format }
+
+    // MARK: Checks
+
+    /// Checks both trees page by page (checksums, order, counts, depth), that they hold the
+    /// same number of rows, and that every row's row id maps back to it and every row key
+    /// decodes. O(n log n). `verify()`'s walk of the directory.
+    /// - Throws: `PageError` naming the first problem.
+    package func validate() throws(PageError) {
+        try rows.validate()
+        try rowids.validate()
+        guard rows.count == rowids.count else {
+            throw .corrupt(page: .none, reason: .subtreeCountMismatch(expected: rows.count, found: rowids.count))
+        }
+        var failure: PageError?
+        try rows.forEach { keyBytes, valueBytes in
+            guard RowKey.decode(keyBytes) != nil, let entry = KeydirEntry(pageEncoded: valueBytes) else {
+                failure = .corrupt(page: .none, reason: .badEntry)
+                return false
+            }
+            do throws(PageError) {
+                var matches = false
+                let found = try rowids.withValue(forKey: RowKey.rowid(entry.rowid)) { back in
+                    matches = back.elementsEqual(keyBytes)
+                }
+                guard found, matches else {
+                    failure = .corrupt(page: .none, reason: .badEntry)
+                    return false
+                }
+            } catch {
+                failure = error
+                return false
+            }
+            return true
+        }
+        if let failure { throw failure }
+    }
+
+    /// Traps with the violation if `validate()` fails (tests).
+    package func checkInvariants() {
+        do { try validate() } catch { preconditionFailure("Keydir: \(error)") }
+    }
 }

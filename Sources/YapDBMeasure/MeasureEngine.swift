@@ -56,7 +56,7 @@ struct MeasureEngine: ParsableCommand {
         let t1b = now()
         for i in 0..<reads {
             let key = keys[Int(rng.next() % UInt64(rows))]
-            check &+= Int(snapshot.entry(collection: "c", key: key)?.rowid ?? 0) &+ i
+            check &+= Int(try snapshot.entry(collection: "c", key: key)?.rowid ?? 0) &+ i
         }
         let lookup = now() - t1b
         print("  of which keydir lookup (random key, entry only): \(fmt(lookup / Double(reads) * 1e9)) ns (check \(check & 0xFF))")

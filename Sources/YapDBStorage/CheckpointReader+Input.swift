@@ -86,6 +86,7 @@ extension CheckpointReader {
             case .checkpointCollection: valid = length <= Format.checkpointCollectionMaxPayload
             case .checkpointEntries: valid = length <= Format.checkpointBlockSize
             case .checkpointSegmentUsage, .checkpointExtension: valid = length <= Format.maxRecordPayload
+            case .checkpointIndexRoot: valid = length <= Format.rootBodyOffset + Format.rootMaximumSize + 4
             case .object, .metadata, .remove, .removeCollection, .removeAll, .commit:
                 throw corrupt(offset, "log record type \(typeByte) in a checkpoint")
             }

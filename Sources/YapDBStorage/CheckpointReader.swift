@@ -29,7 +29,8 @@ package enum CheckpointReader {
         files: DatabaseFiles, fileSystem: any FileSystem, uuid: [UInt8], number: UInt32,
         collection: (String, Int) throws(StorageError) -> Void,
         entry: (CheckpointEntry) throws(StorageError) -> Void,
-        extensionImage: (String, [UInt8]) throws(StorageError) -> Void = { _, _ throws(StorageError) in }
+        extensionImage: (String, [UInt8]) throws(StorageError) -> Void = { _, _ throws(StorageError) in },
+        indexRoot: ([UInt8]) throws(StorageError) -> Void = { _ throws(StorageError) in }
     ) throws(StorageError) -> (CheckpointInfo, segmentUsage: [UInt32: UInt64]) {
         let path = files.checkpointPath(number)
         let file: any StorageFile
@@ -104,6 +105,12 @@ package enum CheckpointReader {
                     }
                     guard state.extensionNames.insert(extensionName).inserted else { throw .corrupt("second image of extension \(extensionName)") }
                     do throws(StorageError) { try extensionImage(extensionName, image) } catch { throw .callback(error) }
+                case .checkpointIndexRoot:
+                    _ = try state.requireInfo()
+                    guard state.usageSeen else { throw .corrupt("index root record before the segment-usage record") }
+                    guard !state.indexRootSeen else { throw .corrupt("second index root record") }
+                    state.indexRootSeen = true
+                    do throws(StorageError) { try indexRoot(Array(payload)) } catch { throw .callback(error) }
                 case .checkpointEnd:
                     let info = try state.requireInfo()
                     guard state.usageSeen else { throw .corrupt("end record before the segment-usage record") }
@@ -165,6 +172,7 @@ package enum CheckpointReader {
         var usageSeen = false
         var usage: [UInt32: UInt64] = [:]
         var extensionNames: Set<String> = []
+        var indexRootSeen = false
         var records: UInt32 = 0
         var checksum: UInt32 = 0
 

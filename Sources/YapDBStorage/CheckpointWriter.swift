@@ -142,6 +142,21 @@ package final class CheckpointWriter {
         try flushIfNeeded()
     }
 
+    /// Adds the index root record: `root` is `IndexRoot.encoded()` (where the paged trees of
+    /// this checkpoint are). Call after `setSegmentUsage` and before `finish`, at most once.
+    /// - Throws: `.io` when writing buffered records fails.
+    package func setIndexRoot(_ root: [UInt8]) throws(StorageError) {
+        try checkUsable()
+        precondition(usageWritten, "CheckpointWriter.setIndexRoot before setSegmentUsage")
+        precondition(root.count <= Format.rootBodyOffset + Format.rootMaximumSize + 4, "index root over the format's limit")
+        appendRecord { buffer in
+            let start = RecordCodec.begin(.checkpointIndexRoot, in: &buffer)
+            buffer.append(contentsOf: root)
+            _ = RecordCodec.finish(&buffer, start: start)
+        }
+        try flushIfNeeded()
+    }
+
     /// Writes the end record, syncs the file, renames it to its final name and syncs the
     /// directory. Returns the final path. The checkpoint counts only once this returns.
     /// - Throws: `.io` from the write, sync, rename or directory sync. After a failed

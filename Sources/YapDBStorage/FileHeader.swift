@@ -49,7 +49,7 @@ package struct FileHeader: Hashable, Sendable {
             func u64(_ o: Int) -> UInt64 { UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: o, as: UInt64.self)) }
             let version = u32(Format.headerVersionOffset)
             guard version != 0 else { throw .notADatabase(path: path) }
-            guard version <= Format.version else {
+            guard version == Format.version else {
                 throw .unsupportedVersion(found: Int(version), supported: Int(Format.version))
             }
             let crc = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: raw[0..<Format.headerChecksumOffset]))

@@ -8,7 +8,7 @@ package enum Format {
     /// The first eight bytes of every file: "YapDB\r\n\x1a".
     package static let magic: [UInt8] = [0x59, 0x61, 0x70, 0x44, 0x42, 0x0D, 0x0A, 0x1A]
     /// The format version this build writes and the newest it reads.
-    package static let version: UInt32 = 1
+    package static let version: UInt32 = 2
     /// Size of the header at the start of every file.
     package static let headerSize = 64
 
@@ -149,4 +149,6 @@ package enum RecordType: UInt8, Sendable {
     case checkpointEnd = 19
     case checkpointSegmentUsage = 20
     case checkpointExtension = 21
+    /// The index root (docs/format.md §4, §10): where the paged trees of this checkpoint are.
+    case checkpointIndexRoot = 22
 }

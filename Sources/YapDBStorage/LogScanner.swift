@@ -194,7 +194,7 @@ package struct LogScanner {
                         commits.append(ScannedCommit(info: info, end: LogPosition(segment: number, offset: UInt32(position + frame.totalLength)), operations: pending))
                         pending.removeAll(keepingCapacity: true)
                         pendingStart = position + frame.totalLength
-                    case .checkpointInfo, .checkpointCollection, .checkpointEntries, .checkpointEnd, .checkpointSegmentUsage, .checkpointExtension:
+                    case .checkpointInfo, .checkpointCollection, .checkpointEntries, .checkpointEnd, .checkpointSegmentUsage, .checkpointExtension, .checkpointIndexRoot:
                         throw .invalid("checkpoint record in a log segment")
                     }
                 } catch {

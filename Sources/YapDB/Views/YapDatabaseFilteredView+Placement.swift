@@ -47,7 +47,7 @@ struct FilteredViewContext {
     /// filter. Returns whether it did.
     @discardableResult
     func place(collection: String, key: String, into state: inout ViewState) -> Bool {
-        guard let entry = transaction.keydir.entry(collection: collection, key: key),
+        guard let entry = transaction.keydir.lookup(collection: collection, key: key),
               let group = parentState.rowGroups[entry.rowid], let parentTree = parentState.groups[group],
               keeps(collection: collection, key: key, group: group) else { return false }
         let sortRow = sorter.row(collection: collection, key: key, forGrouping: false)
@@ -87,7 +87,7 @@ struct FilteredViewContext {
     func filteredParent(tag: String) -> ViewState {
         let keydir = transaction.keydir
         return parentSubsequence(tag: tag) { rowid, group in
-            guard let (collection, key) = keydir.key(forRowid: rowid) else { return false }
+            guard let (collection, key) = keydir.owner(ofRowid: rowid) else { return false }
             return keeps(collection: collection, key: key, group: group)
         }
     }
@@ -118,7 +118,7 @@ struct FilteredViewContext {
         let keydir = transaction.keydir
         var members: [UInt64: Bool] = [:]
         for pair in changedKeys {
-            guard let entry = keydir.entry(collection: pair.collection, key: pair.key) else { continue }
+            guard let entry = keydir.lookup(collection: pair.collection, key: pair.key) else { continue }
             if let group = parentState.rowGroups[entry.rowid] {
                 members[entry.rowid] = keeps(collection: pair.collection, key: pair.key, group: group)
             } else {

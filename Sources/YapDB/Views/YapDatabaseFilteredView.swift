@@ -112,13 +112,15 @@ open class YapDatabaseFilteredView: YapDatabaseView, @unchecked Sendable {
     }
 
     override func willRemoveCollection(name: String, collection: String, transaction: YapDatabaseReadWriteTransaction) {
-        guard let rows = transaction.keydir.rows(inCollection: collection) else { return }
+        var rowids: [UInt64] = []
+        transaction.keydir.eachKey(inCollection: collection) { _, entry in
+            rowids.append(entry.rowid)
+            return true
+        }
+        guard !rowids.isEmpty else { return }
         update(name, transaction) { state, context in
             var doomed = Set<UInt64>()
-            rows.forEach { _, entry in
-                if state.rowGroups[entry.rowid] != nil { doomed.insert(entry.rowid) }
-                return true
-            }
+            for rowid in rowids where state.rowGroups[rowid] != nil { doomed.insert(rowid) }
             return context.sorter.removeRows(doomed, from: &state)
         }
     }
@@ -158,7 +160,7 @@ open class YapDatabaseFilteredView: YapDatabaseView, @unchecked Sendable {
     /// Whether the view registered as `name` holds the row now (a cheap test before the blocks run).
     func holds(_ name: String, _ collection: String, _ key: String, _ transaction: YapDatabaseReadWriteTransaction) -> Bool {
         guard let state = transaction.extensionState(YapDatabaseAutoView.stateKey(name)) as? ViewState,
-              let entry = transaction.keydir.entry(collection: collection, key: key) else { return false }
+              let entry = transaction.keydir.lookup(collection: collection, key: key) else { return false }
         return state.rowGroups[entry.rowid] != nil
     }
 

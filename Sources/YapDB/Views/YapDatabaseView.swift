@@ -128,12 +128,12 @@ public final class YapDatabaseAutoView: YapDatabaseView, @unchecked Sendable {
         let keydir = transaction.keydir
         var doomed = Set<UInt64>()
         state.rowGroups.forEach { rowid, _ in
-            if keydir.key(forRowid: rowid) == nil { doomed.insert(rowid) }
+            if keydir.owner(ofRowid: rowid) == nil { doomed.insert(rowid) }
             return true
         }
         var replace: [CollectionKeyPair] = []
         for pair in changedKeys where isAllowed(pair.collection) {
-            if let entry = keydir.entry(collection: pair.collection, key: pair.key) {
+            if let entry = keydir.lookup(collection: pair.collection, key: pair.key) {
                 if state.rowGroups[entry.rowid] != nil { doomed.insert(entry.rowid) }
                 replace.append(pair)
             }
@@ -180,12 +180,13 @@ public final class YapDatabaseAutoView: YapDatabaseView, @unchecked Sendable {
     }
 
     override func willRemoveCollection(name: String, collection: String, transaction: YapDatabaseReadWriteTransaction) {
-        guard isAllowed(collection), let rows = transaction.keydir.rows(inCollection: collection) else { return }
+        guard isAllowed(collection) else { return }
         var doomed = Set<UInt64>()
-        rows.forEach { _, entry in
+        transaction.keydir.eachKey(inCollection: collection) { _, entry in
             doomed.insert(entry.rowid)
             return true
         }
+        guard !doomed.isEmpty else { return }
         update(name, transaction) { state, engine in engine.removeRows(doomed, from: &state) }
     }
 
@@ -198,7 +199,7 @@ public final class YapDatabaseAutoView: YapDatabaseView, @unchecked Sendable {
     }
 
     override func didTouchRow(name: String, collection: String, key: String, transaction: YapDatabaseReadWriteTransaction) {
-        guard isAllowed(collection), let entry = transaction.keydir.entry(collection: collection, key: key),
+        guard isAllowed(collection), let entry = transaction.keydir.lookup(collection: collection, key: key),
               (transaction.extensionState(Self.stateKey(name)) as? ViewState)?.rowGroups[entry.rowid] != nil else { return }
         transaction.noteViewChange(name, touching: YapCollectionKey(collection: collection, key: key))
     }
@@ -223,8 +224,8 @@ public final class YapDatabaseAutoView: YapDatabaseView, @unchecked Sendable {
         if !skipInitialViewPopulation {
             let engine = ViewEngine(view: self, config: config.withLock { $0 }, transaction: transaction)
             let keydir = transaction.keydir
-            for collection in keydir.collections where isAllowed(collection) {
-                keydir.forEachKey(inCollection: collection) { key, _ in
+            for collection in keydir.collectionNames() where isAllowed(collection) {
+                keydir.eachKey(inCollection: collection) { key, _ in
                     engine.insertRow(collection: collection, key: key, into: &state)
                     return true
                 }
@@ -265,7 +266,7 @@ struct ViewEngine {
     }
 
     func row(rowid: UInt64) -> ViewRow? {
-        guard let (collection, key) = transaction.keydir.key(forRowid: rowid) else { return nil }
+        guard let (collection, key) = transaction.keydir.owner(ofRowid: rowid) else { return nil }
         return row(collection: collection, key: key, forGrouping: false)
     }
 
@@ -283,7 +284,7 @@ struct ViewEngine {
     /// Returns whether it did.
     @discardableResult
     func insertRow(collection: String, key: String, into state: inout ViewState) -> Bool {
-        guard let entry = transaction.keydir.entry(collection: collection, key: key) else { return false }
+        guard let entry = transaction.keydir.lookup(collection: collection, key: key) else { return false }
         guard let group = config.grouping.group(transaction, row(collection: collection, key: key, forGrouping: true)) else { return false }
         let sortRow = row(collection: collection, key: key, forGrouping: false)
         var tree = state.groups.removeValue(forKey: group) ?? OrderedRowTree()
@@ -298,7 +299,7 @@ struct ViewEngine {
     /// Returns whether the row was in the view.
     @discardableResult
     func removeRow(collection: String, key: String, from state: inout ViewState) -> Bool {
-        guard let entry = transaction.keydir.entry(collection: collection, key: key),
+        guard let entry = transaction.keydir.lookup(collection: collection, key: key),
               let group = state.rowGroups[entry.rowid], var tree = state.groups.removeValue(forKey: group) else { return false }
         let sortRow = row(collection: collection, key: key, forGrouping: false)
         var index = tree.firstIndex(of: entry.rowid) { existing in compare(sortRow, with: existing, in: group) }

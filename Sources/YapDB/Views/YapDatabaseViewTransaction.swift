@@ -46,14 +46,14 @@ public class YapDatabaseViewTransaction {
     /// The (collection, key) at `index` of `group`, or nil when out of range.
     public func getCollectionKey(atIndex index: Int, inGroup group: String) -> (String, String)? {
         guard let tree = state.groups[group], index >= 0, index < tree.count else { return nil }
-        return transaction.keydir.key(forRowid: tree[index]).map { ($0.collection, $0.key) }
+        return transaction.keydir.owner(ofRowid: tree[index]).map { ($0.collection, $0.key) }
     }
 
     /// The group and index of a row, or nil when the row is not in the view.
     public func getGroupIndex(forKey key: String, inCollection collection: String?) -> (String, Int)? {
         let name = collection ?? ""
         let state = self.state
-        guard let entry = transaction.keydir.entry(collection: name, key: key), let group = state.rowGroups[entry.rowid],
+        guard let entry = transaction.keydir.lookup(collection: name, key: key), let group = state.rowGroups[entry.rowid],
               let tree = state.groups[group] else { return nil }
         let engine = self.engine
         let row = engine.row(collection: name, key: key, forGrouping: false)
@@ -70,7 +70,7 @@ public class YapDatabaseViewTransaction {
 
     /// The group of a row, or nil when it is not in the view.
     public func group(forKey key: String, inCollection collection: String?) -> String? {
-        guard let entry = transaction.keydir.entry(collection: collection ?? "", key: key) else { return nil }
+        guard let entry = transaction.keydir.lookup(collection: collection ?? "", key: key) else { return nil }
         return state.rowGroups[entry.rowid]
     }
 
@@ -129,7 +129,7 @@ public class YapDatabaseViewTransaction {
         let keydir = transaction.keydir
         transaction.iterate { stop in
             tree.forEach(in: bounds, reversed: reversed) { index, rowid in
-                guard let (collection, key) = keydir.key(forRowid: rowid) else { return true }
+                guard let (collection, key) = keydir.owner(ofRowid: rowid) else { return true }
                 step(collection, key, index, &stop)
                 return transaction.afterStep(stop)
             }
@@ -207,7 +207,7 @@ public final class YapDatabaseAutoViewTransaction: YapDatabaseViewTransaction {
     /// Marks a row as changed in the view (its position is recomputed; observers see an update).
     public func touchRow(forKey key: String, inCollection collection: String?) {
         let name = collection ?? ""
-        guard writeTransaction.keydir.entry(collection: name, key: key) != nil else { return }
+        guard writeTransaction.keydir.lookup(collection: name, key: key) != nil else { return }
         view.update(self.name, writeTransaction) { state, engine in
             let removed = engine.removeRow(collection: name, key: key, from: &state)
             return engine.insertRow(collection: name, key: key, into: &state) || removed

@@ -60,6 +60,16 @@ package struct PagedBTree: Sendable {
     /// when it holds dirty nodes (then `flush` writes them).
     package var cleanRootPage: PageID? { root.node == nil ? root.page : nil }
 
+    /// This tree, reading its clean pages from `source` instead: a newer view of the same files
+    /// (after an index checkpoint wrote more pages), which must hold every page this tree names.
+    /// O(1); the dirty nodes are shared.
+    package func replacingSource(_ source: any PageSource) -> PagedBTree {
+        var tree = PagedBTree(format: format, source: source)
+        tree.root = root
+        tree.height = height
+        return tree
+    }
+
     /// Removes every entry. O(1); pages are not touched.
     package mutating func removeAll() {
         root = .clean(.none, count: 0)

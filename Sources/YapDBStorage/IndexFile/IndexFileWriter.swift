@@ -157,6 +157,20 @@ package final class IndexFileWriter {
         return id
     }
 
+    /// The id the next `append` will give its page (rolling to a new file first when that page
+    /// would pass `fileSizeLimit`), so a caller can name a page before it encodes it: a tree
+    /// flush writes children first and records their ids in their parents.
+    ///
+    /// - Throws: `.failed` after an earlier failure; `.io` from rolling (the writer is then
+    ///   failed).
+    package func nextPageID() throws(IndexFileError) -> IndexPageID {
+        guard !isFailed else { throw .failed }
+        if activeLength + Int64(pageSize) > fileSizeLimit || activeLength / Int64(pageSize) >= Int64(UInt32.max) {
+            try roll()
+        }
+        return IndexPageID(file: activeNumber, page: UInt32(activeLength / Int64(pageSize)))
+    }
+
     /// Appends one page (`pageSize` bytes); see `append(_:)`.
     package func append(_ page: [UInt8]) throws(IndexFileError) -> IndexPageID {
         try page.withBytes { (raw) throws(IndexFileError) -> IndexPageID in try append(raw) }

@@ -1,0 +1,73 @@
+import YapDBStorage
+import YapDBIndex
+
+/// The key directory's pages, read from the index files: the `PageSource` the engine hands
+/// the trees (DESIGN.md §1), over one `IndexPageView` of the page store.
+///
+/// A source is fixed to the view it was made with, so a snapshot's trees read without taking
+/// any lock and keep every mapping and file handle they can reach alive; an index checkpoint
+/// makes a new source over the store's newer view for the trees that come after it
+/// (`Keydir.replacingSource`).
+///
+/// Checksums: a page read with `pread` (the file still being appended, or `.cached` mode) is
+/// checked before it is handed out; a mapped page is not checked on every visit (the trees
+/// bounds-check every access, so a damaged mapped page gives `PageError.corrupt`, never a
+/// trap), and `verify()` checks every page's checksum.
+///
+/// Threading: immutable; any thread.
+struct IndexPageSource: PageSource {
+    let view: IndexPageView
+    let format: PageFormat
+
+    func withPage<R>(_ id: PageID, _ body: (UnsafeRawBufferPointer) throws(PageError) -> R) throws(PageError) -> R {
+        let pageID = IndexPageID(rawValue: id)
+        let page: IndexPage
+        do throws(IndexFileError) { page = try view.page(pageID) } catch {
+            switch error {
+            case .badPageID: throw .corrupt(page: id, reason: .missing)
+            default: throw .unreadable(page: id, underlying: error)
+            }
+        }
+        return try withExtendedLifetime(page) { () throws(PageError) -> R in
+            if !view.isMapped(pageID.file) { try format.verify(page.bytes, id: id) }
+            return try body(page.bytes)
+        }
+    }
+}
+
+extension StorageError {
+    /// A page error of the key directory as the engine reports it: damage is `corrupted`
+    /// (offset: the page id), an unreadable page is the I/O error behind it, and an entry too
+    /// large for a page is `tooLarge`.
+    package init(_ error: PageError) {
+        switch error {
+        case .corrupt(let page, let reason):
+            self = .corrupted(offset: Int64(bitPattern: page), reason: "index page \(IndexPageID(rawValue: page)): \(reason)")
+        case .unreadable(let page, let underlying):
+            if let index = underlying as? IndexFileError { self = index.storageError } else {
+                self = .corrupted(offset: Int64(bitPattern: page), reason: "index page unreadable: \(underlying)")
+            }
+        case .entryTooLarge(let size, let limit):
+            self = .tooLarge("index entry of \(size) bytes (limit \(limit))")
+        }
+    }
+}
+
+/// Runs `body`, reporting a page error as the engine's `StorageError`.
+package func mappingPageErrors<T>(_ body: () throws(PageError) -> T) throws(StorageError) -> T {
+    do { return try body() } catch { throw StorageError(error) }
+}
+
+extension Engine {
+    /// Runs `body`, which walks the key directory with a body of its own, reporting a page
+    /// error as `StorageError` (any other error is `body`'s own and is passed on unchanged).
+    static func mappingIndexErrors<T>(_ body: () throws -> T) throws(StorageError) -> T {
+        do { return try body() } catch let error as PageError {
+            throw StorageError(error)
+        } catch let error as StorageError {
+            throw error
+        } catch {
+            preconditionFailure("unexpected error walking the key directory: \(error)")
+        }
+    }
+}

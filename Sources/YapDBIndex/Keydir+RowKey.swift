@@ -1,0 +1,105 @@
+// Keydir+RowKey: how (collection, key) and row ids become the byte keys of the paged trees.
+
+/// The byte keys of the key directory's trees (docs/format.md §11, "Key directory trees").
+///
+/// **Row keys** order rows by collection, then key, both by their UTF-8 bytes: the collection's
+/// bytes with each 0x00 written as 0x00 0xFF, then the terminator 0x00 0x01, then the key's
+/// bytes as they are. Every row of collection `c` lies in the half-open range
+/// [`prefix(c)`, `end(c)`), where `prefix(c)` is the escaped name plus 0x00 0x01 and `end(c)` the
+/// escaped name plus 0x00 0x02, so a collection is one contiguous range of the tree and its
+/// row count is a difference of two ranks. The escape keeps the order of the names: a byte 0x00
+/// inside a name (0x00 0xFF) sorts after the terminator (0x00 0x01) and before every other byte.
+///
+/// **Row-id keys** are the row id's 8 bytes, big-endian, so row ids sort numerically.
+package enum RowKey {
+    /// The terminator's second byte, after 0x00.
+    static let terminator: UInt8 = 0x01
+    /// The second byte after 0x00 that ends a collection's range.
+    static let rangeEnd: UInt8 = 0x02
+    /// The second byte of an escaped 0x00 inside a collection name.
+    static let escapedZero: UInt8 = 0xFF
+
+    /// The row key of (`collection`, `key`).
+    package static func encode(collection: String, key: String) -> [UInt8] {
+        var bytes = prefix(collection, extra: key.utf8.count)
+        bytes.append(contentsOf: key.utf8)
+        return bytes
+    }
+
+    /// The first byte string of `collection`'s range: its escaped name and the terminator.
+    package static func prefix(_ collection: String, extra: Int = 0) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(collection.utf8.count + 2 + extra)
+        for byte in collection.utf8 {
+            bytes.append(byte)
+            if byte == 0 { bytes.append(escapedZero) }
+        }
+        bytes.append(0)
+        bytes.append(terminator)
+        return bytes
+    }
+
+    /// The first byte string after `collection`'s range.
+    package static func end(_ collection: String) -> [UInt8] {
+        var bytes = prefix(collection)
+        bytes[bytes.count - 1] = rangeEnd
+        return bytes
+    }
+
+    /// The length of a row key of (`collection`, `key`), without building it.
+    package static func encodedLength(collection: String, key: String) -> Int {
+        var zeros = 0
+        for byte in collection.utf8 where byte == 0 { zeros += 1 }
+        return collection.utf8.count + zeros + 2 + key.utf8.count
+    }
+
+    /// The length of the collection part (escaped name and terminator) at the start of a row
+    /// key, or nil when the bytes are not a row key (no terminator, or a bad escape).
+    static func collectionPartLength(_ bytes: UnsafeRawBufferPointer) -> Int? {
+        var index = 0
+        while index < bytes.count {
+            if bytes[index] == 0 {
+                guard index + 1 < bytes.count else { return nil }
+                switch bytes[index + 1] {
+                case terminator: return index + 2
+                case escapedZero: index += 2
+                default: return nil
+                }
+            } else {
+                index += 1
+            }
+        }
+        return nil
+    }
+
+    /// The collection name of a row key whose collection part is `length` bytes.
+    static func collection(_ bytes: UnsafeRawBufferPointer, partLength length: Int) -> String? {
+        var name: [UInt8] = []
+        name.reserveCapacity(length - 2)
+        var index = 0
+        while index < length - 2 {
+            name.append(bytes[index])
+            index += bytes[index] == 0 ? 2 : 1
+        }
+        return String(validating: name, as: UTF8.self)
+    }
+
+    /// The key of a row key whose collection part is `length` bytes.
+    static func key(_ bytes: UnsafeRawBufferPointer, partLength length: Int) -> String? {
+        String(validating: UnsafeRawBufferPointer(rebasing: bytes[length...]), as: UTF8.self)
+    }
+
+    /// (collection, key) of a row key, or nil when the bytes are not one (then the page holding
+    /// them is damaged).
+    package static func decode(_ bytes: UnsafeRawBufferPointer) -> (collection: String, key: String)? {
+        guard let length = collectionPartLength(bytes),
+              let collection = collection(bytes, partLength: length),
+              let key = key(bytes, partLength: length) else { return nil }
+        return (collection, key)
+    }
+
+    /// The row-id key of `rowid`: 8 bytes, big-endian.
+    package static func rowid(_ rowid: UInt64) -> [UInt8] {
+        withUnsafeBytes(of: rowid.bigEndian) { Array($0) }
+    }
+}
