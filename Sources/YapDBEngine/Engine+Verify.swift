@@ -27,6 +27,11 @@ package struct EngineStats: Sendable, Equatable {
     package var snapshot: UInt64
     package var recoveredTruncatedBytes: Int64
     package var segmentCount: Int
+    /// Bytes of the index files the newest checkpoint names (part of `fileBytes`).
+    package var indexFileBytes: Int64 = 0
+    /// Index pages changed since the last index checkpoint and held in memory (an estimate:
+    /// whether the directory has unwritten changes, not their count).
+    package var hasUnwrittenIndexChanges = false
 }
 
 extension Engine {
@@ -207,7 +212,8 @@ extension Engine {
             for file in state.segments.files.values {
                 do throws(IOFailure) { segmentBytes += try file.size() } catch { throw .io(error) }
             }
-            var other: Int64 = Int64(Format.mainFileSize) + index.published.reduce(0) { $0 + $1.length }
+            let indexBytes = index.published.reduce(0) { $0 + $1.length }
+            var other: Int64 = Int64(Format.mainFileSize) + indexBytes
             if state.checkpointNumber > 0, let file = try? fileSystem.open(files.checkpointPath(state.checkpointNumber), mode: .readOnly) {
                 other += (try? file.size()) ?? 0
                 file.close()
@@ -215,7 +221,8 @@ extension Engine {
             let live = Int64(state.usage.values.reduce(0, +))
             return EngineStats(fileBytes: segmentBytes + other, liveBytes: live, deadBytes: max(0, segmentBytes - live),
                                rowCount: state.keydir.count, snapshot: state.snapshotNumber,
-                               recoveredTruncatedBytes: openReport.recoveredTruncatedBytes, segmentCount: state.segments.files.count)
+                               recoveredTruncatedBytes: openReport.recoveredTruncatedBytes, segmentCount: state.segments.files.count,
+                               indexFileBytes: indexBytes, hasUnwrittenIndexChanges: state.keydir.hasUnwrittenChanges)
         }
     }
 }

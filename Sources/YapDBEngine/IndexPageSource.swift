@@ -19,7 +19,7 @@ struct IndexPageSource: PageSource {
     let view: IndexPageView
     let format: PageFormat
 
-    func withPage<R>(_ id: PageID, _ body: (UnsafeRawBufferPointer) throws(PageError) -> R) throws(PageError) -> R {
+    func withPage(_ id: PageID, _ body: (UnsafeRawBufferPointer) throws(PageError) -> Void) throws(PageError) {
         let pageID = IndexPageID(rawValue: id)
         let page: IndexPage
         do throws(IndexFileError) { page = try view.page(pageID) } catch {
@@ -28,9 +28,9 @@ struct IndexPageSource: PageSource {
             default: throw .unreadable(page: id, underlying: error)
             }
         }
-        return try withExtendedLifetime(page) { () throws(PageError) -> R in
+        try withExtendedLifetime(page) { () throws(PageError) in
             if !view.isMapped(pageID.file) { try format.verify(page.bytes, id: id) }
-            return try body(page.bytes)
+            try body(page.bytes)
         }
     }
 }

@@ -27,9 +27,9 @@ extension EngineSnapshot {
     /// Everything this snapshot holds, read through the engine (every record verified).
     func materialize() throws -> Model {
         var model = Model()
-        for collection in collections {
+        for collection in try collections() {
             var failure: (any Error)?
-            forEachKey(inCollection: collection) { key, entry in
+            try forEachKey(inCollection: collection) { key, entry in
                 do {
                     model[collection, key] = Model.Row(object: try objectBytes(entry), metadata: try metadataBytes(entry))
                 } catch {

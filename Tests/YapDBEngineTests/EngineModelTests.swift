@@ -72,7 +72,7 @@ import TestSupport
                                 next.rows[collection] = nil
                                 counts["clear-collection", default: 0] += 1
                             } else {
-                                _ = tx.touch(collection: collection, key: key, object: true, metadata: rng.next() % 2 == 0)
+                                _ = try tx.touch(collection: collection, key: key, object: true, metadata: rng.next() % 2 == 0)
                                 counts["touch", default: 0] += 1
                             }
                         case 8:

@@ -27,7 +27,7 @@ import TestSupport
                 ran = true
                 read = try tx.object(collection: "c", key: "k")
                 do { try EngineTesting.set(tx, "c", "k2", [9]) } catch { writeError = error as? StorageError }
-                tx.touch(collection: "c", key: "k", object: true, metadata: false)
+                _ = try? tx.touch(collection: "c", key: "k", object: true, metadata: false)
             }, runsBodyWhenRefused: runsBodyWhenRefused)
             return (ran, read, writeError, nil)
         } catch {

@@ -25,9 +25,9 @@ import TestSupport
         #expect(try engine.verify().isValid)
         let entry: KeydirEntry
         switch which {
-        case "object": entry = engine.snapshot().entry(collection: "c1", key: "k3-7")!
-        case "metadata": entry = engine.snapshot().entry(collection: "c0", key: "k2-5")!
-        default: entry = engine.snapshot().entry(collection: "z", key: "big3")!
+        case "object": entry = try engine.snapshot().entry(collection: "c1", key: "k3-7")!
+        case "metadata": entry = try engine.snapshot().entry(collection: "c0", key: "k2-5")!
+        default: entry = try engine.snapshot().entry(collection: "z", key: "big3")!
         }
         let location = which == "metadata" ? entry.metadata! : entry.object
         #expect(which != "compressed" || location.length < 300, "the big value is stored compressed")

@@ -1,169 +1,159 @@
-// Model-based tests of Keydir against a plain nested Dictionary.
 import Testing
 import TestSupport
 @testable import YapDBIndex
 
-/// The model: collection → key → entry, with no empty collections.
-private struct KeydirModel {
-    var rows: [String: [String: KeydirEntry]] = [:]
-    var count: Int { rows.values.reduce(0) { $0 + $1.count } }
+/// The key directory on paged trees, against a plain dictionary model: tiny pages (splits and
+/// merges early), checkpoints to an in-memory page source with reloads from the written roots,
+/// and old snapshots re-read after many later changes.
+@Suite struct KeydirTests {
+    typealias Row = CollectionKeyPair
 
-    func rowid(_ rowid: UInt64) -> (String, String)? {
-        for (c, keys) in rows { for (k, e) in keys where e.rowid == rowid { return (c, k) } }
-        return nil
-    }
-}
+    /// What the directory must hold.
+    struct Model {
+        var rows: [Row: KeydirEntry] = [:]
 
-private func expectEqual(_ keydir: Keydir, _ model: KeydirModel, _ context: String) {
-    guard isValid(keydir.validate, context) else { return }
-    #expect(keydir.count == model.count, "\(context)")
-    #expect(keydir.collectionCount == model.rows.count, "\(context)")
-    #expect(Set(keydir.collections) == Set(model.rows.keys), "\(context)")
-    for (collection, keys) in model.rows {
-        #expect(keydir.count(inCollection: collection) == keys.count, "\(context)")
-        var seen: [String: KeydirEntry] = [:]
-        keydir.forEachKey(inCollection: collection) { key, entry in seen[key] = entry; return true }
-        #expect(seen == keys, "\(context) collection \(collection)")
-        for (key, entry) in keys {
-            let back = keydir.key(forRowid: entry.rowid)
-            #expect(back?.collection == collection && back?.key == key, "\(context)")
+        func keys(in collection: String) -> [String] {
+            rows.keys.filter { $0.collection == collection }.map(\.key).sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }
+        }
+        var collections: [String] {
+            Set(rows.keys.map(\.collection)).sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }
         }
     }
-    var collections = 0
-    keydir.forEachCollection { name, count in
-        collections += 1
-        #expect(model.rows[name]?.count == count, "\(context)")
-        return true
-    }
-    #expect(collections == model.rows.count, "\(context)")
-}
 
-private func location(_ rng: inout SeededRandom) -> ValueLocation {
-    ValueLocation(segment: UInt32(truncatingIfNeeded: rng.next() % 8), offset: UInt32(truncatingIfNeeded: rng.next()),
-                  length: UInt32(truncatingIfNeeded: rng.next() % 4096))
-}
-
-@Test(arguments: [5, 6] as [UInt64])
-func keydirMatchesModel(seed: UInt64) {
-    var rng = SeededRandom(seed: seed)
-    var keydir = Keydir()
-    var model = KeydirModel()
-    var nextRowid: UInt64 = 1
-    var snapshots: [(Keydir, KeydirModel)] = []
-    for step in 0..<3000 {
-        let context = "seed \(seed) step \(step)"
-        let collection = "c\(rng.next() % 6)"
-        let key = "k\(rng.next() % 60)"
-        switch rng.next() % 20 {
-        case 0..<9:
-            // New rows get a fresh rowid; updates usually keep it, sometimes move to a new one.
-            let existing = model.rows[collection]?[key]
-            var rowid = existing?.rowid ?? nextRowid
-            if existing == nil || rng.next() % 5 == 0 { rowid = nextRowid; nextRowid += 1 }
-            let entry = KeydirEntry(rowid: rowid, object: location(&rng),
-                                    metadata: rng.next() % 2 == 0 ? nil : location(&rng))
-            #expect(keydir.set(entry, collection: collection, key: key) == existing, "\(context)")
-            model.rows[collection, default: [:]][key] = entry
-        case 9..<16:
-            let existing = model.rows[collection]?[key]
-            #expect(keydir.remove(collection: collection, key: key) == existing, "\(context)")
-            model.rows[collection]?[key] = nil
-            if model.rows[collection]?.isEmpty == true { model.rows[collection] = nil }
-        case 16:
-            let removed = keydir.removeCollection(collection)
-            #expect(removed?.count == model.rows[collection]?.count, "\(context)")
-            if let removed {
-                removed.forEach { key, entry in #expect(model.rows[collection]?[key] == entry); return true }
+    /// Every observable answer of `keydir` equals `model`'s.
+    static func expectEqual(_ keydir: Keydir, _ model: Model, _ context: String) throws {
+        #expect(keydir.count == model.rows.count, "\(context): count")
+        #expect(try keydir.collections() == model.collections, "\(context): collections")
+        for collection in model.collections {
+            let keys = model.keys(in: collection)
+            #expect(try keydir.count(inCollection: collection) == keys.count, "\(context): count of \(collection)")
+            var seen: [String] = []
+            try keydir.forEachKey(inCollection: collection) { key, entry in
+                seen.append(key)
+                #expect(model.rows[Row(collection: collection, key: key)] == entry, "\(context): \(collection)/\(key)")
+                return true
             }
-            model.rows[collection] = nil
-        case 17 where step % 500 == 17:
-            keydir.removeAll()
-            model.rows = [:]
-        default:
-            #expect(keydir.entry(collection: collection, key: key) == model.rows[collection]?[key], "\(context)")
-            let rowid = UInt64(rng.next() % nextRowid)
-            let expected = model.rowid(rowid)
-            let got = keydir.key(forRowid: rowid)
-            #expect(got?.collection == expected?.0 && got?.key == expected?.1, "\(context) rowid \(rowid)")
+            #expect(seen == keys, "\(context): keys of \(collection) in order")
+            var reversed: [String] = []
+            try keydir.forEachKey(inCollection: collection, reversed: true) { key, _ in reversed.append(key); return true }
+            #expect(reversed == keys.reversed(), "\(context): reversed keys of \(collection)")
         }
-        guard isValid(keydir.validate, context) else { return }
-        #expect(keydir.count == model.count, "\(context)")
-        if step % 150 == 0 { snapshots.append((keydir, model)) }
+        for (row, entry) in model.rows {
+            #expect(try keydir.entry(collection: row.collection, key: row.key) == entry)
+            let owner = try keydir.key(forRowid: entry.rowid)
+            #expect(owner?.collection == row.collection && owner?.key == row.key, "\(context): owner of \(entry.rowid)")
+        }
     }
-    expectEqual(keydir, model, "seed \(seed) end")
-    for (i, (snapshot, snapshotModel)) in snapshots.enumerated() {
-        expectEqual(snapshot, snapshotModel, "seed \(seed) snapshot \(i)")
-    }
-}
 
-@Test func keydirCollectionsAreFirstClass() {
-    var keydir = Keydir()
-    let loc = ValueLocation(segment: 1, offset: 0, length: 10)
-    for i in 0..<100 { keydir.set(KeydirEntry(rowid: UInt64(i), object: loc), collection: i < 70 ? "a" : "b", key: "\(i)") }
-    keydir.checkInvariants()
-    #expect(keydir.count(inCollection: "a") == 70 && keydir.count(inCollection: "b") == 30)
-    #expect(keydir.count(inCollection: "missing") == 0)
-    let snapshot = keydir
-    let removed = keydir.removeCollection("a")
-    keydir.checkInvariants()
-    #expect(removed?.count == 70 && keydir.count == 30 && keydir.collections == ["b"])
-    #expect(keydir.key(forRowid: 5) == nil && keydir.key(forRowid: 80)?.key == "80")
-    #expect(keydir.removeCollection("a") == nil)
-    #expect(snapshot.count == 100 && snapshot.key(forRowid: 5)?.collection == "a")
-    // Removing the last row removes the collection.
-    for i in 70..<100 { keydir.remove(collection: "b", key: "\(i)"); keydir.checkInvariants() }
-    #expect(keydir.collectionCount == 0 && keydir.collections.isEmpty && keydir.count == 0)
-    #expect(keydir.remove(collection: "b", key: "70") == nil)
-    snapshot.checkInvariants()
-    #expect(MemoryLayout<KeydirEntry>.stride <= 40)
-}
+    static func location(_ rng: inout SeededRandom) -> ValueLocation {
+        ValueLocation(segment: UInt32(rng.next() % 5 + 1), offset: UInt32(rng.next() % 100_000), length: UInt32(rng.next() % 500 + 1))
+    }
 
-@Test func keydirRelocateAndBulkLoadAgreeWithTheModel() throws {
-    var model = KeydirModel()
-    var loader = Keydir.Loader()
-    var rowid: UInt64 = 1
-    for c in 0..<3 {
-        try loader.beginCollection("c\(c)")
-        for k in 0..<700 {
-            let meta: ValueLocation? = k % 3 == 0 ? ValueLocation(segment: UInt32(k % 4), offset: UInt32(9000 + k), length: 20) : nil
-            let entry = KeydirEntry(rowid: rowid, object: ValueLocation(segment: UInt32(k % 5), offset: UInt32(k), length: 30), metadata: meta)
-            loader.add(key: "k\(k)", entry: entry)
-            model.rows["c\(c)", default: [:]]["k\(k)"] = entry
-            rowid += 1
+    @Test(arguments: [1 as UInt64, 2, 3])
+    func matchesADictionaryAcrossCheckpointsAndReloads(seed: UInt64) throws {
+        var rng = SeededRandom(seed: seed)
+        let format = PageFormat(pageSize: 256)
+        let source = MemoryPageSource(format: format)
+        var keydir = Keydir(format: format, source: source)
+        var model = Model()
+        var nextRowid: UInt64 = 1
+        var snapshots: [(Keydir, Model)] = []
+        // Names include a zero byte and a prefix of another name, to exercise the row key's order.
+        let collections = ["", "a", "ab", "a\u{0}b", "zz", "é"]
+        for step in 0..<3_000 {
+            let collection = collections[Int(rng.next() % UInt64(collections.count))]
+            let key = "k\(rng.next() % 120)"
+            switch rng.next() % 20 {
+            case 0..<9:
+                let old = model.rows[Row(collection: collection, key: key)]
+                let entry = KeydirEntry(rowid: old?.rowid ?? nextRowid, object: Self.location(&rng),
+                                        metadata: rng.next() % 2 == 0 ? nil : Self.location(&rng))
+                if old == nil { nextRowid += 1 }
+                #expect(try keydir.set(entry, collection: collection, key: key) == old)
+                model.rows[Row(collection: collection, key: key)] = entry
+            case 9..<13:
+                let old = model.rows.removeValue(forKey: Row(collection: collection, key: key))
+                #expect(try keydir.remove(collection: collection, key: key) == old)
+            case 13:
+                let removed = try keydir.removeCollection(collection)
+                let expected = model.keys(in: collection)
+                #expect(removed?.map(\.key) ?? [] == expected)
+                model.rows = model.rows.filter { $0.key.collection != collection }
+            case 14:
+                let found = try keydir.modifyEntry(collection: collection, key: key) { $0.object.offset &+= 1 }
+                #expect(found == (model.rows[Row(collection: collection, key: key)] != nil))
+                model.rows[Row(collection: collection, key: key)]?.object.offset &+= 1
+            case 15:
+                let segment = UInt32(rng.next() % 5 + 1)
+                let moved = try keydir.relocate { $0.segment == segment ? ValueLocation(segment: 9, offset: $0.offset, length: $0.length) : nil }
+                var expectedMoves = 0
+                for (row, var entry) in model.rows {
+                    if entry.object.segment == segment { entry.object.segment = 9; expectedMoves += 1 }
+                    if entry.metadata?.segment == segment { entry.metadata!.segment = 9; expectedMoves += 1 }
+                    model.rows[row] = entry
+                }
+                #expect(moved == expectedMoves)
+            case 16:
+                // An index checkpoint: write the dirty nodes, then either keep the tree with its
+                // written nodes released, or reopen from the roots alone.
+                let flush = try keydir.flush(allocate: { () throws(Never) in source.allocate() },
+                                             write: { (id, bytes) throws(Never) in source.write(id, bytes) })
+                flush.rows.publish()
+                flush.rowids.publish()
+                if rng.next() % 2 == 0 {
+                    keydir = keydir.releasingFlushedNodes()
+                } else {
+                    keydir = try Keydir(rowsRoot: flush.rows.root, rowidsRoot: flush.rowids.root, format: format, source: source)
+                }
+                #expect(!keydir.hasUnwrittenChanges, "seed \(seed) step \(step): clean after a checkpoint")
+            case 17 where snapshots.count < 4:
+                snapshots.append((keydir, model))
+            case 18 where rng.next() % 10 == 0:
+                keydir.removeAll()
+                model.rows.removeAll()
+            default:
+                #expect(try keydir.entry(collection: collection, key: key) == model.rows[Row(collection: collection, key: key)])
+            }
+            if step % 250 == 0 {
+                try keydir.validate()
+                try Self.expectEqual(keydir, model, "seed \(seed) step \(step)")
+            }
+        }
+        try keydir.validate()
+        try Self.expectEqual(keydir, model, "seed \(seed) end")
+        for (index, (old, oldModel)) in snapshots.enumerated() {
+            try old.validate()
+            try Self.expectEqual(old, oldModel, "seed \(seed) snapshot \(index)")
         }
     }
-    #expect(throws: Keydir.Loader.Conflict.duplicateKey(collection: "x", key: "a")) {
-        var again = Keydir.Loader()
-        try again.beginCollection("x")
-        for i in 0..<50 { again.add(key: "k\(i)", entry: KeydirEntry(rowid: UInt64(10 + i), object: ValueLocation(segment: 1, offset: 1, length: 10))) }
-        again.add(key: "a", entry: KeydirEntry(rowid: 1, object: ValueLocation(segment: 1, offset: 1, length: 10)))
-        again.add(key: "a", entry: KeydirEntry(rowid: 2, object: ValueLocation(segment: 1, offset: 2, length: 10)))
-        _ = try again.finish()
-    }
-    #expect(throws: Keydir.Loader.Conflict.self) {
-        var again = Keydir.Loader()
-        try again.beginCollection("x")
-        again.add(key: "a", entry: KeydirEntry(rowid: 7, object: ValueLocation(segment: 1, offset: 1, length: 10)))
-        try again.beginCollection("y")
-        again.add(key: "b", entry: KeydirEntry(rowid: 7, object: ValueLocation(segment: 1, offset: 2, length: 10)))
-        _ = try again.finish()
-    }
-    var keydir = try loader.finish()
-    expectEqual(keydir, model, "loaded")
-    let snapshot = keydir
-    let snapshotModel = model
-    // Move everything in segment 2 to segment 9, keeping offsets.
-    let moved = keydir.relocate { $0.segment == 2 ? ValueLocation(segment: 9, offset: $0.offset, length: $0.length) : nil }
-    var expectedMoves = 0
-    for (c, keys) in model.rows {
-        for (k, var entry) in keys {
-            if entry.object.segment == 2 { entry.object.segment = 9; expectedMoves += 1 }
-            if let m = entry.metadata, m.segment == 2 { entry.metadata!.segment = 9; expectedMoves += 1 }
-            model.rows[c]![k] = entry
+
+    /// Row keys keep (collection, key) order by UTF-8 bytes, a collection is one contiguous
+    /// range, and the encoding decodes back.
+    @Test func rowKeysOrderByCollectionThenKey() {
+        let pairs: [(String, String)] = [("", ""), ("", "a"), ("a", ""), ("a", "\u{0}"), ("a", "b"), ("a\u{0}", ""), ("a\u{0}b", "x"),
+                                         ("ab", ""), ("b", "a")]
+        let encoded = pairs.map { RowKey.encode(collection: $0.0, key: $0.1) }
+        for (a, b) in zip(encoded, encoded.dropFirst()) {
+            #expect(a.lexicographicallyPrecedes(b))
         }
+        for ((collection, key), bytes) in zip(pairs, encoded) {
+            let decoded = bytes.withUnsafeBytes { RowKey.decode($0) }
+            #expect(decoded?.collection == collection && decoded?.key == key)
+            #expect(RowKey.prefix(collection).lexicographicallyPrecedes(bytes) || RowKey.prefix(collection) == bytes)
+            #expect(bytes.lexicographicallyPrecedes(RowKey.end(collection)))
+            #expect(RowKey.encodedLength(collection: collection, key: key) == bytes.count)
+        }
+        #expect([0xFF, 0x01].withUnsafeBytes { RowKey.decode($0) } == nil, "no terminator")
+        #expect([0x61, 0x00, 0x07].withUnsafeBytes { RowKey.decode($0) } == nil, "bad escape")
     }
-    #expect(moved == expectedMoves)
-    expectEqual(keydir, model, "relocated")
-    expectEqual(snapshot, snapshotModel, "the snapshot taken before is unchanged")
-    #expect(keydir.relocate { _ in nil } == 0)
+
+    /// A row key too long for the page size is refused by `fits`, and the limit follows the
+    /// page size.
+    @Test func longKeysAreRefusedByFits() {
+        let keydir = Keydir(format: PageFormat(pageSize: 4096))
+        let limit = Keydir.maximumRowKeyLength(keydir.format)
+        #expect(limit > 800)
+        #expect(keydir.fits(collection: "c", key: String(repeating: "k", count: limit - 3)))
+        #expect(!keydir.fits(collection: "c", key: String(repeating: "k", count: limit - 2)))
+    }
 }

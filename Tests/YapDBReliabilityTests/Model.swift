@@ -55,7 +55,7 @@ extension EngineSnapshot {
     /// Everything this snapshot holds, read through the engine (every record checked).
     func materialize() throws -> Model {
         var model = Model()
-        for collection in collections {
+        for collection in try collections() {
             try forEachKey(inCollection: collection) { key, entry in
                 model[collection, key] = Model.Row(object: try objectBytes(entry), metadata: try metadataBytes(entry))
                 return true
