@@ -17,8 +17,10 @@ public enum YapDatabaseError: Error, Sendable, Equatable, Hashable {
     /// short to hold a header). Nothing was changed; check the URL.
     case notADatabase
 
-    /// The file was written by a newer YapDB whose format version (`found`) this build does not
-    /// read (it reads up to `supported`). Nothing was changed; open it with a newer YapDB.
+    /// The file has a format version (`found`) this build does not read: it reads exactly
+    /// `supported`. Nothing was changed. A newer file: open it with a newer YapDB. An older
+    /// file (format 1, before the index moved into pages): open it with the YapDB that wrote
+    /// it and copy the rows into a new database.
     case unsupportedVersion(found: Int, supported: Int)
 
     /// Damaged bytes at byte `offset` of the log, followed by later valid commits, so the damage
@@ -74,7 +76,10 @@ extension YapDatabaseError: CustomStringConvertible, LocalizedError {
         case .notADatabase:
             return "YapDB: the file is not a YapDB database"
         case let .unsupportedVersion(found, supported):
-            return "YapDB: the file has format version \(found); this build reads versions up to \(supported)"
+            if found < supported {
+                return "YapDB: the file has format version \(found), written by an older YapDB; this build reads version \(supported) only (copy the rows out with the YapDB that wrote it)"
+            }
+            return "YapDB: the file has format version \(found), written by a newer YapDB; this build reads version \(supported)"
         case let .corrupted(offset, reason):
             return "YapDB: the database is corrupted at byte offset \(offset): \(reason)"
         case .locked:

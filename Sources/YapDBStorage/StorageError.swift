@@ -25,7 +25,8 @@ package enum StorageError: Error, Equatable, Sendable, CustomStringConvertible {
         switch self {
         case .notADatabase(let path): return "not a YapDB database: \(path)"
         case .unsupportedVersion(let found, let supported):
-            return "unsupported format version \(found) (this build reads up to \(supported))"
+            return found < supported ? "older format version \(found) (this build reads version \(supported) only)"
+                : "unsupported format version \(found) (this build reads version \(supported))"
         case .corrupted(let offset, let reason): return "corrupted at offset \(offset): \(reason)"
         case .io(let failure): return failure.description
         case .tooLarge(let what): return "too large: \(what)"

@@ -264,8 +264,8 @@ extension CheckpointTests {
         segment.header.kind = .logSegment
         expectCorrupted(try readCrafted(segment.bytes()), at: Int64(Format.headerKindOffset), file: Self.name, "not a checkpoint")
         var newer = bytes
-        newer[Format.headerVersionOffset] = 2
+        newer[Format.headerVersionOffset] = UInt8(Format.version + 1)
         try disk.setBytes(newer, of: path)
-        #expect(F.readError(fs: disk, files: files) == .unsupportedVersion(found: 2, supported: 1))
+        #expect(F.readError(fs: disk, files: files) == .unsupportedVersion(found: Int(Format.version) + 1, supported: Int(Format.version)))
     }
 }

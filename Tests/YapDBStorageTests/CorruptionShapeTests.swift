@@ -64,9 +64,21 @@ import TestSupport
         let dir = TemporaryDirectory(); defer { dir.remove() }
         let (harness, _, _) = try build(dir)
         var main = try bytes(harness.path)
-        main[Format.headerVersionOffset] = 2; main[Format.mainHeaderCopyOffset + Format.headerVersionOffset] = 2
+        let newer = UInt8(Format.version + 1)
+        main[Format.headerVersionOffset] = newer; main[Format.mainHeaderCopyOffset + Format.headerVersionOffset] = newer
         try overwrite(harness.path, main)
-        #expect(throws: StorageError.unsupportedVersion(found: 2, supported: 1)) { try harness.open() }
+        #expect(throws: StorageError.unsupportedVersion(found: Int(newer), supported: Int(Format.version))) { try harness.open() }
+    }
+
+    /// A database of format 1 (whose index was rebuilt from checkpoint images at every open)
+    /// is refused with `unsupportedVersion`, found 1: format 2 keeps the index in pages.
+    @Test func olderVersionIsUnsupported() throws {
+        let dir = TemporaryDirectory(); defer { dir.remove() }
+        let (harness, _, _) = try build(dir)
+        var main = try bytes(harness.path)
+        main[Format.headerVersionOffset] = 1; main[Format.mainHeaderCopyOffset + Format.headerVersionOffset] = 1
+        try overwrite(harness.path, main)
+        #expect(throws: StorageError.unsupportedVersion(found: 1, supported: Int(Format.version))) { try harness.open() }
     }
 
     @Test func headerChecksumDamageInBothCopiesIsCorruptButOneCopyIsSurvivable() throws {
