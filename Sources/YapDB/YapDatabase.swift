@@ -38,12 +38,13 @@ public final class YapDatabase: Sendable {
     /// Opens (creating it if missing and allowed) the database at `url`, or returns nil; the
     /// error goes to the log handler. Prefer `open(url:options:)`, which says what failed.
     public convenience init?(url: URL) {
-        self.init(url: url, options: YapDatabaseOptions())
+        self.init(url: url, options: nil)
     }
 
-    /// Opens the database at `url` with `options`, or returns nil; the error goes to the log
-    /// handler. Prefer `open(url:options:)`, which says what failed.
-    public convenience init?(url: URL, options: YapDatabaseOptions) {
+    /// Opens the database at `url` with `options` (nil: the defaults), or returns nil; the
+    /// error goes to the log handler. Prefer `open(url:options:)`, which says what failed.
+    public convenience init?(url: URL, options: YapDatabaseOptions?) {
+        let options = options ?? YapDatabaseOptions()
         let engine: Engine
         do throws(YapDatabaseError) {
             engine = try Self.openEngine(url: url, options: options)

@@ -65,6 +65,12 @@ public final class YapDatabaseReadWriteTransaction: YapDatabaseReadTransaction {
     }
 
     /// Replaces the object of an existing row, keeping its metadata; does nothing when the row
+    /// does not exist (nil removes the row). YapDatabase's spelling of `replaceObject(_:forKey:inCollection:)`.
+    public func replace(_ object: Any?, forKey key: String, inCollection collection: String?) {
+        replaceObject(object, forKey: key, inCollection: collection)
+    }
+
+    /// Replaces the object of an existing row, keeping its metadata; does nothing when the row
     /// does not exist.
     public func replaceObject(_ object: Any?, forKey key: String, inCollection collection: String?) {
         let name = collection ?? ""
