@@ -72,7 +72,9 @@ open class YapDatabaseView: YapDatabaseExtension, @unchecked Sendable {}
 ///
 /// `@unchecked Sendable`: its mutable configuration (`setGrouping`/`setSorting`) sits in the
 /// `config` `Mutex`; everything else is immutable.
-public final class YapDatabaseAutoView: YapDatabaseView, @unchecked Sendable {
+///
+/// `open`: apps subclass it to package a view (its grouping, sorting and version tag) as a type.
+open class YapDatabaseAutoView: YapDatabaseView, @unchecked Sendable {
     struct Config: Sendable {
         var grouping: YapDatabaseViewGrouping
         var sorting: YapDatabaseViewSorting
@@ -96,6 +98,12 @@ public final class YapDatabaseAutoView: YapDatabaseView, @unchecked Sendable {
 
     /// The view's version tag.
     public var versionTag: String { config.withLock { $0.versionTag } }
+
+    /// The grouping in use (the latest `setGrouping` wins).
+    public var grouping: YapDatabaseViewGrouping { config.withLock { $0.grouping } }
+
+    /// The sorting in use (the latest `setGrouping`/`setSorting` wins).
+    public var sorting: YapDatabaseViewSorting { config.withLock { $0.sorting } }
 
     static func stateKey(_ name: String) -> String { "view:" + name }
 
@@ -153,11 +161,8 @@ public final class YapDatabaseAutoView: YapDatabaseView, @unchecked Sendable {
     }
 
     override func makeTransaction(name: String, extensionConnection: AnyObject?, transaction: YapDatabaseReadTransaction) -> AnyObject? {
-        let viewConnection = extensionConnection as? YapDatabaseViewConnection
-        if let rw = transaction as? YapDatabaseReadWriteTransaction {
-            return YapDatabaseAutoViewTransaction(view: self, name: name, viewConnection: viewConnection, transaction: rw)
-        }
-        return YapDatabaseViewTransaction(view: self, name: name, viewConnection: viewConnection, transaction: transaction)
+        YapDatabaseAutoViewTransaction(view: self, name: name, viewConnection: extensionConnection as? YapDatabaseViewConnection,
+                                       transaction: transaction)
     }
 
     override func willChangeRow(name: String, collection: String, key: String, transaction: YapDatabaseReadWriteTransaction) {

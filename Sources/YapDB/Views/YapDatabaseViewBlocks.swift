@@ -137,21 +137,33 @@ public final class YapDatabaseViewFind: Sendable {
 public final class YapWhitelistBlacklist: Sendable {
     let whitelist: Set<String>?
     let blacklist: Set<String>?
+    let filter: (@Sendable (Any) -> Bool)?
 
     /// Allows only `whitelist`.
     public init(whitelist: Set<String>) {
         self.whitelist = whitelist
         self.blacklist = nil
+        self.filter = nil
     }
 
     /// Allows everything but `blacklist`.
     public init(blacklist: Set<String>) {
         self.whitelist = nil
         self.blacklist = blacklist
+        self.filter = nil
+    }
+
+    /// Allows what `block` accepts (it receives the item, a collection name for views); nil
+    /// allows everything. The block may run on any thread.
+    public init(filterBlock block: (@Sendable (Any) -> Bool)?) {
+        self.whitelist = nil
+        self.blacklist = nil
+        self.filter = block ?? { _ in true }
     }
 
     /// Whether `item` is allowed.
     public func isAllowed(_ item: String) -> Bool {
+        if let filter { return filter(item) }
         if let whitelist { return whitelist.contains(item) }
         return !(blacklist?.contains(item) ?? false)
     }

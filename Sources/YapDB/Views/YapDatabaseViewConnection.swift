@@ -7,6 +7,9 @@ public class YapDatabaseViewConnection {
     /// The connection this belongs to.
     public unowned let connection: YapDatabaseConnection
 
+    /// The view this connection reads.
+    public var parent: YapDatabaseView { view }
+
     init(view: YapDatabaseAutoView, name: String, connection: YapDatabaseConnection) {
         self.view = view
         self.name = name
@@ -22,10 +25,13 @@ public class YapDatabaseViewConnection {
     /// rows inside an inserted or deleted section are not listed separately.
     public func getChanges(forNotifications notifications: [Notification], withMappings mappings: YapDatabaseViewMappings)
         -> (sectionChanges: [YapDatabaseViewSectionChange], rowChanges: [YapDatabaseViewRowChange]) {
-        let (lists, snapshot) = connection.read { tx in
-            (YapDatabaseViewMappings.lists(of: mappings.allGroups, view: mappings.view, in: tx), tx.connection.snapshot)
+        let (groups, lists, snapshot) = connection.read { tx in
+            let contents = mappings.contents(in: tx)
+            return (contents.groups, contents.lists, tx.connection.snapshot)
         }
+        let oldGroups = mappings.allGroups
         defer {
+            mappings.allGroups = groups
             mappings.lists = lists
             mappings.setSnapshot(snapshot)
         }
@@ -41,29 +47,41 @@ public class YapDatabaseViewConnection {
                 changed.formUnion(touched)
             }
         }
-        return ViewDiff(mappings: mappings, old: mappings.lists, new: lists, changed: changed).compute()
+        return ViewDiff(mappings: mappings, oldGroups: oldGroups, old: mappings.lists, newGroups: groups, new: lists,
+                        changed: changed).compute()
     }
 
     /// Whether any of `notifications` may have changed this view's rows.
     public func hasChanges(forNotifications notifications: [Notification]) -> Bool {
         !notifications.isEmpty
     }
+
+    /// Whether any of `notifications` may have changed this view's rows (YapDatabase's
+    /// spelling of `hasChanges(forNotifications:)`).
+    public func hasChanges(for notifications: [Notification]) -> Bool {
+        hasChanges(forNotifications: notifications)
+    }
 }
 
 /// The connection object of an automatic view.
-public final class YapDatabaseAutoViewConnection: YapDatabaseViewConnection {}
+public final class YapDatabaseAutoViewConnection: YapDatabaseViewConnection {
+    /// The view this connection reads.
+    public var autoView: YapDatabaseAutoView { view }
+}
 
 /// The difference between two versions of a view's mapped groups.
 struct ViewDiff {
     let mappings: YapDatabaseViewMappings
+    let oldGroups: [String]
     let old: [String: [YapCollectionKey]]
+    let newGroups: [String]
     let new: [String: [YapCollectionKey]]
     let changed: Set<YapCollectionKey>
 
     typealias Place = (group: String, section: Int, row: Int)
 
     func compute() -> (sectionChanges: [YapDatabaseViewSectionChange], rowChanges: [YapDatabaseViewRowChange]) {
-        let oldSections = mappings.visibleGroups(old), newSections = mappings.visibleGroups(new)
+        let oldSections = mappings.visibleGroups(oldGroups, old), newSections = mappings.visibleGroups(newGroups, new)
         var sectionChanges: [YapDatabaseViewSectionChange] = []
         for (index, group) in oldSections.enumerated() where !newSections.contains(group) {
             sectionChanges.append(.init(type: .delete, index: index, group: group))

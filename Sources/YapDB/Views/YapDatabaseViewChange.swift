@@ -1,0 +1,73 @@
+import Foundation
+
+/// What kind of change a section or row change is.
+public enum YapDatabaseViewChangeType: Int, Sendable {
+    case insert = 1
+    case delete = 2
+    case move = 3
+    case update = 4
+}
+
+/// A section that appeared or disappeared.
+public final class YapDatabaseViewSectionChange: CustomStringConvertible {
+    /// `.insert` or `.delete`.
+    public let type: YapDatabaseViewChangeType
+    /// The section index: before the change for a delete, after it for an insert.
+    public let index: UInt
+    /// The group shown in the section.
+    public let group: String
+
+    init(type: YapDatabaseViewChangeType, index: Int, group: String) {
+        self.type = type
+        self.index = UInt(index)
+        self.group = group
+    }
+
+    /// "section insert 1 (group)".
+    public var description: String { "section \(type) \(index) (\(group))" }
+}
+
+/// A row that was inserted, deleted, moved or updated.
+///
+/// The original values say where the row was at the mappings' previous update, the final
+/// values where it is now; both are given as (section, row) in `indexPath`/`newIndexPath` too.
+/// A value that does not apply (the original place of an inserted row, the final place of a
+/// deleted one) is `UInt(NSNotFound)` for indexes and sections and "" for groups.
+public final class YapDatabaseViewRowChange: CustomStringConvertible {
+    /// `.insert`, `.delete`, `.move` or `.update`.
+    public let type: YapDatabaseViewChangeType
+    /// The row's (collection, key).
+    public let collectionKey: YapCollectionKey
+    /// Where the row was (delete, move, update), as (section, row) before the change.
+    public let indexPath: IndexPath?
+    /// Where the row is (insert, move, update), as (section, row) after the change.
+    public let newIndexPath: IndexPath?
+    /// The row's group before the change ("" for an insert).
+    public let originalGroup: String
+    /// The row's group after the change ("" for a delete).
+    public let finalGroup: String
+
+    init(type: YapDatabaseViewChangeType, collectionKey: YapCollectionKey, from: (group: String, section: Int, row: Int)?,
+         to: (group: String, section: Int, row: Int)?) {
+        self.type = type
+        self.collectionKey = collectionKey
+        self.indexPath = from.map { IndexPath(indexes: [$0.section, $0.row]) }
+        self.newIndexPath = to.map { IndexPath(indexes: [$0.section, $0.row]) }
+        self.originalGroup = from?.group ?? ""
+        self.finalGroup = to?.group ?? ""
+    }
+
+    /// The section the row was in, or `UInt(NSNotFound)` for an insert.
+    public var originalSection: UInt { indexPath.map { UInt($0[0]) } ?? UInt(NSNotFound) }
+    /// The row's row in its original section, or `UInt(NSNotFound)` for an insert.
+    public var originalIndex: UInt { indexPath.map { UInt($0[1]) } ?? UInt(NSNotFound) }
+    /// The section the row is in, or `UInt(NSNotFound)` for a delete.
+    public var finalSection: UInt { newIndexPath.map { UInt($0[0]) } ?? UInt(NSNotFound) }
+    /// The row's row in its final section, or `UInt(NSNotFound)` for a delete.
+    public var finalIndex: UInt { newIndexPath.map { UInt($0[1]) } ?? UInt(NSNotFound) }
+
+    /// "row move collection/key [0, 1] → [0, 3]".
+    public var description: String {
+        "row \(type) \(collectionKey) \(indexPath.map { "\($0)" } ?? "-") → \(newIndexPath.map { "\($0)" } ?? "-")"
+    }
+}
