@@ -5,7 +5,9 @@ import PackageDescription
 // A lower layer never imports a higher one. Only YapDB has public API; the rest is `package`.
 let package = Package(
     name: "YapDB",
-    platforms: [.macOS(.v15)],
+    // The Apple platforms YapDatabase's users ship on, at the versions `Synchronization`
+    // (`Mutex`, `Atomic`) needs. Linux needs no declaration.
+    platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
     products: [
         .library(name: "YapDB", targets: ["YapDB"]),
         .executable(name: "yapdb", targets: ["yapdb"]),
@@ -51,6 +53,9 @@ let package = Package(
         .testTarget(name: "YapDBIndexTests", dependencies: ["YapDBIndex", "TestSupport"]),
         .testTarget(name: "YapDBEngineTests", dependencies: ["YapDBEngine", "TestSupport"]),
         .testTarget(name: "YapDBTests", dependencies: ["YapDB", "TestSupport"]),
+        // Client code written as YapDatabase's Swift users write it, against `import YapDB` only:
+        // proves the YapDatabase spellings (docs/api.md, README "Porting from YapDatabase").
+        .testTarget(name: "YapDBPortingTests", dependencies: ["YapDB"]),
         // Replays Fuzz/Corpus/<target>/ and Fuzz/Crashes/<target>/ through the fuzz entry points.
         .testTarget(name: "YapDBFuzzEntryTests", dependencies: ["YapDBFuzzEntry"]),
         // The reliability harness (docs/reliability.md): crash sweep, fault matrix, SIGKILLs,

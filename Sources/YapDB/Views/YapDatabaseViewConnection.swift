@@ -108,7 +108,14 @@ struct ViewDiff {
             let stay = Set(longestIncreasingRun(oldRows).map { common[$0] })
             for key in list {
                 guard let from = oldPlaces[key], let to = newPlaces[key] else { continue }
-                if from.group != to.group || !stay.contains(key) {
+                // A table view fills an inserted section from its data source and empties a
+                // deleted one itself: a row cannot move out of or into such a section, so that
+                // end of the move is left to the section change.
+                let fromDeleted = deletedSections.contains(from.group), toInserted = insertedSections.contains(to.group)
+                if fromDeleted || toInserted {
+                    if !fromDeleted { rowChanges.append(.init(type: .delete, collectionKey: key, from: from, to: nil)) }
+                    if !toInserted { rowChanges.append(.init(type: .insert, collectionKey: key, from: nil, to: to)) }
+                } else if from.group != to.group || !stay.contains(key) {
                     rowChanges.append(.init(type: .move, collectionKey: key, from: from, to: to))
                 } else if changed.contains(key) {
                     rowChanges.append(.init(type: .update, collectionKey: key, from: from, to: to))
