@@ -26,7 +26,11 @@ let package = Package(
             providers: [.apt(["liblz4-dev"]), .brew(["lz4"])]
         ),
         .target(name: "CYapDBSupport"),
-        .target(name: "YapDBStorage", dependencies: ["CLZ4", "CYapDBSupport"]),
+        // liblz4 off Apple platforms; there, the Compression framework (see LZ4.swift).
+        .target(name: "YapDBStorage", dependencies: [
+            .target(name: "CLZ4", condition: .when(platforms: [.linux, .android, .windows, .openbsd, .wasi])),
+            "CYapDBSupport",
+        ]),
         .target(name: "YapDBIndex"),
         .target(name: "YapDBEngine", dependencies: ["YapDBStorage", "YapDBIndex"]),
         .target(name: "YapDB", dependencies: ["YapDBEngine", "YapDBIndex"]),
