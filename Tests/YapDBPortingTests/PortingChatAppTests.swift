@@ -103,6 +103,8 @@ final class PortingChatAppTests: XCTestCase {
         let (noSections, updates) = try XCTUnwrap(dataSource.databaseModified())
         XCTAssertEqual(noSections.count, 0)
         XCTAssertEqual(Set(updates.map { "\($0.type) \($0.collectionKey.key) \($0.originalIndex)" }), ["update m1 1", "update m2 2"])
+        XCTAssertEqual(updates.map(\.newIndexPath), [nil, nil], "an update has no newIndexPath, as in YapDatabase")
+        XCTAssertEqual(Set(updates.map(\.finalIndex)), [1, 2])
         XCTAssertEqual(dataSource.message(at: IndexPath(row: 1, section: 0))?.text, "edited")
         XCTAssertEqual(manager.unreadCount(), 1, "m0 and m4 have no metadata; m1 is unread; m2 was marked read")
     }

@@ -30,7 +30,9 @@ public final class YapDatabaseViewSectionChange: CustomStringConvertible {
 /// A row that was inserted, deleted, moved or updated.
 ///
 /// The original values say where the row was at the mappings' previous update, the final
-/// values where it is now; both are given as (section, row) in `indexPath`/`newIndexPath` too.
+/// values where it is now; both are given as (section, row) in `indexPath`/`newIndexPath` too,
+/// except that an update's `newIndexPath` is nil (as `NSFetchedResultsController` does; its
+/// `finalSection`/`finalIndex` are set).
 /// A value that does not apply (the original place of an inserted row, the final place of a
 /// deleted one) is `UInt(NSNotFound)` for indexes and sections and "" for groups.
 public final class YapDatabaseViewRowChange: CustomStringConvertible {
@@ -40,8 +42,11 @@ public final class YapDatabaseViewRowChange: CustomStringConvertible {
     public let collectionKey: YapCollectionKey
     /// Where the row was (delete, move, update), as (section, row) before the change.
     public let indexPath: IndexPath?
-    /// Where the row is (insert, move, update), as (section, row) after the change.
+    /// Where the row is (insert, move), as (section, row) after the change; nil for a delete
+    /// and for an update.
     public let newIndexPath: IndexPath?
+    /// Where the row is after the change (insert, move, update).
+    let finalPlace: IndexPath?
     /// The row's group before the change ("" for an insert).
     public let originalGroup: String
     /// The row's group after the change ("" for a delete).
@@ -52,7 +57,8 @@ public final class YapDatabaseViewRowChange: CustomStringConvertible {
         self.type = type
         self.collectionKey = collectionKey
         self.indexPath = from.map { IndexPath(indexes: [$0.section, $0.row]) }
-        self.newIndexPath = to.map { IndexPath(indexes: [$0.section, $0.row]) }
+        self.finalPlace = to.map { IndexPath(indexes: [$0.section, $0.row]) }
+        self.newIndexPath = type == .update ? nil : finalPlace
         self.originalGroup = from?.group ?? ""
         self.finalGroup = to?.group ?? ""
     }
@@ -62,12 +68,12 @@ public final class YapDatabaseViewRowChange: CustomStringConvertible {
     /// The row's row in its original section, or `UInt(NSNotFound)` for an insert.
     public var originalIndex: UInt { indexPath.map { UInt($0[1]) } ?? UInt(NSNotFound) }
     /// The section the row is in, or `UInt(NSNotFound)` for a delete.
-    public var finalSection: UInt { newIndexPath.map { UInt($0[0]) } ?? UInt(NSNotFound) }
+    public var finalSection: UInt { finalPlace.map { UInt($0[0]) } ?? UInt(NSNotFound) }
     /// The row's row in its final section, or `UInt(NSNotFound)` for a delete.
-    public var finalIndex: UInt { newIndexPath.map { UInt($0[1]) } ?? UInt(NSNotFound) }
+    public var finalIndex: UInt { finalPlace.map { UInt($0[1]) } ?? UInt(NSNotFound) }
 
     /// "row move collection/key [0, 1] → [0, 3]".
     public var description: String {
-        "row \(type) \(collectionKey) \(indexPath.map { "\($0)" } ?? "-") → \(newIndexPath.map { "\($0)" } ?? "-")"
+        "row \(type) \(collectionKey) \(indexPath.map { "\($0)" } ?? "-") → \(finalPlace.map { "\($0)" } ?? "-")"
     }
 }
