@@ -107,6 +107,18 @@ final class PortingChatAppTests: XCTestCase {
         XCTAssertEqual(Set(updates.map(\.finalIndex)), [1, 2])
         XCTAssertEqual(dataSource.message(at: IndexPath(row: 1, section: 0))?.text, "edited")
         XCTAssertEqual(manager.unreadCount(), 1, "m0 and m4 have no metadata; m1 is unread; m2 was marked read")
+
+        // A message moved to another shown conversation is a move between sections.
+        var moved = message("m2", in: "bob", at: 2)
+        moved.text = "forwarded"
+        manager.save(moved, unread: false)
+        var table2 = TableViewModel(rows: [["m0", "m1", "m2"], [], ["m4"]])
+        let (moveSections, moves) = try XCTUnwrap(dataSource.databaseModified())
+        XCTAssertEqual(moves.map { "\($0.type) \($0.originalGroup)[\($0.originalIndex)] → \($0.finalGroup)[\($0.finalIndex)]" },
+                       ["move alice[2] → bob[0]"])
+        table2.performBatchUpdates(sectionChanges: moveSections, rowChanges: moves, rowsOfInsertedSection: { dataSource.allRows()[$0] })
+        XCTAssertEqual(table2.problems, [])
+        XCTAssertEqual(table2.sections, [["m0", "m1"], ["m2"], ["m4"]])
     }
 
     /// Random batches of inserts, removes, moves within and across groups, touches and cleared
