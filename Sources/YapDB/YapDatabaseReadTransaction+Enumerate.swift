@@ -65,17 +65,8 @@ extension YapDatabaseReadTransaction {
     /// decoding which rows to visit.
     public func iterateKeysAndMetadataInAllCollections(_ block: (String, String, Any?, inout Bool) -> Void,
                                                        filter: ((String, String) -> Bool)?) {
-        checkValid()
-        let snapshot = keydir
-        iterate { stop in
-            for collection in snapshot.collections {
-                snapshot.forEachKey(inCollection: collection) { key, entry in
-                    if let filter, !filter(collection, key) { return true }
-                    block(collection, key, cachedOrDecodedMetadata(entry, collection: collection, key: key), &stop)
-                    return afterStep(stop)
-                }
-                if stop { return }
-            }
+        iterateAllEntries(filter: filter) { collection, key, entry, stop in
+            block(collection, key, cachedOrDecodedMetadata(entry, collection: collection, key: key), &stop)
         }
     }
 

@@ -214,18 +214,9 @@ public class YapDatabaseReadTransaction {
     /// decoding which rows to visit.
     public func iterateKeysAndObjectsInAllCollections(_ block: (String, String, Any, inout Bool) -> Void,
                                                       filter: ((String, String) -> Bool)?) {
-        checkValid()
-        let snapshot = keydir
-        iterate { stop in
-            for collection in snapshot.collections {
-                snapshot.forEachKey(inCollection: collection) { key, entry in
-                    if let filter, !filter(collection, key) { return true }
-                    guard let object = cachedOrDecodedObject(entry, collection: collection, key: key) else { return true }
-                    block(collection, key, object, &stop)
-                    return afterStep(stop)
-                }
-                if stop { return }
-            }
+        iterateAllEntries(filter: filter) { collection, key, entry, stop in
+            guard let object = cachedOrDecodedObject(entry, collection: collection, key: key) else { return }
+            block(collection, key, object, &stop)
         }
     }
 
@@ -238,22 +229,11 @@ public class YapDatabaseReadTransaction {
     /// which rows to visit.
     public func iterateRowsInAllCollections(_ block: (String, String, Any, Any?, inout Bool) -> Void,
                                             filter: ((String, String) -> Bool)?) {
-        checkValid()
-        let snapshot = keydir
-        iterate { stop in
-            for collection in snapshot.collections {
-                snapshot.forEachKey(inCollection: collection) { key, entry in
-                    if let filter, !filter(collection, key) { return true }
-                    guard let object = cachedOrDecodedObject(entry, collection: collection, key: key) else { return true }
-                    let metadata = cachedOrDecodedMetadata(entry, collection: collection, key: key)
-                    block(collection, key, object, metadata, &stop)
-                    return afterStep(stop)
-                }
-                if stop { return }
-            }
+        iterateAllEntries(filter: filter) { collection, key, entry, stop in
+            guard let object = cachedOrDecodedObject(entry, collection: collection, key: key) else { return }
+            block(collection, key, object, cachedOrDecodedMetadata(entry, collection: collection, key: key), &stop)
         }
     }
-
 
     // MARK: Extensions
 
@@ -328,6 +308,23 @@ public class YapDatabaseReadTransaction {
             snapshot.forEachKey(inCollection: name) { key, entry in
                 step(name, key, entry, &stop)
                 return afterStep(stop)
+            }
+        }
+    }
+
+    /// Runs an iteration over the rows of every collection that `filter` (if any) accepts by
+    /// (collection, key); `step` handles one row and may set `stop`.
+    func iterateAllEntries(filter: ((String, String) -> Bool)?, _ step: (String, String, KeydirEntry, inout Bool) -> Void) {
+        checkValid()
+        let snapshot = keydir
+        iterate { stop in
+            for collection in snapshot.collections {
+                snapshot.forEachKey(inCollection: collection) { key, entry in
+                    if let filter, !filter(collection, key) { return true }
+                    step(collection, key, entry, &stop)
+                    return afterStep(stop)
+                }
+                if stop { return }
             }
         }
     }

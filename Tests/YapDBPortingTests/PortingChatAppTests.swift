@@ -5,18 +5,7 @@ import YapDB
 /// The chat app's screens against the store: mappings, a table view's data source, the change
 /// sets a `YapDatabaseModified` handler animates. XCTest runs these on the main thread, where the
 /// UI connection (`[.YDB_MainThreadOnly, .YDB_SyncReadTransaction]`) must be used.
-final class PortingChatAppTests: XCTestCase {
-    var directory: URL!
-
-    override func setUpWithError() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("yapdb-porting-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-    }
-
-    override func tearDownWithError() throws {
-        try? FileManager.default.removeItem(at: directory)
-    }
-
+final class PortingChatAppTests: PortingTestCase {
     func makeManager() throws -> ChatDatabaseManager {
         try XCTUnwrap(ChatDatabaseManager(url: directory.appendingPathComponent("chat.sqlite")))
     }

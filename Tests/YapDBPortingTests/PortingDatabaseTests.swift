@@ -5,18 +5,7 @@ import YapDB
 /// Database, connection and transaction code as YapDatabase's Swift users write it: counts as
 /// `UInt`, `replace`, `extension`/`ext`, the overlay's `iterate…` forms, the `ObjCBool` forms,
 /// the permitted-transaction constants, and the 3.x forms that still compile (with a warning).
-final class PortingDatabaseTests: XCTestCase {
-    var directory: URL!
-
-    override func setUpWithError() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("yapdb-porting-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-    }
-
-    override func tearDownWithError() throws {
-        try? FileManager.default.removeItem(at: directory)
-    }
-
+final class PortingDatabaseTests: PortingTestCase {
     func testContactsStoreWithCountsReplaceAndIteration() throws {
         let database = try XCTUnwrap(YapDatabase(url: directory.appendingPathComponent("contacts.sqlite")))
         database.registerCodableSerialization(Contact.self, forCollection: kCollection_Contacts)

@@ -4,18 +4,7 @@ import YapDB
 
 /// The other members of YapDatabase's headers that YapDB spells as Swift imports them: change
 /// queries, the `ObjCBool` enumerations, view-transaction lookups and mapping arithmetic.
-final class PortingMoreSpellingsTests: XCTestCase {
-    var directory: URL!
-
-    override func setUpWithError() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("yapdb-porting-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-    }
-
-    override func tearDownWithError() throws {
-        try? FileManager.default.removeItem(at: directory)
-    }
-
+final class PortingMoreSpellingsTests: PortingTestCase {
     func testChangeQueriesAndEnumerationsOfConnections() throws {
         let database = try XCTUnwrap(YapDatabase(url: directory.appendingPathComponent("changes.sqlite")))
         database.registerSerializer({ _, _, object in Data(((object as? String) ?? "").utf8) }, deserializer: { _, _, data in
