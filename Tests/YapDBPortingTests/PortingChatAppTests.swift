@@ -94,6 +94,10 @@ final class PortingChatAppTests: PortingTestCase {
         XCTAssertEqual(Set(updates.map { "\($0.type) \($0.collectionKey.key) \($0.originalIndex)" }), ["update m1 1", "update m2 2"])
         XCTAssertEqual(updates.map(\.newIndexPath), [nil, nil], "an update has no newIndexPath, as in YapDatabase")
         XCTAssertEqual(Set(updates.map(\.finalIndex)), [1, 2])
+        let edited = try XCTUnwrap(updates.first { $0.collectionKey.key == "m1" })
+        XCTAssertTrue(edited.changes.contains(.changedObject) && !edited.changes.contains(.changedMetadata), "replace keeps the metadata")
+        let markedRead = try XCTUnwrap(updates.first { $0.collectionKey.key == "m2" })
+        XCTAssertEqual(markedRead.changes, .changedMetadata)
         XCTAssertEqual(dataSource.message(at: IndexPath(row: 1, section: 0))?.text, "edited")
         XCTAssertEqual(manager.unreadCount(), 1, "m0 and m4 have no metadata; m1 is unread; m2 was marked read")
 

@@ -27,6 +27,27 @@ public final class YapDatabaseViewSectionChange: CustomStringConvertible {
     public var description: String { "section \(type) \(index) (\(group))" }
 }
 
+/// What changed of a row behind a row change (YapDatabase's `YapDatabaseViewChangesBitMask`,
+/// with its raw values): its object, its metadata (`setObject` without metadata counts, as it
+/// sets the metadata to nil), or both (a touched row).
+public struct YapDatabaseViewChangesBitMask: OptionSet, Sendable, Hashable {
+    /// The bit pattern.
+    public let rawValue: UInt
+
+    /// The mask with these bits.
+    public init(rawValue: UInt) { self.rawValue = rawValue }
+
+    /// The object changed.
+    public static let changedObject = YapDatabaseViewChangesBitMask(rawValue: 1 << 0)
+    /// The metadata changed.
+    public static let changedMetadata = YapDatabaseViewChangesBitMask(rawValue: 1 << 1)
+    /// A neighbouring row the cell's drawing depends on changed (YapDB never sets it: mappings
+    /// have no cell-drawing dependencies).
+    public static let changedDependency = YapDatabaseViewChangesBitMask(rawValue: 1 << 2)
+    /// Snippets changed (full-text search; YapDB never sets it).
+    public static let changedSnippets = YapDatabaseViewChangesBitMask(rawValue: 1 << 3)
+}
+
 /// A row that was inserted, deleted, moved or updated.
 ///
 /// The original values say where the row was at the mappings' previous update, the final
@@ -38,6 +59,9 @@ public final class YapDatabaseViewSectionChange: CustomStringConvertible {
 public final class YapDatabaseViewRowChange: CustomStringConvertible {
     /// `.insert`, `.delete`, `.move` or `.update`.
     public let type: YapDatabaseViewChangeType
+    /// What changed of the row in the database (empty for a row that only moved because others
+    /// did).
+    public let changes: YapDatabaseViewChangesBitMask
     /// The row's (collection, key).
     public let collectionKey: YapCollectionKey
     /// Where the row was (delete, move, update), as (section, row) before the change.
@@ -52,9 +76,10 @@ public final class YapDatabaseViewRowChange: CustomStringConvertible {
     /// The row's group after the change ("" for a delete).
     public let finalGroup: String
 
-    init(type: YapDatabaseViewChangeType, collectionKey: YapCollectionKey, from: (group: String, section: Int, row: Int)?,
-         to: (group: String, section: Int, row: Int)?) {
+    init(changes: YapDatabaseViewChangesBitMask, type: YapDatabaseViewChangeType, collectionKey: YapCollectionKey,
+         from: (group: String, section: Int, row: Int)?, to: (group: String, section: Int, row: Int)?) {
         self.type = type
+        self.changes = changes
         self.collectionKey = collectionKey
         self.indexPath = from.map { IndexPath(indexes: [$0.section, $0.row]) }
         self.finalPlace = to.map { IndexPath(indexes: [$0.section, $0.row]) }

@@ -36,15 +36,15 @@ public class YapDatabaseViewConnection {
             mappings.setSnapshot(snapshot)
         }
         guard mappings.snapshotOfLastUpdate != .max else { return ([], []) }
-        var changed: Set<YapCollectionKey> = []
+        var changed: [YapCollectionKey: YapDatabaseViewChangesBitMask] = [:]
         for changeset in ChangesetQueries.changesets(in: notifications) {
-            changed.formUnion(changeset.objectChanges)
-            changed.formUnion(changeset.metadataChanges)
+            for key in changeset.objectChanges { changed[key, default: []].insert(.changedObject) }
+            for key in changeset.metadataChanges { changed[key, default: []].insert(.changedMetadata) }
         }
         for notification in notifications {
             if let extensions = notification.userInfo?[YapDatabaseNotificationKey.extensions] as? [String: Any],
                let touched = extensions[mappings.view] as? Set<YapCollectionKey> {
-                changed.formUnion(touched)
+                for key in touched { changed[key, default: []].formUnion([.changedObject, .changedMetadata]) }
             }
         }
         return ViewDiff(mappings: mappings, oldGroups: oldGroups, old: mappings.lists, newGroups: groups, new: lists,
@@ -76,7 +76,8 @@ struct ViewDiff {
     let old: [String: [YapCollectionKey]]
     let newGroups: [String]
     let new: [String: [YapCollectionKey]]
-    let changed: Set<YapCollectionKey>
+    /// What changed of each changed row (object, metadata).
+    let changed: [YapCollectionKey: YapDatabaseViewChangesBitMask]
 
     typealias Place = (group: String, section: Int, row: Int)
 
@@ -94,10 +95,10 @@ struct ViewDiff {
 
         var rowChanges: [YapDatabaseViewRowChange] = []
         for (key, from) in oldPlaces where newPlaces[key] == nil && !deletedSections.contains(from.group) {
-            rowChanges.append(.init(type: .delete, collectionKey: key, from: from, to: nil))
+            rowChanges.append(.init(changes: changed[key] ?? [], type: .delete, collectionKey: key, from: from, to: nil))
         }
         for (key, to) in newPlaces where oldPlaces[key] == nil && !insertedSections.contains(to.group) {
-            rowChanges.append(.init(type: .insert, collectionKey: key, from: nil, to: to))
+            rowChanges.append(.init(changes: changed[key] ?? [], type: .insert, collectionKey: key, from: nil, to: to))
         }
         // Rows in both: a change of group is a move; within a group, the rows outside the
         // longest run that kept its relative order moved.
@@ -113,12 +114,13 @@ struct ViewDiff {
                 // end of the move is left to the section change.
                 let fromDeleted = deletedSections.contains(from.group), toInserted = insertedSections.contains(to.group)
                 if fromDeleted || toInserted {
-                    if !fromDeleted { rowChanges.append(.init(type: .delete, collectionKey: key, from: from, to: nil)) }
-                    if !toInserted { rowChanges.append(.init(type: .insert, collectionKey: key, from: nil, to: to)) }
+                    let changes = changed[key] ?? []
+                    if !fromDeleted { rowChanges.append(.init(changes: changes, type: .delete, collectionKey: key, from: from, to: nil)) }
+                    if !toInserted { rowChanges.append(.init(changes: changes, type: .insert, collectionKey: key, from: nil, to: to)) }
                 } else if from.group != to.group || !stay.contains(key) {
-                    rowChanges.append(.init(type: .move, collectionKey: key, from: from, to: to))
-                } else if changed.contains(key) {
-                    rowChanges.append(.init(type: .update, collectionKey: key, from: from, to: to))
+                    rowChanges.append(.init(changes: changed[key] ?? [], type: .move, collectionKey: key, from: from, to: to))
+                } else if changed[key] != nil {
+                    rowChanges.append(.init(changes: changed[key] ?? [], type: .update, collectionKey: key, from: from, to: to))
                 }
             }
         }
