@@ -113,5 +113,7 @@ final class PortingMoreSpellingsTests: PortingTestCase {
         let viewConnection = try XCTUnwrap(connection.ext(kView_MessagesByConversation) as? YapDatabaseAutoViewConnection)
         XCTAssertEqual(viewConnection.autoView.versionTag, MessagesByConversationView.versionTag)
         XCTAssertTrue(viewConnection.parent is MessagesByConversationView)
+        XCTAssertEqual(viewConnection.autoView.options.allowedCollections?.isAllowed(kCollection_Contacts), false)
+        XCTAssertTrue(viewConnection.autoView.options.isPersistent)
     }
 }

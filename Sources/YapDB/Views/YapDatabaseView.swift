@@ -99,6 +99,15 @@ open class YapDatabaseAutoView: YapDatabaseView, @unchecked Sendable {
     /// The view's version tag.
     public var versionTag: String { config.withLock { $0.versionTag } }
 
+    /// A copy of the options the view was made with.
+    public var options: YapDatabaseViewOptions {
+        let options = YapDatabaseViewOptions()
+        options.isPersistent = isPersistent
+        options.allowedCollections = allowedCollections
+        options.skipInitialViewPopulation = skipInitialViewPopulation
+        return options
+    }
+
     /// The grouping in use (the latest `setGrouping` wins).
     public var grouping: YapDatabaseViewGrouping { config.withLock { $0.grouping } }
 
