@@ -1,5 +1,4 @@
 import Foundation
-import YapDBStorage
 import YapDBEngine
 
 /// YapDatabase's no-argument opening (`YapDatabase()` at `defaultDatabaseURL()`) and the
@@ -44,18 +43,21 @@ extension YapDatabase {
         }
     }
 
-    /// An engine that is already closed: a fresh database on an in-memory simulated disk,
-    /// closed at once. Everything done through it reports `closed`; nothing touches real files.
+    /// An engine that is already closed: a fresh database in a new temporary folder, closed at
+    /// once and its files removed. Everything done through it reports `closed`.
+    ///
+    /// When even that cannot be made (the temporary folder is not writable either), the program
+    /// stops with a message naming both failures: `init()` has no way to report them.
     static func closedEngine() -> Engine {
-        var engineOptions = EngineOptions()
-        engineOptions.fileSystem = SimulatedDisk()
-        do throws(StorageError) {
-            let engine = try Engine.open(path: "/closed.yapdb", options: engineOptions)
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("yapdb-unopened-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        do {
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            let engine = try openEngine(url: folder.appendingPathComponent("closed.yapdb"), options: YapDatabaseOptions())
             try engine.close()
             return engine
         } catch {
-            // The simulated disk has no faults armed: this cannot fail short of a bug.
-            preconditionFailure("YapDatabase: could not make a closed in-memory database: \(error)")
+            preconditionFailure("YapDatabase(): the default database could not be opened (see the log), nor a closed stand-in in \(folder.path): \(error)")
         }
     }
 

@@ -21,11 +21,22 @@ package struct IOFailure: Error, Equatable, Sendable, CustomStringConvertible {
     package var operation: String
     /// The path the operation was about.
     package var path: String
+    /// True when the file ended before the bytes a read needed (no system call failed):
+    /// callers that know how long the data should be decide on this, never on the wording.
+    package var isShortRead: Bool
 
     package init(errno: Int32, operation: String, path: String) {
         self.errno = errno
         self.operation = operation
         self.path = path
+        self.isShortRead = false
+    }
+
+    /// The file ended before `path`'s read got the bytes it needed (reported as `EIO`).
+    package static func shortRead(path: String) -> IOFailure {
+        var failure = IOFailure(errno: EIO, operation: "short read", path: path)
+        failure.isShortRead = true
+        return failure
     }
 
     package var description: String {
@@ -130,7 +141,7 @@ extension StorageFile {
             catch { outcome = .failure(error) }
         }
         if try outcome.get() != count {
-            throw IOFailure(errno: EIO, operation: "short read", path: path)
+            throw IOFailure.shortRead(path: path)
         }
         return result
     }

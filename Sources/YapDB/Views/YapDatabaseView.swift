@@ -241,6 +241,7 @@ open class YapDatabaseAutoView: YapDatabaseView, @unchecked Sendable {
         }
         transaction.setExtensionState(state, forKey: Self.stateKey(name))
         transaction.engineTransaction.markChanged()
+        transaction.viewDidRepopulate(name)
     }
 }
 

@@ -48,7 +48,9 @@ public class YapDatabaseViewTransaction {
     func count(_ group: String) -> Int { state.groups[group]?.count ?? 0 }
 
     /// The view's version tag.
-    public func versionTag() -> String? { view.versionTag }
+    public func versionTag() -> String? {
+        (self as? YapDatabaseFilteredViewTransaction)?.filteredView.versionTag ?? view.versionTag
+    }
 
     /// Calls `block` with each non-empty group, until it sets `stop.pointee`.
     public func enumerateGroups(_ block: (String, UnsafeMutablePointer<ObjCBool>) -> Void) {
@@ -257,13 +259,11 @@ public final class YapDatabaseAutoViewTransaction: YapDatabaseViewTransaction {
     }
 }
 
-extension YapDatabaseViewTransaction {
+extension YapDatabaseAutoViewTransaction {
     /// Marks a row as changed in the view (its position is recomputed; observers see an
     /// update). Read-write transactions only.
     public func touchRow(forKey key: String, inCollection collection: String?) {
-        guard let writeTransaction = transaction as? YapDatabaseReadWriteTransaction else {
-            preconditionFailure("YapDatabaseViewTransaction misuse: touchRow(forKey:inCollection:) needs a read-write transaction")
-        }
+        let writeTransaction = writeTransaction()
         let name = collection ?? ""
         guard writeTransaction.keydir.entry(collection: name, key: key) != nil else { return }
         view.update(self.name, writeTransaction) { state, engine in
@@ -271,6 +271,7 @@ extension YapDatabaseViewTransaction {
             engine.insertRow(collection: name, key: key, into: &state)
         }
         view.didTouchRow(name: self.name, collection: name, key: key, transaction: writeTransaction)
+        writeTransaction.viewDidReplaceRow(self.name, collection: name, key: key)
         writeTransaction.engineTransaction.markChanged()
     }
 

@@ -5,6 +5,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import YapDBStorage
 
 /// A scripted failure of one kind of call on a `SimulatedDisk`.
 ///
