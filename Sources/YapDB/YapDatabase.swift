@@ -189,8 +189,11 @@ public struct YapDatabaseIntegrityReport: Sendable, Equatable {
     public var isValid: Bool
     /// One line per problem.
     public var problems: [String]
+    /// Commits whose records were checked.
     public var commitsChecked: Int
+    /// Records whose checksums were checked.
     public var recordsChecked: Int
+    /// Bytes read and checked.
     public var bytesChecked: Int64
 }
 
@@ -202,7 +205,9 @@ public struct YapDatabaseStats: Sendable, Equatable {
     public var liveBytes: Int64
     /// Bytes compaction could reclaim (old versions, removals, framing).
     public var deadBytes: Int64
+    /// Rows in all collections.
     public var rowCount: Int
+    /// The newest committed snapshot.
     public var snapshot: UInt64
     /// Bytes of torn tail the last open cut off.
     public var recoveredTruncatedBytes: Int64

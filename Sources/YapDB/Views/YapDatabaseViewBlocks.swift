@@ -117,9 +117,13 @@ public final class YapDatabaseViewFind: Sendable {
 
     init(_ block: Block) { self.block = block }
 
+    /// Searches by (collection, key).
     public static func withKeyBlock(_ block: @escaping @Sendable (String, String) -> ComparisonResult) -> YapDatabaseViewFind { .init(.key(block)) }
+    /// Searches by (collection, key, object).
     public static func withObjectBlock(_ block: @escaping @Sendable (String, String, Any) -> ComparisonResult) -> YapDatabaseViewFind { .init(.object(block)) }
+    /// Searches by (collection, key, metadata).
     public static func withMetadataBlock(_ block: @escaping @Sendable (String, String, Any?) -> ComparisonResult) -> YapDatabaseViewFind { .init(.metadata(block)) }
+    /// Searches by (collection, key, object, metadata).
     public static func withRowBlock(_ block: @escaping @Sendable (String, String, Any, Any?) -> ComparisonResult) -> YapDatabaseViewFind { .init(.row(block)) }
 
     func compare(_ row: ViewRow) -> ComparisonResult {
@@ -179,6 +183,7 @@ public final class YapDatabaseViewOptions {
     /// Register without populating the view from existing rows.
     public var skipInitialViewPopulation = false
 
+    /// The defaults: persistent, all collections, populated at registration.
     public init() {}
 }
 

@@ -2,9 +2,13 @@ import Foundation
 
 /// What kind of change a section or row change is.
 public enum YapDatabaseViewChangeType: Int, Sendable {
+    /// A row or section that appeared.
     case insert = 1
+    /// A row or section that disappeared.
     case delete = 2
+    /// A row that changed place (within its section or to another).
     case move = 3
+    /// A row that changed in place (or was touched).
     case update = 4
 }
 
