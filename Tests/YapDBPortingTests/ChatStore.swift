@@ -1,5 +1,8 @@
 import Foundation
 import YapDB   // the only line a YapDatabase app changes: it was `import YapDatabase`
+#if canImport(UIKit)
+import UIKit   // IndexPath(row:section:)
+#endif
 
 // A chat app's storage layer, written the way apps write it against YapDatabase's Swift API:
 // a singleton-ish manager with a read-write connection for the background and a UI connection

@@ -85,6 +85,10 @@ final class PortingMoreSpellingsTests: PortingTestCase {
         XCTAssertEqual(mappings.row(forIndex: 2, inGroup: "a"), 0)
         XCTAssertEqual(mappings.indexPath(forIndex: 0, inGroup: "b"), IndexPath(row: 0, section: 1))
         XCTAssertFalse(mappings.isEmpty())
+        let copy = mappings.copy() as! YapDatabaseViewMappings
+        copy.setIsReversed(false, forGroup: "a")
+        XCTAssertTrue(mappings.isReversed(forGroup: "a") && !copy.isReversed(forGroup: "a"), "the copy is independent")
+        XCTAssertEqual(copy.numberOfItemsInAllGroups(), 4)
 
         connection.read { transaction in
             guard let view = transaction.ext(kView_MessagesByConversation) as? YapDatabaseViewTransaction else { return XCTFail() }

@@ -56,6 +56,20 @@ public final class YapDatabaseViewMappings {
 
     func setSnapshot(_ snapshot: UInt64) { snapshotOfLastUpdate = snapshot }
 
+    /// An independent copy (configuration and the contents of the last update), as
+    /// `NSCopying`'s `copy()` gives it: `mappings.copy() as! YapDatabaseViewMappings`.
+    public func copy() -> Any {
+        let copy = groupFilter.flatMap { filter in groupSort.map { YapDatabaseViewMappings(groupFilterBlock: filter, sortBlock: $0, view: view) } }
+            ?? YapDatabaseViewMappings(groups: allGroups, view: view)
+        copy.allGroups = allGroups
+        copy.snapshotOfLastUpdate = snapshotOfLastUpdate
+        copy.lists = lists
+        copy.reversedGroups = reversedGroups
+        copy.dynamicGroups = dynamicGroups
+        copy.allGroupsDynamic = allGroupsDynamic
+        return copy
+    }
+
     /// Reads the groups' contents in `transaction`'s snapshot.
     public func update(with transaction: YapDatabaseReadTransaction) {
         (allGroups, lists) = contents(in: transaction)
