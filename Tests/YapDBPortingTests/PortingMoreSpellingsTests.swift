@@ -11,6 +11,10 @@ final class PortingMoreSpellingsTests: PortingTestCase {
             String(decoding: data, as: UTF8.self)
         }, preSanitizer: { _, _, object in (object as? String)?.uppercased() ?? object }, postSanitizer: nil,
            forCollections: ["notes", "drafts"])
+        let external = NotificationCenter.default.addObserver(forName: .YapDatabaseModifiedExternally, object: database, queue: nil) { _ in
+            XCTFail("one process at a time: never posted")
+        }
+        defer { NotificationCenter.default.removeObserver(external) }
         let reader = database.newConnection()
         reader.beginLongLivedReadTransaction()
         let writer = database.newConnection()
@@ -24,6 +28,7 @@ final class PortingMoreSpellingsTests: PortingTestCase {
         }
         let notifications = reader.beginLongLivedReadTransaction()
         XCTAssertEqual(notifications.count, 2)
+        XCTAssertNil(notifications.first?.userInfo?[YapDatabaseModifiedExternallyKey])
         XCTAssertTrue(reader.hasObjectChange(forCollection: "notes", in: notifications))
         XCTAssertTrue(reader.hasMetadataChange(forAnyKeys: ["n2"], inCollection: "notes", in: Array(notifications.suffix(1))))
         XCTAssertFalse(reader.hasObjectChange(forAnyKeys: ["n2"], inCollection: "notes", in: Array(notifications.suffix(1))))
