@@ -133,10 +133,13 @@ fuzz: deps
 	@Fuzz/fuzz.sh build
 	@Fuzz/fuzz.sh run $(FUZZ_SECONDS)
 
-# YapDB against SQLite and LMDB (Benchmarks/, its own package; never part of `make test` or CI).
-# Installs liblmdb-dev and libsqlite3-dev when missing (apt-get when root, otherwise prints the
-# command), runs every workload at $(SIZE) (quick: 100k rows, a few minutes; full: 1M rows), and
-# rewrites docs/benchmarks.md, docs/benchmarks.json and the chart docs/benchmarks.png.
+# YapDB against SQLite, GRDB and LMDB (Benchmarks/, its own package; never part of `make test` or
+# CI). Installs liblmdb-dev and libsqlite3-dev (the system SQLite, which both the SQLite peer and
+# GRDB build against) when missing (apt-get when root, otherwise prints the command), runs every
+# workload at $(SIZE) (quick: 100k rows, a few minutes; full: 1M rows; huge: full plus W8's open
+# and memory figures at 10M rows, which takes a long while), and rewrites docs/benchmarks.md,
+# docs/benchmarks.json and the chart docs/benchmarks.png.
+BENCH_SIZE = $(if $(filter huge,$(SIZE)),--size full --huge,--size $(SIZE))
 bench: deps
 	@for pair in lmdb:liblmdb-dev sqlite3:libsqlite3-dev; do \
 	  pc=$${pair%%:*}; pkg=$${pair##*:}; \
@@ -150,7 +153,7 @@ bench: deps
 	  fi; \
 	done
 	@set -o pipefail; cd Benchmarks && $(SWIFT) build -c release --product yapdb-bench 2>&1 | { grep -E "error|warning: unre" || true; }
-	@Benchmarks/.build/release/yapdb-bench --size $(SIZE) --work Benchmarks/.build/bench-data \
+	@Benchmarks/.build/release/yapdb-bench $(BENCH_SIZE) --work Benchmarks/.build/bench-data \
 	  --markdown docs/benchmarks.md --json docs/benchmarks.json --profiles Benchmarks/profiles.md
 	@py=""; for p in python3 /usr/bin/python3; do \
 	  if $$p -c "import matplotlib" 2>/dev/null; then py=$$p; break; fi; done; \

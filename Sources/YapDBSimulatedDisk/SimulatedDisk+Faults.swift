@@ -18,7 +18,7 @@ import YapDBStorage
 package struct Fault: Sendable, Equatable, CustomStringConvertible {
     /// The kind of call a fault applies to.
     package enum Call: String, Sendable, Equatable, CaseIterable {
-        case write, sync, syncDirectory, truncate, rename, remove, open, read
+        case write, sync, syncDirectory, truncate, rename, remove, open, read, map
     }
 
     /// What the failing call does.

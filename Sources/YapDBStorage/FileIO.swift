@@ -93,6 +93,16 @@ package protocol StorageFile: AnyObject, Sendable {
 
     /// Closes the file. Later calls fail with `EBADF`. Closing twice is harmless.
     func close()
+
+    /// A read-only view of the file's first `length` bytes (`FileMapping`): a
+    /// `mmap(PROT_READ, MAP_SHARED)` on POSIX, a copy of the current image on the simulated
+    /// disk. The view outlives `close()`. The caller must not shrink the file below `length`
+    /// while the view lives.
+    ///
+    /// - Throws: `IOFailure` — `EINVAL` (operation "mmap") when `length` is negative or passes
+    ///   the file's size, the system's `mmap` errors (`ENOMEM`, `ENODEV`, …), `EBADF` after
+    ///   `close()`, "power lost" `EIO` or an injected `.map` fault on the simulated disk.
+    func map(length: Int) throws(IOFailure) -> FileMapping
 }
 
 /// An exclusive lock on a database, held while the database is open. Dropping it releases it.

@@ -63,6 +63,7 @@ import YapDBSimulatedDisk
         case .remove: try disk.remove("/db/r\(index)")
         case .open: _ = try disk.open("/db/f", mode: .readWrite)
         case .read: _ = try file.readExactly(1, at: 0)
+        case .map: _ = try file.map(length: 1)
         }
     }
 

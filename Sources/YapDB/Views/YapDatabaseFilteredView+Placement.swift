@@ -36,16 +36,20 @@ struct FilteredViewContext {
         isAllowed(collection) && filtering.passes(transaction, group: group, collection: collection, key: key)
     }
 
-    /// Takes the row out, found with its current values (call before they change).
-    func remove(collection: String, key: String, from state: inout ViewState) {
+    /// Takes the row out, found with its current values (call before they change). Returns
+    /// whether the view held it.
+    @discardableResult
+    func remove(collection: String, key: String, from state: inout ViewState) -> Bool {
         sorter.removeRow(collection: collection, key: key, from: &state)
     }
 
-    /// Puts the row in at its parent's position, if the parent holds it and it passes the filter.
-    func place(collection: String, key: String, into state: inout ViewState) {
+    /// Puts the row in at its parent's position, if the parent holds it and it passes the
+    /// filter. Returns whether it did.
+    @discardableResult
+    func place(collection: String, key: String, into state: inout ViewState) -> Bool {
         guard let entry = transaction.keydir.entry(collection: collection, key: key),
               let group = parentState.rowGroups[entry.rowid], let parentTree = parentState.groups[group],
-              keeps(collection: collection, key: key, group: group) else { return }
+              keeps(collection: collection, key: key, group: group) else { return false }
         let sortRow = sorter.row(collection: collection, key: key, forGrouping: false)
         let compare = { (existing: UInt64) in sorter.compare(sortRow, with: existing, in: group) }
         var tree = state.groups.removeValue(forKey: group) ?? OrderedRowTree()
@@ -60,6 +64,7 @@ struct FilteredViewContext {
         tree.insert(entry.rowid, at: min(index, tree.count))
         state.groups[group] = tree
         state.rowGroups.updateValue(group, forKey: entry.rowid)
+        return true
     }
 
     /// How many of the filtered view's rows lie in `parentTree` between `start` and `rowid`;

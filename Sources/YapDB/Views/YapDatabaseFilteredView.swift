@@ -101,8 +101,8 @@ open class YapDatabaseFilteredView: YapDatabaseView, @unchecked Sendable {
     override func didChangeRow(name: String, collection: String, key: String, transaction: YapDatabaseReadWriteTransaction) {
         guard holds(name, collection, key, transaction) || holds(parentViewName, collection, key, transaction) else { return }
         update(name, transaction) { state, context in
-            context.remove(collection: collection, key: key, from: &state)
-            context.place(collection: collection, key: key, into: &state)
+            let removed = context.remove(collection: collection, key: key, from: &state)
+            return context.place(collection: collection, key: key, into: &state) || removed
         }
     }
 
@@ -119,12 +119,16 @@ open class YapDatabaseFilteredView: YapDatabaseView, @unchecked Sendable {
                 if state.rowGroups[entry.rowid] != nil { doomed.insert(entry.rowid) }
                 return true
             }
-            context.sorter.removeRows(doomed, from: &state)
+            return context.sorter.removeRows(doomed, from: &state)
         }
     }
 
     override func willRemoveAll(name: String, transaction: YapDatabaseReadWriteTransaction) {
-        update(name, transaction) { state, _ in state = ViewState(versionTag: state.versionTag) }
+        update(name, transaction) { state, _ in
+            guard !state.groups.isEmpty else { return false }
+            state = ViewState(versionTag: state.versionTag)
+            return true
+        }
     }
 
     /// A touched row is filtered again (a filter may depend on more than the row), and
@@ -137,16 +141,17 @@ open class YapDatabaseFilteredView: YapDatabaseView, @unchecked Sendable {
     // MARK: Maintenance
 
     /// Filters the row again after its parent re-placed it (or it was touched), records it as
-    /// touched for observers, and (if `tellDependents`) tells the views below this one.
+    /// touched for observers when the view holds it, and (if `tellDependents`) tells the views
+    /// below this one.
     func replaceRow(name: String, collection: String, key: String, transaction: YapDatabaseReadWriteTransaction,
                     tellDependents: Bool = true) {
+        var held = false
         update(name, transaction) { state, context in
-            context.remove(collection: collection, key: key, from: &state)
-            context.place(collection: collection, key: key, into: &state)
+            let removed = context.remove(collection: collection, key: key, from: &state)
+            held = context.place(collection: collection, key: key, into: &state)
+            return removed || held
         }
-        var touched = transaction.extensionChanges[name] as? Set<YapCollectionKey> ?? []
-        touched.insert(YapCollectionKey(collection: collection, key: key))
-        transaction.extensionChanges[name] = touched
+        if held { transaction.noteViewChange(name, touching: YapCollectionKey(collection: collection, key: key)) }
         if tellDependents { transaction.viewDidReplaceRow(name, collection: collection, key: key) }
     }
 
@@ -158,15 +163,17 @@ open class YapDatabaseFilteredView: YapDatabaseView, @unchecked Sendable {
     }
 
     /// Runs `body` on the transaction's state of this view (taken out of the transaction so it
-    /// is uniquely referenced and mutated in place), then puts it back. Does nothing while the
-    /// parent view is not registered.
-    func update(_ name: String, _ transaction: YapDatabaseReadWriteTransaction, _ body: (inout ViewState, FilteredViewContext) -> Void) {
+    /// is uniquely referenced and mutated in place), then puts it back. `body` returns whether
+    /// it changed the view's rows; if so the commit is noted as changing the view. Does nothing
+    /// while the parent view is not registered.
+    func update(_ name: String, _ transaction: YapDatabaseReadWriteTransaction, _ body: (inout ViewState, FilteredViewContext) -> Bool) {
         let key = YapDatabaseAutoView.stateKey(name)
         guard var state = transaction.extensionState(key) as? ViewState,
               let context = FilteredViewContext(view: self, transaction: transaction) else { return }
         transaction.setExtensionState(nil, forKey: key)
-        body(&state, context)
+        let changed = body(&state, context)
         transaction.setExtensionState(state, forKey: key)
+        if changed { transaction.noteViewChange(name) }
     }
 
     /// Filters the whole parent view again (registration, a new filter, or a parent that was
@@ -180,6 +187,7 @@ open class YapDatabaseFilteredView: YapDatabaseView, @unchecked Sendable {
         let state = context.filteredParent(tag: storedTag(parentState: context.parentState))
         context.transaction.setExtensionState(state, forKey: YapDatabaseAutoView.stateKey(name))
         context.transaction.engineTransaction.markChanged()
+        context.transaction.noteViewChange(name)
         context.transaction.viewDidRepopulate(name)
     }
 

@@ -51,9 +51,13 @@ public class YapDatabaseViewConnection {
                         changed: changed).compute()
     }
 
-    /// Whether any of `notifications` may have changed this view's rows.
+    /// Whether any of `notifications` changed this view: a row entered, left, moved within or
+    /// changed inside it, or a row in it was touched. False for commits that touched only rows
+    /// the view does not hold (another collection, or rows its grouping leaves out).
     public func hasChanges(forNotifications notifications: [Notification]) -> Bool {
-        !notifications.isEmpty
+        notifications.contains { notification in
+            (notification.userInfo?[YapDatabaseNotificationKey.extensions] as? [String: Any])?[name] != nil
+        }
     }
 
     /// Whether any of `notifications` may have changed this view's rows (YapDatabase's
