@@ -60,8 +60,8 @@ public class YapDatabaseViewConnection {
         }
     }
 
-    /// Whether any of `notifications` may have changed this view's rows (YapDatabase's
-    /// spelling of `hasChanges(forNotifications:)`).
+    /// Whether any of `notifications` changed this view (YapDatabase's spelling of
+    /// `hasChanges(forNotifications:)`, which says what counts).
     public func hasChanges(for notifications: [Notification]) -> Bool {
         hasChanges(forNotifications: notifications)
     }
