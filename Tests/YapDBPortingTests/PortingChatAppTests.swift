@@ -101,6 +101,16 @@ final class PortingChatAppTests: PortingTestCase {
         XCTAssertEqual(dataSource.message(at: IndexPath(row: 1, section: 0))?.text, "edited")
         XCTAssertEqual(manager.unreadCount(), 1, "m0 and m4 have no metadata; m1 is unread; m2 was marked read")
 
+        // A commit that touches only contacts does not change the view.
+        manager.rwDatabaseConnection.readWrite { transaction in
+            transaction.setObject(Contact(name: "Alice"), forKey: "alice", inCollection: kCollection_Contacts)
+        }
+        let contactNotifications = manager.uiDatabaseConnection.beginLongLivedReadTransaction()
+        XCTAssertEqual(contactNotifications.count, 1)
+        let viewConnection = try XCTUnwrap(manager.uiDatabaseConnection.ext(kView_MessagesByConversation) as? YapDatabaseViewConnection)
+        XCTAssertFalse(viewConnection.hasChanges(for: contactNotifications))
+        manager.uiDatabaseConnection.read { transaction in mappings.update(with: transaction) }
+
         // A message moved to another shown conversation is a move between sections.
         var moved = message("m2", in: "bob", at: 2)
         moved.text = "forwarded"
