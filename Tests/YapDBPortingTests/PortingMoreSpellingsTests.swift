@@ -125,4 +125,44 @@ final class PortingMoreSpellingsTests: PortingTestCase {
         XCTAssertEqual(viewConnection.autoView.options.allowedCollections?.isAllowed(kCollection_Contacts), false)
         XCTAssertTrue(viewConnection.autoView.options.isPersistent)
     }
+
+    /// `hasChanges(forGroup:in:)` as inbox screens use it: only commits that changed that
+    /// conversation's rows count.
+    func testHasChangesForGroupFollowsTheGroupsACommitTouched() throws {
+        let manager = try XCTUnwrap(ChatDatabaseManager(url: directory.appendingPathComponent("groups.sqlite")))
+        let connection = manager.uiDatabaseConnection
+        connection.beginLongLivedReadTransaction()
+        let viewConnection = try XCTUnwrap(connection.ext(kView_MessagesByConversation) as? YapDatabaseViewConnection)
+        func commit(_ body: (YapDatabaseReadWriteTransaction) -> Void) -> [Notification] {
+            manager.rwDatabaseConnection.readWrite { transaction in body(transaction) }
+            return connection.beginLongLivedReadTransaction()
+        }
+        func message(_ id: String, _ conversation: String, _ time: Double) -> Message {
+            Message(uniqueId: id, conversationId: conversation, text: id, timestamp: time, isOutgoing: false)
+        }
+
+        var notifications = commit { $0.setObject(message("m1", "alice", 1), forKey: "m1", inCollection: kCollection_Messages) }
+        XCTAssertTrue(viewConnection.hasChanges(forGroup: "alice", in: notifications))
+        XCTAssertFalse(viewConnection.hasChanges(forGroup: "bob", in: notifications))
+        XCTAssertTrue(viewConnection.hasChanges(forAnyGroups: ["bob", "alice"], in: notifications))
+
+        notifications = commit { $0.setObject(message("m2", "bob", 2), forKey: "m2", inCollection: kCollection_Messages) }
+        XCTAssertEqual([viewConnection.hasChanges(forGroup: "alice", in: notifications),
+                        viewConnection.hasChanges(forGroup: "bob", in: notifications)], [false, true])
+
+        notifications = commit { $0.setObject(message("m1", "bob", 3), forKey: "m1", inCollection: kCollection_Messages) }
+        XCTAssertTrue(viewConnection.hasChanges(forGroup: "alice", in: notifications), "m1 left alice")
+        XCTAssertTrue(viewConnection.hasChanges(forGroup: "bob", in: notifications), "m1 entered bob")
+
+        notifications = commit { $0.touchObject(forKey: "m2", inCollection: kCollection_Messages) }
+        XCTAssertEqual([viewConnection.hasChanges(forGroup: "alice", in: notifications),
+                        viewConnection.hasChanges(forGroup: "bob", in: notifications)], [false, true])
+
+        notifications = commit { $0.setObject(Contact(name: "Carol"), forKey: "carol", inCollection: kCollection_Contacts) }
+        XCTAssertFalse(viewConnection.hasChanges(forAnyGroups: ["alice", "bob"], in: notifications), "the view did not change")
+
+        notifications = commit { $0.removeAllObjectsInAllCollections() }
+        XCTAssertTrue(viewConnection.hasChanges(forGroup: "bob", in: notifications))
+        XCTAssertFalse(viewConnection.hasChanges(forGroup: "alice", in: notifications), "alice was already empty")
+    }
 }

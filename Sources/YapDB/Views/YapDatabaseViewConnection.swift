@@ -65,6 +65,24 @@ public class YapDatabaseViewConnection {
     public func hasChanges(for notifications: [Notification]) -> Bool {
         hasChanges(forNotifications: notifications)
     }
+
+    /// Whether any of `notifications` changed `group` of this view: a row entered, left, moved
+    /// within or changed inside it, or a row in it was touched. For a commit that rebuilt the
+    /// view (a new grouping or sorting) and for filtered views, whose changed groups are not
+    /// recorded, it answers as `hasChanges(for:)` does.
+    public func hasChanges(forGroup group: String, in notifications: [Notification]) -> Bool {
+        hasChanges(forAnyGroups: [group], in: notifications)
+    }
+
+    /// Whether any of `notifications` changed any of `groups` of this view (see
+    /// `hasChanges(forGroup:in:)`).
+    public func hasChanges(forAnyGroups groups: Set<String>, in notifications: [Notification]) -> Bool {
+        notifications.contains { notification in
+            guard (notification.userInfo?[YapDatabaseNotificationKey.extensions] as? [String: Any])?[name] != nil else { return false }
+            guard let changed = (notification.userInfo?[ViewGroupChanges.userInfoKey] as? [String: Set<String>])?[name] else { return true }
+            return !changed.isDisjoint(with: groups)
+        }
+    }
 }
 
 /// The connection object of an automatic view.
