@@ -99,7 +99,14 @@ final class PortingDatabaseTests: PortingTestCase {
         defer {
             if !folderExisted { try? FileManager.default.removeItem(at: folder) }
         }
-        XCTAssertFalse(FileManager.default.fileExists(atPath: url.path), "no database at \(url.path) yet (a leftover would be reused)")
+        func removeDatabaseFiles() throws {
+            // The folder is named after the test process; only files of the database are removed.
+            guard FileManager.default.fileExists(atPath: folder.path) else { return }
+            for file in try FileManager.default.contentsOfDirectory(atPath: folder.path) where file.hasPrefix(url.lastPathComponent) {
+                try FileManager.default.removeItem(at: folder.appendingPathComponent(file))
+            }
+        }
+        try removeDatabaseFiles()   // a leftover of an interrupted run
         do {
             let database = YapDatabase()
             XCTAssertEqual(database.databaseURL, url)
@@ -109,9 +116,7 @@ final class PortingDatabaseTests: PortingTestCase {
             try database.close()
         }
         XCTAssertTrue(FileManager.default.fileExists(atPath: url.path))
-        for file in try FileManager.default.contentsOfDirectory(atPath: folder.path) where file.hasPrefix(url.lastPathComponent) {
-            try FileManager.default.removeItem(at: folder.appendingPathComponent(file))
-        }
+        try removeDatabaseFiles()
     }
 
     // MARK: YapDatabase 3.x forms (deprecated: these lines compile with a warning naming the 4.x spelling)
