@@ -5,7 +5,9 @@ import PackageDescription
 // A lower layer never imports a higher one. Only YapDB has public API; the rest is `package`.
 let package = Package(
     name: "YapDB",
-    platforms: [.macOS(.v15)],
+    // The Apple platforms YapDatabase's users ship on, at the versions `Synchronization`
+    // (`Mutex`, `Atomic`) needs. Linux needs no declaration.
+    platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
     products: [
         .library(name: "YapDB", targets: ["YapDB"]),
         .executable(name: "yapdb", targets: ["yapdb"]),
@@ -27,7 +29,11 @@ let package = Package(
             providers: [.apt(["liblz4-dev"]), .brew(["lz4"])]
         ),
         .target(name: "CYapDBSupport"),
-        .target(name: "YapDBStorage", dependencies: ["CLZ4", "CYapDBSupport"]),
+        // liblz4 off Apple platforms; there, the Compression framework (see LZ4.swift).
+        .target(name: "YapDBStorage", dependencies: [
+            .target(name: "CLZ4", condition: .when(platforms: [.linux, .android, .windows, .openbsd, .wasi])),
+            "CYapDBSupport",
+        ]),
         // The in-memory disk with power cuts and scripted faults, for tests and fuzzing only:
         // kept out of the production library.
         .target(name: "YapDBSimulatedDisk", dependencies: ["YapDBStorage"]),
@@ -57,6 +63,9 @@ let package = Package(
         .testTarget(name: "YapDBIndexTests", dependencies: ["YapDBIndex", "TestSupport"]),
         .testTarget(name: "YapDBEngineTests", dependencies: ["YapDBEngine", "YapDBIndex", "YapDBStorage", "YapDBSimulatedDisk", "TestSupport"]),
         .testTarget(name: "YapDBTests", dependencies: ["YapDB", "YapDBSimulatedDisk", "TestSupport", "YapDBCrashChild"]),
+        // Client code written as YapDatabase's Swift users write it, against `import YapDB` only:
+        // proves the YapDatabase spellings (docs/api.md, README "Porting from YapDatabase").
+        .testTarget(name: "YapDBPortingTests", dependencies: ["YapDB"]),
         // Replays Fuzz/Corpus/<target>/ and Fuzz/Crashes/<target>/ through the fuzz entry points.
         .testTarget(name: "YapDBFuzzEntryTests", dependencies: ["YapDBFuzzEntry"]),
         // The reliability harness (docs/reliability.md): crash sweep, fault matrix, SIGKILLs,

@@ -40,12 +40,13 @@ public final class YapDatabase: Sendable {
     /// Opens (creating it if missing and allowed) the database at `url`, or returns nil; the
     /// error goes to the log handler. Prefer `open(url:options:)`, which says what failed.
     public convenience init?(url: URL) {
-        self.init(url: url, options: YapDatabaseOptions())
+        self.init(url: url, options: nil)
     }
 
-    /// Opens the database at `url` with `options`, or returns nil; the error goes to the log
-    /// handler. Prefer `open(url:options:)`, which says what failed.
-    public convenience init?(url: URL, options: YapDatabaseOptions) {
+    /// Opens the database at `url` with `options` (nil: the defaults), or returns nil; the
+    /// error goes to the log handler. Prefer `open(url:options:)`, which says what failed.
+    public convenience init?(url: URL, options: YapDatabaseOptions?) {
+        let options = options ?? YapDatabaseOptions()
         let engine: Engine
         do throws(YapDatabaseError) {
             engine = try Self.openEngine(url: url, options: options)
@@ -194,8 +195,11 @@ public struct YapDatabaseIntegrityReport: Sendable, Equatable {
     public var isValid: Bool
     /// One line per problem.
     public var problems: [String]
+    /// Commits whose records were checked.
     public var commitsChecked: Int
+    /// Records whose checksums were checked.
     public var recordsChecked: Int
+    /// Bytes read and checked.
     public var bytesChecked: Int64
 }
 
@@ -207,7 +211,9 @@ public struct YapDatabaseStats: Sendable, Equatable {
     public var liveBytes: Int64
     /// Bytes compaction could reclaim (old versions, removals, framing).
     public var deadBytes: Int64
+    /// Rows in all collections.
     public var rowCount: Int
+    /// The newest committed snapshot.
     public var snapshot: UInt64
     /// Bytes of torn tail the last open cut off.
     public var recoveredTruncatedBytes: Int64

@@ -211,15 +211,35 @@ extension YapDatabaseConnection {
     }
 
     /// Calls `block` once for each key of `collection` that `notifications` changed, until it
-    /// sets its stop flag.
+    /// sets `stop.pointee` (YapDatabase's form: an `ObjCBool` stop pointer).
     public func enumerateChangedKeys(inCollection collection: String?, in notifications: [Notification],
-                                     using block: (String, inout Bool) -> Void) {
-        ChangesetQueries.enumerateChangedKeys(inCollection: collection, in: notifications, using: block)
+                                     using block: (String, UnsafeMutablePointer<ObjCBool>) -> Void) {
+        ChangesetQueries.enumerateChangedKeys(inCollection: collection, in: notifications) { key, stop in
+            withObjCStop(&stop) { block(key, $0) }
+        }
     }
 
-    /// `enumerateChangedKeys(inCollection:in:using:)` under YapDatabase's label.
+    /// Calls `block` once for each key of `collection` that `notifications` changed, until it
+    /// sets its `inout` stop flag (the Swift-native form).
     public func enumerateChangedKeys(inCollection collection: String?, inNotifications notifications: [Notification],
                                      using block: (String, inout Bool) -> Void) {
         ChangesetQueries.enumerateChangedKeys(inCollection: collection, in: notifications, using: block)
     }
+
+    /// Calls `block` once for each (collection, key) that `notifications` changed, until it sets
+    /// `stop.pointee`.
+    public func enumerateChangedCollectionKeys(in notifications: [Notification],
+                                               using block: (YapCollectionKey, UnsafeMutablePointer<ObjCBool>) -> Void) {
+        ChangesetQueries.enumerateChangedCollectionKeys(in: notifications) { key, stop in
+            withObjCStop(&stop) { block(key, $0) }
+        }
+    }
+}
+
+/// Runs `body` with an `ObjCBool` stop pointer and copies its value back into `stop`: the
+/// bridge between YapDatabase's `UnsafeMutablePointer<ObjCBool>` blocks and `inout Bool` loops.
+func withObjCStop(_ stop: inout Bool, _ body: (UnsafeMutablePointer<ObjCBool>) -> Void) {
+    var flag = ObjCBool(stop)
+    withUnsafeMutablePointer(to: &flag) { body($0) }
+    stop = flag.boolValue
 }

@@ -65,12 +65,13 @@ public final class YapDatabaseConnection: @unchecked Sendable {
         self.cacheSnapshot = start
         self.reflectedSnapshot = Atomic(start)
         self.consumerID = database.engine.registry.addConsumer(at: start)
-        self.objectCache = ObjectCache(limit: config.objectCacheLimit)
-        self.metadataCache = ObjectCache(limit: config.metadataCacheLimit)
-        self.objectCacheOn = config.objectCacheEnabled
-        self.metadataCacheOn = config.metadataCacheEnabled
-        self.settings = Mutex(Settings(objectCacheEnabled: config.objectCacheEnabled, objectCacheLimit: config.objectCacheLimit,
-                                       metadataCacheEnabled: config.metadataCacheEnabled, metadataCacheLimit: config.metadataCacheLimit))
+        let values = config.values
+        self.objectCache = ObjectCache(limit: values.objectCacheLimit)
+        self.metadataCache = ObjectCache(limit: values.metadataCacheLimit)
+        self.objectCacheOn = values.objectCacheEnabled
+        self.metadataCacheOn = values.metadataCacheEnabled
+        self.settings = Mutex(Settings(objectCacheEnabled: values.objectCacheEnabled, objectCacheLimit: values.objectCacheLimit,
+                                       metadataCacheEnabled: values.metadataCacheEnabled, metadataCacheLimit: values.metadataCacheLimit))
         self.appliedSettings = 1
     }
 
@@ -89,8 +90,8 @@ public final class YapDatabaseConnection: @unchecked Sendable {
     /// The snapshot this connection's caches and last transaction reflect.
     public var snapshot: UInt64 { reflectedSnapshot.load(ordering: .acquiring) }
 
-    /// Transactions queued or running on this connection.
-    public var pendingTransactionCount: Int { pending.load(ordering: .relaxed) }
+    /// Transactions queued or running on this connection (`UInt64`, as YapDatabase's `uint64_t`).
+    public var pendingTransactionCount: UInt64 { UInt64(max(0, pending.load(ordering: .relaxed))) }
 
     /// Whether decoded objects are cached (true by default). Disabling drops the cache.
     public var objectCacheEnabled: Bool {
@@ -99,12 +100,10 @@ public final class YapDatabaseConnection: @unchecked Sendable {
     }
 
     /// The most objects cached (250 by default; 0 = unlimited). Lowering it evicts at once.
-    public var objectCacheLimit: Int {
-        get { settings.withLock { $0.objectCacheLimit } }
-        set {
-            precondition(newValue >= 0, "YapDatabaseConnection.objectCacheLimit must not be negative")
-            changeSettings { $0.objectCacheLimit = newValue }
-        }
+    /// `UInt`, as Swift imports YapDatabase's `NSUInteger` (limits above `Int.max` mean unlimited).
+    public var objectCacheLimit: UInt {
+        get { UInt(settings.withLock { $0.objectCacheLimit }) }
+        set { changeSettings { $0.objectCacheLimit = Int(clamping: newValue) } }
     }
 
     /// Whether decoded metadata is cached (true by default). Disabling drops the cache.
@@ -113,13 +112,10 @@ public final class YapDatabaseConnection: @unchecked Sendable {
         set { changeSettings { $0.metadataCacheEnabled = newValue } }
     }
 
-    /// The most metadata values cached (250 by default; 0 = unlimited).
-    public var metadataCacheLimit: Int {
-        get { settings.withLock { $0.metadataCacheLimit } }
-        set {
-            precondition(newValue >= 0, "YapDatabaseConnection.metadataCacheLimit must not be negative")
-            changeSettings { $0.metadataCacheLimit = newValue }
-        }
+    /// The most metadata values cached (250 by default; 0 = unlimited), as `UInt`.
+    public var metadataCacheLimit: UInt {
+        get { UInt(settings.withLock { $0.metadataCacheLimit }) }
+        set { changeSettings { $0.metadataCacheLimit = Int(clamping: newValue) } }
     }
 
     /// Which kinds of transaction this connection allows; a violation stops the program.
@@ -177,6 +173,10 @@ public final class YapDatabaseConnection: @unchecked Sendable {
     public func flushMemory(with flags: YapDatabaseConnectionFlushMemoryFlags) { flush(with: flags) }
 
     // MARK: Extensions
+
+    /// The extension connection of the extension registered as `name` (e.g. a view
+    /// connection), or nil. Same as `ext(_:)`.
+    public func `extension`(_ name: String) -> Any? { ext(name) }
 
     /// The extension connection of the extension registered as `name` (e.g. a view
     /// connection), or nil.

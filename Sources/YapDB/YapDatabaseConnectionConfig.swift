@@ -37,13 +37,10 @@ public final class YapDatabaseConnectionConfig: Sendable {
     }
 
     /// The object cache's capacity in entries (a strict LRU by count); 0 means unlimited.
-    /// Default 250. Must not be negative (a negative limit stops the program: misuse).
-    public var objectCacheLimit: Int {
-        get { storage.withLock { $0.objectCacheLimit } }
-        set {
-            precondition(newValue >= 0, "YapDatabaseConnectionConfig.objectCacheLimit must not be negative")
-            storage.withLock { $0.objectCacheLimit = newValue }
-        }
+    /// Default 250. `UInt`, as Swift imports YapDatabase's `NSUInteger`.
+    public var objectCacheLimit: UInt {
+        get { UInt(storage.withLock { $0.objectCacheLimit }) }
+        set { storage.withLock { $0.objectCacheLimit = Int(clamping: newValue) } }
     }
 
     /// Whether the connection caches deserialized metadata. Default true.
@@ -52,13 +49,9 @@ public final class YapDatabaseConnectionConfig: Sendable {
         set { storage.withLock { $0.metadataCacheEnabled = newValue } }
     }
 
-    /// The metadata cache's capacity in entries; 0 means unlimited. Default 250. Must not
-    /// be negative (a negative limit stops the program: misuse).
-    public var metadataCacheLimit: Int {
-        get { storage.withLock { $0.metadataCacheLimit } }
-        set {
-            precondition(newValue >= 0, "YapDatabaseConnectionConfig.metadataCacheLimit must not be negative")
-            storage.withLock { $0.metadataCacheLimit = newValue }
-        }
+    /// The metadata cache's capacity in entries; 0 means unlimited. Default 250 (`UInt`).
+    public var metadataCacheLimit: UInt {
+        get { UInt(storage.withLock { $0.metadataCacheLimit }) }
+        set { storage.withLock { $0.metadataCacheLimit = Int(clamping: newValue) } }
     }
 }

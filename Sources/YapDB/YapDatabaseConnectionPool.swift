@@ -28,12 +28,10 @@ public final class YapDatabaseConnectionPool: Sendable {
     }
 
     /// The most connections the pool makes (3 by default; setting 0 restores 3).
-    public var connectionLimit: Int {
-        get { state.withLock { $0.limit } }
-        set {
-            precondition(newValue >= 0, "YapDatabaseConnectionPool.connectionLimit must not be negative")
-            state.withLock { $0.limit = newValue == 0 ? Self.defaultLimit : newValue }
-        }
+    /// `UInt`, as Swift imports YapDatabase's `NSUInteger`.
+    public var connectionLimit: UInt {
+        get { UInt(state.withLock { $0.limit }) }
+        set { state.withLock { $0.limit = newValue == 0 ? Self.defaultLimit : Int(clamping: newValue) } }
     }
 
     /// Called with each connection the pool creates (to configure it).

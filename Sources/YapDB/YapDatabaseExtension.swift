@@ -10,6 +10,7 @@ import Synchronization
 ///
 /// `@unchecked Sendable`: the base class holds no state; each subclass guards its own.
 open class YapDatabaseExtension: @unchecked Sendable {
+    /// An extension; subclasses pass their configuration to their own initializers.
     public init() {}
 
     /// Called once, inside the registering read-write transaction: build or load the

@@ -8,7 +8,16 @@ extension Notification.Name {
     ///
     /// Threading: posted on the thread that committed (the writer's), with `NotificationCenter.default`.
     public static let YapDatabaseModified = Notification.Name("YapDatabaseModifiedNotification")
+
+    /// YapDatabase posts it when another process changed the database. YapDB never posts it:
+    /// one process at a time opens a database (another gets `locked`). Declared so that apps
+    /// observing it compile unchanged. Raw value `"YapDatabaseModifiedExternallyNotification"`.
+    public static let YapDatabaseModifiedExternally = Notification.Name("YapDatabaseModifiedExternallyNotification")
 }
+
+/// The `userInfo` key YapDatabase uses to flag a change made by another process
+/// (`"YapDatabaseModifiedExternallyKey"`); never present in YapDB's notifications.
+public let YapDatabaseModifiedExternallyKey = "YapDatabaseModifiedExternallyKey"
 
 /// The `userInfo` keys of a `YapDatabaseModified` notification (API.md §6). The string values
 /// are fixed; each is also available under YapDatabase's global name (e.g. `YapDatabaseSnapshotKey`).

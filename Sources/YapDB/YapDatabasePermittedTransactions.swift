@@ -30,6 +30,29 @@ public struct YapDatabasePermittedTransactions: OptionSet, Sendable, Hashable {
     public static let anyAsync: YapDatabasePermittedTransactions = [.asyncRead, .asyncReadWrite]
     /// Every kind of transaction, from any thread: the default.
     public static let anyTransaction: YapDatabasePermittedTransactions = [.anyRead, .anyReadWrite]
+
+    // MARK: YapDatabase's constant names (as Swift imports them: no common prefix to strip)
+
+    /// `syncRead` under YapDatabase's name.
+    public static let YDB_SyncReadTransaction = syncRead
+    /// `asyncRead` under YapDatabase's name.
+    public static let YDB_AsyncReadTransaction = asyncRead
+    /// `syncReadWrite` under YapDatabase's name.
+    public static let YDB_SyncReadWriteTransaction = syncReadWrite
+    /// `asyncReadWrite` under YapDatabase's name.
+    public static let YDB_AsyncReadWriteTransaction = asyncReadWrite
+    /// `anyRead` under YapDatabase's name.
+    public static let YDB_AnyReadTransaction = anyRead
+    /// `anyReadWrite` under YapDatabase's name.
+    public static let YDB_AnyReadWriteTransaction = anyReadWrite
+    /// `anySync` under YapDatabase's name.
+    public static let YDB_AnySyncTransaction = anySync
+    /// `anyAsync` under YapDatabase's name.
+    public static let YDB_AnyAsyncTransaction = anyAsync
+    /// `anyTransaction` under YapDatabase's name.
+    public static let YDB_AnyTransaction = anyTransaction
+    /// `mainThreadOnly` under YapDatabase's name.
+    public static let YDB_MainThreadOnly = mainThreadOnly
 }
 
 /// What `connection.flushMemory(with:)` releases (YapDatabase's `YapDatabaseConnectionFlushMemoryFlags`).

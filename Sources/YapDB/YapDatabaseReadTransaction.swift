@@ -43,22 +43,23 @@ public class YapDatabaseReadTransaction {
 
     // MARK: Counts and listings
 
-    /// The number of collections that have at least one row.
-    public func numberOfCollections() -> Int {
+    /// The number of collections that have at least one row (`UInt`, as Swift imports
+    /// YapDatabase's `NSUInteger`).
+    public func numberOfCollections() -> UInt {
         checkValid()
-        return keydir.numberOfCollections()
+        return UInt(keydir.numberOfCollections())
     }
 
     /// The number of rows in `collection` (nil means "").
-    public func numberOfKeys(inCollection collection: String?) -> Int {
+    public func numberOfKeys(inCollection collection: String?) -> UInt {
         checkValid()
-        return keydir.rowCount(inCollection: collection ?? "")
+        return UInt(keydir.rowCount(inCollection: collection ?? ""))
     }
 
     /// The number of rows in all collections.
-    public func numberOfKeysInAllCollections() -> Int {
+    public func numberOfKeysInAllCollections() -> UInt {
         checkValid()
-        return keydir.count
+        return UInt(keydir.count)
     }
 
     /// The collections that have at least one row.
@@ -154,6 +155,13 @@ public class YapDatabaseReadTransaction {
     }
 
     /// Like `iterateKeysAndObjects(inCollection:using:)`, deciding by key (before decoding)
+    /// which rows to visit (YapDatabase's order: the filter after the block).
+    public func iterateKeysAndObjects<T>(inCollection collection: String?, using block: (String, T, inout Bool) -> Void,
+                                         filter: ((String) -> Bool)?) {
+        iterateKeysAndObjects(inCollection: collection, filter: filter, using: block)
+    }
+
+    /// Like `iterateKeysAndObjects(inCollection:using:)`, deciding by key (before decoding)
     /// which rows to visit.
     public func iterateKeysAndObjects<T>(inCollection collection: String?, filter: ((String) -> Bool)?,
                                          using block: (String, T, inout Bool) -> Void) {
@@ -164,19 +172,34 @@ public class YapDatabaseReadTransaction {
         }
     }
 
-    /// Calls `block` with each key of `collection` and its metadata when it is a `T` (rows
-    /// without metadata, or with metadata of another type, are passed over).
-    public func iterateKeysAndMetadata<T>(inCollection collection: String?, using block: (String, T, inout Bool) -> Void) {
+    /// Calls `block` with each key of `collection` and its metadata as a `T` (nil when the row
+    /// has no metadata or metadata of another type): every row is visited.
+    public func iterateKeysAndMetadata<T>(inCollection collection: String?, using block: (String, T?, inout Bool) -> Void) {
+        iterateKeysAndMetadata(inCollection: collection, using: block, filter: nil)
+    }
+
+    /// Like `iterateKeysAndMetadata(inCollection:using:)`, deciding by key (before decoding)
+    /// which rows to visit.
+    public func iterateKeysAndMetadata<T>(inCollection collection: String?, using block: (String, T?, inout Bool) -> Void,
+                                          filter: ((String) -> Bool)?) {
         iterateEntries(inCollection: collection) { name, key, entry, stop in
-            guard let metadata = cachedOrDecodedMetadata(entry, collection: name, key: key) as? T else { return }
-            block(key, metadata, &stop)
+            if let filter, !filter(key) { return }
+            block(key, cachedOrDecodedMetadata(entry, collection: name, key: key) as? T, &stop)
         }
     }
 
     /// Calls `block` with each key, object (an `O`) and metadata (as `M`, or nil) of
     /// `collection`.
     public func iterateRows<O, M>(inCollection collection: String?, using block: (String, O, M?, inout Bool) -> Void) {
+        iterateRows(inCollection: collection, using: block, filter: nil)
+    }
+
+    /// Like `iterateRows(inCollection:using:)`, deciding by key (before decoding) which rows
+    /// to visit.
+    public func iterateRows<O, M>(inCollection collection: String?, using block: (String, O, M?, inout Bool) -> Void,
+                                  filter: ((String) -> Bool)?) {
         iterateEntries(inCollection: collection) { name, key, entry, stop in
+            if let filter, !filter(key) { return }
             guard let object = cachedOrDecodedObject(entry, collection: name, key: key) as? O else { return }
             block(key, object, cachedOrDecodedMetadata(entry, collection: name, key: key) as? M, &stop)
         }
@@ -184,51 +207,39 @@ public class YapDatabaseReadTransaction {
 
     /// Calls `block` with the collection, key and object of every row.
     public func iterateKeysAndObjectsInAllCollections(_ block: (String, String, Any, inout Bool) -> Void) {
-        checkValid()
-        let snapshot = keydir
-        iterate { stop in
-            for collection in snapshot.collectionNames() {
-                snapshot.eachKey(inCollection: collection) { key, entry in
-                    guard let object = cachedOrDecodedObject(entry, collection: collection, key: key) else { return true }
-                    block(collection, key, object, &stop)
-                    return afterStep(stop)
-                }
-                if stop { return }
-            }
+        iterateKeysAndObjectsInAllCollections(block, filter: nil)
+    }
+
+    /// Like `iterateKeysAndObjectsInAllCollections(_:)`, deciding by (collection, key) before
+    /// decoding which rows to visit.
+    public func iterateKeysAndObjectsInAllCollections(_ block: (String, String, Any, inout Bool) -> Void,
+                                                      filter: ((String, String) -> Bool)?) {
+        iterateAllEntries(filter: filter) { collection, key, entry, stop in
+            guard let object = cachedOrDecodedObject(entry, collection: collection, key: key) else { return }
+            block(collection, key, object, &stop)
         }
     }
 
     /// Calls `block` with the collection, key, object and metadata of every row.
     public func iterateRowsInAllCollections(_ block: (String, String, Any, Any?, inout Bool) -> Void) {
-        checkValid()
-        let snapshot = keydir
-        iterate { stop in
-            for collection in snapshot.collectionNames() {
-                snapshot.eachKey(inCollection: collection) { key, entry in
-                    guard let object = cachedOrDecodedObject(entry, collection: collection, key: key) else { return true }
-                    let metadata = cachedOrDecodedMetadata(entry, collection: collection, key: key)
-                    block(collection, key, object, metadata, &stop)
-                    return afterStep(stop)
-                }
-                if stop { return }
-            }
-        }
+        iterateRowsInAllCollections(block, filter: nil)
     }
 
-    /// Calls `block` with the index (in `keys`) and object (nil when missing) of each key of
-    /// `collection`, in no particular order, until it sets `stop`.
-    public func enumerateObjects(forKeys keys: [String], inCollection collection: String?,
-                                 unorderedUsing block: (Int, Any?, inout Bool) -> Void) {
-        checkValid()
-        iterate { stop in
-            for (index, key) in keys.enumerated() {
-                block(index, object(forKey: key, inCollection: collection), &stop)
-                if !afterStep(stop) { return }
-            }
+    /// Like `iterateRowsInAllCollections(_:)`, deciding by (collection, key) before decoding
+    /// which rows to visit.
+    public func iterateRowsInAllCollections(_ block: (String, String, Any, Any?, inout Bool) -> Void,
+                                            filter: ((String, String) -> Bool)?) {
+        iterateAllEntries(filter: filter) { collection, key, entry, stop in
+            guard let object = cachedOrDecodedObject(entry, collection: collection, key: key) else { return }
+            block(collection, key, object, cachedOrDecodedMetadata(entry, collection: collection, key: key), &stop)
         }
     }
 
     // MARK: Extensions
+
+    /// The extension transaction of the extension registered as `name`, or nil. Same as
+    /// `ext(_:)`.
+    public func `extension`(_ name: String) -> Any? { ext(name) }
 
     /// The extension transaction of the extension registered as `name` (e.g. a view
     /// transaction), or nil.
@@ -297,6 +308,23 @@ public class YapDatabaseReadTransaction {
             snapshot.eachKey(inCollection: name) { key, entry in
                 step(name, key, entry, &stop)
                 return afterStep(stop)
+            }
+        }
+    }
+
+    /// Runs an iteration over the rows of every collection that `filter` (if any) accepts by
+    /// (collection, key); `step` handles one row and may set `stop`.
+    func iterateAllEntries(filter: ((String, String) -> Bool)?, _ step: (String, String, KeydirEntry, inout Bool) -> Void) {
+        checkValid()
+        let snapshot = keydir
+        iterate { stop in
+            for collection in snapshot.collectionNames() {
+                snapshot.eachKey(inCollection: collection) { key, entry in
+                    if let filter, !filter(collection, key) { return true }
+                    step(collection, key, entry, &stop)
+                    return afterStep(stop)
+                }
+                if stop { return }
             }
         }
     }

@@ -24,6 +24,10 @@ public final class YapDatabaseReadWriteTransaction: YapDatabaseReadTransaction {
     /// the old value in their caches. (`writtenObjects` holds only non-containment policies.)
     /// Per-extension changes for the notification's `"extensions"`.
     var extensionChanges: [String: Any] = [:]
+    /// The groups each view changed in (for `hasChanges(forGroup:in:)`), and the views whose
+    /// changed groups are not known (rebuilt, or filtered views): those answer for any group.
+    var viewGroupChanges: [String: Set<String>] = [:]
+    var viewGroupsUnknown: Set<String> = []
 
     /// The object passed to observers as the notification's `"custom"` value.
     public var yapDatabaseModifiedNotificationCustomObject: Any?
@@ -62,6 +66,12 @@ public final class YapDatabaseReadWriteTransaction: YapDatabaseReadTransaction {
     public func setObject(_ object: Any?, forKey key: String, inCollection collection: String?, withMetadata metadata: Any?) {
         guard let object else { return removeObject(forKey: key, inCollection: collection) }
         write(object, metadata: metadata.map { .set($0) } ?? .clear, key: key, collection: collection ?? "")
+    }
+
+    /// Replaces the object of an existing row, keeping its metadata; does nothing when the row
+    /// does not exist (nil removes the row). YapDatabase's spelling of `replaceObject(_:forKey:inCollection:)`.
+    public func replace(_ object: Any?, forKey key: String, inCollection collection: String?) {
+        replaceObject(object, forKey: key, inCollection: collection)
     }
 
     /// Replaces the object of an existing row, keeping its metadata; does nothing when the row
@@ -338,9 +348,11 @@ public final class YapDatabaseReadWriteTransaction: YapDatabaseReadTransaction {
             objectChanges: objectChanges, metadataChanges: metadataChanges,
             insertedKeys: insertedKeys, removedKeys: removedKeys,
             removedCollections: engineChanges.removedCollections, allKeysRemoved: engineChanges.allKeysRemoved)
-        let notification = changeset.notification(object: connection.database, connection: connection,
+        var notification = changeset.notification(object: connection.database, connection: connection,
                                                   custom: yapDatabaseModifiedNotificationCustomObject,
                                                   extensions: extensionChanges.isEmpty ? nil : extensionChanges)
+        let knownGroups = viewGroupChanges.filter { !viewGroupsUnknown.contains($0.key) }
+        if !knownGroups.isEmpty { notification.userInfo?[ViewGroupChanges.userInfoKey] = knownGroups }
         var sharedObjects: [YapCollectionKey: Any] = [:]
         for (pair, object) in writtenObjects { sharedObjects[YapCollectionKey(collection: pair.collection, key: pair.key)] = object }
         var sharedMetadata: [YapCollectionKey: Any] = [:]

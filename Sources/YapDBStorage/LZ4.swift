@@ -1,23 +1,39 @@
+#if canImport(Compression)
+import Compression
+#else
 import CLZ4
+#endif
 
-/// LZ4 block compression through the system's liblz4. Pure functions, safe from any thread.
+/// LZ4 block compression: the system's liblz4 on Linux; on Apple platforms (where iOS, tvOS,
+/// watchOS and visionOS have no liblz4) the Compression framework's `COMPRESSION_LZ4_RAW`, which
+/// reads and writes the same bare LZ4 block format. Pure functions, safe from any thread.
 package enum LZ4 {
-    /// Compresses `input`. Returns nil when liblz4 fails or the input is larger than it accepts.
+    /// The largest input LZ4 accepts (liblz4's `LZ4_MAX_INPUT_SIZE`).
+    static let maxInputSize = 0x7E00_0000
+
+    /// The most bytes compressing `count` bytes can produce (liblz4's `LZ4_compressBound`).
+    static func compressBound(_ count: Int) -> Int { count + count / 255 + 16 }
+
+    /// Compresses `input`. Returns nil when the compressor fails or the input is larger than it accepts.
     package static func compress(_ input: UnsafeRawBufferPointer) -> [UInt8]? {
-        guard input.count <= Int(LZ4_MAX_INPUT_SIZE), let source = input.baseAddress else {
+        guard input.count <= maxInputSize, let source = input.baseAddress else {
             return input.isEmpty ? [] : nil
         }
-        let bound = Int(LZ4_compressBound(Int32(input.count)))
-        guard bound > 0 else { return nil }
+        let bound = compressBound(input.count)
         var output = [UInt8](repeating: 0, count: bound)
-        let written = output.withUnsafeMutableBytes { out in
-            LZ4_compress_default(
+        let written = output.withUnsafeMutableBytes { out -> Int in
+            #if canImport(Compression)
+            compression_encode_buffer(out.baseAddress!.assumingMemoryBound(to: UInt8.self), bound,
+                                      source.assumingMemoryBound(to: UInt8.self), input.count, nil, COMPRESSION_LZ4_RAW)
+            #else
+            Int(LZ4_compress_default(
                 source.assumingMemoryBound(to: CChar.self),
                 out.baseAddress!.assumingMemoryBound(to: CChar.self),
-                Int32(input.count), Int32(bound))
+                Int32(input.count), Int32(bound)))
+            #endif
         }
-        guard written > 0 else { return nil }
-        output.removeSubrange(Int(written)...)
+        guard written > 0, written <= bound else { return nil }
+        output.removeSubrange(written...)
         return output
     }
 
@@ -38,6 +54,18 @@ package enum LZ4 {
               rawLength <= maxDecompressedSize(blockSize: input.count) else { return nil }
         if rawLength == 0 { return input.count == 1 && input[0] == 0 ? [] : (input.isEmpty ? [] : nil) }
         guard let source = input.baseAddress else { return nil }
+        #if canImport(Compression)
+        // One spare byte: a block that decodes to more than `rawLength` fills it and is refused
+        // (the framework truncates at the buffer's end instead of failing).
+        var output = [UInt8](repeating: 0, count: rawLength + 1)
+        let produced = output.withUnsafeMutableBytes { out in
+            compression_decode_buffer(out.baseAddress!.assumingMemoryBound(to: UInt8.self), rawLength + 1,
+                                      source.assumingMemoryBound(to: UInt8.self), input.count, nil, COMPRESSION_LZ4_RAW)
+        }
+        guard produced == rawLength else { return nil }
+        output.removeLast()
+        return output
+        #else
         var output = [UInt8](repeating: 0, count: rawLength)
         let produced = output.withUnsafeMutableBytes { out in
             LZ4_decompress_safe(
@@ -46,5 +74,6 @@ package enum LZ4 {
                 Int32(input.count), Int32(rawLength))
         }
         return produced == Int32(rawLength) ? output : nil
+        #endif
     }
 }

@@ -140,7 +140,7 @@ import TestSupport
             }
         }, readers: [1, 16, 10_000, 16].map { limit in {
             let connection = database.newConnection()
-            connection.objectCacheLimit = limit
+            connection.objectCacheLimit = UInt(limit)
             var lastSnapshot: UInt64 = 0
             var last = [Int](repeating: 0, count: keys)
             while !soak.isStopped {

@@ -80,7 +80,7 @@ import YapDB
             #expect(tx.object(forKey: "k6", inCollection: nil) as? String == "v6")
         }
         let people = [1, 2, 3]
-        connection.objectCacheLimit = people.count   // Int throughout, as YapDatabase's docs show
+        connection.objectCacheLimit = UInt(people.count)   // UInt, as Swift imports YapDatabase's NSUInteger
         #expect(connection.objectCacheLimit == 3)
     }
 
@@ -228,8 +228,8 @@ import YapDB
         try await connection.write { tx in tx.setObject("hello", forKey: "k", inCollection: nil) }
         let value = try await connection.read { tx in tx.object(forKey: "k", inCollection: nil) as? String }
         #expect(value == "hello")
-        async let a: Int = connection.read { tx in tx.numberOfKeysInAllCollections() }
-        async let b: Int = database.newConnection().read { tx in tx.numberOfKeysInAllCollections() }
+        async let a: UInt = connection.read { tx in tx.numberOfKeysInAllCollections() }
+        async let b: UInt = database.newConnection().read { tx in tx.numberOfKeysInAllCollections() }
         #expect(try await a + b == 2)
         struct Nope: Error {}
         await #expect(throws: Nope.self) {

@@ -212,9 +212,13 @@ import YapDB
             var filtered = 0
             tx.iterateKeysAndObjects(inCollection: "c", filter: { $0.hasSuffix("7") }) { (_: String, _: String, _) in filtered += 1 }
             #expect(filtered == 5)
-            var metadata = 0
-            tx.iterateKeysAndMetadata(inCollection: "c") { (_: String, _: String, _) in metadata += 1 }
-            #expect(metadata == 25)
+            var metadata = 0, metadataVisits = 0
+            tx.iterateKeysAndMetadata(inCollection: "c") { (_: String, value: String?, _) in
+                metadataVisits += 1
+                if value != nil { metadata += 1 }
+            }
+            #expect(metadata == 25, "metadata of another type, or none, reads as nil")
+            #expect(metadataVisits == 51, "every row is visited")
             var visited = 0
             tx.iterateRows(inCollection: "c") { (_: String, _: String, _: String?, stop: inout Bool) in
                 visited += 1
@@ -225,7 +229,7 @@ import YapDB
             tx.iterateRowsInAllCollections { _, _, _, _, _ in all += 1 }
             #expect(all == 51)
             var found: [Int: String] = [:]
-            tx.enumerateObjects(forKeys: ["k1", "nope", "k2"], inCollection: "c") { index, object, _ in found[index] = object as? String ?? "nil" }
+            tx.enumerateObjects(forKeys: ["k1", "nope", "k2"], inCollection: "c") { index, object, _ in found[Int(index)] = object as? String ?? "nil" }
             #expect(found == [0: "o1", 1: "nil", 2: "o2"])
         }
         connection.readWrite { tx in

@@ -152,7 +152,9 @@ enum FilteredViewModel {
             sections[path[0]].insert(key, at: path[1])
         }
         for change in changes where change.type == .update {
-            let from = change.indexPath!, to = change.newIndexPath!
+            // As in YapDatabase, an update has no newIndexPath; its final place is finalSection/finalIndex.
+            let from = change.indexPath!, to = [Int(change.finalSection), Int(change.finalIndex)]
+            #expect(change.newIndexPath == nil)
             #expect(old[groups[from[0]]]?[from[1]] == change.collectionKey && new[groups[to[0]]]?[to[1]] == change.collectionKey,
                     "an update names the row at its old and new places")
         }

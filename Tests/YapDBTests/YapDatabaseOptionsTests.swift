@@ -52,7 +52,7 @@ import Testing
         #expect(c.objectCacheEnabled && c.metadataCacheEnabled)
         #expect(c.objectCacheLimit == 250 && c.metadataCacheLimit == 250)
         let people = [1, 2, 3]
-        c.objectCacheLimit = people.count
+        c.objectCacheLimit = UInt(people.count)
         c.metadataCacheEnabled = false
         let d = c.copy()
         d.objectCacheLimit = 0

@@ -72,7 +72,9 @@ open class YapDatabaseView: YapDatabaseExtension, @unchecked Sendable {}
 ///
 /// `@unchecked Sendable`: its mutable configuration (`setGrouping`/`setSorting`) sits in the
 /// `config` `Mutex`; everything else is immutable.
-public final class YapDatabaseAutoView: YapDatabaseView, @unchecked Sendable {
+///
+/// `open`: apps subclass it to package a view (its grouping, sorting and version tag) as a type.
+open class YapDatabaseAutoView: YapDatabaseView, @unchecked Sendable {
     struct Config: Sendable {
         var grouping: YapDatabaseViewGrouping
         var sorting: YapDatabaseViewSorting
@@ -96,6 +98,21 @@ public final class YapDatabaseAutoView: YapDatabaseView, @unchecked Sendable {
 
     /// The view's version tag.
     public var versionTag: String { config.withLock { $0.versionTag } }
+
+    /// A copy of the options the view was made with.
+    public var options: YapDatabaseViewOptions {
+        let options = YapDatabaseViewOptions()
+        options.isPersistent = isPersistent
+        options.allowedCollections = allowedCollections
+        options.skipInitialViewPopulation = skipInitialViewPopulation
+        return options
+    }
+
+    /// The grouping in use (the latest `setGrouping` wins).
+    public var grouping: YapDatabaseViewGrouping { config.withLock { $0.grouping } }
+
+    /// The sorting in use (the latest `setGrouping`/`setSorting` wins).
+    public var sorting: YapDatabaseViewSorting { config.withLock { $0.sorting } }
 
     static func stateKey(_ name: String) -> String { "view:" + name }
 
@@ -153,11 +170,8 @@ public final class YapDatabaseAutoView: YapDatabaseView, @unchecked Sendable {
     }
 
     override func makeTransaction(name: String, extensionConnection: AnyObject?, transaction: YapDatabaseReadTransaction) -> AnyObject? {
-        let viewConnection = extensionConnection as? YapDatabaseViewConnection
-        if let rw = transaction as? YapDatabaseReadWriteTransaction {
-            return YapDatabaseAutoViewTransaction(view: self, name: name, viewConnection: viewConnection, transaction: rw)
-        }
-        return YapDatabaseViewTransaction(view: self, name: name, viewConnection: viewConnection, transaction: transaction)
+        YapDatabaseAutoViewTransaction(view: self, name: name, viewConnection: extensionConnection as? YapDatabaseViewConnection,
+                                       transaction: transaction)
     }
 
     override func willChangeRow(name: String, collection: String, key: String, transaction: YapDatabaseReadWriteTransaction) {
@@ -191,8 +205,9 @@ public final class YapDatabaseAutoView: YapDatabaseView, @unchecked Sendable {
     }
 
     override func willRemoveAll(name: String, transaction: YapDatabaseReadWriteTransaction) {
-        update(name, transaction) { state, _ in
+        update(name, transaction) { state, engine in
             guard !state.groups.isEmpty else { return false }
+            engine.groupLog?.groups.formUnion(state.groups.keys)
             state = ViewState(versionTag: state.versionTag)
             return true
         }
@@ -200,8 +215,8 @@ public final class YapDatabaseAutoView: YapDatabaseView, @unchecked Sendable {
 
     override func didTouchRow(name: String, collection: String, key: String, transaction: YapDatabaseReadWriteTransaction) {
         guard isAllowed(collection), let entry = transaction.keydir.lookup(collection: collection, key: key),
-              (transaction.extensionState(Self.stateKey(name)) as? ViewState)?.rowGroups[entry.rowid] != nil else { return }
-        transaction.noteViewChange(name, touching: YapCollectionKey(collection: collection, key: key))
+              let group = (transaction.extensionState(Self.stateKey(name)) as? ViewState)?.rowGroups[entry.rowid] else { return }
+        transaction.noteViewChange(name, touching: YapCollectionKey(collection: collection, key: key), groups: [group])
     }
 
     // MARK: Maintenance
@@ -213,9 +228,12 @@ public final class YapDatabaseAutoView: YapDatabaseView, @unchecked Sendable {
         let key = Self.stateKey(name)
         guard var state = transaction.extensionState(key) as? ViewState else { return }
         transaction.setExtensionState(nil, forKey: key)
-        let changed = body(&state, ViewEngine(view: self, config: config.withLock { $0 }, transaction: transaction))
+        var engine = ViewEngine(view: self, config: config.withLock { $0 }, transaction: transaction)
+        let log = ViewGroupLog()
+        engine.groupLog = log
+        let changed = body(&state, engine)
         transaction.setExtensionState(state, forKey: key)
-        if changed { transaction.noteViewChange(name) }
+        if changed { transaction.noteViewChange(name, groups: log.groups) }
     }
 
     /// Builds the view from every allowed row (registration, or a new grouping or sorting).
@@ -242,12 +260,25 @@ extension YapDatabaseReadWriteTransaction {
     /// Records in the commit's notification that it changed the view registered as `name`
     /// (`"extensions"[name]` present: what `hasChanges(forNotifications:)` reads), and
     /// `touched`, a key touched in the view (the entry's value: the touched keys, which
-    /// `getChanges` reports as updates).
-    func noteViewChange(_ name: String, touching touched: YapCollectionKey? = nil) {
+    /// `getChanges` reports as updates). `groups`: the view's groups the change touched, or nil
+    /// when not known (then `hasChanges(forGroup:in:)` answers true for any group).
+    func noteViewChange(_ name: String, touching touched: YapCollectionKey? = nil, groups: Set<String>? = nil) {
         var keys = extensionChanges[name] as? Set<YapCollectionKey> ?? []
         if let touched { keys.insert(touched) }
         extensionChanges[name] = keys
+        if let groups { viewGroupChanges[name, default: []].formUnion(groups) } else { viewGroupsUnknown.insert(name) }
     }
+}
+
+/// Collects the groups a view change touched (rows left or entered them).
+final class ViewGroupLog {
+    var groups: Set<String> = []
+}
+
+/// Where a commit's notification carries the groups each view changed in: a YapDB-private
+/// `userInfo` entry, `[view name: Set<group>]`, for views whose changed groups are known.
+enum ViewGroupChanges {
+    static let userInfoKey = "YapDB.viewGroupChanges"
 }
 
 /// The view operations on a state, with the blocks and the transaction they read through.
@@ -255,6 +286,14 @@ struct ViewEngine {
     let view: YapDatabaseAutoView
     let config: YapDatabaseAutoView.Config
     let transaction: YapDatabaseReadTransaction
+    /// Where rows' groups are recorded as they leave or enter (nil: not recorded).
+    var groupLog: ViewGroupLog?
+
+    init(view: YapDatabaseAutoView, config: YapDatabaseAutoView.Config, transaction: YapDatabaseReadTransaction) {
+        self.view = view
+        self.config = config
+        self.transaction = transaction
+    }
 
     /// The row as the blocks need it (object and metadata loaded only when asked for).
     func row(collection: String, key: String, forGrouping: Bool) -> ViewRow {
@@ -292,6 +331,7 @@ struct ViewEngine {
         tree.insert(entry.rowid, at: index)
         state.groups[group] = tree
         state.rowGroups.updateValue(group, forKey: entry.rowid)
+        groupLog?.groups.insert(group)
         return true
     }
 
@@ -313,6 +353,7 @@ struct ViewEngine {
         if let index { _ = tree.remove(at: index) }
         if !tree.isEmpty { state.groups[group] = tree }
         state.rowGroups.removeValue(forKey: entry.rowid)
+        groupLog?.groups.insert(group)
         return true
     }
 
@@ -328,6 +369,7 @@ struct ViewEngine {
                 if !doomed.contains(rowid) { kept.append(rowid) }
                 return true
             }
+            if kept.count != tree.count { groupLog?.groups.insert(group) }
             if !kept.isEmpty { groups[group] = kept }
         }
         state.groups = groups

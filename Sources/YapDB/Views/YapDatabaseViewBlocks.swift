@@ -117,9 +117,13 @@ public final class YapDatabaseViewFind: Sendable {
 
     init(_ block: Block) { self.block = block }
 
+    /// Searches by (collection, key).
     public static func withKeyBlock(_ block: @escaping @Sendable (String, String) -> ComparisonResult) -> YapDatabaseViewFind { .init(.key(block)) }
+    /// Searches by (collection, key, object).
     public static func withObjectBlock(_ block: @escaping @Sendable (String, String, Any) -> ComparisonResult) -> YapDatabaseViewFind { .init(.object(block)) }
+    /// Searches by (collection, key, metadata).
     public static func withMetadataBlock(_ block: @escaping @Sendable (String, String, Any?) -> ComparisonResult) -> YapDatabaseViewFind { .init(.metadata(block)) }
+    /// Searches by (collection, key, object, metadata).
     public static func withRowBlock(_ block: @escaping @Sendable (String, String, Any, Any?) -> ComparisonResult) -> YapDatabaseViewFind { .init(.row(block)) }
 
     func compare(_ row: ViewRow) -> ComparisonResult {
@@ -137,21 +141,33 @@ public final class YapDatabaseViewFind: Sendable {
 public final class YapWhitelistBlacklist: Sendable {
     let whitelist: Set<String>?
     let blacklist: Set<String>?
+    let filter: (@Sendable (Any) -> Bool)?
 
     /// Allows only `whitelist`.
     public init(whitelist: Set<String>) {
         self.whitelist = whitelist
         self.blacklist = nil
+        self.filter = nil
     }
 
     /// Allows everything but `blacklist`.
     public init(blacklist: Set<String>) {
         self.whitelist = nil
         self.blacklist = blacklist
+        self.filter = nil
+    }
+
+    /// Allows what `block` accepts (it receives the item, a collection name for views); nil
+    /// allows everything. The block may run on any thread.
+    public init(filterBlock block: (@Sendable (Any) -> Bool)?) {
+        self.whitelist = nil
+        self.blacklist = nil
+        self.filter = block ?? { _ in true }
     }
 
     /// Whether `item` is allowed.
     public func isAllowed(_ item: String) -> Bool {
+        if let filter { return filter(item) }
         if let whitelist { return whitelist.contains(item) }
         return !(blacklist?.contains(item) ?? false)
     }
@@ -167,6 +183,7 @@ public final class YapDatabaseViewOptions {
     /// Register without populating the view from existing rows.
     public var skipInitialViewPopulation = false
 
+    /// The defaults: persistent, all collections, populated at registration.
     public init() {}
 }
 

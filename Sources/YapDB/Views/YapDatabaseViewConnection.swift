@@ -7,6 +7,9 @@ public class YapDatabaseViewConnection {
     /// The connection this belongs to.
     public unowned let connection: YapDatabaseConnection
 
+    /// The view this connection reads.
+    public var parent: YapDatabaseView { view }
+
     init(view: YapDatabaseAutoView, name: String, connection: YapDatabaseConnection) {
         self.view = view
         self.name = name
@@ -22,26 +25,30 @@ public class YapDatabaseViewConnection {
     /// rows inside an inserted or deleted section are not listed separately.
     public func getChanges(forNotifications notifications: [Notification], withMappings mappings: YapDatabaseViewMappings)
         -> (sectionChanges: [YapDatabaseViewSectionChange], rowChanges: [YapDatabaseViewRowChange]) {
-        let (lists, snapshot) = connection.read { tx in
-            (YapDatabaseViewMappings.lists(of: mappings.allGroups, view: mappings.view, in: tx), tx.connection.snapshot)
+        let (groups, lists, snapshot) = connection.read { tx in
+            let contents = mappings.contents(in: tx)
+            return (contents.groups, contents.lists, tx.connection.snapshot)
         }
+        let oldGroups = mappings.allGroups
         defer {
+            mappings.allGroups = groups
             mappings.lists = lists
             mappings.setSnapshot(snapshot)
         }
         guard mappings.snapshotOfLastUpdate != .max else { return ([], []) }
-        var changed: Set<YapCollectionKey> = []
+        var changed: [YapCollectionKey: YapDatabaseViewChangesBitMask] = [:]
         for changeset in ChangesetQueries.changesets(in: notifications) {
-            changed.formUnion(changeset.objectChanges)
-            changed.formUnion(changeset.metadataChanges)
+            for key in changeset.objectChanges { changed[key, default: []].insert(.changedObject) }
+            for key in changeset.metadataChanges { changed[key, default: []].insert(.changedMetadata) }
         }
         for notification in notifications {
             if let extensions = notification.userInfo?[YapDatabaseNotificationKey.extensions] as? [String: Any],
                let touched = extensions[mappings.view] as? Set<YapCollectionKey> {
-                changed.formUnion(touched)
+                for key in touched { changed[key, default: []].formUnion([.changedObject, .changedMetadata]) }
             }
         }
-        return ViewDiff(mappings: mappings, old: mappings.lists, new: lists, changed: changed).compute()
+        return ViewDiff(mappings: mappings, oldGroups: oldGroups, old: mappings.lists, newGroups: groups, new: lists,
+                        changed: changed).compute()
     }
 
     /// Whether any of `notifications` changed this view: a row entered, left, moved within or
@@ -52,22 +59,52 @@ public class YapDatabaseViewConnection {
             (notification.userInfo?[YapDatabaseNotificationKey.extensions] as? [String: Any])?[name] != nil
         }
     }
+
+    /// Whether any of `notifications` changed this view (YapDatabase's spelling of
+    /// `hasChanges(forNotifications:)`, which says what counts).
+    public func hasChanges(for notifications: [Notification]) -> Bool {
+        hasChanges(forNotifications: notifications)
+    }
+
+    /// Whether any of `notifications` changed `group` of this view: a row entered, left, moved
+    /// within or changed inside it, or a row in it was touched. For a commit that rebuilt the
+    /// view (a new grouping or sorting) and for filtered views, whose changed groups are not
+    /// recorded, it answers as `hasChanges(for:)` does.
+    public func hasChanges(forGroup group: String, in notifications: [Notification]) -> Bool {
+        hasChanges(forAnyGroups: [group], in: notifications)
+    }
+
+    /// Whether any of `notifications` changed any of `groups` of this view (see
+    /// `hasChanges(forGroup:in:)`).
+    public func hasChanges(forAnyGroups groups: Set<String>, in notifications: [Notification]) -> Bool {
+        notifications.contains { notification in
+            guard (notification.userInfo?[YapDatabaseNotificationKey.extensions] as? [String: Any])?[name] != nil else { return false }
+            guard let changed = (notification.userInfo?[ViewGroupChanges.userInfoKey] as? [String: Set<String>])?[name] else { return true }
+            return !changed.isDisjoint(with: groups)
+        }
+    }
 }
 
 /// The connection object of an automatic view.
-public final class YapDatabaseAutoViewConnection: YapDatabaseViewConnection {}
+public final class YapDatabaseAutoViewConnection: YapDatabaseViewConnection {
+    /// The view this connection reads.
+    public var autoView: YapDatabaseAutoView { view }
+}
 
 /// The difference between two versions of a view's mapped groups.
 struct ViewDiff {
     let mappings: YapDatabaseViewMappings
+    let oldGroups: [String]
     let old: [String: [YapCollectionKey]]
+    let newGroups: [String]
     let new: [String: [YapCollectionKey]]
-    let changed: Set<YapCollectionKey>
+    /// What changed of each changed row (object, metadata).
+    let changed: [YapCollectionKey: YapDatabaseViewChangesBitMask]
 
     typealias Place = (group: String, section: Int, row: Int)
 
     func compute() -> (sectionChanges: [YapDatabaseViewSectionChange], rowChanges: [YapDatabaseViewRowChange]) {
-        let oldSections = mappings.visibleGroups(old), newSections = mappings.visibleGroups(new)
+        let oldSections = mappings.visibleGroups(oldGroups, old), newSections = mappings.visibleGroups(newGroups, new)
         var sectionChanges: [YapDatabaseViewSectionChange] = []
         for (index, group) in oldSections.enumerated() where !newSections.contains(group) {
             sectionChanges.append(.init(type: .delete, index: index, group: group))
@@ -80,10 +117,10 @@ struct ViewDiff {
 
         var rowChanges: [YapDatabaseViewRowChange] = []
         for (key, from) in oldPlaces where newPlaces[key] == nil && !deletedSections.contains(from.group) {
-            rowChanges.append(.init(type: .delete, collectionKey: key, from: from, to: nil))
+            rowChanges.append(.init(changes: changed[key] ?? [], type: .delete, collectionKey: key, from: from, to: nil))
         }
         for (key, to) in newPlaces where oldPlaces[key] == nil && !insertedSections.contains(to.group) {
-            rowChanges.append(.init(type: .insert, collectionKey: key, from: nil, to: to))
+            rowChanges.append(.init(changes: changed[key] ?? [], type: .insert, collectionKey: key, from: nil, to: to))
         }
         // Rows in both: a change of group is a move; within a group, the rows outside the
         // longest run that kept its relative order moved.
@@ -94,10 +131,18 @@ struct ViewDiff {
             let stay = Set(longestIncreasingRun(oldRows).map { common[$0] })
             for key in list {
                 guard let from = oldPlaces[key], let to = newPlaces[key] else { continue }
-                if from.group != to.group || !stay.contains(key) {
-                    rowChanges.append(.init(type: .move, collectionKey: key, from: from, to: to))
-                } else if changed.contains(key) {
-                    rowChanges.append(.init(type: .update, collectionKey: key, from: from, to: to))
+                // A table view fills an inserted section from its data source and empties a
+                // deleted one itself: a row cannot move out of or into such a section, so that
+                // end of the move is left to the section change.
+                let fromDeleted = deletedSections.contains(from.group), toInserted = insertedSections.contains(to.group)
+                if fromDeleted || toInserted {
+                    let changes = changed[key] ?? []
+                    if !fromDeleted { rowChanges.append(.init(changes: changes, type: .delete, collectionKey: key, from: from, to: nil)) }
+                    if !toInserted { rowChanges.append(.init(changes: changes, type: .insert, collectionKey: key, from: nil, to: to)) }
+                } else if from.group != to.group || !stay.contains(key) {
+                    rowChanges.append(.init(changes: changed[key] ?? [], type: .move, collectionKey: key, from: from, to: to))
+                } else if changed[key] != nil {
+                    rowChanges.append(.init(changes: changed[key] ?? [], type: .update, collectionKey: key, from: from, to: to))
                 }
             }
         }

@@ -23,8 +23,8 @@ public class YapDatabaseViewTransaction {
 
     // MARK: Groups
 
-    /// The number of non-empty groups.
-    public func numberOfGroups() -> Int { state.groups.count }
+    /// The number of non-empty groups (`UInt`, as Swift imports YapDatabase's `NSUInteger`).
+    public func numberOfGroups() -> UInt { UInt(state.groups.count) }
 
     /// The non-empty groups, in no particular order.
     public func allGroups() -> [String] { Array(state.groups.keys) }
@@ -33,13 +33,33 @@ public class YapDatabaseViewTransaction {
     public func hasGroup(_ group: String) -> Bool { state.groups[group] != nil }
 
     /// The number of rows in `group`.
-    public func numberOfItems(inGroup group: String) -> Int { state.groups[group]?.count ?? 0 }
+    public func numberOfItems(inGroup group: String) -> UInt { UInt(count(group)) }
 
     /// The number of rows in the view.
-    public func numberOfItemsInAllGroups() -> Int { state.groups.values.reduce(0) { $0 + $1.count } }
+    public func numberOfItemsInAllGroups() -> UInt { UInt(state.groups.values.reduce(0) { $0 + $1.count }) }
+
+    /// Whether `group` has no rows.
+    public func isEmptyGroup(_ group: String) -> Bool { state.groups[group] == nil }
 
     /// Whether the view has no rows.
     public func isEmpty() -> Bool { state.groups.isEmpty }
+
+    /// The number of rows in `group`, as `Int`.
+    func count(_ group: String) -> Int { state.groups[group]?.count ?? 0 }
+
+    /// The view's version tag.
+    public func versionTag() -> String? {
+        (self as? YapDatabaseFilteredViewTransaction)?.filteredView.versionTag ?? view.versionTag
+    }
+
+    /// Calls `block` with each non-empty group, until it sets `stop.pointee`.
+    public func enumerateGroups(_ block: (String, UnsafeMutablePointer<ObjCBool>) -> Void) {
+        var stop = false
+        for group in allGroups() {
+            withObjCStop(&stop) { block(group, $0) }
+            if stop { return }
+        }
+    }
 
     // MARK: Rows by position
 
@@ -74,13 +94,33 @@ public class YapDatabaseViewTransaction {
         return state.rowGroups[entry.rowid]
     }
 
-    /// The object at `index` of `group`.
+    /// The object at `index` of `group`, or nil when out of range.
+    public func object(at index: UInt, inGroup group: String) -> Any? {
+        index > Int.max ? nil : object(atIndex: Int(index), inGroup: group)
+    }
+
+    /// The metadata at `index` of `group`, or nil when out of range or the row has none.
+    public func metadata(at index: UInt, inGroup group: String) -> Any? {
+        index > Int.max ? nil : metadata(atIndex: Int(index), inGroup: group)
+    }
+
+    /// The collection of the row at `index` of `group`, or nil when out of range.
+    public func collection(at index: UInt, inGroup group: String) -> String? {
+        index > Int.max ? nil : getCollectionKey(atIndex: Int(index), inGroup: group)?.0
+    }
+
+    /// The key of the row at `index` of `group`, or nil when out of range.
+    public func key(at index: UInt, inGroup group: String) -> String? {
+        index > Int.max ? nil : getCollectionKey(atIndex: Int(index), inGroup: group)?.1
+    }
+
+    /// The object at `index` of `group` (the `Int` form).
     public func object(atIndex index: Int, inGroup group: String) -> Any? {
         guard let (collection, key) = getCollectionKey(atIndex: index, inGroup: group) else { return nil }
         return transaction.object(forKey: key, inCollection: collection)
     }
 
-    /// The metadata at `index` of `group`.
+    /// The metadata at `index` of `group` (the `Int` form).
     public func metadata(atIndex index: Int, inGroup group: String) -> Any? {
         guard let (collection, key) = getCollectionKey(atIndex: index, inGroup: group) else { return nil }
         return transaction.metadata(forKey: key, inCollection: collection)
@@ -90,7 +130,7 @@ public class YapDatabaseViewTransaction {
     public func firstObject(inGroup group: String) -> Any? { object(atIndex: 0, inGroup: group) }
 
     /// The last object of `group`.
-    public func lastObject(inGroup group: String) -> Any? { object(atIndex: numberOfItems(inGroup: group) - 1, inGroup: group) }
+    public func lastObject(inGroup group: String) -> Any? { object(atIndex: count(group) - 1, inGroup: group) }
 
     // MARK: Iteration
 
@@ -107,6 +147,14 @@ public class YapDatabaseViewTransaction {
         iterate(group, reversed, range) { collection, key, index, stop in
             guard let object = transaction.object(forKey: key, inCollection: collection) else { return }
             block(collection, key, object, index, &stop)
+        }
+    }
+
+    /// Calls `block` with (collection, key, metadata, index) of each row of `group` in `range`.
+    public func iterateKeysAndMetadata(inGroup group: String, reversed: Bool = false, range: NSRange? = nil,
+                                       using block: (String, String, Any?, Int, inout Bool) -> Void) {
+        iterate(group, reversed, range) { collection, key, index, stop in
+            block(collection, key, transaction.metadata(forKey: key, inCollection: collection), index, &stop)
         }
     }
 
@@ -157,9 +205,9 @@ public class YapDatabaseViewTransaction {
     }
 
     /// The index of the first row of `group` for which `find` says `.orderedSame`, or
-    /// `NSNotFound`.
-    public func findFirstMatch(inGroup group: String, using find: YapDatabaseViewFind) -> Int {
-        findRange(inGroup: group, using: find).location
+    /// `UInt(NSNotFound)`.
+    public func findFirstMatch(inGroup group: String, using find: YapDatabaseViewFind) -> UInt {
+        UInt(findRange(inGroup: group, using: find).location)
     }
 
     static func fill(_ row: ViewRow, for find: YapDatabaseViewFind, _ transaction: YapDatabaseReadTransaction) -> ViewRow {
@@ -176,17 +224,22 @@ public class YapDatabaseViewTransaction {
     }
 }
 
-/// The read-write form: change the view's blocks, or touch a row in it.
+/// The transaction object of an automatic view: `transaction.ext(name) as? YapDatabaseAutoViewTransaction`
+/// in read and read-write transactions alike. The `set…` and `touch…` members change the view
+/// and are for read-write transactions only (calling them in a read-only transaction stops the
+/// program: API misuse).
 public final class YapDatabaseAutoViewTransaction: YapDatabaseViewTransaction {
-    let writeTransaction: YapDatabaseReadWriteTransaction
-
-    init(view: YapDatabaseAutoView, name: String, viewConnection: YapDatabaseViewConnection?, transaction: YapDatabaseReadWriteTransaction) {
-        writeTransaction = transaction
-        super.init(view: view, name: name, viewConnection: viewConnection, transaction: transaction)
+    /// The read-write transaction, for the members that change the view.
+    func writeTransaction(_ function: String = #function) -> YapDatabaseReadWriteTransaction {
+        guard let rw = transaction as? YapDatabaseReadWriteTransaction else {
+            preconditionFailure("YapDatabaseAutoViewTransaction misuse: \(function) needs a read-write transaction")
+        }
+        return rw
     }
 
     /// Replaces the grouping and sorting and rebuilds the view (in this transaction).
     public func setGrouping(_ grouping: YapDatabaseViewGrouping, sorting: YapDatabaseViewSorting, versionTag: String?) {
+        let writeTransaction = writeTransaction()
         view.config.withLock { config in
             config.grouping = grouping
             config.sorting = sorting
@@ -197,15 +250,20 @@ public final class YapDatabaseAutoViewTransaction: YapDatabaseViewTransaction {
 
     /// Replaces the sorting and re-sorts the view (in this transaction).
     public func setSorting(_ sorting: YapDatabaseViewSorting, versionTag: String?) {
+        let writeTransaction = writeTransaction()
         view.config.withLock { config in
             config.sorting = sorting
             config.versionTag = versionTag ?? ""
         }
         view.rebuild(name: name, transaction: writeTransaction, versionTag: versionTag ?? "")
     }
+}
 
-    /// Marks a row as changed in the view (its position is recomputed; observers see an update).
+extension YapDatabaseAutoViewTransaction {
+    /// Marks a row as changed in the view (its position is recomputed; observers see an
+    /// update). Read-write transactions only.
     public func touchRow(forKey key: String, inCollection collection: String?) {
+        let writeTransaction = writeTransaction()
         let name = collection ?? ""
         guard writeTransaction.keydir.lookup(collection: name, key: key) != nil else { return }
         view.update(self.name, writeTransaction) { state, engine in
@@ -215,5 +273,15 @@ public final class YapDatabaseAutoViewTransaction: YapDatabaseViewTransaction {
         view.didTouchRow(name: self.name, collection: name, key: key, transaction: writeTransaction)
         writeTransaction.viewDidReplaceRow(self.name, collection: name, key: key)
         writeTransaction.engineTransaction.markChanged()
+    }
+
+    /// `touchRow(forKey:inCollection:)`: the view does not tell object and metadata apart.
+    public func touchObject(forKey key: String, inCollection collection: String?) {
+        touchRow(forKey: key, inCollection: collection)
+    }
+
+    /// `touchRow(forKey:inCollection:)`: the view does not tell object and metadata apart.
+    public func touchMetadata(forKey key: String, inCollection collection: String?) {
+        touchRow(forKey: key, inCollection: collection)
     }
 }
