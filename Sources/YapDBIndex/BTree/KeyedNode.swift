@@ -91,15 +91,9 @@ final class KeyedNode: PagedNode, @unchecked Sendable {
 // MARK: - Decoding and encoding
 
 extension KeyedNode {
-    /// Reads page `id` at `level` (with `count` entries, as the parent recorded) into a new dirty
-    /// node. The page is checked: header, every slot, key order, entry sizes and child counts.
-    static func load(_ id: PageID, level: Int, count: Int, format: PageFormat, source: any PageSource) throws(PageError) -> KeyedNode {
-        try readPage(source, id) { bytes throws(PageError) -> KeyedNode in
-            let view = try PageView(bytes, id: id, pageSize: format.pageSize, family: .keyed, level: level)
-            try view.requireSubtreeCount(count)
-            return try decode(view, format: format)
-        }
-    }
+    static var family: TreeFamily { .keyed }
+
+    static func firstRowid(_ view: PageView) throws(PageError) -> UInt64 { 0 }
 
     /// The node held by a checked page header.
     static func decode(_ view: PageView, format: PageFormat) throws(PageError) -> KeyedNode {

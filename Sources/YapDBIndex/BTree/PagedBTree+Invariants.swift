@@ -21,18 +21,7 @@ extension PagedBTree {
 
     private func check(_ ref: ChildRef<KeyedNode>, level: Int, lower: [UInt8]?, upper: [UInt8]?, isRoot: Bool) throws(PageError) {
         let id = ref.page
-        let node: KeyedNode
-        if let dirty = ref.node {
-            node = dirty
-            guard node.level == level else { throw .corrupt(page: id, reason: .unevenDepth) }
-        } else {
-            node = try readPage(source, id) { bytes throws(PageError) -> KeyedNode in
-                try format.verify(bytes, id: id)
-                let view = try PageView(bytes, id: id, pageSize: format.pageSize, family: .keyed, level: level)
-                try view.requireSubtreeCount(ref.count)
-                return try KeyedNode.decode(view, format: format)
-            }
-        }
+        let node = try KeyedNode.checked(ref, level: level, format: format, source: source)
         let byteSize = node.byteSize
         node.recomputeSize()
         guard node.byteSize == byteSize else { throw .corrupt(page: id, reason: .subtreeCountMismatch(expected: node.byteSize, found: byteSize)) }

@@ -40,14 +40,9 @@ package struct PagedBTree: Sendable {
     /// page's header for the count and height.
     /// - Throws: `PageError` if the root page cannot be read or is not a keyed-tree page.
     package init(rootPage: PageID, format: PageFormat, source: any PageSource) throws(PageError) {
-        self.init(format: format, source: source)
-        guard rootPage != .none else { return }
-        let (count, level) = try readPage(source, rootPage) { bytes throws(PageError) in
-            let view = try PageView(bytes, id: rootPage, pageSize: format.pageSize, family: .keyed, level: nil)
-            return (view.subtreeCount, view.level)
-        }
-        root = .clean(rootPage, count: count)
-        height = level + 1
+        self.format = format
+        self.source = source
+        (root, height) = try openRoot(rootPage, format: format, source: source)
     }
 
     /// The number of entries. O(1).

@@ -20,18 +20,7 @@ extension PagedRowTree {
 
     private func check(_ ref: ChildRef<RowNode>, level: Int, isRoot: Bool) throws(PageError) {
         let id = ref.page
-        let node: RowNode
-        if let dirty = ref.node {
-            node = dirty
-            guard node.level == level else { throw .corrupt(page: id, reason: .unevenDepth) }
-        } else {
-            node = try readPage(source, id) { bytes throws(PageError) -> RowNode in
-                try format.verify(bytes, id: id)
-                let view = try PageView(bytes, id: id, pageSize: format.pageSize, family: .rows, level: level)
-                try view.requireSubtreeCount(ref.count)
-                return try RowNode.decode(view)
-            }
-        }
+        let node = try RowNode.checked(ref, level: level, format: format, source: source)
         let capacity = node.capacity(format)
         guard node.width <= capacity else { throw .corrupt(page: id, reason: .overfilled) }
         guard node.width >= (isRoot ? (node.isLeaf ? 1 : 2) : capacity / 2) else { throw .corrupt(page: id, reason: .underfilled) }

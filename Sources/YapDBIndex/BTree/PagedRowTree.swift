@@ -35,14 +35,9 @@ package struct PagedRowTree: Sendable {
     /// page's header for the count and height.
     /// - Throws: `PageError` if the root page cannot be read or is not a row-tree page.
     package init(rootPage: PageID, format: PageFormat, source: any PageSource) throws(PageError) {
-        self.init(format: format, source: source)
-        guard rootPage != .none else { return }
-        let (count, level, first) = try readPage(source, rootPage) { bytes throws(PageError) in
-            let view = try PageView(bytes, id: rootPage, pageSize: format.pageSize, family: .rows, level: nil)
-            return (view.subtreeCount, view.level, view.level == 0 ? view.rowid(0) : try view.rowChild(0).first)
-        }
-        root = .clean(rootPage, count: count, first: first)
-        height = level + 1
+        self.format = format
+        self.source = source
+        (root, height) = try openRoot(rootPage, format: format, source: source)
     }
 
     /// The number of row ids. O(1).

@@ -38,18 +38,14 @@ final class RowNode: PagedNode, @unchecked Sendable {
     /// The most entries or children a node of this level may hold.
     func capacity(_ format: PageFormat) -> Int { isLeaf ? format.rowLeafCapacity : format.rowBranchCapacity }
 
-    /// Reads page `id` at `level` (with `count` entries, as the parent recorded) into a new dirty
-    /// node, checking the header and the children's counts.
-    static func load(_ id: PageID, level: Int, count: Int, format: PageFormat, source: any PageSource) throws(PageError) -> RowNode {
-        try readPage(source, id) { bytes throws(PageError) -> RowNode in
-            let view = try PageView(bytes, id: id, pageSize: format.pageSize, family: .rows, level: level)
-            try view.requireSubtreeCount(count)
-            return try decode(view)
-        }
+    static var family: TreeFamily { .rows }
+
+    static func firstRowid(_ view: PageView) throws(PageError) -> UInt64 {
+        view.level == 0 ? view.rowid(0) : try view.rowChild(0).first
     }
 
     /// The node held by a checked page header.
-    static func decode(_ view: PageView) throws(PageError) -> RowNode {
+    static func decode(_ view: PageView, format: PageFormat) throws(PageError) -> RowNode {
         if view.level == 0 {
             var rowids = ContiguousArray<UInt64>()
             rowids.reserveCapacity(view.count)
