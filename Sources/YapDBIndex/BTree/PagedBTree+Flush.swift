@@ -8,7 +8,8 @@ extension PagedBTree {
     /// published flush already wrote (`PageFlush.publish()`) reuse their pages. For each node,
     /// `allocate` gives a fresh page id and `write` receives the id and the sealed page bytes
     /// (valid only during the call). The tree value is not changed: once the pages and the root
-    /// record are durable, call `publish()` on the result and replace this value with
+    /// record are durable, call `publish()` on the result under the writer lock and replace this
+    /// value with
     /// `PagedBTree(rootPage:format:source:)` (or, if the writer changed the tree meanwhile, call
     /// `releasingFlushedNodes()` on the newer value) so the memory is released.
     ///

@@ -90,10 +90,10 @@ func flushTree<Node: PagedNode, E: Error>(
         var childPages: [PageID] = []
         childPages.reserveCapacity(node.children.count)
         for child in node.children { childPages.append(try flush(child)) }
-        return try writer.emit(node.mark, allocate: allocate, write: write) { node.encode(into: $0, childPages: childPages) }
+        return try writer.emit(node, node.mark, allocate: allocate, write: write) { node.encode(into: $0, childPages: childPages) }
     }
     let page = try flush(root)
-    return PageFlush(root: page, marks: writer.marks)
+    return PageFlush(root: page, marks: writer.marks, nodes: writer.nodes)
 }
 
 /// Replaces every node under `ref` that a published flush wrote by its clean page; copies a
