@@ -196,3 +196,21 @@ func pagedBTreeModel(seed: UInt64, pageSize: Int) throws {
     #expect([UInt8]([0, 1, 0x80, 0x80, 0x80, 0x80, 0x10, 1, 1]).withUnsafeBytes { KeydirEntry(pageEncoded: $0) } == nil)
     #expect([UInt8]([0, 1, 1, 1, 1]).withUnsafeBytes { KeydirEntry(pageEncoded: $0) } == KeydirEntry(rowid: 1, object: ValueLocation(segment: 1, offset: 1, length: 1)))
 }
+
+@Test func pagedBTreeShrinksWhenValuesShrink() throws {
+    let format = PageFormat(pageSize: 256)
+    let source = MemoryPageSource(format: format)
+    var tree = PagedBTree(format: format, source: source)
+    let big = [UInt8](repeating: 9, count: format.maximumEntrySize - 2)
+    var key: UInt8 = 0
+    while tree.height < 2 { try tree.upsert([key, 0], big); key += 1 }
+    // Written and reopened, so the merges read clean pages.
+    tree = try PagedBTree(rootPage: source.flush(tree).root, format: format, source: source)
+    for k in 0..<key {
+        try tree.upsert([k, 0], [k])
+        guard isValid(tree.validate, "after shrinking value \(k)") else { return }
+    }
+    #expect(tree.height == 1)
+    #expect(tree.count == Int(key))
+    #expect(try tree.value(forKey: [3, 0]) == [3])
+}

@@ -20,7 +20,11 @@ extension PagedBTree {
         let node = try root.makeDirty(level: height - 1, format: format, source: source)
         let old = try node.upsert(key, value, self)
         if old == nil { root.count += 1 }
-        if node.byteSize > format.pageSize { growRoot(node) }
+        if node.byteSize > format.pageSize {
+            growRoot(node)
+        } else {
+            shrinkRoot()  // a smaller value can make two children merge into one
+        }
         return old
     }
 
