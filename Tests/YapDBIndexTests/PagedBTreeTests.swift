@@ -122,10 +122,13 @@ func pagedBTreeModel(seed: UInt64, pageSize: Int) throws {
     tree = try PagedBTree(rootPage: first.root, format: format, source: source)
     #expect(tree.height >= 3)
     // One value replaced in place (same size): exactly the root-to-leaf path is rewritten.
+    #expect(tree.unwrittenPageCount == 0)
     try tree.upsert(Array("key777".utf8), [7])
+    #expect(tree.unwrittenPageCount == tree.height)
     let second = source.flush(tree)
     #expect(second.pagesWritten == tree.height)
     // Flushing again after publishing writes nothing: the nodes remember their pages.
+    #expect(tree.unwrittenPageCount == 0)
     #expect(source.flush(tree).pagesWritten == 0)
     let reloaded = try PagedBTree(rootPage: second.root, format: format, source: source)
     #expect(try reloaded.value(forKey: Array("key777".utf8)) == [7])

@@ -22,6 +22,10 @@ extension PagedBTree {
         try flushTree(root, format: format, allocate: allocate, write: write)
     }
 
+    /// The pages the next `flush` would write: the dirty nodes not yet published. O(dirty
+    /// nodes) — for statistics; a checkpoint threshold is cheaper to keep by counting writes.
+    package var unwrittenPageCount: Int { unwrittenNodeCount(root) }
+
     /// This tree with every node that a published flush wrote replaced by its clean page, so
     /// the memory it held is released once no other tree value shares it. Visits dirty nodes
     /// only; copies a shared dirty node whose subtree changes.

@@ -123,3 +123,10 @@ private func releaseChildren<Node: PagedNode>(_ ref: inout ChildRef<Node>) {
     let owned = ref.node.unsafelyUnwrapped
     for k in owned.children.indices { releaseFlushed(&owned.children[k]) }
 }
+
+/// The dirty nodes under `ref` that a flush would write (published ones excluded). Visits only
+/// dirty nodes: O(dirty nodes).
+func unwrittenNodeCount<Node: PagedNode>(_ ref: ChildRef<Node>) -> Int {
+    guard let node = ref.node, node.mark.flushedPage == .none else { return 0 }
+    return node.children.reduce(1) { $0 + unwrittenNodeCount($1) }
+}

@@ -62,6 +62,9 @@ package struct PagedRowTree: Sendable {
         try flushTree(root, format: format, allocate: allocate, write: write)
     }
 
+    /// The pages the next `flush` would write; see `PagedBTree.unwrittenPageCount`.
+    package var unwrittenPageCount: Int { unwrittenNodeCount(root) }
+
     /// This tree with the nodes a published flush wrote replaced by their pages; see
     /// `PagedBTree.releasingFlushedNodes()`.
     package func releasingFlushedNodes() -> PagedRowTree {
