@@ -13,7 +13,9 @@ extension PagedBTree {
         let size = key.count + value.count
         guard size <= format.maximumEntrySize else { throw .entryTooLarge(size: size, limit: format.maximumEntrySize) }
         guard height > 0 else {
-            root = .dirty(KeyedNode(level: 0, keys: [key], values: [value], children: []), count: 1)
+            var entries = LeafEntries()
+            entries.insert(key, value, at: 0)
+            root = .dirty(KeyedNode(leaf: entries), count: 1)
             height = 1
             return nil
         }
@@ -46,7 +48,7 @@ extension PagedBTree {
     private mutating func growRoot(_ node: KeyedNode) {
         let (separator, right, rightCount) = node.split(format: format)
         let left = ChildRef.dirty(node, count: root.count - rightCount)
-        root = .dirty(KeyedNode(level: height, keys: [separator], values: [], children: [left, .dirty(right, count: rightCount)]), count: root.count)
+        root = .dirty(KeyedNode(level: height, separators: [separator], children: [left, .dirty(right, count: rightCount)]), count: root.count)
         height += 1
     }
 
@@ -66,13 +68,11 @@ extension KeyedNode {
         if isLeaf {
             let (index, found) = key.withUnsafeBytes { search($0) }
             if found {
-                let old = values[index]
+                let old = entries.replaceValue(at: index, with: value)
                 byteSize += value.count - old.count
-                values[index] = value
                 return old
             }
-            keys.insert(key, at: index)
-            values.insert(value, at: index)
+            entries.insert(key, value, at: index)
             byteSize += Self.entryBytes(key, value)
             return nil
         }
@@ -89,9 +89,8 @@ extension KeyedNode {
         if isLeaf {
             let (index, found) = key.withUnsafeBytes { search($0) }
             guard found else { return nil }
-            byteSize -= Self.entryBytes(keys[index], values[index])
-            keys.remove(at: index)
-            return values.remove(at: index)
+            byteSize -= entries.pageBytes(index)
+            return entries.remove(at: index)
         }
         let k = key.withUnsafeBytes { childIndex($0) }
         let child = try children[k].makeDirty(level: level - 1, format: tree.format, source: tree.source)
@@ -112,8 +111,7 @@ extension KeyedNode {
             let leftNode = try children[left].makeDirty(level: level - 1, format: tree.format, source: tree.source)
             let rightNode = try children[left + 1].makeDirty(level: level - 1, format: tree.format, source: tree.source)
             if leftNode.isLeaf {
-                leftNode.keys += rightNode.keys
-                leftNode.values += rightNode.values
+                leftNode.entries.append(contentsOf: rightNode.entries)
             } else {
                 leftNode.keys.append(keys[left])
                 leftNode.keys += rightNode.keys
@@ -141,19 +139,18 @@ extension KeyedNode {
     /// the separator for the parent, the right half and its entry count.
     func split(format: PageFormat) -> (separator: [UInt8], right: KeyedNode, rightCount: Int) {
         if isLeaf {
-            let m = balancedSplit(pieces: keys.count) { Self.entryBytes(keys[$0], values[$0]) }
-            let right = KeyedNode(level: 0, keys: ContiguousArray(keys[m...]), values: ContiguousArray(values[m...]), children: [])
-            keys.removeSubrange(m...)
-            values.removeSubrange(m...)
+            let m = balancedSplit(pieces: entries.count) { entries.pageBytes($0) }
+            let right = KeyedNode(leaf: entries.slice(m..<entries.count))
+            entries = entries.slice(0..<m)
             recomputeSize()
-            return (right.keys[0], right, right.keys.count)
+            return (right.entries.key(0), right, right.entries.count)
         }
         // Child i weighs its entry plus the separator after it; separator m - 1 moves up.
         let m = balancedSplit(pieces: children.count) { i in
             PageLayout.keyedChildSize + (i < keys.count ? Self.separatorBytes(keys[i]) : 0)
         }
         let separator = keys[m - 1]
-        let right = KeyedNode(level: level, keys: ContiguousArray(keys[m...]), values: [], children: ContiguousArray(children[m...]))
+        let right = KeyedNode(level: level, separators: ContiguousArray(keys[m...]), children: ContiguousArray(children[m...]))
         keys.removeSubrange((m - 1)...)
         children.removeSubrange(m...)
         recomputeSize()

@@ -45,7 +45,7 @@ extension PagedBTree {
         while let node = ref.node {
             if node.isLeaf {
                 let (index, found) = node.search(key)
-                if found { node.values[index].withUnsafeBytes(body) }
+                if found { node.entries.read(index) { _, value in body(value) } }
                 return found
             }
             ref = node.children[node.childIndex(key)]
@@ -127,7 +127,7 @@ extension PagedBTree {
         var ref = root, level = height - 1, i = index
         while let node = ref.node {
             if node.isLeaf {
-                node.keys[i].withUnsafeBytes { key in node.values[i].withUnsafeBytes { body(key, $0) } }
+                node.entries.read(i, body)
                 return
             }
             var k = 0
@@ -219,7 +219,7 @@ extension PagedBTree {
             if node.isLeaf {
                 for j in 0..<range.count {
                     let i = reversed ? range.upperBound - 1 - j : range.lowerBound + j
-                    let go = node.keys[i].withUnsafeBytes { key in node.values[i].withUnsafeBytes { body(key, $0) } }
+                    let go = node.entries.read(i, body)
                     if !go { return false }
                 }
                 return true
