@@ -16,6 +16,9 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        // `make docs` only (swift package generate-documentation): a command plugin, so it adds
+        // nothing to `swift build` or `swift test`.
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         .systemLibrary(
@@ -25,14 +28,17 @@ let package = Package(
         ),
         .target(name: "CYapDBSupport"),
         .target(name: "YapDBStorage", dependencies: ["CLZ4", "CYapDBSupport"]),
+        // The in-memory disk with power cuts and scripted faults, for tests and fuzzing only:
+        // kept out of the production library.
+        .target(name: "YapDBSimulatedDisk", dependencies: ["YapDBStorage"]),
         .target(name: "YapDBIndex"),
         .target(name: "YapDBEngine", dependencies: ["YapDBStorage", "YapDBIndex"]),
-        .target(name: "YapDB", dependencies: ["YapDBEngine", "YapDBIndex"]),
-        .target(name: "YapDBFuzzEntry", dependencies: ["YapDB", "YapDBEngine", "YapDBStorage"]),
+        .target(name: "YapDB", dependencies: ["YapDBEngine", "YapDBIndex", "YapDBStorage"]),
+        .target(name: "YapDBFuzzEntry", dependencies: ["YapDB", "YapDBStorage", "YapDBSimulatedDisk"]),
         .executableTarget(
             name: "yapdb",
             dependencies: [
-                "YapDB", "YapDBStorage",
+                "YapDB",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -47,17 +53,17 @@ let package = Package(
         // Child process of the reliability tests' SIGKILL runs and lock tests (not a product).
         .executableTarget(name: "YapDBCrashChild", dependencies: ["YapDB", "TestSupport"], path: "Tests/YapDBCrashChild"),
         .target(name: "TestSupport", path: "Tests/TestSupport"),
-        .testTarget(name: "YapDBStorageTests", dependencies: ["YapDBStorage", "TestSupport"]),
+        .testTarget(name: "YapDBStorageTests", dependencies: ["YapDBStorage", "YapDBSimulatedDisk", "TestSupport"]),
         .testTarget(name: "YapDBIndexTests", dependencies: ["YapDBIndex", "TestSupport"]),
-        .testTarget(name: "YapDBEngineTests", dependencies: ["YapDBEngine", "TestSupport"]),
-        .testTarget(name: "YapDBTests", dependencies: ["YapDB", "TestSupport"]),
+        .testTarget(name: "YapDBEngineTests", dependencies: ["YapDBEngine", "YapDBIndex", "YapDBStorage", "YapDBSimulatedDisk", "TestSupport"]),
+        .testTarget(name: "YapDBTests", dependencies: ["YapDB", "YapDBSimulatedDisk", "TestSupport", "YapDBCrashChild"]),
         // Replays Fuzz/Corpus/<target>/ and Fuzz/Crashes/<target>/ through the fuzz entry points.
         .testTarget(name: "YapDBFuzzEntryTests", dependencies: ["YapDBFuzzEntry"]),
         // The reliability harness (docs/reliability.md): crash sweep, fault matrix, SIGKILLs,
         // bad input, concurrency soaks. Sized by YAPDB_SCALE (small, the default, or full).
         .testTarget(
             name: "YapDBReliabilityTests",
-            dependencies: ["YapDB", "YapDBEngine", "YapDBStorage", "YapDBIndex", "TestSupport", "YapDBCrashChild"]
+            dependencies: ["YapDB", "YapDBEngine", "YapDBStorage", "YapDBSimulatedDisk", "YapDBIndex", "TestSupport", "YapDBCrashChild"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,7 +1,7 @@
 // swift-tools-version: 6.1
 import PackageDescription
 
-// YapDB against SQLite and LMDB: the same workloads on each, interleaved, in one run.
+// YapDB against SQLite, GRDB and LMDB: the same workloads on each, interleaved, in one run.
 // A separate package so the root `swift test` and CI never build it; it uses YapDB's public API
 // only (the root package by path). Run it with `make bench` at the root (see docs/benchmarks.md).
 let package = Package(
@@ -12,6 +12,7 @@ let package = Package(
     ],
     dependencies: [
         .package(name: "YapDB", path: ".."),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: [
         .systemLibrary(
@@ -28,6 +29,7 @@ let package = Package(
             name: "YapDBBench",
             dependencies: [
                 .product(name: "YapDB", package: "YapDB"),
+                .product(name: "GRDB", package: "GRDB.swift"),
                 "CSQLite", "CLMDB",
             ]
         ),

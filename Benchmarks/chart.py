@@ -12,7 +12,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-PEERS = [("SQLite NORMAL", "#4C72B0"), ("SQLite FULL", "#8172B2"), ("LMDB", "#DD8452")]
+PEERS = [("SQLite NORMAL", "#4C72B0"), ("SQLite FULL", "#8172B2"), ("GRDB", "#55A868"), ("LMDB", "#DD8452")]
 
 
 def main(source, target):
@@ -27,7 +27,7 @@ def main(source, target):
         ys, xs = [], []
         for i, r in enumerate(rows):
             if peer in r["medians"] and r["medians"]["YapDB"] > 0:
-                ys.append(i + (n - 1) * height)
+                ys.append(i + (n - (len(PEERS) - 1) / 2) * height)
                 xs.append(r["medians"][peer] / r["medians"]["YapDB"])
         bars = ax.barh(ys, xs, height=height, color=colour, label=f"{peer} ÷ YapDB")
         for bar, x in zip(bars, xs):
@@ -39,7 +39,7 @@ def main(source, target):
     ax.set_yticklabels(labels, fontsize=8)
     ax.invert_yaxis()
     ax.set_xlabel("peer ÷ YapDB (log scale): right of 1, YapDB is faster or smaller; left of 1, the peer is")
-    ax.set_title(f'YapDB against SQLite and LMDB — {results["size"]} size, {results["rows"]:,} rows, {results["date"]}')
+    ax.set_title(f'YapDB against SQLite, GRDB and LMDB — {results["size"]} size, {results["rows"]:,} rows, {results["date"]}')
     ax.legend(loc="lower right", fontsize=8)
     ax.grid(axis="x", which="both", alpha=0.3)
     fig.tight_layout()

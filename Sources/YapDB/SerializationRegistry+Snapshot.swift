@@ -1,8 +1,9 @@
 import Foundation
 
 extension SerializationRegistry {
-    /// The registrations frozen when a connection was created: what its transactions use to turn
-    /// objects and metadata into bytes and back. Later registrations do not change it.
+    /// The registrations at one moment: what a transaction uses to turn objects and metadata
+    /// into bytes and back. A connection takes the newest one when a transaction starts, so a
+    /// registration applies from the next transaction of every connection.
     ///
     /// Threading: immutable and `Sendable`; its methods may run on any thread at once. A class,
     /// so that a transaction holding it retains one object instead of copying every table.

@@ -10,7 +10,9 @@ import Synchronization
 /// registration, else the built-in format (``YapValueFormat``). A `nil` collection means `""`.
 ///
 /// Threading: all state sits behind one `Mutex` (`state`); every method may be called from any
-/// thread. The class is `Sendable` without `@unchecked`.
+/// thread. `version` counts registrations, so a connection learns that its snapshot is stale
+/// with one atomic load (see ``current(ifNewerThan:)``). The class is `Sendable` without
+/// `@unchecked`.
 final class SerializationRegistry: Sendable {
     /// Objects or metadata: each has its own table.
     enum Part: Sendable, CaseIterable { case object, metadata }
@@ -78,6 +80,8 @@ final class SerializationRegistry: Sendable {
     static var defaultDecoder: any YapDatabaseDecoder { YapBinaryDecoder() }
 
     private let state: Mutex<State>
+    /// Bumped (under `state`'s lock) by every registration; read without the lock.
+    private let version = Atomic<UInt64>(0)
 
     /// A registry with nothing registered: the built-in format for every collection, and the
     /// `.containment` policy.
@@ -85,8 +89,20 @@ final class SerializationRegistry: Sendable {
         state = Mutex(State(codables: .builtIn(encoder: Self.defaultEncoder, decoder: Self.defaultDecoder)))
     }
 
-    /// The frozen registrations, for a new connection.
-    var snapshot: Snapshot { state.withLock { Snapshot(state: $0) } }
+    /// The registrations as they are now.
+    var snapshot: Snapshot { versionedSnapshot.snapshot }
+
+    /// The registrations as they are now, with the version that counts them.
+    var versionedSnapshot: (snapshot: Snapshot, version: UInt64) {
+        state.withLock { (Snapshot(state: $0), version.load(ordering: .relaxed)) }
+    }
+
+    /// ``versionedSnapshot``, or nil when nothing was registered since version `known` (the
+    /// common case: one atomic load, no lock).
+    func current(ifNewerThan known: UInt64) -> (snapshot: Snapshot, version: UInt64)? {
+        guard version.load(ordering: .acquiring) != known else { return nil }
+        return versionedSnapshot
+    }
 
     // MARK: Serializers and deserializers
 
@@ -145,7 +161,7 @@ final class SerializationRegistry: Sendable {
                                                   encoder: (any YapDatabaseEncoder)? = nil,
                                                   decoder: (any YapDatabaseDecoder)? = nil) {
         let codec = CodableCodec(T.self, encoder: encoder ?? Self.defaultEncoder, decoder: decoder ?? Self.defaultDecoder)
-        state.withLock { state in
+        change { state in
             state.codables.add(codec)
             for part in Part.allCases {
                 state[part].update(collection: collection, isDefault: false) {
@@ -165,7 +181,7 @@ final class SerializationRegistry: Sendable {
         let enc = encoder ?? Self.defaultEncoder, dec = decoder ?? Self.defaultDecoder
         let objectCodec = CodableCodec(O.self, encoder: enc, decoder: dec)
         let metadataCodec = CodableCodec(M.self, encoder: enc, decoder: dec)
-        state.withLock { state in
+        change { state in
             state.codables.add(objectCodec)
             state.codables.add(metadataCodec)
             state.object.update(collection: collection, isDefault: false) {
@@ -183,29 +199,38 @@ final class SerializationRegistry: Sendable {
 
     /// `setObjectPolicy(_:forCollection:)`.
     func setObjectPolicy(_ policy: YapDatabasePolicy, forCollection collection: String?) {
-        state.withLock { $0.objectPolicies[collection ?? ""] = policy }
+        change { $0.objectPolicies[collection ?? ""] = policy }
     }
 
     /// `setDefaultObjectPolicy(_:)`: the policy of collections without their own.
     func setDefaultObjectPolicy(_ policy: YapDatabasePolicy) {
-        state.withLock { $0.defaultObjectPolicy = policy }
+        change { $0.defaultObjectPolicy = policy }
     }
 
     /// `setMetadataPolicy(_:forCollection:)`.
     func setMetadataPolicy(_ policy: YapDatabasePolicy, forCollection collection: String?) {
-        state.withLock { $0.metadataPolicies[collection ?? ""] = policy }
+        change { $0.metadataPolicies[collection ?? ""] = policy }
     }
 
     /// `setDefaultMetadataPolicy(_:)`.
     func setDefaultMetadataPolicy(_ policy: YapDatabasePolicy) {
-        state.withLock { $0.defaultMetadataPolicy = policy }
+        change { $0.defaultMetadataPolicy = policy }
     }
 
-    private func update(_ parts: Parts, collection: String?, isDefault: Bool, _ change: (inout Entry) -> Void) {
-        state.withLock { state in
+    private func update(_ parts: Parts, collection: String?, isDefault: Bool, _ edit: (inout Entry) -> Void) {
+        change { state in
             for part in Part.allCases where parts.contains(part) {
-                state[part].update(collection: collection, isDefault: isDefault, change)
+                state[part].update(collection: collection, isDefault: isDefault, edit)
             }
+        }
+    }
+
+    /// Applies a registration and bumps `version` under the lock, so a snapshot taken with a
+    /// version always holds every registration that version counts.
+    private func change(_ body: (inout State) -> Void) {
+        state.withLock { state in
+            body(&state)
+            version.add(1, ordering: .releasing)
         }
     }
 }

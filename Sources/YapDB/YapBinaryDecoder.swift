@@ -1,6 +1,6 @@
 import Foundation
 
-/// Decodes the bytes of ``YapBinaryEncoder`` (format: ``YapBinaryFormat``).
+/// Decodes the bytes of ``YapBinaryEncoder`` (format: `YapBinaryFormat` in YapBinaryFormat.swift).
 ///
 /// Hostile bytes make it throw `DecodingError`, never trap or over-allocate: every length is
 /// checked against the bytes of its enclosing value before use, nesting is limited by

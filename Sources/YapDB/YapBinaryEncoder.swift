@@ -1,6 +1,6 @@
 import Foundation
 
-/// A fast, compact binary Codable encoder (format: ``YapBinaryFormat``); the default coder of
+/// A fast, compact binary Codable encoder (format: `YapBinaryFormat` in YapBinaryFormat.swift); the default coder of
 /// Codable registrations (chosen by measurement, see docs/api.md).
 ///
 /// It round-trips every Codable shape: keyed (by name), unkeyed and single-value containers,

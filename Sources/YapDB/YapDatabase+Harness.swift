@@ -23,6 +23,7 @@ extension YapDatabase {
     /// what a harness does to the database it was using when it cuts the simulated power.
     /// Later use of the database or its connections reports `closed`.
     package func abandon() {
+        closedFlag.store(true, ordering: .releasing)
         engine.abandon()
         finishChangeStreams()
     }

@@ -1,8 +1,10 @@
 import Foundation
 
 /// Serializers, sanitizers, Codable registrations and object policies (API.md §1).
-/// Register them before creating connections: a connection takes a frozen copy when it is
-/// created. Resolution for a collection: its own registration, then the default.
+/// A registration applies to every connection, including connections created before it, from
+/// each connection's next transaction on (a transaction already running keeps what it started
+/// with). Resolution for a collection: its own registration, then the default.
+/// Threading: any thread; registering costs a lock, and transactions notice it with one atomic load.
 extension YapDatabase {
     /// The serializer of collections without their own, for objects and metadata.
     public func registerDefaultSerializer(_ serializer: @escaping YapDatabaseSerializer) {

@@ -29,6 +29,8 @@ public final class YapDatabase: Sendable {
     let changeStreams = Mutex<[UInt64: AsyncStream<YapDatabaseChangeset>.Continuation]>([:])
     let nextStreamID = Atomic<UInt64>(1)
     let nextConnectionID = Atomic<UInt64>(1)
+    /// Set by `close()` and `abandon()`: read by transactions without taking the writer's lock.
+    let closedFlag = Atomic<Bool>(false)
 
     /// The connection settings new connections start with.
     public let connectionDefaults = YapDatabaseConnectionConfig()
@@ -175,9 +177,13 @@ public final class YapDatabase: Sendable {
     /// Closes the database: writes a checkpoint if the log grew, syncs, and releases the
     /// files. Later use of the database or its connections throws (or reports) `closed`.
     public func close() throws(YapDatabaseError) {
+        closedFlag.store(true, ordering: .releasing)
+        defer { finishChangeStreams() }
         do throws(StorageError) { try engine.close() } catch { throw YapDatabaseError(error) }
-        finishChangeStreams()
     }
+
+    /// Whether `close()` was called (one atomic load; never waits for the writer).
+    var isClosed: Bool { closedFlag.load(ordering: .acquiring) }
 
     deinit { finishChangeStreams() }
 }

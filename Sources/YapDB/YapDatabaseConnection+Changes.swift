@@ -5,8 +5,10 @@ import YapDBEngine
 extension YapDatabaseConnection {
     // MARK: Keeping the caches in sync
 
-    /// Applies every changeset after `cacheSnapshot` up to `number`, in order (on the queue).
+    /// Takes the newest registrations, then applies every changeset after `cacheSnapshot` up to
+    /// `number`, in order (on the queue, at the start of every transaction).
     func syncCaches(to number: UInt64) {
+        refreshSerialization()
         guard number > cacheSnapshot else { return }
         for changeset in database.engine.registry.changesets(after: cacheSnapshot, through: number) {
             apply(changeset)
@@ -22,8 +24,9 @@ extension YapDatabaseConnection {
     }
 
     /// The cache rules of API.md §6: clears and removals evict; changed keys are evicted
-    /// (`.containment`), take the writer's instance (`.share`) or a copy of it (`.copy`);
-    /// touches leave the caches alone.
+    /// (`.containment`), or, when this cache already holds them, take the writer's instance
+    /// (`.share`) or a copy of it (`.copy`) — a commit never adds keys to another connection's
+    /// cache; touches leave the caches alone.
     func apply(_ changeset: Changeset) {
         let record = changeset.attachment as? CommitRecord
         if changeset.allKeysRemoved {
@@ -37,10 +40,10 @@ extension YapDatabaseConnection {
         // One pass over the changed keys: at most one cache operation per cache per key.
         let sharedObjects = record?.sharedObjects ?? [:], sharedMetadata = record?.sharedMetadata ?? [:]
         let touchedObjects = record?.touchedObjects ?? [], touchedMetadata = record?.touchedMetadata ?? []
-        if objectCache.count == 0 && metadataCache.count == 0 && sharedObjects.isEmpty && sharedMetadata.isEmpty { return }
+        if objectCache.count == 0 && metadataCache.count == 0 { return }
         changeset.forEachChange { pair, flags in
             if flags.contains(.object) {
-                if !sharedObjects.isEmpty, objectCacheOn,
+                if !sharedObjects.isEmpty, objectCacheOn, objectCache.contains(collection: pair.collection, key: pair.key),
                    let object = sharedObjects[YapCollectionKey(collection: pair.collection, key: pair.key)],
                    let value = Self.policyValue(object, serialization.objectPolicy(forCollection: pair.collection)) {
                     objectCache.set(value, collection: pair.collection, key: pair.key)
@@ -51,7 +54,7 @@ extension YapDatabaseConnection {
                 objectCache.remove(collection: pair.collection, key: pair.key)
             }
             if flags.contains(.metadata) {
-                if !sharedMetadata.isEmpty, metadataCacheOn,
+                if !sharedMetadata.isEmpty, metadataCacheOn, metadataCache.contains(collection: pair.collection, key: pair.key),
                    let metadata = sharedMetadata[YapCollectionKey(collection: pair.collection, key: pair.key)],
                    let value = Self.policyValue(metadata, serialization.metadataPolicy(forCollection: pair.collection)) {
                     metadataCache.set(value, collection: pair.collection, key: pair.key)
@@ -62,6 +65,12 @@ extension YapDatabaseConnection {
                 metadataCache.remove(collection: pair.collection, key: pair.key)
             }
         }
+    }
+
+    /// Whether this connection's object cache (or, with `metadata`, its metadata cache) holds
+    /// the key. For tests; any thread outside this connection's transactions.
+    func isCached(key: String, inCollection collection: String?, metadata: Bool = false) -> Bool {
+        queue.sync { (metadata ? metadataCache : objectCache).contains(collection: collection ?? "", key: key) }
     }
 
     /// What a cache on another connection holds under `policy`: the same instance (`.share`),

@@ -7,38 +7,48 @@ extension YapDatabaseConnection {
 
     /// Runs `block` in a read-only transaction on one snapshot and returns its result.
     /// Blocks until the connection's earlier transactions are done; never waits for writers.
+    /// Reading works on a poisoned, full or read-only database. A synchronous read of a closed
+    /// database is a misuse: it stops the program with a message saying so (the asynchronous
+    /// forms skip their block instead).
     public func read<T, E: Error>(_ block: (YapDatabaseReadTransaction) throws(E) -> T) throws(E) -> T {
         checkPermitted(.syncRead, "a synchronous read")
+        precondition(!database.isClosed, "YapDatabaseConnection misuse: a synchronous read of a closed database (\(database.databaseURL.path)); there is nothing to read after close()")
         return try onQueue { () throws(E) -> T in try performRead(block) }
     }
 
     /// Runs `block` in the read-write transaction and commits it. An error thrown by the block
-    /// rolls back and is rethrown. A commit failure is reported to the log handler; nothing of
-    /// the transaction is applied and the database refuses writes until reopened. Prefer
-    /// `write(_:)`, which throws commit failures.
+    /// rolls back and is rethrown. When the commit fails or the database refuses it (poisoned,
+    /// full, read-only, closed), the block still runs — its reads see the newest state, its
+    /// writes are refused — nothing of it is applied, the failure goes to the log handler, and
+    /// the block's value is returned; this never stops the program. Prefer `write(_:)`, which
+    /// throws those failures.
     public func readWrite<T, E: Error>(_ block: (YapDatabaseReadWriteTransaction) throws(E) -> T) throws(E) -> T {
         checkPermitted(.syncReadWrite, "a synchronous read-write")
-        let outcome = onQueue { performReadWrite(block) }
-        switch outcome {
-        case .finished(let value): return value
-        case .blockFailed(let error): throw error as! E
-        case .commitFailed(let value, let error):
-            YapDatabaseLogging.log(.error, "commit failed: \(error)")
-            return value
-        }
-    }
-
-    /// Runs `block` in the read-write transaction and commits it (the native form).
-    /// - Throws: the block's own error (after rolling back), or `YapDatabaseError` when the commit
-    ///   fails (`diskFull`, `io`, `poisoned`, `closed`, `serialization`, `valueTooLarge`).
-    @discardableResult
-    public func write<T>(_ block: (YapDatabaseReadWriteTransaction) throws -> T) throws -> T {
-        checkPermitted(.syncReadWrite, "a synchronous read-write")
-        let outcome = onQueue { performReadWrite(block) }
+        let outcome = onQueue { performReadWrite(block, runsWhenRefused: true) }
         switch outcome {
         case .finished(let value): return value
         case .blockFailed(let error): throw error
-        case .commitFailed(_, let error): throw error
+        case .commitFailed(let value, let error):
+            logCommitFailure("readWrite", error)
+            return value
+        case .refused(let error):
+            preconditionFailure("YapDB internal error: a read-write transaction was refused without running its block (\(error))")
+        }
+    }
+
+    /// Runs `block` in the read-write transaction and commits it (the native form). On a
+    /// closed or poisoned database the block does not run.
+    /// - Throws: the block's own error (after rolling back), or `YapDatabaseError` when the commit
+    ///   fails or is refused (`diskFull`, `readOnly`, `io`, `poisoned`, `closed`, `serialization`,
+    ///   `valueTooLarge`).
+    @discardableResult
+    public func write<T>(_ block: (YapDatabaseReadWriteTransaction) throws -> T) throws -> T {
+        checkPermitted(.syncReadWrite, "a synchronous read-write")
+        let outcome = onQueue { performReadWrite(block, runsWhenRefused: false) }
+        switch outcome {
+        case .finished(let value): return value
+        case .blockFailed(let error): throw error
+        case .commitFailed(_, let error), .refused(let error): throw error
         }
     }
 
@@ -51,10 +61,16 @@ extension YapDatabaseConnection {
 
     /// Runs `block` in a read-only transaction in the background, then `completionBlock` on
     /// `completionQueue` (default: main on Apple platforms, a private serial queue elsewhere).
+    /// When the database is closed by the time the transaction would start, the block is
+    /// skipped (reported to the log handler) and the completion block still runs.
     public func asyncRead(_ block: @escaping @Sendable (YapDatabaseReadTransaction) -> Void,
                           completionQueue: DispatchQueue? = nil, completionBlock: (@Sendable () -> Void)?) {
         checkPermitted(.asyncRead, "an asynchronous read")
         enqueue(completionQueue: completionQueue, completionBlock: completionBlock) { [self] in
+            guard !database.isClosed else {
+                YapDatabaseLogging.log(.error, "asyncRead on \(database.databaseURL.path) skipped its block: the database is closed")
+                return
+            }
             performRead { (tx) throws(Never) in block(tx) }
         }
     }
@@ -65,15 +81,23 @@ extension YapDatabaseConnection {
     }
 
     /// Runs `block` in the read-write transaction in the background, commits it, then runs
-    /// `completionBlock` on `completionQueue` (after the commit is durable).
+    /// `completionBlock` on `completionQueue` (after the commit is durable). A failed or refused
+    /// commit is handled as in `readWrite(_:)` (the block runs, nothing is applied, the failure
+    /// goes to the log handler) and the completion block still runs.
     public func asyncReadWrite(_ block: @escaping @Sendable (YapDatabaseReadWriteTransaction) -> Void,
                                completionQueue: DispatchQueue? = nil, completionBlock: (@Sendable () -> Void)?) {
         checkPermitted(.asyncReadWrite, "an asynchronous read-write")
         enqueue(completionQueue: completionQueue, completionBlock: completionBlock) { [self] in
-            if case .commitFailed(_, let error) = performReadWrite({ (tx) throws(Never) in block(tx) }) {
-                YapDatabaseLogging.log(.error, "commit failed: \(error)")
+            switch performReadWrite({ (tx) throws(Never) in block(tx) }, runsWhenRefused: true) {
+            case .finished: break
+            case .commitFailed(_, let error), .refused(let error): logCommitFailure("asyncReadWrite", error)
             }
         }
+    }
+
+    /// Reports a failed or refused commit of a form that cannot throw it.
+    func logCommitFailure(_ form: String, _ error: YapDatabaseError) {
+        YapDatabaseLogging.log(.error, "\(form) on \(database.databaseURL.path) did not commit: \(error)")
     }
 
     /// Runs `completionBlock` on `completionQueue` once every transaction queued on this
@@ -97,25 +121,29 @@ extension YapDatabaseConnection {
     // MARK: Swift concurrency
 
     /// Runs `block` in a read-only transaction without blocking a cooperative thread.
+    /// - Throws: the block's error, or `YapDatabaseError.closed` (the block skipped) when the
+    ///   database is closed by the time the transaction would start.
     public func read<T: Sendable>(_ block: @escaping @Sendable (YapDatabaseReadTransaction) throws -> T) async throws -> T {
         checkPermitted(.asyncRead, "an asynchronous read")
         return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
             enqueue(completionQueue: nil, completionBlock: nil) { [self] in
+                guard !database.isClosed else { return continuation.resume(throwing: YapDatabaseError.closed) }
                 do { continuation.resume(returning: try performRead(block)) } catch { continuation.resume(throwing: error) }
             }
         }
     }
 
     /// Runs `block` in the read-write transaction and commits it, without blocking a
-    /// cooperative thread. Throws the block's error or the commit's `YapDatabaseError`.
+    /// cooperative thread. On a closed or poisoned database the block does not run.
+    /// - Throws: the block's error, or the commit's `YapDatabaseError` (as `write(_:)`).
     public func write<T: Sendable>(_ block: @escaping @Sendable (YapDatabaseReadWriteTransaction) throws -> T) async throws -> T {
         checkPermitted(.asyncReadWrite, "an asynchronous read-write")
         return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
             enqueue(completionQueue: nil, completionBlock: nil) { [self] in
-                switch performReadWrite(block) {
+                switch performReadWrite(block, runsWhenRefused: false) {
                 case .finished(let value): continuation.resume(returning: value)
                 case .blockFailed(let error): continuation.resume(throwing: error)
-                case .commitFailed(_, let error): continuation.resume(throwing: error)
+                case .commitFailed(_, let error), .refused(let error): continuation.resume(throwing: error)
                 }
             }
         }
@@ -164,14 +192,25 @@ extension YapDatabaseConnection {
         return try block(tx)
     }
 
-    enum WriteOutcome<T> {
+    /// How a read-write transaction ended.
+    enum WriteOutcome<T, E: Error> {
+        /// Committed, or nothing to commit (also a rollback).
         case finished(T)
-        case blockFailed(any Error)
+        /// The block threw its own error; rolled back.
+        case blockFailed(E)
+        /// The block returned, but nothing of it was applied: the commit failed, a write inside
+        /// it failed, or the database refused it (`runsWhenRefused`).
         case commitFailed(T, YapDatabaseError)
+        /// The database refused the transaction before the block ran (closed or poisoned; only
+        /// without `runsWhenRefused`).
+        case refused(YapDatabaseError)
     }
 
     /// The read-write transaction (on the queue).
-    func performReadWrite<T, E: Error>(_ block: (YapDatabaseReadWriteTransaction) throws(E) -> T) -> WriteOutcome<T> {
+    /// - Parameter runsWhenRefused: run the block even when the database refuses the
+    ///   transaction (for the forms that must return the block's value).
+    func performReadWrite<T, E: Error>(_ block: (YapDatabaseReadWriteTransaction) throws(E) -> T,
+                                       runsWhenRefused: Bool) -> WriteOutcome<T, E> {
         applySettings()
         if longLived != nil {
             if settings.withLock({ $0.exceptionsForImplicitEnd }) {
@@ -181,7 +220,7 @@ extension YapDatabaseConnection {
         }
         var transaction: YapDatabaseReadWriteTransaction?
         var value: T?
-        var blockError: (any Error)?
+        var blockError: E?
         do {
             let result = try database.engine.write({ engineTx -> Void in
                 syncCaches(to: engineTx.baseSnapshot)
@@ -197,7 +236,7 @@ extension YapDatabaseConnection {
                 if let failure = tx.pendingFailure { throw failure }
                 if tx.isRolledBack { engineTx.rollback(); return }
                 tx.prepareCommit()
-            }, didCommit: { changeset in
+            }, runsBodyWhenRefused: runsWhenRefused, didCommit: { changeset in
                 if let record = changeset.attachment as? CommitRecord { database.didCommit(record) }
             })
             if let changeset = result.changeset {
@@ -212,7 +251,7 @@ extension YapDatabaseConnection {
             transaction?.discardCacheChanges()
             if let blockError { return .blockFailed(blockError) }
             let failure = YapDatabaseError.from(error) ?? .io(errno: EIO, operation: "commit: \(error)")
-            guard let value else { return .blockFailed(failure) }
+            guard let value else { return .refused(failure) }
             return .commitFailed(value, failure)
         }
     }

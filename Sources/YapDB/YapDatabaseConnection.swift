@@ -22,10 +22,13 @@ public final class YapDatabaseConnection: @unchecked Sendable {
     public let database: YapDatabase
     let id: UInt64
     let queue: DispatchQueue
-    let serialization: SerializationRegistry.Snapshot
     let consumerID: UInt64
 
     // Transaction-time state (on `queue` only).
+    /// The registrations this connection's current (or last) transaction uses; see
+    /// ``refreshSerialization()``.
+    var serialization: SerializationRegistry.Snapshot
+    var serializationVersion: UInt64
     var cacheSnapshot: UInt64
     var objectCache: ObjectCache
     var metadataCache: ObjectCache
@@ -57,7 +60,7 @@ public final class YapDatabaseConnection: @unchecked Sendable {
         self.database = database
         self.id = database.nextConnectionID.add(1, ordering: .relaxed).oldValue
         self.queue = DispatchQueue(label: "YapDB.connection.\(id)")
-        self.serialization = database.registry.snapshot
+        (self.serialization, self.serializationVersion) = database.registry.versionedSnapshot
         let start = database.engine.snapshot().number
         self.cacheSnapshot = start
         self.reflectedSnapshot = Atomic(start)
@@ -146,6 +149,15 @@ public final class YapDatabaseConnection: @unchecked Sendable {
         metadataCacheOn = s.metadataCacheEnabled
         objectCache.limit = s.objectCacheLimit
         metadataCache.limit = s.metadataCacheLimit
+    }
+
+    /// Takes the newest registrations if any were made since the last transaction (on the
+    /// queue, before a transaction or a cache sync). Costs one atomic load when nothing changed.
+    func refreshSerialization() {
+        if let (snapshot, version) = database.registry.current(ifNewerThan: serializationVersion) {
+            serialization = snapshot
+            serializationVersion = version
+        }
     }
 
     /// Frees memory: `.caches` empties the object and metadata caches; `.internal` drops the

@@ -113,9 +113,11 @@ extension YapDatabase {
         }
     }
 
-    /// Unregisters the extension named `name` and drops its state.
+    /// Unregisters the extension named `name` and drops its state (and, first, the filtered
+    /// views of it).
     public func unregisterExtension(withName name: String) {
         guard let ext = extensionRegistry.extensionNamed(name) else { return }
+        for dependent in filteredViewNames(dependingOn: name) { unregisterExtension(withName: dependent) }
         let connection = newConnection()
         try? connection.write { tx in
             ext.dropState(name: name, transaction: tx)

@@ -80,6 +80,8 @@ public final class YapDatabaseReadWriteTransaction: YapDatabaseReadTransaction {
         let name = collection ?? ""
         guard keydir.entry(collection: name, key: key) != nil else { return }
         noteMutation()
+        let hook = rowHookCall(collection: name, key: key, replacingMetadata: metadata)
+        runModifyHooks(will: true, hook)
         for (extName, ext) in extensions { ext.willChangeRow(name: extName, collection: name, key: key, transaction: self) }
         let pair = CollectionKeyPair(collection: name, key: key)
         if let metadata {
@@ -98,6 +100,7 @@ public final class YapDatabaseReadWriteTransaction: YapDatabaseReadTransaction {
         }
         touchedOnlyMetadata.remove(pair)
         for (extName, ext) in extensions { ext.didChangeRow(name: extName, collection: name, key: key, transaction: self) }
+        runModifyHooks(will: false, hook)
     }
 
     /// Marks the row's object as changed (observers and other connections see a change);
@@ -122,6 +125,7 @@ public final class YapDatabaseReadWriteTransaction: YapDatabaseReadTransaction {
         let name = collection ?? ""
         guard keydir.entry(collection: name, key: key) != nil else { return }
         noteMutation()
+        runRemoveHooks(will: true, collection: name, keys: [key])
         for (extName, ext) in extensions { ext.willRemoveRow(name: extName, collection: name, key: key, transaction: self) }
         guard engine({ () throws(StorageError) in _ = try engineTransaction.remove(collection: name, key: key) }) else { return }
         let pair = CollectionKeyPair(collection: name, key: key)
@@ -131,6 +135,7 @@ public final class YapDatabaseReadWriteTransaction: YapDatabaseReadTransaction {
         writtenMetadata[pair] = nil
         touchedOnlyObjects.remove(pair)
         touchedOnlyMetadata.remove(pair)
+        runRemoveHooks(will: false, collection: name, keys: [key])
     }
 
     /// Removes the rows with the given keys.
@@ -144,6 +149,8 @@ public final class YapDatabaseReadWriteTransaction: YapDatabaseReadTransaction {
         let name = collection ?? ""
         guard keydir.count(inCollection: name) > 0 else { return }
         noteMutation()
+        let hookKeys = keysForRemoveHooks(inCollection: name)
+        runRemoveHooks(will: true, collection: name, keys: hookKeys)
         for (extName, ext) in extensions { ext.willRemoveCollection(name: extName, collection: name, transaction: self) }
         guard engine({ () throws(StorageError) in _ = try engineTransaction.removeCollection(name) }) else { return }
         connection.objectCache.removeCollection(name)
@@ -152,6 +159,7 @@ public final class YapDatabaseReadWriteTransaction: YapDatabaseReadTransaction {
         writtenMetadata = writtenMetadata.filter { $0.key.collection != name }
         touchedOnlyObjects = touchedOnlyObjects.filter { $0.collection != name }
         touchedOnlyMetadata = touchedOnlyMetadata.filter { $0.collection != name }
+        runRemoveHooks(will: false, collection: name, keys: hookKeys)
     }
 
     /// Removes every row of every collection.
@@ -159,6 +167,7 @@ public final class YapDatabaseReadWriteTransaction: YapDatabaseReadTransaction {
         checkValid()
         guard keydir.count > 0 else { return }
         noteMutation()
+        runRemoveAllHooks(will: true)
         for (extName, ext) in extensions { ext.willRemoveAll(name: extName, transaction: self) }
         guard engine({ () throws(StorageError) in try engineTransaction.removeAll() }) else { return }
         connection.objectCache.removeAll()
@@ -167,6 +176,7 @@ public final class YapDatabaseReadWriteTransaction: YapDatabaseReadTransaction {
         writtenMetadata.removeAll()
         touchedOnlyObjects.removeAll()
         touchedOnlyMetadata.removeAll()
+        runRemoveAllHooks(will: false)
     }
 
     /// Rolls the transaction back when its block returns: nothing is committed, no snapshot
@@ -204,6 +214,8 @@ public final class YapDatabaseReadWriteTransaction: YapDatabaseReadTransaction {
             guard let data = serialize(.metadata, sanitizedMetadata!, key: key, collection: collection) else { return }
             metadataData = data
         }
+        let hook = rowHookCall(collection: collection, key: key, object: sanitizedObject, metadata: metadata, newMetadata: sanitizedMetadata)
+        runModifyHooks(will: true, hook)
         if !extensions.isEmpty && keydir.entry(collection: collection, key: key) != nil {
             for (extName, ext) in extensions { ext.willChangeRow(name: extName, collection: collection, key: key, transaction: self) }
         }
@@ -235,6 +247,7 @@ public final class YapDatabaseReadWriteTransaction: YapDatabaseReadTransaction {
         serialization.postSanitize(.object, sanitizedObject, forKey: key, inCollection: collection)
         if let sanitizedMetadata { serialization.postSanitize(.metadata, sanitizedMetadata, forKey: key, inCollection: collection) }
         for (extName, ext) in extensions { ext.didChangeRow(name: extName, collection: collection, key: key, transaction: self) }
+        runModifyHooks(will: false, hook)
     }
 
     func cacheObject(_ object: Any, _ pair: CollectionKeyPair) {
@@ -267,6 +280,7 @@ public final class YapDatabaseReadWriteTransaction: YapDatabaseReadTransaction {
         if object, let start, start.rowid == now.rowid, start.object == now.object { touchedOnlyObjects.insert(pair) }
         if metadata, let start, start.rowid == now.rowid, start.metadata == now.metadata { touchedOnlyMetadata.insert(pair) }
         for (extName, ext) in extensions { ext.didTouchRow(name: extName, collection: name, key: key, transaction: self) }
+        runModifyHooks(will: false, rowHookCall(collection: name, key: key, touchingObject: object, metadata: metadata))
     }
 
     func noteMutation() {

@@ -24,6 +24,9 @@ extension Engine {
                 switch error {
                 case .corrupted, .notADatabase:
                     guard options.corruptAction != .fail else { throw error }
+                    // A main file that is not ours, with none of our files beside it, is a
+                    // wrong path to somebody else's file: never rename or delete it.
+                    if case .notADatabase = error, !hasDatabaseFiles(beside: path, fs: options.fileSystem) { throw error }
                     let handled = try setAside(path: path, options: options)
                     return try openRegistered(path: path, options: options, key: key, handled: handled)
                 default:
@@ -43,6 +46,13 @@ extension Engine {
             free(resolved)
         }
         return "\(ObjectIdentifier(fs))|\(canonical)"
+    }
+
+    /// Whether any log segment or checkpoint of the database at `path` exists (the main file
+    /// aside): the sign that a main file we cannot read is a damaged database of ours.
+    static func hasDatabaseFiles(beside path: String, fs: any FileSystem) -> Bool {
+        guard let listing = try? DatabaseFiles(mainPath: path).list(fs) else { return false }
+        return !listing.segments.isEmpty || !listing.checkpoints.isEmpty
     }
 
     /// Renames (`.rename`) or deletes (`.delete`) every file of a damaged database.

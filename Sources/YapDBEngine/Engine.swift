@@ -131,13 +131,17 @@ package final class Engine: Sendable {
     ///   any other write or sync failure also poisons it (later writes throw `poisoned`).
     /// - `didCommit` runs after the commit is durable and published, still under the writer
     ///   lock, so successive calls see commits in order.
+    /// - A closed or poisoned engine refuses the transaction with `closed` or `poisoned`: before
+    ///   running the body, or, with `runsBodyWhenRefused`, after it — the body then reads the
+    ///   newest state as usual, every write it makes throws the refusal, and nothing is written
+    ///   (for callers that must produce the body's value whatever happens).
     /// - Returns: the body's value and the changeset, nil when nothing was committed.
-    package func write<T>(_ body: (WriteTransaction) throws -> T,
+    package func write<T>(_ body: (WriteTransaction) throws -> T, runsBodyWhenRefused: Bool = false,
                           didCommit: (Changeset) -> Void = { _ in }) throws -> (value: T, changeset: Changeset?) {
         let outcome: (value: T, changeset: Changeset?) = try writer.withLock { state in
-            if state.closed { throw StorageError.closed }
-            if state.poisoned || state.log.isPoisoned { throw StorageError.poisoned }
-            let tx = WriteTransaction(state: state)
+            let refusal: StorageError? = state.closed ? .closed : (state.poisoned || state.log.isPoisoned) ? .poisoned : nil
+            if let refusal, !runsBodyWhenRefused { throw refusal }
+            let tx = WriteTransaction(state: state, refusal: refusal)
             let value: T
             do {
                 value = try body(tx)
@@ -145,6 +149,7 @@ package final class Engine: Sendable {
                 if tx.began { state.log.rollback() }
                 throw error
             }
+            if let refusal { throw refusal }
             guard !tx.isRolledBack, tx.hasChanges else {
                 if tx.began { state.log.rollback() }
                 return (value, nil)

@@ -8,14 +8,17 @@ import Synchronization
 ///   Changesets are kept until every consumer has advanced past them; `changesets(after:)`
 ///   hands a consumer what it missed, in commit order.
 ///
-/// Threading: every call takes the one `Mutex` below and does O(1) or O(changesets) work.
+/// Threading: every call takes the one `Mutex` below. Work done under it is O(1) amortized for
+/// an append, O(log n + k) for handing out k changesets (a binary search by snapshot number: a
+/// connection left behind in a long-lived read keeps many changesets alive, and every commit
+/// takes this lock, so nothing here may scan them all), and O(consumers + dropped) for pruning.
 package final class SnapshotRegistry: Sendable {
     struct State {
         var leases: [UInt64: Int] = [:]
         var consumers: [UInt64: UInt64] = [:]
         var nextConsumer: UInt64 = 1
         /// Changesets in commit order (strictly increasing snapshot numbers).
-        var changesets: [Changeset] = []
+        var changesets = ChangesetQueue()
     }
 
     private let state = Mutex(State())
@@ -80,7 +83,7 @@ package final class SnapshotRegistry: Sendable {
     /// Records a commit's changeset (call in commit order, under the writer lock).
     package func append(_ changeset: Changeset) {
         state.withLock { state in
-            precondition(state.changesets.last.map { $0.snapshot < changeset.snapshot } ?? true,
+            precondition(state.changesets.lastSnapshot.map { $0 < changeset.snapshot } ?? true,
                          "changesets must be appended in commit order")
             guard !state.consumers.isEmpty else { return }
             state.changesets.append(changeset)
@@ -89,15 +92,7 @@ package final class SnapshotRegistry: Sendable {
 
     /// The changesets with snapshot numbers in (`after`, `through`], in order.
     package func changesets(after: UInt64, through: UInt64 = .max) -> [Changeset] {
-        state.withLock { state in
-            guard let first = state.changesets.firstIndex(where: { $0.snapshot > after }) else { return [] }
-            var result: [Changeset] = []
-            for changeset in state.changesets[first...] {
-                if changeset.snapshot > through { break }
-                result.append(changeset)
-            }
-            return result
-        }
+        state.withLock { $0.changesets.range(after: after, through: through) }
     }
 
     /// How many changesets are retained.
@@ -106,15 +101,8 @@ package final class SnapshotRegistry: Sendable {
     /// Drops the changesets every consumer is past; returns them so the caller releases them
     /// after unlocking.
     private static func prune(_ state: inout State) -> [Changeset] {
-        guard let oldest = state.consumers.values.min() else {
-            defer { state.changesets.removeAll() }
-            return state.changesets
-        }
-        let keepFrom = state.changesets.firstIndex(where: { $0.snapshot > oldest }) ?? state.changesets.count
-        guard keepFrom > 0 else { return [] }
-        let dropped = Array(state.changesets[..<keepFrom])
-        state.changesets.removeFirst(keepFrom)
-        return dropped
+        guard let oldest = state.consumers.values.min() else { return state.changesets.removeAll() }
+        return state.changesets.removeThrough(snapshot: oldest)
     }
 }
 

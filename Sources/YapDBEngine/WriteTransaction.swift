@@ -39,9 +39,13 @@ package final class WriteTransaction {
     var wroteRecords = false
     var touched = false
     package private(set) var isRolledBack = false
+    /// Why the engine refuses this transaction (`closed`, `poisoned`), if it does: every write
+    /// throws it before touching the log.
+    let refusal: StorageError?
 
-    init(state: WriterState) {
+    init(state: WriterState, refusal: StorageError? = nil) {
         self.state = state
+        self.refusal = refusal
         keydir = state.keydir
         baseSnapshot = state.snapshotNumber
         changeset = Changeset(snapshot: state.snapshotNumber + 1)
@@ -230,6 +234,7 @@ package final class WriteTransaction {
     // MARK: Internals
 
     func begin() throws(StorageError) {
+        if let refusal { throw refusal }
         guard !began else { return }
         try state.log.begin()
         began = true

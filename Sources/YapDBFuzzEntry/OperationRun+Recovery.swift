@@ -1,6 +1,7 @@
 import Foundation
 import YapDB
 import YapDBStorage
+import YapDBSimulatedDisk
 
 extension OperationRun {
     // MARK: Comparing with the model

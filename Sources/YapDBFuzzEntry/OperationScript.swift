@@ -1,5 +1,6 @@
 import Foundation
 import YapDBStorage
+import YapDBSimulatedDisk
 
 /// The input format of target (c): a configuration, then steps. Every byte string decodes
 /// (missing bytes read as zeros); fixed-size fields keep a mutation from shifting the rest.

@@ -1,6 +1,7 @@
 import Foundation
 import YapDB
 import YapDBStorage
+import YapDBSimulatedDisk
 
 /// Target (c): an operation script against the public API and a model. See
 /// `FuzzEntry.runOperations` and `OperationScript` for the input format.

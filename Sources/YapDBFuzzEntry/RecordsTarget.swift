@@ -1,4 +1,5 @@
 import YapDBStorage
+import YapDBSimulatedDisk
 
 /// Target (a), the record and commit decoder. See `FuzzEntry.decodeRecords`.
 enum RecordsTarget {

@@ -1,4 +1,5 @@
 import YapDBStorage
+import YapDBSimulatedDisk
 
 /// The input format of target (b): open options, then files of one database.
 ///

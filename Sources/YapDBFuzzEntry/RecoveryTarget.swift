@@ -1,6 +1,7 @@
 import Foundation
 import YapDB
 import YapDBStorage
+import YapDBSimulatedDisk
 
 /// Target (b), recovery of an arbitrary database image. See `FuzzEntry.recoverImage`.
 enum RecoveryTarget {

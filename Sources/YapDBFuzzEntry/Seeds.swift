@@ -1,6 +1,7 @@
 import Foundation
 import YapDB
 import YapDBStorage
+import YapDBSimulatedDisk
 
 /// Seed inputs for the three targets, generated from real workloads so the fuzzer starts
 /// from valid structures. Deterministic (apart from the creation times in file headers).

@@ -184,7 +184,7 @@ package struct Keydir: Sendable {
     @discardableResult
     package mutating func modifyEntry(collection: String, key: String, _ body: (inout KeydirEntry) -> Void) -> Bool {
         let found = byCollection.modifyExisting(forKey: collection) { (rows: inout PersistentHashMap<String, KeydirEntry>) -> Bool in
-            let hit = rows.modifyExisting(forKey: key) { (entry: inout KeydirEntry) -> Void in
+            let hit: Void? = rows.modifyExisting(forKey: key) { (entry: inout KeydirEntry) -> Void in
                 let rowid = entry.rowid
                 body(&entry)
                 precondition(entry.rowid == rowid, "Keydir.modifyEntry: the row id of \(collection)/\(key) changed")

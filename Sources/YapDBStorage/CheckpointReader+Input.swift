@@ -64,7 +64,7 @@ extension CheckpointReader {
             }
             windowStart = offset
             windowCount = filled
-            guard filled >= count else { throw .io(IOFailure(errno: EIO, operation: "short read", path: file.path)) }
+            guard filled >= count else { throw .io(IOFailure.shortRead(path: file.path)) }
             return UnsafeRawBufferPointer(rebasing: window[0..<count])
         }
 

@@ -21,11 +21,22 @@ package struct IOFailure: Error, Equatable, Sendable, CustomStringConvertible {
     package var operation: String
     /// The path the operation was about.
     package var path: String
+    /// True when the file ended before the bytes a read needed (no system call failed):
+    /// callers that know how long the data should be decide on this, never on the wording.
+    package var isShortRead: Bool
 
     package init(errno: Int32, operation: String, path: String) {
         self.errno = errno
         self.operation = operation
         self.path = path
+        self.isShortRead = false
+    }
+
+    /// The file ended before `path`'s read got the bytes it needed (reported as `EIO`).
+    package static func shortRead(path: String) -> IOFailure {
+        var failure = IOFailure(errno: EIO, operation: "short read", path: path)
+        failure.isShortRead = true
+        return failure
     }
 
     package var description: String {
@@ -82,6 +93,16 @@ package protocol StorageFile: AnyObject, Sendable {
 
     /// Closes the file. Later calls fail with `EBADF`. Closing twice is harmless.
     func close()
+
+    /// A read-only view of the file's first `length` bytes (`FileMapping`): a
+    /// `mmap(PROT_READ, MAP_SHARED)` on POSIX, a copy of the current image on the simulated
+    /// disk. The view outlives `close()`. The caller must not shrink the file below `length`
+    /// while the view lives.
+    ///
+    /// - Throws: `IOFailure` — `EINVAL` (operation "mmap") when `length` is negative or passes
+    ///   the file's size, the system's `mmap` errors (`ENOMEM`, `ENODEV`, …), `EBADF` after
+    ///   `close()`, "power lost" `EIO` or an injected `.map` fault on the simulated disk.
+    func map(length: Int) throws(IOFailure) -> FileMapping
 }
 
 /// An exclusive lock on a database, held while the database is open. Dropping it releases it.
@@ -130,7 +151,7 @@ extension StorageFile {
             catch { outcome = .failure(error) }
         }
         if try outcome.get() != count {
-            throw IOFailure(errno: EIO, operation: "short read", path: path)
+            throw IOFailure.shortRead(path: path)
         }
         return result
     }

@@ -72,6 +72,52 @@ package enum Format {
     /// Largest payload of a checkpoint collection record: a name and its varint row count.
     package static let checkpointCollectionMaxPayload = 10 + maxKeyLength + 10
 
+    // MARK: Index files and the root record (docs/format.md §9, §10)
+
+    /// Infix of index file names: `NAME-index-NNNNNNNNNN`.
+    package static let indexInfix = "-index-"
+    /// Suffix of the root record's file name: `NAME-root` (written as `NAME-root.tmp` first).
+    package static let rootSuffix = "-root"
+    /// The page size an index is created with.
+    package static let indexDefaultPageSize = 4096
+    /// Smallest page size (a power of two that holds the header page's 76 bytes); tests use
+    /// it so trees split early.
+    package static let indexMinimumPageSize = 128
+    /// Largest page size.
+    package static let indexMaximumPageSize = 1 << 16
+    /// An index file rolls to the next one before it would pass this size.
+    package static let indexDefaultFileSize: Int64 = 64 << 20
+    /// Offset, in an index file's header page, of the u32 page size.
+    package static let indexPageSizeOffset = 64
+    /// Offset of the u32 that must be zero.
+    package static let indexReservedOffset = 68
+    /// Offset of the crc of bytes `indexPageSizeOffset ..< indexHeaderChecksumOffset`.
+    package static let indexHeaderChecksumOffset = 72
+    /// Bytes of the header page that carry data; the rest of the page is zero.
+    package static let indexHeaderUsedSize = 76
+
+    /// Offset, in the root file, of the u32 body length.
+    package static let rootBodyLengthOffset = 64
+    /// Offset of the root record's body.
+    package static let rootBodyOffset = 68
+    /// Size of the body's fixed fields, before the tree list.
+    package static let rootFixedBodySize = 48
+    /// Size of a tree entry without its name: u8 name length, u64 root, u64 count, u32 height.
+    package static let rootTreeEntryFixedSize = 21
+    /// Size of a file entry: u32 number, u64 length, u64 live bytes, u64 dead bytes.
+    package static let rootFileEntrySize = 28
+    /// Longest tree name, in UTF-8 bytes.
+    package static let rootTreeNameMaximum = 255
+    /// Most trees a root record names.
+    package static let rootMaximumTrees = 4096
+    /// Most index files a root record lists.
+    package static let rootMaximumFiles = 1 << 16
+    /// Largest root file: header, length, fixed body, the most trees with the longest names,
+    /// the most files, crc (about 3 MiB). Checked before the file is read.
+    package static let rootMaximumSize = rootBodyOffset + rootFixedBodySize
+        + rootMaximumTrees * (rootTreeEntryFixedSize + rootTreeNameMaximum)
+        + rootMaximumFiles * rootFileEntrySize + 4
+
     // MARK: CRC masking (docs/format.md, introduction)
 
     package static let crcMaskDelta: UInt32 = 0xA282_EAD8
@@ -83,6 +129,10 @@ package enum FileKindByte: UInt8, Sendable {
     case logSegment = 2
     case compactionSegment = 3
     case checkpoint = 4
+    /// An index file of copy-on-write tree pages (docs/format.md §9).
+    case index = 5
+    /// The root record that publishes an index checkpoint (docs/format.md §10).
+    case root = 6
 }
 
 /// The type byte of a record (docs/format.md §3, §4).

@@ -52,6 +52,21 @@ package struct LogScanner {
         var number: UInt32
         var bytes: [UInt8]
         var header: Result<FileHeader, StorageError>
+        /// Why the header was refused, when it was: the recovery decision reads this, never
+        /// the error's wording.
+        var headerProblem: HeaderProblem?
+    }
+
+    /// Why a segment's header was refused.
+    enum HeaderProblem {
+        /// The bytes fail the header's own checks (magic, version, checksum): damage, which a
+        /// torn tail can explain.
+        case damaged
+        /// A valid header that names another database or another segment number: a file
+        /// put there by someone else, never explained by a torn write.
+        case foreign
+        /// A valid header of the wrong kind of file.
+        case wrongKind
     }
 
     func load(_ number: UInt32) throws(StorageError) -> Loaded {
@@ -68,17 +83,21 @@ package struct LogScanner {
         } catch {
             throw .io(error)
         }
-        let header: Result<FileHeader, StorageError>
+        let name = Paths.fileName(of: path)
+        let h: FileHeader
         do throws(StorageError) {
-            let h = try FileHeader.decode(bytes, path: path)
-            guard h.uuid == uuid else { throw StorageError.corrupted(offset: Int64(Format.headerUUIDOffset), reason: "\(Paths.fileName(of: path)): belongs to another database") }
-            guard h.fileNumber == number else { throw StorageError.corrupted(offset: Int64(Format.headerFileNumberOffset), reason: "\(Paths.fileName(of: path)): header names segment \(h.fileNumber)") }
-            guard h.kind == .logSegment || h.kind == .compactionSegment else { throw StorageError.corrupted(offset: Int64(Format.headerKindOffset), reason: "\(Paths.fileName(of: path)): not a segment") }
-            header = .success(h)
+            h = try FileHeader.decode(bytes, path: path)
         } catch {
-            header = .failure(error)
+            return Loaded(number: number, bytes: bytes, header: .failure(error), headerProblem: .damaged)
         }
-        return Loaded(number: number, bytes: bytes, header: header)
+        func refuse(_ problem: HeaderProblem, _ offset: Int, _ reason: String) -> Loaded {
+            Loaded(number: number, bytes: bytes, header: .failure(.corrupted(offset: Int64(offset), reason: "\(name): \(reason)")),
+                   headerProblem: problem)
+        }
+        guard h.uuid == uuid else { return refuse(.foreign, Format.headerUUIDOffset, "belongs to another database") }
+        guard h.fileNumber == number else { return refuse(.foreign, Format.headerFileNumberOffset, "header names segment \(h.fileNumber)") }
+        guard h.kind == .logSegment || h.kind == .compactionSegment else { return refuse(.wrongKind, Format.headerKindOffset, "not a segment") }
+        return Loaded(number: number, bytes: bytes, header: .success(h), headerProblem: nil)
     }
 
     /// Scans the log segments `segments` (sorted) from `start`, after a state whose last
@@ -104,7 +123,7 @@ package struct LogScanner {
             case .success(let h): header = h
             case .failure(let error):
                 if protected.contains(number) { throw error }
-                if case .corrupted(_, let reason) = error, reason.contains("another database") || reason.contains("header names") { throw error }
+                if loaded.headerProblem == .foreign { throw error }
                 try handleDamage(at: LogPosition(segment: number, offset: 0), reason: "segment header: \(error)",
                                  current: loaded, later: Array(inRange[(index + 1)...]), protected: protected,
                                  repair: repair, report: &report)

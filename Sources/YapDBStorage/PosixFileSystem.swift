@@ -317,6 +317,34 @@ package final class PosixFile: StorageFile {
         if old & Self.closing == 0 && old & ~(Self.closing | Self.closed) == 0 { finishClose() }
     }
 
+    /// Maps the first `length` bytes with `mmap(PROT_READ, MAP_SHARED)` and advises the kernel
+    /// that reads are random (`MADV_RANDOM`: index pages are visited by tree walks, not in
+    /// order, so read-ahead would only waste memory). A zero `length` gives an empty view
+    /// without a system call. The map keeps its own reference to the file, so it stays valid
+    /// after `close()`.
+    ///
+    /// - Throws: `IOFailure` — `EINVAL` ("mmap") for a negative length or one past the file's
+    ///   size (a map past the end would fault on access), errors of "fstat", and of "mmap"
+    ///   (`ENOMEM`, `ENODEV` on a file system that cannot map, `EACCES`, `EBADF` after
+    ///   `close()`).
+    package func map(length: Int) throws(IOFailure) -> FileMapping {
+        try enter("mmap")
+        defer { leave() }
+        var status = stat()
+        if Posix.retrying({ fstat(descriptor, &status) }) != 0 {
+            throw IOFailure(errno: errno, operation: "fstat", path: path)
+        }
+        guard length >= 0, Int64(length) <= Int64(status.st_size) else {
+            throw IOFailure(errno: EINVAL, operation: "mmap", path: path)
+        }
+        if length == 0 { return FileMapping.copy(of: UnsafeRawBufferPointer(start: nil, count: 0), path: path) }
+        guard let base = mmap(nil, length, PROT_READ, MAP_SHARED, descriptor, 0), base != MAP_FAILED else {
+            throw IOFailure(errno: errno, operation: "mmap", path: path)
+        }
+        _ = madvise(base, length, MADV_RANDOM)
+        return FileMapping(bytes: UnsafeRawBufferPointer(start: base, count: length), backing: .memoryMap, path: path)
+    }
+
     // MARK: - Calls in flight
 
     private func enter(_ operation: String) throws(IOFailure) {

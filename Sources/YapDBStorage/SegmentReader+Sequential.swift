@@ -35,9 +35,7 @@ package final class SequentialRecordReader {
         let length = Int(location.length)
         let offset = Int64(location.offset)
         var name: String { Paths.fileName(of: file.path) }
-        guard length >= Format.recordHeaderSize, length <= Format.recordHeaderSize + Format.maxRecordPayload else {
-            throw .corrupted(offset: offset, reason: "\(name): record length \(length) out of range")
-        }
+        try RecordCodec.checkLocatedLength(length, offset: offset, path: file.path)
         if offset < windowStart || offset + Int64(length) > windowStart + Int64(windowCount) {
             try refill(at: offset, atLeast: length)
             guard windowCount >= length else {
@@ -46,14 +44,7 @@ package final class SequentialRecordReader {
         }
         let start = Int(offset - windowStart)
         let bytes = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(window)[start..<(start + length)])
-        let frame: RecordCodec.Frame
-        do throws(RecordCodec.FrameError) { frame = try RecordCodec.frame(in: bytes, at: 0) } catch {
-            throw .corrupted(offset: offset, reason: "\(name): \(error)")
-        }
-        guard frame.totalLength == length else {
-            throw .corrupted(offset: offset, reason: "\(name): record length differs from the index")
-        }
-        return try body(bytes, frame)
+        return try body(bytes, RecordCodec.locatedFrame(in: bytes, offset: offset, path: file.path))
     }
 
     /// Reads from `offset` into the window (grown to `atLeast` bytes if needed) until it is

@@ -7,24 +7,16 @@ package enum SegmentReader {
     /// length is checked against the format's maximum before allocating.
     package static func record(at location: RecordLocation, in file: any StorageFile) throws(StorageError) -> [UInt8] {
         let length = Int(location.length)
-        guard length >= Format.recordHeaderSize, length <= Format.recordHeaderSize + Format.maxRecordPayload else {
-            throw .corrupted(offset: Int64(location.offset), reason: "\(Paths.fileName(of: file.path)): record length \(length) out of range")
-        }
+        try RecordCodec.checkLocatedLength(length, offset: Int64(location.offset), path: file.path)
         let bytes: [UInt8]
         do { bytes = try file.readExactly(length, at: Int64(location.offset)) } catch {
-            if error.operation == "short read" {
+            if error.isShortRead {
                 throw .corrupted(offset: Int64(location.offset), reason: "\(Paths.fileName(of: file.path)): record runs past the end of the file")
             }
             throw .io(error)
         }
-        let frameLength: Int
-        do throws(RecordCodec.FrameError) {
-            frameLength = try bytes.withBytes { (raw) throws(RecordCodec.FrameError) -> Int in try RecordCodec.frame(in: raw, at: 0).totalLength }
-        } catch {
-            throw .corrupted(offset: Int64(location.offset), reason: "\(Paths.fileName(of: file.path)): \(error)")
-        }
-        guard frameLength == length else {
-            throw .corrupted(offset: Int64(location.offset), reason: "\(Paths.fileName(of: file.path)): record length differs from the index")
+        _ = try bytes.withBytes { (raw) throws(StorageError) in
+            try RecordCodec.locatedFrame(in: raw, offset: Int64(location.offset), path: file.path)
         }
         return bytes
     }
@@ -66,9 +58,7 @@ package enum SegmentReader {
         _ body: (UnsafeRawBufferPointer, RecordCodec.Frame) throws(StorageError) -> R
     ) throws(StorageError) -> R {
         let length = Int(location.length)
-        guard length >= Format.recordHeaderSize, length <= Format.recordHeaderSize + Format.maxRecordPayload else {
-            throw .corrupted(offset: Int64(location.offset), reason: "\(Paths.fileName(of: file.path)): record length \(length) out of range")
-        }
+        try RecordCodec.checkLocatedLength(length, offset: Int64(location.offset), path: file.path)
         func run(_ buffer: UnsafeMutableRawBufferPointer) throws(StorageError) -> R {
             let got: Int
             do { got = try file.read(into: buffer, at: Int64(location.offset)) } catch { throw .io(error) }
@@ -76,14 +66,7 @@ package enum SegmentReader {
                 throw .corrupted(offset: Int64(location.offset), reason: "\(Paths.fileName(of: file.path)): record runs past the end of the file")
             }
             let raw = UnsafeRawBufferPointer(buffer)
-            let frame: RecordCodec.Frame
-            do throws(RecordCodec.FrameError) { frame = try RecordCodec.frame(in: raw, at: 0) } catch {
-                throw .corrupted(offset: Int64(location.offset), reason: "\(Paths.fileName(of: file.path)): \(error)")
-            }
-            guard frame.totalLength == length else {
-                throw .corrupted(offset: Int64(location.offset), reason: "\(Paths.fileName(of: file.path)): record length differs from the index")
-            }
-            return try body(raw, frame)
+            return try body(raw, RecordCodec.locatedFrame(in: raw, offset: Int64(location.offset), path: file.path))
         }
         if length <= stackRecordLimit {
             return try withUnsafeTemporaryAllocation(byteCount: length, alignment: 8) { (buffer) throws(StorageError) -> R in try run(buffer) }

@@ -2,6 +2,7 @@ import Testing
 import Foundation
 import Synchronization
 import YapDBStorage
+import YapDBSimulatedDisk
 import YapDBIndex
 @testable import YapDBEngine
 import TestSupport

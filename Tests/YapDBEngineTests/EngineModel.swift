@@ -1,4 +1,5 @@
 import YapDBStorage
+import YapDBSimulatedDisk
 import YapDBIndex
 @testable import YapDBEngine
 import TestSupport

@@ -5,6 +5,7 @@ import Darwin
 #endif
 import Testing
 import YapDBStorage
+import YapDBSimulatedDisk
 import YapDBIndex
 @testable import YapDBEngine
 import TestSupport

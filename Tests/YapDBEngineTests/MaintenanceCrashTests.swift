@@ -1,5 +1,6 @@
 import Testing
 import YapDBStorage
+import YapDBSimulatedDisk
 import YapDBIndex
 @testable import YapDBEngine
 import TestSupport

@@ -37,7 +37,7 @@ import TestSupport
         }
 
         func write(_ bytes: [UInt8], to name: String = "db") {
-            FileManager.default.createFile(atPath: directory.file(name), contents: Data(bytes))
+            _ = FileManager.default.createFile(atPath: directory.file(name), contents: Data(bytes))
         }
 
         /// Builds a database of `commits` commits through the engine and stops without a

@@ -1,5 +1,6 @@
 import TestSupport
 import YapDBStorage
+import YapDBSimulatedDisk
 import YapDBEngine
 
 /// The crash sweep (issue 5, item 1): runs a `Workload` on a `SimulatedDisk`, stops the disk

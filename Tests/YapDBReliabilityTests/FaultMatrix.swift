@@ -5,6 +5,7 @@ import Darwin
 #endif
 import TestSupport
 import YapDBStorage
+import YapDBSimulatedDisk
 import YapDBEngine
 
 /// The fault matrix (issue 5, item 2): for every mutating I/O call a workload makes, a run in

@@ -1,5 +1,6 @@
 import Testing
 import YapDBStorage
+import YapDBSimulatedDisk
 import YapDBEngine
 
 /// The fault matrix at the harness's scale: every mutating call of an 80-transaction workload

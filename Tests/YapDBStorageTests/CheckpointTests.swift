@@ -1,5 +1,6 @@
 import Testing
 import YapDBStorage
+import YapDBSimulatedDisk
 import TestSupport
 #if canImport(Glibc)
 import Glibc

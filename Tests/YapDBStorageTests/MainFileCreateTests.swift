@@ -5,6 +5,7 @@ import Darwin
 #endif
 import Testing
 import YapDBStorage
+import YapDBSimulatedDisk
 
 /// Creating the main file on a disk that cannot hold it.
 @Suite struct MainFileCreateTests {

@@ -1,5 +1,6 @@
 import Testing
 import YapDBStorage
+import YapDBSimulatedDisk
 import TestSupport
 
 /// Cuts power during a stream of commits on the simulated disk, many times per durability

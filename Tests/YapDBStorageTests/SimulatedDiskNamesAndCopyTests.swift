@@ -1,6 +1,7 @@
 import Testing
 import TestSupport
 import YapDBStorage
+import YapDBSimulatedDisk
 
 /// The power-cut option that lets unsynced creates and renames persist, and disk copies.
 @Suite struct SimulatedDiskNamesAndCopyTests {

@@ -6,6 +6,7 @@ import Darwin
 import Testing
 import TestSupport
 import YapDBStorage
+import YapDBSimulatedDisk
 
 /// A disk with the directory "/db".
 func makeDisk(seed: UInt64 = 0) throws -> SimulatedDisk {

@@ -4,12 +4,12 @@ import Testing
 
 @Suite(.serialized) struct YapDatabaseLoggingTests {
     @Test func handlerReceivesMessagesWithTheirSource() {
-        let log = LockedLog()
-        YapDatabaseLogging.setHandler { m in log.append("\(m.level)|\(m.message)|\(m.fileName)|\(m.line)|\(m.function)") }
-        defer { YapDatabaseLogging.resetHandler() }
+        let capture = LogCapture { ["careful", "detail"].contains($0.message) }
+        defer { capture.stop() }
         YapDatabaseLogging.log(.warning, "careful"); let line = #line
         YapDatabaseLogging.log(.verbose, "detail", file: "YapDB/X.swift", function: "f()", line: 7)
-        #expect(log.entries == ["warning|careful|YapDatabaseLoggingTests.swift|\(line)|handlerReceivesMessagesWithTheirSource()",
+        let entries = capture.messages.map { m in "\(m.level)|\(m.message)|\(m.fileName)|\(m.line)|\(m.function)" }
+        #expect(entries == ["warning|careful|YapDatabaseLoggingTests.swift|\(line)|handlerReceivesMessagesWithTheirSource()",
                                 "verbose|detail|X.swift|7|f()"])
     }
 
@@ -20,11 +20,11 @@ import Testing
     }
 
     @Test func deserializationFailuresAreLoggedAsWarnings() {
-        let log = LockedLog()
-        YapDatabaseLogging.setHandler { m in log.append("\(m.level): \(m.message)") }
-        defer { YapDatabaseLogging.resetHandler() }
-        _ = SerializationRegistry().snapshot.deserialize(.object, Data([0x7F]), forKey: "k", inCollection: "c")
-        #expect(log.entries.count == 1)
-        #expect(log.entries.first?.hasPrefix("warning: cannot deserialize") == true)
+        let capture = LogCapture(mentioning: "logging-test-key")
+        defer { capture.stop() }
+        _ = SerializationRegistry().snapshot.deserialize(.object, Data([0x7F]), forKey: "logging-test-key", inCollection: "c")
+        let entries = capture.messages.map { m in "\(m.level): \(m.message)" }
+        #expect(entries.count == 1)
+        #expect(entries.first?.hasPrefix("warning: cannot deserialize") == true)
     }
 }

@@ -1,7 +1,7 @@
 import Foundation
 
 let usage = """
-    usage: yapdb-bench [--size quick|full] [--only W1,W4] [--engines sqlite,lmdb,floor] [--work DIR]
+    usage: yapdb-bench [--size quick|full] [--only W1,W4] [--engines sqlite,grdb,lmdb,floor] [--huge] [--work DIR]
                        [--markdown PATH] [--json PATH] [--profiles PATH] [--perf-control CTL,ACK]
            yapdb-bench --report-from RESULTS.json --markdown PATH [--profiles PATH]
     """
@@ -33,11 +33,17 @@ func parseArguments(_ arguments: [String]) -> (Settings, String?) {
                 switch name {
                 case "sqlite": settings.engines.formUnion([.sqliteNormal, .sqliteFull])
                 case "lmdb": settings.engines.insert(.lmdb)
+                case "grdb": settings.engines.insert(.grdb)
                 case "floor": settings.engines.insert(.floor)
                 case "yapdb": settings.engines.insert(.yapdb)
                 default: fail("unknown engine \(name)")
                 }
             }
+        case "--huge": settings.huge = true
+        case "--huge-rows":
+            guard let rows = Int(value()), rows > 1_001 else { fail("--huge-rows needs a number of rows above 1,001") }
+            settings.huge = true
+            settings.hugeRows = rows
         case "--work": settings.workFolder = URL(fileURLWithPath: value())
         case "--markdown": settings.markdownPath = value()
         case "--json": settings.jsonPath = value()

@@ -75,6 +75,23 @@ final class Dataset: @unchecked Sendable {  // immutable after init
         readOrder = order
     }
 
+    /// Keys only, for a child process that reads rows a parent wrote: no values, no orders.
+    init(keys: [String], valueSize: Int) {
+        count = keys.count
+        self.valueSize = valueSize
+        self.keys = keys
+        keyBytes = keys.flatMap { Array($0.utf8) }
+        values = []
+        valueBytes = []
+        sortedOrder = []
+        readOrder = []
+    }
+
+    /// The checksum of row `i`'s value, straight from the dataset.
+    func valueChecksum(_ i: Int) -> UInt64 {
+        valueBytes.withUnsafeBytes { checksum(UnsafeRawBufferPointer(rebasing: $0[(i * valueSize)..<((i + 1) * valueSize)])) }
+    }
+
     /// A JSON object of exactly `size` bytes that reads like application data: repeated field
     /// names, words from a small vocabulary, numbers (so it compresses as real JSON does).
     static func jsonLike(index: Int, size: Int, rng: inout SplitMix64) -> [UInt8] {

@@ -1,7 +1,10 @@
-/// The issue's goals, checked against a run's rows. Each goal names the row it reads by
-/// workload and a piece of its label.
+/// The issues' goals, checked against a run's rows. Each goal names the row it reads by
+/// workload and a piece of its label. Issue 9's table comes first, complete; the goals of
+/// issue 6 that it does not restate follow.
 struct Goal: Sendable {
     enum Direction: Sendable { case atLeast, atMost }
+    /// The issue that set the goal ("9", "6").
+    let issue: String
     let workload: String
     let text: String
     let direction: Direction
@@ -10,16 +13,30 @@ struct Goal: Sendable {
     let measure: @Sendable (RunResults) -> Double?
     /// How the figure reads in the report.
     let unit: Unit
-    enum Unit: Sendable { case ratio, nanoseconds }
+    /// What the report says when the figure is missing (default: "not run").
+    var missing = "not run"
+    enum Unit: Sendable { case ratio, nanoseconds, bytes }
 
     func evaluate(_ results: RunResults) -> GoalResult {
         guard let value = measure(results) else {
-            return GoalResult(workload: workload, goal: text, measured: nil, measuredText: "not run", met: nil, shortfall: nil)
+            return GoalResult(workload: workload, goal: text, measured: nil, measuredText: missing, met: nil, shortfall: nil, issue: issue)
         }
         let met = direction == .atLeast ? value >= target : value <= target
         let shortfall = direction == .atLeast ? target / value : value / target
-        let shown = unit == .ratio ? formatRatio(value) : format(value, .time)
-        return GoalResult(workload: workload, goal: text, measured: value, measuredText: shown, met: met, shortfall: shortfall)
+        let shown = switch unit {
+        case .ratio: formatRatio(value)
+        case .nanoseconds: format(value, .time)
+        case .bytes: format(value, .bytes)
+        }
+        return GoalResult(workload: workload, goal: text, measured: value, measuredText: shown, met: met, shortfall: shortfall, issue: issue)
+    }
+}
+
+extension Goal {
+    /// "YapDB ≥ `target`× `peer`" on the row of `workload` whose label holds `piece`.
+    static func atLeast(issue: String, _ workload: String, _ text: String, _ target: Double, row piece: String, than peer: Engine) -> Goal {
+        Goal(issue: issue, workload: workload, text: text, direction: .atLeast, target: target,
+             measure: { $0.ratio(workload, piece, peer) }, unit: .ratio)
     }
 }
 
@@ -29,54 +46,91 @@ extension RunResults {
     }
     func ratio(_ workload: String, _ piece: String, _ peer: Engine) -> Double? { find(workload, piece)?.ratio(peer) }
     func yap(_ workload: String, _ piece: String) -> Double? { find(workload, piece)?.median(.yapdb) }
+    /// YapDB's figure over `peer`'s in the same row (for "≤ N× the peer's time" goals).
+    func timeOver(_ workload: String, _ piece: String, _ peer: Engine) -> Double? {
+        guard let row = find(workload, piece), let yap = row.median(.yapdb), let other = row.median(peer), other > 0 else { return nil }
+        return yap / other
+    }
+    /// The figure of `first` over the figure of `second`, both YapDB's.
+    func yapOver(_ workload: String, _ first: String, _ second: String) -> Double? {
+        guard let a = yap(workload, first), let b = yap(workload, second), b > 0 else { return nil }
+        return a / b
+    }
 }
 
-let goals: [Goal] = [
-    Goal(workload: "W1", text: "bulk load ≥ 5× SQLite NORMAL", direction: .atLeast, target: 5,
-         measure: { $0.ratio("W1", "random keys, one durable", .sqliteNormal) }, unit: .ratio),
-    Goal(workload: "W1", text: "bulk load ≥ 1.5× LMDB", direction: .atLeast, target: 1.5,
-         measure: { $0.ratio("W1", "random keys, one durable", .lmdb) }, unit: .ratio),
-    Goal(workload: "W2", text: "durable commit p50 ≤ 1.15× the raw fsync floor (append)", direction: .atMost, target: 1.15,
-         measure: { r in
-             guard let row = r.find("W2", "durable single-row commit, p50"), let yap = row.median(.yapdb),
-                   let floor = row.median(.floor) else { return nil }
-             return yap / floor
-         }, unit: .ratio),
-    Goal(workload: "W2", text: "(for reference) durable commit p50 ≤ 1.15× the overwrite floor", direction: .atMost, target: 1.15,
-         measure: { r in
-             guard let yap = r.yap("W2", "durable single-row commit, p50"),
-                   let floor = r.find("W2", "raw overwrite + fdatasync, p50")?.median(.floor) else { return nil }
-             return yap / floor
-         }, unit: .ratio),
-    Goal(workload: "W2", text: "non-durable commit p50 ≥ 4× SQLite NORMAL", direction: .atLeast, target: 4,
-         measure: { $0.ratio("W2", "non-durable single-row commit, p50", .sqliteNormal) }, unit: .ratio),
-    Goal(workload: "W3", text: "100 × 1,000 rows ≥ 6× SQLite NORMAL", direction: .atLeast, target: 6,
-         measure: { $0.ratio("W3", "durable transactions", .sqliteNormal) }, unit: .ratio),
-    Goal(workload: "W3", text: "100 × 1,000 rows ≥ 10× LMDB", direction: .atLeast, target: 10,
-         measure: { $0.ratio("W3", "durable transactions", .lmdb) }, unit: .ratio),
-    Goal(workload: "W4", text: "point reads, one transaction, ≥ 5× SQLite", direction: .atLeast, target: 5,
-         measure: { $0.ratio("W4", "in one read transaction", .sqliteNormal) }, unit: .ratio),
-    Goal(workload: "W4", text: "point reads, one transaction, ≥ 1.1× LMDB", direction: .atLeast, target: 1.1,
-         measure: { $0.ratio("W4", "in one read transaction", .lmdb) }, unit: .ratio),
-    Goal(workload: "W4", text: "point reads, a transaction each, ≥ 5× SQLite", direction: .atLeast, target: 5,
-         measure: { $0.ratio("W4", "one read transaction each", .sqliteNormal) }, unit: .ratio),
-    Goal(workload: "W4", text: "point reads, a transaction each, ≥ 1.1× LMDB", direction: .atLeast, target: 1.1,
-         measure: { $0.ratio("W4", "one read transaction each", .lmdb) }, unit: .ratio),
-    Goal(workload: "W5", text: "≥ 1.8× from 1 to 2 reader threads", direction: .atLeast, target: 1.8,
-         measure: { $0.yap("W5", "speed-up from 1 to 2") }, unit: .ratio),
-    Goal(workload: "W7", text: "delete ≥ 8× SQLite", direction: .atLeast, target: 8,
-         measure: { $0.ratio("W7", "delete", .sqliteNormal) }, unit: .ratio),
-    Goal(workload: "W7", text: "size after compaction ≤ 1.15× the raw payload", direction: .atMost, target: 1.15,
-         measure: { r in
-             guard let size = r.yap("W7", "file size after compaction") else { return nil }
-             return size / Double(Int64(r.rows - r.rows / 2) * Int64(Dataset.keySize + 100))
-         }, unit: .ratio),
-    Goal(workload: "W8", text: "clean open of every row to first read ≤ 10 ms", direction: .atMost, target: 10_000_000,
-         measure: { $0.yap("W8", "after a clean close") }, unit: .nanoseconds),
-    Goal(workload: "W9", text: "object-cache hit ≤ 150 ns", direction: .atMost, target: 150,
-         measure: { $0.yap("W9", "cache hit, the same key") }, unit: .nanoseconds),
-    Goal(workload: "W9", text: "empty read transaction ≤ 0.5 µs", direction: .atMost, target: 500,
-         measure: { $0.yap("W9", "empty read transaction") }, unit: .nanoseconds),
-    Goal(workload: "W10", text: "cache sync ≤ 200 ns per changed key (10,000 keys)", direction: .atMost, target: 200,
-         measure: { $0.yap("W10", "after A changed 10,000") }, unit: .nanoseconds),
-]
+/// Every goal, worded for this run's sizes (`rows`, and `hugeRows` when W8 ran at 10M).
+func goals(rows: Int, hugeRows: Int?) -> [Goal] {
+    let n = rows.formatted()
+    let big = (hugeRows ?? 10_000_000).formatted()
+    let atSize = rows == 1_000_000 ? "1M rows" : "\(n) rows (1M in a full run)"
+    let mib32 = Double(32 << 20)
+    let load = "random keys, one durable"
+    return [
+        // Issue 9.
+        Goal(issue: "9", workload: "W8", text: "open + first read after a clean close ≤ 10 ms, \(atSize)", direction: .atMost,
+             target: 10_000_000, measure: { $0.yap("W8", "\(n) rows, after a clean close") }, unit: .nanoseconds),
+        Goal(issue: "9", workload: "W8", text: "open + first read after a clean close, \(big) rows ≤ 2× the \(n)-row figure",
+             direction: .atMost, target: 2, measure: { $0.yapOver("W8", "\(big) rows, after a clean close", "\(n) rows, after a clean close") },
+             unit: .ratio, missing: "not run (`make bench SIZE=huge`)"),
+        Goal(issue: "9", workload: "W8", text: "open + first read after a SIGKILL mid-write ≤ 100 ms, \(atSize)", direction: .atMost,
+             target: 100_000_000, measure: { $0.yap("W8", "\(n) rows, after a SIGKILL") }, unit: .nanoseconds),
+        Goal(issue: "9", workload: "W8", text: "private memory after open + 1,000 reads ≤ 32 MiB, \(atSize)", direction: .atMost,
+             target: mib32, measure: { $0.yap("W8", "1,000 random reads, \(n) rows") }, unit: .bytes, missing: "n/a (no RssAnon)"),
+        Goal(issue: "9", workload: "W8", text: "private memory after open + 1,000 reads ≤ 32 MiB, \(big) rows", direction: .atMost,
+             target: mib32, measure: { $0.yap("W8", "1,000 random reads, \(big) rows") }, unit: .bytes,
+             missing: "not run (`make bench SIZE=huge`)"),
+        Goal.atLeast(issue: "9", "W1", "bulk load ≥ 1.0× LMDB", 1, row: load, than: .lmdb),
+        Goal.atLeast(issue: "9", "W1", "bulk load ≥ 5× SQLite NORMAL", 5, row: load, than: .sqliteNormal),
+        Goal.atLeast(issue: "9", "W1", "bulk load ≥ 5× GRDB", 5, row: load, than: .grdb),
+        Goal.atLeast(issue: "9", "W4", "point reads, one transaction, ≥ 1.0× LMDB", 1, row: "in one read transaction", than: .lmdb),
+        Goal.atLeast(issue: "9", "W4", "point reads, one transaction, ≥ 5× SQLite", 5, row: "in one read transaction", than: .sqliteNormal),
+        Goal.atLeast(issue: "9", "W4", "point reads, a transaction each, ≥ 1.0× LMDB", 1, row: "one read transaction each", than: .lmdb),
+        Goal.atLeast(issue: "9", "W4", "point reads, a transaction each, ≥ 5× SQLite", 5, row: "one read transaction each", than: .sqliteNormal),
+        Goal(issue: "9", workload: "W6", text: "full enumeration ≤ 2× LMDB's time (YapDB ÷ LMDB)", direction: .atMost, target: 2,
+             measure: { $0.timeOver("W6", "enumerate all", .lmdb) }, unit: .ratio),
+        Goal(issue: "9", workload: "W6", text: "ordered scans of 10 rows ≤ 2× LMDB's time (YapDB ÷ LMDB)", direction: .atMost, target: 2,
+             measure: { $0.timeOver("W6", "ordered scans", .lmdb) }, unit: .ratio,
+             missing: "not measured: the public API has no key-order scan yet"),
+        Goal(issue: "9", workload: "W2", text: "durable commit p50 ≤ 1.15× the raw fsync floor (append)", direction: .atMost, target: 1.15,
+             measure: { r in
+                 guard let row = r.find("W2", "durable single-row commit, p50"), let yap = row.median(.yapdb),
+                       let floor = row.median(.floor) else { return nil }
+                 return yap / floor
+             }, unit: .ratio),
+        Goal(issue: "9", workload: "W7", text: "size after deleting half + compaction ≤ 1.3× the raw payload", direction: .atMost, target: 1.3,
+             measure: { r in
+                 guard let size = r.yap("W7", "file size after compaction") else { return nil }
+                 return size / Double(Int64(r.rows - r.rows / 2) * Int64(Dataset.keySize + 100))
+             }, unit: .ratio),
+        Goal(issue: "9", workload: "W9", text: "object-cache hit ≤ 150 ns", direction: .atMost, target: 150,
+             measure: { $0.yap("W9", "cache hit, the same key") }, unit: .nanoseconds),
+        Goal(issue: "9", workload: "W11", text: "view maintenance over plain inserts ≤ 1.1×, sorted key order", direction: .atMost, target: 1.1,
+             measure: { $0.yapOver("W11", "sorted key order, one durable transaction, with a view",
+                                   "sorted key order, one durable transaction, without") }, unit: .ratio),
+        Goal(issue: "9", workload: "W11", text: "view maintenance over plain inserts ≤ 1.5×, random key order", direction: .atMost, target: 1.5,
+             measure: { $0.yapOver("W11", "random key order, one durable transaction, with a view",
+                                   "random key order, one durable transaction, without") }, unit: .ratio),
+        Goal(issue: "9", workload: "W11", text: "reopen + re-register + first row of the view ≤ 10 ms, \(atSize)", direction: .atMost,
+             target: 10_000_000, measure: { $0.yap("W11", "reopen, re-register") }, unit: .nanoseconds),
+        Goal(issue: "9", workload: "W11", text: "private memory after reopening the view + 1,000 reads ≤ 32 MiB, \(atSize)", direction: .atMost,
+             target: mib32, measure: { $0.yap("W11", "private memory") }, unit: .bytes, missing: "n/a (no RssAnon)"),
+        Goal(issue: "9", workload: "W10", text: "cache sync ≤ 200 ns per changed key (10,000 keys)", direction: .atMost, target: 200,
+             measure: { $0.yap("W10", "after A changed 10,000") }, unit: .nanoseconds),
+        // Issue 6, where issue 9 does not restate them.
+        Goal(issue: "6", workload: "W2", text: "(for reference) durable commit p50 ≤ 1.15× the overwrite floor", direction: .atMost, target: 1.15,
+             measure: { r in
+                 guard let yap = r.yap("W2", "durable single-row commit, p50"),
+                       let floor = r.find("W2", "raw overwrite + fdatasync, p50")?.median(.floor) else { return nil }
+                 return yap / floor
+             }, unit: .ratio),
+        Goal(issue: "6", workload: "W2", text: "non-durable commit p50 ≥ 4× SQLite NORMAL", direction: .atLeast, target: 4,
+             measure: { $0.ratio("W2", "non-durable single-row commit, p50", .sqliteNormal) }, unit: .ratio),
+        Goal.atLeast(issue: "6", "W3", "100 × 1,000 rows ≥ 6× SQLite NORMAL", 6, row: "durable transactions", than: .sqliteNormal),
+        Goal.atLeast(issue: "6", "W3", "100 × 1,000 rows ≥ 10× LMDB", 10, row: "durable transactions", than: .lmdb),
+        Goal(issue: "6", workload: "W5", text: "≥ 1.8× from 1 to 2 reader threads", direction: .atLeast, target: 1.8,
+             measure: { $0.yap("W5", "speed-up from 1 to 2") }, unit: .ratio),
+        Goal.atLeast(issue: "6", "W7", "delete ≥ 8× SQLite", 8, row: "delete", than: .sqliteNormal),
+        Goal(issue: "6", workload: "W9", text: "empty read transaction ≤ 0.5 µs", direction: .atMost, target: 500,
+             measure: { $0.yap("W9", "empty read transaction") }, unit: .nanoseconds),
+    ]
+}

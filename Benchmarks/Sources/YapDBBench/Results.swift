@@ -44,12 +44,16 @@ struct GoalResult: Codable, Sendable {
     var met: Bool?
     /// How far from the goal: 1 at the goal, above 1 when missed by that factor.
     var shortfall: Double?
+    /// The issue that set the goal (absent in runs recorded before issue 9).
+    var issue: String?
 }
 
 /// Everything one run produced: the machine, the settings, the rows and the goals.
 struct RunResults: Codable, Sendable {
     var size: String
     var rows: Int
+    /// The rows of W8's `--huge` run, when it ran.
+    var hugeRows: Int?
     var date: String
     var machine: [String: String]
     var settings: [String]

@@ -14,6 +14,10 @@ struct Settings: Sendable {
     /// Rewrite the report from this finished run's JSON instead of running.
     var reportFrom: String?
 
+    /// W8 also at `hugeRows` rows (`--huge`; 10M by default, `--huge-rows` for a smaller try).
+    var huge = false
+    var hugeRows = 10_000_000
+
     var rows: Int { size == .full ? 1_000_000 : 100_000 }
     /// Runs per engine for light workloads, and for the ones that load a whole database.
     var reps: Int { size == .full ? 5 : 3 }
@@ -43,11 +47,14 @@ final class Runner {
     }
 
     /// The main data: `rows` rows of 16-byte keys and 100-byte random values.
-    var main: Dataset { dataset("main") { Dataset(count: self.settings.rows, valueSize: 100, kind: .random, seed: 0x5EED_0001) } }
+    var main: Dataset { dataset("main") { Runner.mainDataset(rows: self.settings.rows) } }
+
+    /// The main data at `rows` rows (a child process builds the same rows from the same seed).
+    static func mainDataset(rows: Int) -> Dataset { Dataset(count: rows, valueSize: 100, kind: .random, seed: 0x5EED_0001) }
     /// The compression variant: a tenth of the rows, 1 KiB JSON-like values.
     var json: Dataset { dataset("json") { Dataset(count: self.settings.rows / 10, valueSize: 1024, kind: .json, seed: 0x5EED_0002) } }
 
-    private func dataset(_ name: String, _ make: () -> Dataset) -> Dataset {
+    func dataset(_ name: String, _ make: () -> Dataset) -> Dataset {
         if let existing = datasets[name] { return existing }
         let start = nowNanoseconds()
         let made = make()

@@ -8,12 +8,14 @@ enum Engine: String, CaseIterable, Codable, Sendable {
     case sqliteNormal = "SQLite NORMAL"
     /// SQLite in WAL mode, `synchronous=FULL` (the WAL is synced per commit).
     case sqliteFull = "SQLite FULL"
+    /// GRDB (a `DatabasePool`: WAL, `synchronous=NORMAL`), as a Swift developer uses it.
+    case grdb = "GRDB"
     /// LMDB with its default, durable commits.
     case lmdb = "LMDB"
     /// Raw `write` + `fdatasync` on a plain file: the floor any durable commit sits on.
     case floor = "fsync floor"
 
-    var isPeer: Bool { self == .sqliteNormal || self == .sqliteFull || self == .lmdb }
+    var isPeer: Bool { self == .sqliteNormal || self == .sqliteFull || self == .grdb || self == .lmdb }
 }
 
 /// Whether commits wait for the disk. A workload's non-durable variant runs YapDB with
@@ -66,6 +68,7 @@ func openStore(_ engine: Engine, in folder: URL, durability: Durability, mapSize
     case .yapdb: return try YapStore(folder: folder, durability: durability)
     case .sqliteNormal: return try SQLiteStore(folder: folder, synchronous: "NORMAL")
     case .sqliteFull: return try SQLiteStore(folder: folder, synchronous: "FULL")
+    case .grdb: return try GRDBStore(folder: folder)
     case .lmdb: return try LMDBStore(folder: folder, durability: durability, mapSize: mapSize)
     case .floor: throw BenchError("the fsync floor is not a store")
     }

@@ -3,14 +3,14 @@ import Foundation
 import Glibc
 #endif
 
-/// W7 (delete and compaction) and W8 (open to first read, clean and after a kill).
+/// W7 (delete and compaction), and the child writer W8 kills.
 extension Runner {
     /// W7: load every row (not timed), delete a random half in one durable transaction, then
     /// compact. Sizes are of the open database's files.
     func runW7() throws {
         let data = main
         let half = data.readOrder[0..<(data.count / 2)]
-        let figures = try interleave([.yapdb, .sqliteNormal, .lmdb], reps: settings.heavyReps) { engine, rep in
+        let figures = try interleave([.yapdb, .sqliteNormal, .grdb, .lmdb], reps: settings.heavyReps) { engine, rep in
             let folder = try freshFolder("W7-\(engine)-\(rep)")
             defer { remove(folder) }
             let store = try openStore(engine, in: folder, durability: .durable, mapSize: settings.lmdbMapSize)
@@ -44,61 +44,11 @@ extension Runner {
             note: "raw payload of the \(n) rows left: \(format(Double(data.payloadBytes(rows: data.count - half.count)), .bytes))")
     }
 
-    /// W8: open the fixture database (every row) and read one row, timed together: after a
-    /// clean close, and after a child process was killed with SIGKILL while committing.
-    func runW8() throws {
-        let data = main
-        let engines = Runner.readEngines.filter { settings.wants($0) }
-        for engine in engines {
-            _ = try fixture(engine)
-            try fixtures.removeValue(forKey: engine)?.close()
-        }
-        let firstRow = data.readOrder[0...0]
-        let expected = expectedChecksum(data, firstRow)
-        func openAndRead(_ engine: Engine, _ folder: URL) throws -> (Double, any Store) {
-            var store: (any Store)?
-            let time = try timed(engine == .yapdb) {
-                let opened = try openStore(engine, in: folder, durability: .durable, mapSize: settings.lmdbMapSize)
-                let reader = try opened.makeReader()
-                let sum = try reader.readInOneTransaction(data, rows: firstRow)
-                reader.close()
-                try expectChecksum(sum, expected, engine, "W8 first read")
-                store = opened
-            }
-            return (time, store!)
-        }
-        var recovered: [Double] = []
-        let figures = try interleave(engines, reps: settings.reps) { engine, rep in
-            let (clean, store) = try openAndRead(engine, fixtureFolder(engine))
-            try store.close()
-            // The kill: a copy of the fixture, a child writing to it, SIGKILL mid-transaction.
-            let copy = settings.workFolder.appendingPathComponent("W8-\(engine)-\(rep)")
-            remove(copy)
-            try FileManager.default.copyItem(at: fixtureFolder(engine), to: copy)
-            defer { remove(copy) }
-            try killWriterMidCommit(engine, copy)
-            let (afterKill, reopened) = try openAndRead(engine, copy)
-            if let yap = reopened as? YapStore, let stats = try? yap.database.stats() {
-                recovered.append(Double(stats.recoveredTruncatedBytes))
-            }
-            try reopened.close()
-            return ["clean": clean, "kill": afterKill]
-        }
-        let n = data.count.formatted()
-        add("W8", "open and first read, \(n) rows, after a clean close", .time, figures, "clean",
-            note: "warm page cache; includes opening a connection and one read")
-        var killNote = "a child process writing transactions of 100,000 rows is SIGKILLed 250 ms after its first commit"
-        if !recovered.isEmpty {
-            killNote += "; YapDB cut a torn tail of \(format(median(recovered), .bytes)) (median) at open"
-        }
-        add("W8", "open and first read, \(n) rows, after a kill mid-commit", .time, figures, "kill", note: killNote)
-    }
-
     /// Starts `yapdb-bench child-writer ENGINE FOLDER`, waits for its first commit, lets it run
     /// 250 ms into the next transaction, and kills it with SIGKILL.
     func killWriterMidCommit(_ engine: Engine, _ folder: URL) throws {
         let child = Process()
-        child.executableURL = URL(fileURLWithPath: "/proc/self/exe")
+        child.executableURL = selfExecutable()
         child.arguments = ["child-writer", engine.rawValue, folder.path]
         let output = Pipe()
         child.standardOutput = output

@@ -14,7 +14,7 @@ struct Item: Codable, Sendable {
 extension Runner {
     static let objectCollection = "objects"
     static let objectRows = 10_000
-    static let peers: [Engine] = [.sqliteNormal, .sqliteFull, .lmdb]
+    static let peers: [Engine] = [.sqliteNormal, .sqliteFull, .grdb, .lmdb]
 
     /// A YapDB database (`.normal`: setting up is not timed) with `objectRows` Codable items.
     func objectDatabase(_ name: String) throws -> (YapDatabase, URL) {
@@ -88,7 +88,7 @@ extension Runner {
         let batches = settings.size == .full ? 21 : 9
         let small = Dataset(count: 1_000, valueSize: 100, kind: .random, seed: 0x5EED_0010)
         var peers: [Engine: (store: any Store, reader: any StoreReader, folder: URL)] = [:]
-        for engine in [Engine.sqliteNormal, .lmdb] where settings.wants(engine) {
+        for engine in [Engine.sqliteNormal, .grdb, .lmdb] where settings.wants(engine) {
             let folder = try freshFolder("W9-\(engine)")
             let store = try openStore(engine, in: folder, durability: .durable, mapSize: settings.lmdbMapSize)
             try store.write(small, rows: Array(0..<small.count)[...])
@@ -103,7 +103,7 @@ extension Runner {
         }
         let connection = database.newConnection()
         let writer = database.newConnection()
-        let figures = try interleave([.yapdb, .sqliteNormal, .lmdb], reps: batches) { engine, _ in
+        let figures = try interleave([.yapdb, .sqliteNormal, .grdb, .lmdb], reps: batches) { engine, _ in
             if let peer = peers[engine] {
                 let read = try timed { try peer.reader.emptyReadTransactions(batch) }
                 let write = try timed { try peer.store.emptyWriteTransactions(batch) }
@@ -123,11 +123,11 @@ extension Runner {
             return ["read": read / Double(batch), "longLived": longLived / Double(batch), "write": write / Double(batch)]
         }
         add("W9", "empty read transaction (batches of 1,000)", .time, figures, "read",
-            note: "SQLite: BEGIN + COMMIT (SQLite takes its snapshot at the first read); LMDB: mdb_txn_renew + mdb_txn_reset")
+            note: "SQLite: BEGIN + COMMIT (SQLite takes its snapshot at the first read); GRDB: pool.read { }; LMDB: mdb_txn_renew + mdb_txn_reset")
         add("W9", "long-lived read: begin, one empty read, end (batches of 1,000)", .time, figures, "longLived", charted: false,
             notApplicable: Runner.peers)
         add("W9", "empty read-write transaction (batches of 1,000)", .time, figures, "write",
-            note: "SQLite: BEGIN IMMEDIATE + COMMIT; LMDB: mdb_txn_begin + mdb_txn_commit (nothing to sync)")
+            note: "SQLite: BEGIN IMMEDIATE + COMMIT; GRDB: pool.write { }; LMDB: mdb_txn_begin + mdb_txn_commit (nothing to sync)")
     }
 
     /// W10: connection A commits 1, 100 and 10,000 changed keys that connection B holds in its

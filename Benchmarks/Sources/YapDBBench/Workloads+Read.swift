@@ -3,7 +3,7 @@ import Foundation
 /// W4–W6: point reads, parallel readers, enumeration and ordered scans, on one database per
 /// engine holding every row (the fixture).
 extension Runner {
-    static let readEngines: [Engine] = [.yapdb, .sqliteNormal, .lmdb]
+    static let readEngines: [Engine] = [.yapdb, .sqliteNormal, .grdb, .lmdb]
 
     /// The engine's fixture, loaded on first use (one durable transaction, not timed).
     func fixture(_ engine: Engine) throws -> any Store {

@@ -5,7 +5,7 @@ extension Runner {
     /// W1: all rows in one durable transaction, random key order, then sequential order, then
     /// 1 KiB JSON-like values (a tenth of the rows) for compression; file size after closing.
     func runW1() throws {
-        let engines: [Engine] = [.yapdb, .sqliteNormal, .sqliteFull, .lmdb, .floor]
+        let engines: [Engine] = [.yapdb, .sqliteNormal, .sqliteFull, .grdb, .lmdb, .floor]
         let variants: [(name: String, data: Dataset, order: [Int])] = [
             ("random keys", main, Array(0..<main.count)),
             ("sequential keys", main, main.sortedOrder),
@@ -31,6 +31,26 @@ extension Runner {
             add("W1", "file size after loading \(rows) rows, \(variant.name)", .bytes, figures, "size",
                 note: "fsync floor column: the raw payload (keys + values)", charted: variant.name != "sequential keys")
         }
+        try runW1Memory()
+    }
+
+    /// W1's private memory: each engine loads every row of the main data in one durable
+    /// transaction in a new process that samples its RssAnon every 2 ms; the peak above what
+    /// the process held before the open (its copy of the dataset).
+    func runW1Memory() throws {
+        let figures = try interleave([.yapdb, .sqliteNormal, .grdb, .lmdb], reps: settings.heavyReps) { engine, rep in
+            let folder = try freshFolder("W1-memory-\(engine)-\(rep)")
+            defer { remove(folder) }
+            let child = try runChild(["child-load", engine.rawValue, folder.path, String(settings.rows)])
+            let peak = try child.number("peak"), baseline = try child.number("baseline")
+            guard peak >= 0, baseline >= 0 else { return [:] }
+            return ["above": peak - baseline, "baseline": baseline]
+        }
+        let baseline = figures["baseline"].map { format(median($0.values.flatMap { $0 }), .bytes) } ?? "n/a"
+        add("W1", "private memory (RssAnon) peak during the load of \(settings.rows.formatted()) rows, above the process's baseline",
+            .bytes, figures, "above", note: privateMemoryBytes() == nil ? "n/a: no /proc/self/status on this system"
+                : "a new process per run, sampling RssAnon every 2 ms through open + load + commit; its baseline before "
+                + "the open (the dataset it built) was \(baseline) and is subtracted", charted: false)
     }
 
     /// W2: single-row commits on a new database, durable and not; p50 and p99 per commit.
@@ -40,7 +60,7 @@ extension Runner {
         let data = main
         let count = settings.singleCommits
         for durability in [Durability.durable, .relaxed] {
-            let engines = (durability == .durable ? [Engine.yapdb, .sqliteFull, .lmdb, .floor] : [.yapdb, .sqliteNormal, .lmdb])
+            let engines = (durability == .durable ? [Engine.yapdb, .sqliteFull, .lmdb, .floor] : [.yapdb, .sqliteNormal, .grdb, .lmdb])
                 .filter { settings.wants($0) }
             var figures: [String: [Engine: [Double]]] = [:]
             for rep in 0..<settings.reps {
@@ -84,7 +104,7 @@ extension Runner {
             let what = durability == .durable ? "durable single-row commit" : "non-durable single-row commit"
             let setting = durability == .durable
                 ? "YapDB .full, SQLite FULL, LMDB default; floor: 256-byte append + fdatasync"
-                : "YapDB .normal, SQLite NORMAL, LMDB MDB_NOSYNC"
+                : "YapDB .normal, SQLite NORMAL, GRDB (NORMAL), LMDB MDB_NOSYNC"
             add("W2", "\(what), p50 of \(count)", .time, figures, "p50", note: setting)
             add("W2", "\(what), p99 of \(count)", .time, figures, "p99", note: setting, charted: false)
             if durability == .durable && settings.wants(.floor) {
@@ -101,7 +121,7 @@ extension Runner {
         let data = main
         let transactions = 100, perTransaction = 1_000
         let total = min(transactions * perTransaction, data.count)
-        let figures = try interleave([.yapdb, .sqliteNormal, .sqliteFull, .lmdb, .floor], reps: settings.reps) { engine, rep in
+        let figures = try interleave([.yapdb, .sqliteNormal, .sqliteFull, .grdb, .lmdb, .floor], reps: settings.reps) { engine, rep in
             let folder = try freshFolder("W3-\(engine)-\(rep)")
             defer { remove(folder) }
             if engine == .floor {

@@ -1,16 +1,15 @@
 import Foundation
 
-// yapdb-bench: YapDB, SQLite and LMDB on the same workloads (W1–W10 of issue 6), interleaved,
+// yapdb-bench: YapDB, SQLite, GRDB and LMDB on the same workloads (W1–W10 of issue 6, W11 and the
+// fresh-process open and memory figures of issue 9), interleaved,
 // medians of several runs, ratios per pair; writes docs/benchmarks.md and docs/benchmarks.json.
 //
-//   yapdb-bench [--size quick|full] [--only W1,W4] [--engines sqlite,lmdb,floor]
+//   yapdb-bench [--size quick|full] [--huge] [--only W1,W4] [--engines sqlite,grdb,lmdb,floor]
 //               [--work DIR] [--markdown PATH] [--json PATH] [--profiles PATH]
 //               [--perf-control CTL_FIFO,ACK_FIFO]
 
 let arguments = Array(CommandLine.arguments.dropFirst())
-if arguments.first == "child-writer", arguments.count == 3 {
-    childWriter(engine: arguments[1], folder: arguments[2])
-}
+runChildModeIfAsked(arguments)
 
 let (settings, profilesPath) = parseArguments(arguments)
 
@@ -34,7 +33,7 @@ dateFormatter.formatOptions = [.withFullDate]
 var machine = describeMachine(workFolder: settings.workFolder.deletingLastPathComponent())
 machine["load average at start"] = loadAverage()
 let results = RunResults(
-    size: settings.size.rawValue, rows: settings.rows, date: dateFormatter.string(from: Date()), machine: machine,
+    size: settings.size.rawValue, rows: settings.rows, hugeRows: settings.huge ? settings.hugeRows : nil, date: dateFormatter.string(from: Date()), machine: machine,
     settings: [
         "Rows: \(settings.rows.formatted()); keys 16 bytes (hex of a random 64-bit number), values 100 random bytes; "
             + "the compression variant of W1 uses a tenth of the rows with 1 KiB JSON-like values; fixed seeds.",
@@ -46,8 +45,15 @@ let results = RunResults(
         "SQLite: YapDatabase's layout (`database2` with rowid, collection, key, data, metadata; unique index on "
             + "(collection, key)); WAL; `synchronous=NORMAL` or `FULL` per column; other settings default (4 KiB pages, "
             + "2 MB cache); prepared statements; blobs read in place. Reads use the NORMAL database.",
+        "GRDB 7.10.0 (the system SQLite): a `DatabasePool` (WAL, GRDB's `synchronous=NORMAL`), table `bench` with the "
+            + "primary key (collection, key) and a blob column; cached statements (`db.cachedStatement(sql:)`, "
+            + "`execute(arguments:)`, `Data.fetchOne`: values come back as a copy); `pool.write { }` per transaction, "
+            + "`pool.read { }` per read transaction.",
         "LMDB: one file (`MDB_NOSUBDIR`), `MDB_NOTLS`, durable commits (`MDB_NOSYNC` for non-durable rows), key = "
             + "\"bench\\0\" + key; values read in place; readers reset and renew their transaction.",
+        "Fresh-process figures (W1's memory peak, W8, W11's reopen): the run spawns `yapdb-bench child-…` once per "
+            + "engine and run, interleaved, so each figure is one engine alone in a new process. Private memory is "
+            + "`RssAnon` of /proc/self/status (anonymous resident pages: not a map's file pages, not the page cache).",
         "Every read is checksummed and the sum is checked against the dataset: all engines return the same bytes.",
     ])
 let runner = Runner(settings: settings, results: results)
@@ -57,7 +63,7 @@ try FileManager.default.createDirectory(at: settings.workFolder, withIntermediat
 let workloads: [(String, () throws -> Void)] = [
     ("W1", runner.runW1), ("W2", runner.runW2), ("W3", runner.runW3), ("W4", runner.runW4),
     ("W5", runner.runW5), ("W6", runner.runW6), ("W8", runner.runW8), ("W7", runner.runW7),
-    ("W9", runner.runW9), ("W10", runner.runW10),
+    ("W9", runner.runW9), ("W10", runner.runW10), ("W11", runner.runW11),
 ]
 let started = nowNanoseconds()
 do {
@@ -88,7 +94,7 @@ runner.results.table.sort { lhs, rhs in
     let l = Int(lhs.workload.dropFirst()) ?? 0, r = Int(rhs.workload.dropFirst()) ?? 0
     return l < r
 }
-runner.results.goals = goals.map { $0.evaluate(runner.results) }
+runner.results.goals = goals(rows: runner.results.rows, hugeRows: runner.results.hugeRows).map { $0.evaluate(runner.results) }
 for goal in runner.results.goals where goal.met != nil {
     log("goal \(goal.workload) \(goal.goal): \(goal.measuredText) — \(goal.met! ? "met" : "missed")")
 }

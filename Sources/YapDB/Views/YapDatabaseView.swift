@@ -169,8 +169,8 @@ public final class YapDatabaseAutoView: YapDatabaseView, @unchecked Sendable {
         guard isAllowed(collection) else { return }
         update(name, transaction) { state, engine in
             // An insert or a change: the old position, if any, was removed by willChangeRow.
-            engine.removeRow(collection: collection, key: key, from: &state)
-            engine.insertRow(collection: collection, key: key, into: &state)
+            let removed = engine.removeRow(collection: collection, key: key, from: &state)
+            return engine.insertRow(collection: collection, key: key, into: &state) || removed
         }
     }
 
@@ -190,26 +190,31 @@ public final class YapDatabaseAutoView: YapDatabaseView, @unchecked Sendable {
     }
 
     override func willRemoveAll(name: String, transaction: YapDatabaseReadWriteTransaction) {
-        update(name, transaction) { state, _ in state = ViewState(versionTag: state.versionTag) }
+        update(name, transaction) { state, _ in
+            guard !state.groups.isEmpty else { return false }
+            state = ViewState(versionTag: state.versionTag)
+            return true
+        }
     }
 
     override func didTouchRow(name: String, collection: String, key: String, transaction: YapDatabaseReadWriteTransaction) {
-        guard isAllowed(collection) else { return }
-        var touched = transaction.extensionChanges[name] as? Set<YapCollectionKey> ?? []
-        touched.insert(YapCollectionKey(collection: collection, key: key))
-        transaction.extensionChanges[name] = touched
+        guard isAllowed(collection), let entry = transaction.keydir.entry(collection: collection, key: key),
+              (transaction.extensionState(Self.stateKey(name)) as? ViewState)?.rowGroups[entry.rowid] != nil else { return }
+        transaction.noteViewChange(name, touching: YapCollectionKey(collection: collection, key: key))
     }
 
     // MARK: Maintenance
 
     /// Runs `body` on the transaction's state of this view (taken out of the transaction so it
-    /// is uniquely referenced and mutated in place), then puts it back.
-    func update(_ name: String, _ transaction: YapDatabaseReadWriteTransaction, _ body: (inout ViewState, ViewEngine) -> Void) {
+    /// is uniquely referenced and mutated in place), then puts it back. `body` returns whether
+    /// it changed the view's rows; if so the commit is noted as changing the view.
+    func update(_ name: String, _ transaction: YapDatabaseReadWriteTransaction, _ body: (inout ViewState, ViewEngine) -> Bool) {
         let key = Self.stateKey(name)
         guard var state = transaction.extensionState(key) as? ViewState else { return }
         transaction.setExtensionState(nil, forKey: key)
-        body(&state, ViewEngine(view: self, config: config.withLock { $0 }, transaction: transaction))
+        let changed = body(&state, ViewEngine(view: self, config: config.withLock { $0 }, transaction: transaction))
         transaction.setExtensionState(state, forKey: key)
+        if changed { transaction.noteViewChange(name) }
     }
 
     /// Builds the view from every allowed row (registration, or a new grouping or sorting).
@@ -227,6 +232,20 @@ public final class YapDatabaseAutoView: YapDatabaseView, @unchecked Sendable {
         }
         transaction.setExtensionState(state, forKey: Self.stateKey(name))
         transaction.engineTransaction.markChanged()
+        transaction.noteViewChange(name)
+        transaction.viewDidRepopulate(name)
+    }
+}
+
+extension YapDatabaseReadWriteTransaction {
+    /// Records in the commit's notification that it changed the view registered as `name`
+    /// (`"extensions"[name]` present: what `hasChanges(forNotifications:)` reads), and
+    /// `touched`, a key touched in the view (the entry's value: the touched keys, which
+    /// `getChanges` reports as updates).
+    func noteViewChange(_ name: String, touching touched: YapCollectionKey? = nil) {
+        var keys = extensionChanges[name] as? Set<YapCollectionKey> ?? []
+        if let touched { keys.insert(touched) }
+        extensionChanges[name] = keys
     }
 }
 
@@ -261,21 +280,26 @@ struct ViewEngine {
     }
 
     /// Puts the row into its group at its sorted place (after its equals), if it belongs.
-    func insertRow(collection: String, key: String, into state: inout ViewState) {
-        guard let entry = transaction.keydir.entry(collection: collection, key: key) else { return }
-        guard let group = config.grouping.group(transaction, row(collection: collection, key: key, forGrouping: true)) else { return }
+    /// Returns whether it did.
+    @discardableResult
+    func insertRow(collection: String, key: String, into state: inout ViewState) -> Bool {
+        guard let entry = transaction.keydir.entry(collection: collection, key: key) else { return false }
+        guard let group = config.grouping.group(transaction, row(collection: collection, key: key, forGrouping: true)) else { return false }
         let sortRow = row(collection: collection, key: key, forGrouping: false)
         var tree = state.groups.removeValue(forKey: group) ?? OrderedRowTree()
         let index = tree.insertionIndex { existing in compare(sortRow, with: existing, in: group) }
         tree.insert(entry.rowid, at: index)
         state.groups[group] = tree
         state.rowGroups.updateValue(group, forKey: entry.rowid)
+        return true
     }
 
     /// Takes the row out of the view, found with its current values (call before they change).
-    func removeRow(collection: String, key: String, from state: inout ViewState) {
+    /// Returns whether the row was in the view.
+    @discardableResult
+    func removeRow(collection: String, key: String, from state: inout ViewState) -> Bool {
         guard let entry = transaction.keydir.entry(collection: collection, key: key),
-              let group = state.rowGroups[entry.rowid], var tree = state.groups.removeValue(forKey: group) else { return }
+              let group = state.rowGroups[entry.rowid], var tree = state.groups.removeValue(forKey: group) else { return false }
         let sortRow = row(collection: collection, key: key, forGrouping: false)
         var index = tree.firstIndex(of: entry.rowid) { existing in compare(sortRow, with: existing, in: group) }
         if index == nil {
@@ -288,11 +312,14 @@ struct ViewEngine {
         if let index { _ = tree.remove(at: index) }
         if !tree.isEmpty { state.groups[group] = tree }
         state.rowGroups.removeValue(forKey: entry.rowid)
+        return true
     }
 
-    /// Takes many rows out at once (a collection clear): one pass over each group.
-    func removeRows(_ doomed: Set<UInt64>, from state: inout ViewState) {
-        guard !doomed.isEmpty else { return }
+    /// Takes many rows out at once (a collection clear): one pass over each group. Returns
+    /// whether any of them was in the view.
+    @discardableResult
+    func removeRows(_ doomed: Set<UInt64>, from state: inout ViewState) -> Bool {
+        guard doomed.contains(where: { state.rowGroups[$0] != nil }) else { return false }
         var groups: [String: OrderedRowTree] = [:]
         for (group, tree) in state.groups {
             var kept = OrderedRowTree()
@@ -304,5 +331,6 @@ struct ViewEngine {
         }
         state.groups = groups
         for rowid in doomed { state.rowGroups.removeValue(forKey: rowid) }
+        return true
     }
 }

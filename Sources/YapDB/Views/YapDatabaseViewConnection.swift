@@ -44,9 +44,13 @@ public class YapDatabaseViewConnection {
         return ViewDiff(mappings: mappings, old: mappings.lists, new: lists, changed: changed).compute()
     }
 
-    /// Whether any of `notifications` may have changed this view's rows.
+    /// Whether any of `notifications` changed this view: a row entered, left, moved within or
+    /// changed inside it, or a row in it was touched. False for commits that touched only rows
+    /// the view does not hold (another collection, or rows its grouping leaves out).
     public func hasChanges(forNotifications notifications: [Notification]) -> Bool {
-        !notifications.isEmpty
+        notifications.contains { notification in
+            (notification.userInfo?[YapDatabaseNotificationKey.extensions] as? [String: Any])?[name] != nil
+        }
     }
 }
 

@@ -209,10 +209,11 @@ public final class YapDatabaseAutoViewTransaction: YapDatabaseViewTransaction {
         let name = collection ?? ""
         guard writeTransaction.keydir.entry(collection: name, key: key) != nil else { return }
         view.update(self.name, writeTransaction) { state, engine in
-            engine.removeRow(collection: name, key: key, from: &state)
-            engine.insertRow(collection: name, key: key, into: &state)
+            let removed = engine.removeRow(collection: name, key: key, from: &state)
+            return engine.insertRow(collection: name, key: key, into: &state) || removed
         }
         view.didTouchRow(name: self.name, collection: name, key: key, transaction: writeTransaction)
+        writeTransaction.viewDidReplaceRow(self.name, collection: name, key: key)
         writeTransaction.engineTransaction.markChanged()
     }
 }

@@ -5,6 +5,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import YapDBStorage
 
 /// A scripted failure of one kind of call on a `SimulatedDisk`.
 ///
@@ -17,7 +18,7 @@ import Darwin
 package struct Fault: Sendable, Equatable, CustomStringConvertible {
     /// The kind of call a fault applies to.
     package enum Call: String, Sendable, Equatable, CaseIterable {
-        case write, sync, syncDirectory, truncate, rename, remove, open, read
+        case write, sync, syncDirectory, truncate, rename, remove, open, read, map
     }
 
     /// What the failing call does.

@@ -1,3 +1,4 @@
+import YapDBStorage
 // Power cuts on the simulated disk: resolving everything not yet synced from a seed.
 
 /// How a power cut treats the operations that were not yet synced.

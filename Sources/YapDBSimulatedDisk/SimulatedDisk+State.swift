@@ -1,3 +1,4 @@
+import YapDBStorage
 // The simulated disk's state: files (inodes) with durable and current images, directory
 // entries, open handles, locks, the crash point, faults and the log. Every method here runs
 // with `SimulatedDisk.state` locked.

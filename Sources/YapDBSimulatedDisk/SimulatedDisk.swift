@@ -6,6 +6,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import YapDBStorage
 import Synchronization
 
 /// An in-memory `FileSystem` that models durability, power cuts and faults.

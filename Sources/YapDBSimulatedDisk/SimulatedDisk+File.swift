@@ -5,6 +5,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import YapDBStorage
 
 /// An open file on a `SimulatedDisk`.
 ///
@@ -79,6 +80,26 @@ package final class SimulatedFile: StorageFile {
         try disk.state.withLock { state throws(IOFailure) -> Int64 in
             let inode = try state.inode(ofHandle: id, epoch: epoch, "fstat", path)
             return Int64(state.inodes[inode]?.current.count ?? 0)
+        }
+    }
+
+    /// A copy of the first `length` bytes of the file's current image (what reads see now);
+    /// later writes do not change it, as the caller promises not to rewrite mapped bytes. Not
+    /// a mutating call (no crash-point count).
+    ///
+    /// - Throws: `IOFailure` — "power lost" `EIO`, `EBADF` after close, `EINVAL` ("mmap") for
+    ///   a negative length or one past the current size, or an injected `.map` fault.
+    package func map(length: Int) throws(IOFailure) -> FileMapping {
+        try disk.state.withLock { state throws(IOFailure) -> FileMapping in
+            let inode = try state.inode(ofHandle: id, epoch: epoch, "mmap", path)
+            if let effect = state.firingFault(.map, path) {
+                throw IOFailure(errno: SimulatedDisk.State.errno(of: effect), operation: "mmap", path: path)
+            }
+            let image = state.inodes[inode]?.current ?? []
+            guard length >= 0, length <= image.count else {
+                throw IOFailure(errno: EINVAL, operation: "mmap", path: path)
+            }
+            return image.withUnsafeBytes { FileMapping.copy(of: UnsafeRawBufferPointer(rebasing: $0[0..<length]), path: path) }
         }
     }
 

@@ -6,6 +6,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import YapDBStorage
 
 extension SimulatedDisk.State {
     /// Opens (and maybe creates) `path`; returns the new handle's id and epoch.

@@ -1,0 +1,241 @@
+import Foundation
+import Synchronization
+import YapDBEngine
+
+/// A view of a view: it keeps its parent view's groups and order, holding only the rows the
+/// filtering block lets through. It changes in the same commit as its parent (a row write, a
+/// new grouping or sorting of the parent, a new filter), has its own view transaction
+/// (`transaction.ext(name) as? YapDatabaseFilteredViewTransaction`), its own view connection
+/// (mappings and change sets) and is stored in checkpoints like its parent. The parent may
+/// itself be a filtered view.
+///
+/// Register the parent first: registration fails while no view is registered under
+/// `parentViewName`. Unregistering the parent unregisters its filtered views too.
+///
+/// `@unchecked Sendable`: the filter and version tag sit in the `config` `Mutex`; everything
+/// else is immutable.
+open class YapDatabaseFilteredView: YapDatabaseView, @unchecked Sendable {
+    struct Config: Sendable {
+        var filtering: YapDatabaseViewFiltering
+        var versionTag: String
+    }
+    let config: Mutex<Config>
+    let allowedCollections: YapWhitelistBlacklist?
+
+    /// The registered name of the view this one filters.
+    public let parentViewName: String
+
+    /// A filtered view of the view registered as `parentViewName`.
+    /// - Parameters:
+    ///   - parentViewName: the registered name of the parent view (an automatic or a filtered view).
+    ///   - filtering: which rows of the parent to keep.
+    ///   - versionTag: registering again later with the same tag (and an unchanged parent)
+    ///     keeps the stored contents; a different tag filters the parent anew.
+    ///   - options: `allowedCollections` narrows the view further; the other options are not
+    ///     used by filtered views.
+    public init(parentViewName: String, filtering: YapDatabaseViewFiltering, versionTag: String? = nil,
+                options: YapDatabaseViewOptions? = nil) {
+        self.parentViewName = parentViewName
+        config = Mutex(Config(filtering: filtering, versionTag: versionTag ?? ""))
+        allowedCollections = options?.allowedCollections
+        super.init()
+    }
+
+    /// The current filter (replaced by `setFiltering(_:versionTag:)`).
+    public var filtering: YapDatabaseViewFiltering { config.withLock { $0.filtering } }
+
+    /// The view's own version tag.
+    public var versionTag: String { config.withLock { $0.versionTag } }
+
+    /// Separates the view's own tag from its parent's in the stored tag, so a stored image is
+    /// reused only when neither this view nor any view above it changed.
+    static let tagSeparator = "\u{1F}"
+
+    func storedTag(parentState: ViewState) -> String {
+        versionTag + Self.tagSeparator + parentState.versionTag
+    }
+
+    // MARK: Extension hooks
+
+    override func prepare(name: String, transaction: YapDatabaseReadWriteTransaction) -> Bool {
+        guard let context = FilteredViewContext(view: self, transaction: transaction) else {
+            YapDatabaseLogging.log(.error, "filtered view \(name): no view is registered as \(parentViewName); register it first")
+            return false
+        }
+        let key = YapDatabaseAutoView.stateKey(name)
+        let tag = storedTag(parentState: context.parentState)
+        if let existing = transaction.extensionState(key) as? ViewState, existing.versionTag == tag { return true }
+        if let claimed = transaction.connection.database.engine.claimExtensionImage(key),
+           var state = ViewState(image: claimed.image), state.versionTag == tag {
+            context.catchUp(&state, changedKeys: claimed.changedKeys)
+            transaction.setExtensionState(state, forKey: key)
+            transaction.engineTransaction.markChanged()
+            return true
+        }
+        repopulate(name: name, context: context)
+        return true
+    }
+
+    override func dropState(name: String, transaction: YapDatabaseReadWriteTransaction) {
+        transaction.setExtensionState(nil, forKey: YapDatabaseAutoView.stateKey(name))
+        transaction.engineTransaction.markChanged()
+    }
+
+    override func makeConnection(name: String, connection: YapDatabaseConnection) -> AnyObject? {
+        guard let root = rootView(in: connection.database) else { return nil }
+        return YapDatabaseFilteredViewConnection(filteredView: self, root: root, name: name, connection: connection)
+    }
+
+    override func makeTransaction(name: String, extensionConnection: AnyObject?, transaction: YapDatabaseReadTransaction) -> AnyObject? {
+        guard let root = rootView(in: transaction.connection.database) else { return nil }
+        return YapDatabaseFilteredViewTransaction(filteredView: self, root: root, name: name,
+                                                  viewConnection: extensionConnection as? YapDatabaseViewConnection,
+                                                  transaction: transaction)
+    }
+
+    override func willChangeRow(name: String, collection: String, key: String, transaction: YapDatabaseReadWriteTransaction) {
+        guard holds(name, collection, key, transaction) else { return }
+        update(name, transaction) { state, context in context.remove(collection: collection, key: key, from: &state) }
+    }
+
+    override func didChangeRow(name: String, collection: String, key: String, transaction: YapDatabaseReadWriteTransaction) {
+        guard holds(name, collection, key, transaction) || holds(parentViewName, collection, key, transaction) else { return }
+        update(name, transaction) { state, context in
+            let removed = context.remove(collection: collection, key: key, from: &state)
+            return context.place(collection: collection, key: key, into: &state) || removed
+        }
+    }
+
+    override func willRemoveRow(name: String, collection: String, key: String, transaction: YapDatabaseReadWriteTransaction) {
+        guard holds(name, collection, key, transaction) else { return }
+        update(name, transaction) { state, context in context.remove(collection: collection, key: key, from: &state) }
+    }
+
+    override func willRemoveCollection(name: String, collection: String, transaction: YapDatabaseReadWriteTransaction) {
+        guard let rows = transaction.keydir.rows(inCollection: collection) else { return }
+        update(name, transaction) { state, context in
+            var doomed = Set<UInt64>()
+            rows.forEach { _, entry in
+                if state.rowGroups[entry.rowid] != nil { doomed.insert(entry.rowid) }
+                return true
+            }
+            return context.sorter.removeRows(doomed, from: &state)
+        }
+    }
+
+    override func willRemoveAll(name: String, transaction: YapDatabaseReadWriteTransaction) {
+        update(name, transaction) { state, _ in
+            guard !state.groups.isEmpty else { return false }
+            state = ViewState(versionTag: state.versionTag)
+            return true
+        }
+    }
+
+    /// A touched row is filtered again (a filter may depend on more than the row), and
+    /// observers see it as updated.
+    override func didTouchRow(name: String, collection: String, key: String, transaction: YapDatabaseReadWriteTransaction) {
+        // The views below this one get their own call from the transaction.
+        replaceRow(name: name, collection: collection, key: key, transaction: transaction, tellDependents: false)
+    }
+
+    // MARK: Maintenance
+
+    /// Filters the row again after its parent re-placed it (or it was touched), records it as
+    /// touched for observers when the view holds it, and (if `tellDependents`) tells the views
+    /// below this one.
+    func replaceRow(name: String, collection: String, key: String, transaction: YapDatabaseReadWriteTransaction,
+                    tellDependents: Bool = true) {
+        var held = false
+        update(name, transaction) { state, context in
+            let removed = context.remove(collection: collection, key: key, from: &state)
+            held = context.place(collection: collection, key: key, into: &state)
+            return removed || held
+        }
+        if held { transaction.noteViewChange(name, touching: YapCollectionKey(collection: collection, key: key)) }
+        if tellDependents { transaction.viewDidReplaceRow(name, collection: collection, key: key) }
+    }
+
+    /// Whether the view registered as `name` holds the row now (a cheap test before the blocks run).
+    func holds(_ name: String, _ collection: String, _ key: String, _ transaction: YapDatabaseReadWriteTransaction) -> Bool {
+        guard let state = transaction.extensionState(YapDatabaseAutoView.stateKey(name)) as? ViewState,
+              let entry = transaction.keydir.entry(collection: collection, key: key) else { return false }
+        return state.rowGroups[entry.rowid] != nil
+    }
+
+    /// Runs `body` on the transaction's state of this view (taken out of the transaction so it
+    /// is uniquely referenced and mutated in place), then puts it back. `body` returns whether
+    /// it changed the view's rows; if so the commit is noted as changing the view. Does nothing
+    /// while the parent view is not registered.
+    func update(_ name: String, _ transaction: YapDatabaseReadWriteTransaction, _ body: (inout ViewState, FilteredViewContext) -> Bool) {
+        let key = YapDatabaseAutoView.stateKey(name)
+        guard var state = transaction.extensionState(key) as? ViewState,
+              let context = FilteredViewContext(view: self, transaction: transaction) else { return }
+        transaction.setExtensionState(nil, forKey: key)
+        let changed = body(&state, context)
+        transaction.setExtensionState(state, forKey: key)
+        if changed { transaction.noteViewChange(name) }
+    }
+
+    /// Filters the whole parent view again (registration, a new filter, or a parent that was
+    /// rebuilt), then tells the views below this one.
+    func repopulate(name: String, transaction: YapDatabaseReadWriteTransaction) {
+        guard let context = FilteredViewContext(view: self, transaction: transaction) else { return }
+        repopulate(name: name, context: context)
+    }
+
+    func repopulate(name: String, context: FilteredViewContext) {
+        let state = context.filteredParent(tag: storedTag(parentState: context.parentState))
+        context.transaction.setExtensionState(state, forKey: YapDatabaseAutoView.stateKey(name))
+        context.transaction.engineTransaction.markChanged()
+        context.transaction.noteViewChange(name)
+        context.transaction.viewDidRepopulate(name)
+    }
+
+    /// The registered parent view, if it is a view.
+    func parentView(in database: YapDatabase) -> YapDatabaseView? {
+        database.registeredExtension(parentViewName) as? YapDatabaseView
+    }
+
+    /// The automatic view at the top of the chain of parents, whose sorting orders every view
+    /// below it; nil when a parent is missing (or the chain loops).
+    func rootView(in database: YapDatabase) -> YapDatabaseAutoView? {
+        var view: YapDatabaseView? = self
+        for _ in 0..<64 {
+            switch view {
+            case let auto as YapDatabaseAutoView: return auto
+            case let filtered as YapDatabaseFilteredView: view = filtered.parentView(in: database)
+            default: return nil
+            }
+        }
+        return nil
+    }
+}
+
+extension YapDatabaseReadWriteTransaction {
+    /// The view registered as `name` was rebuilt in this transaction: the filtered views of it
+    /// filter it again (and so on down).
+    func viewDidRepopulate(_ name: String) {
+        for (extName, ext) in extensions {
+            guard let filtered = ext as? YapDatabaseFilteredView, filtered.parentViewName == name else { continue }
+            filtered.repopulate(name: extName, transaction: self)
+        }
+    }
+
+    /// The view registered as `name` took a row out and put it back (a view-level touch):
+    /// the filtered views of it do the same.
+    func viewDidReplaceRow(_ name: String, collection: String, key: String) {
+        for (extName, ext) in extensions {
+            guard let filtered = ext as? YapDatabaseFilteredView, filtered.parentViewName == name else { continue }
+            filtered.replaceRow(name: extName, collection: collection, key: key, transaction: self)
+        }
+    }
+}
+
+extension YapDatabase {
+    /// The registered filtered views whose parent is `name`.
+    func filteredViewNames(dependingOn name: String) -> [String] {
+        extensionRegistry.all.compactMap { entry in
+            (entry.ext as? YapDatabaseFilteredView)?.parentViewName == name ? entry.name : nil
+        }
+    }
+}

@@ -1,0 +1,67 @@
+// Read-only views of a file's bytes for the index page reader: a memory map on POSIX, a copy
+// on the simulated disk. Part of the FileIO seam (FileIO.swift).
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The first `count` bytes of a file, readable in place until the object is released.
+///
+/// Made by `StorageFile.map(length:)`. On POSIX it is a `mmap(PROT_READ, MAP_SHARED)` region,
+/// unmapped in `deinit`; on the simulated disk (and the default implementation) it is a heap
+/// copy of the file's bytes, freed in `deinit`. Whoever reads `bytes` must keep the object
+/// alive for as long as it uses the pointer: reference counting is what keeps a mapping valid
+/// while any snapshot can still reach it.
+///
+/// The caller must never shrink the file below `count` while the mapping lives (a read of a
+/// truncated page of a real map is `SIGBUS`); the index keeps that rule by mapping only sealed,
+/// synced files and reading the file still being appended with `pread`.
+///
+/// Sendable (`@unchecked`): every stored property is a `let` set in `init`; the memory is
+/// never written through this object, so concurrent reads from any thread are safe.
+package final class FileMapping: @unchecked Sendable {
+    /// How the bytes are held, which decides how `deinit` releases them.
+    package enum Backing: Sendable, Equatable {
+        /// A `mmap` region: released with `munmap`.
+        case memoryMap
+        /// A heap copy: released with `deallocate`.
+        case copy
+    }
+
+    /// The mapped bytes; valid while this object is alive.
+    package let bytes: UnsafeRawBufferPointer
+    /// How the bytes are held.
+    package let backing: Backing
+    /// The path of the file the bytes came from (for error messages).
+    package let path: String
+
+    /// Takes ownership of a `mmap` region (`bytes`) or of a heap allocation made with
+    /// `UnsafeMutableRawPointer.allocate`.
+    init(bytes: UnsafeRawBufferPointer, backing: Backing, path: String) {
+        self.bytes = bytes
+        self.backing = backing
+        self.path = path
+    }
+
+    /// A heap copy of `source` (an empty one when `source` is empty).
+    package static func copy(of source: UnsafeRawBufferPointer, path: String) -> FileMapping {
+        let memory = UnsafeMutableRawPointer.allocate(byteCount: max(1, source.count), alignment: 16)
+        if let base = source.baseAddress, source.count > 0 {
+            memory.copyMemory(from: base, byteCount: source.count)
+        }
+        return FileMapping(bytes: UnsafeRawBufferPointer(start: memory, count: source.count), backing: .copy, path: path)
+    }
+
+    /// The number of bytes.
+    package var count: Int { bytes.count }
+
+    deinit {
+        guard let base = bytes.baseAddress else { return }
+        switch backing {
+        case .memoryMap: _ = munmap(UnsafeMutableRawPointer(mutating: base), bytes.count)
+        case .copy: UnsafeMutableRawPointer(mutating: base).deallocate()
+        }
+    }
+}

@@ -1,0 +1,243 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Synchronization
+
+/// How index pages are read (docs/format.md §9).
+package enum IndexReadMode: Sendable, Equatable {
+    /// Sealed, synced files through a memory map (no system call per read); the file still
+    /// being appended with `pread`.
+    case mapped
+    /// Every file with `pread`, through an LRU cache of at most `pages` pages: for file
+    /// systems where a memory map is unsafe (network file systems, files others may truncate).
+    case cached(pages: Int)
+}
+
+/// One page's bytes. They stay valid while this value (or a copy) lives: it holds the mapping
+/// or buffer they sit in.
+///
+/// Sendable (`@unchecked`): `bytes` points into memory that is never written after the page
+/// was read, owned by `owner` (a `FileMapping`, itself safe to share); both are `let`s.
+package struct IndexPage: @unchecked Sendable {
+    package let id: IndexPageID
+    /// Exactly `pageSize` bytes.
+    package let bytes: UnsafeRawBufferPointer
+    private let owner: FileMapping
+
+    init(id: IndexPageID, bytes: UnsafeRawBufferPointer, owner: FileMapping) {
+        self.id = id
+        self.bytes = bytes
+        self.owner = owner
+    }
+
+    /// A copy of the bytes.
+    package var array: [UInt8] { Array(bytes) }
+}
+
+/// The index files a reader can reach, frozen at one moment: what a snapshot holds.
+///
+/// Reading through a view takes no lock in `.mapped` mode (a dictionary lookup and a pointer
+/// into a mapping; `pread` for the active file); in `.cached` mode it takes the cache's lock
+/// for the lookup. A view keeps every mapping and file handle it names alive, so a file
+/// retired by the store stays readable by the snapshots that still reach it, and is unmapped
+/// (and closed) when the last of them is released.
+///
+/// Threading: a value; `page(_:)` from any thread.
+package struct IndexPageView: Sendable {
+    /// One readable file: its handle, the length the root record or the last writer sync
+    /// vouches for, and its mapping (`.mapped` mode, sealed files only).
+    struct Source: Sendable {
+        let file: any StorageFile
+        let length: Int64
+        let mapping: FileMapping?
+    }
+
+    let sources: [UInt32: Source]
+    let cache: IndexPageCache?
+    /// The page size of every file.
+    package let pageSize: Int
+
+    /// The file numbers this view can read, ascending.
+    package var fileNumbers: [UInt32] { sources.keys.sorted() }
+
+    /// Whether file `number` is read through a memory map in this view.
+    package func isMapped(_ number: UInt32) -> Bool { sources[number]?.mapping != nil }
+
+    /// The page `id`: from the mapping of a sealed file, else from the cache, else by `pread`
+    /// (then cached in `.cached` mode).
+    ///
+    /// - Throws: `.badPageID` with `.invalidPageID` (file or page 0), `.unknownFile` (a file
+    ///   this view does not know), `.pastEnd` (past the file's vouched length); `.io` from
+    ///   `pread` (a short read is `EIO` "short read").
+    package func page(_ id: IndexPageID) throws(IndexFileError) -> IndexPage {
+        guard id.isValid else { throw .badPageID(id, reason: .invalidPageID) }
+        guard let source = sources[id.file] else { throw .badPageID(id, reason: .unknownFile(id.file)) }
+        let offset = id.offset(pageSize: pageSize)
+        guard offset + Int64(pageSize) <= source.length else {
+            throw .badPageID(id, reason: .pastEnd(fileLength: source.length))
+        }
+        if let mapping = source.mapping {
+            let start = Int(offset)
+            return IndexPage(id: id, bytes: UnsafeRawBufferPointer(rebasing: mapping.bytes[start..<(start + pageSize)]), owner: mapping)
+        }
+        if let cache, let cached = cache.lookup(id) {
+            return IndexPage(id: id, bytes: cached.bytes, owner: cached)
+        }
+        let memory = UnsafeMutableRawPointer.allocate(byteCount: pageSize, alignment: 16)
+        let buffer = UnsafeMutableRawBufferPointer(start: memory, count: pageSize)
+        do throws(IOFailure) {
+            let count = try source.file.read(into: buffer, at: offset)
+            if count != pageSize { throw IOFailure.shortRead(path: source.file.path) }
+        } catch {
+            memory.deallocate()
+            throw .io(error)
+        }
+        let owner = FileMapping(bytes: UnsafeRawBufferPointer(buffer), backing: .copy, path: source.file.path)
+        cache?.insert(id, owner)
+        return IndexPage(id: id, bytes: owner.bytes, owner: owner)
+    }
+
+    /// Runs `body` on the bytes of page `id` (valid only inside `body`).
+    ///
+    /// - Throws: the errors of `page(_:)`.
+    package func withPage<R>(_ id: IndexPageID, _ body: (UnsafeRawBufferPointer) -> R) throws(IndexFileError) -> R {
+        let page = try page(id)
+        return withExtendedLifetime(page) { body(page.bytes) }
+    }
+}
+
+/// The index files in use and how to read them: opens the files a root record lists, adopts
+/// what an index checkpoint wrote, retires files index compaction replaced, and hands out
+/// `IndexPageView`s (docs/format.md §9).
+///
+/// Mapping rule: in `.mapped` mode only *sealed* files are mapped — files that are synced and
+/// will never be written again. The file a writer still appends to (`activeFile`) is read
+/// with `pread`, so the writer's truncations (resuming after a crash, cutting back after a
+/// failed sync) never touch a mapping. Each file's size is checked against the length the root
+/// record (or the writer's sync) vouches for before it is mapped.
+///
+/// Threading: any thread. One `Mutex` guards the current view, held only to read or replace
+/// it; files are opened and mapped outside it. `open`, `adopt` and `retire` come from one
+/// thread at a time (the engine's checkpoint or open).
+package final class IndexPageStore: Sendable {
+    package let files: DatabaseFiles
+    package let fileSystem: any FileSystem
+    package let uuid: [UInt8]
+    package let pageSize: Int
+    package let mode: IndexReadMode
+    /// The page cache (`.cached` mode only).
+    package let cache: IndexPageCache?
+    private let current: Mutex<IndexPageView>
+
+    /// A store that knows no file yet.
+    ///
+    /// - Parameters:
+    ///   - uuid: the database's UUID, checked in every file header.
+    ///   - pageSize: the page size of every index file (the root record's).
+    ///   - mode: mapped, or `pread` with a bounded cache.
+    package init(files: DatabaseFiles, fileSystem: any FileSystem, uuid: [UInt8], pageSize: Int, mode: IndexReadMode) {
+        self.files = files
+        self.fileSystem = fileSystem
+        self.uuid = uuid
+        self.pageSize = pageSize
+        self.mode = mode
+        if case .cached(let pages) = mode { cache = IndexPageCache(capacity: pages) } else { cache = nil }
+        current = Mutex(IndexPageView(sources: [:], cache: cache, pageSize: pageSize))
+    }
+
+    /// The files readable now. A snapshot keeps the view it was made with.
+    package func view() -> IndexPageView { current.withLock { $0 } }
+
+    /// The page `id` in the current view; see `IndexPageView.page(_:)`.
+    package func page(_ id: IndexPageID) throws(IndexFileError) -> IndexPage { try view().page(id) }
+
+    /// Opens every file `root` lists, replacing what the store knew: each must exist, carry a
+    /// valid header of this database with this page size, and hold at least the length the
+    /// root vouches for; sealed files are then mapped (`.mapped` mode).
+    ///
+    /// - Parameters:
+    ///   - root: the newest valid root record (`IndexRootFile.load`).
+    ///   - activeFile: the file a writer will resume appending to (read with `pread`), if any.
+    /// - Throws: `.corrupted` with `.badPageSize` (the root's page size is not the store's),
+    ///   `.fileMissing`, `.fileTooShort`, the header errors of `IndexFileHeader.read`; `.io`
+    ///   (`mmap` included). On error the store is unchanged.
+    package func open(root: IndexRoot, activeFile: UInt32? = nil) throws(IndexFileError) {
+        guard root.pageSize == pageSize else {
+            throw .corrupted(path: files.rootPath, offset: Int64(Format.rootBodyOffset), reason: .badPageSize(UInt32(truncatingIfNeeded: root.pageSize)))
+        }
+        var sources: [UInt32: IndexPageView.Source] = [:]
+        for file in root.files {
+            sources[file.number] = try source(file.extent, existing: nil, active: file.number == activeFile)
+        }
+        current.withLock { $0 = IndexPageView(sources: sources, cache: cache, pageSize: pageSize) }
+    }
+
+    /// Takes in what a writer's `sync()` returned: new files are opened (header and length
+    /// checked), known files get their new length; a file that stopped being the active one
+    /// is mapped now (`.mapped` mode). Files not in `extents` are kept.
+    ///
+    /// - Parameters:
+    ///   - extents: `IndexFileWriter.sync()`'s result (durable lengths).
+    ///   - activeFile: the writer's `activeNumber` (read with `pread`), or `nil` after it closed.
+    /// - Throws: as `open`. On error the store is unchanged.
+    package func adopt(_ extents: [IndexFileExtent], activeFile: UInt32?) throws(IndexFileError) {
+        var sources = view().sources
+        for extent in extents {
+            sources[extent.number] = try source(extent, existing: sources[extent.number], active: extent.number == activeFile)
+        }
+        if let activeFile, let existing = sources[activeFile], existing.mapping != nil {
+            sources[activeFile] = try source(IndexFileExtent(number: activeFile, length: existing.length), existing: existing, active: true)
+        }
+        current.withLock { $0 = IndexPageView(sources: sources, cache: cache, pageSize: pageSize) }
+    }
+
+    /// Forgets files (index compaction replaced them and a root without them is published).
+    /// Views made earlier still read them; the mapping and handle go with the last such view.
+    package func retire(_ numbers: [UInt32]) {
+        current.withLock { view in
+            var sources = view.sources
+            for number in numbers { sources[number] = nil }
+            view = IndexPageView(sources: sources, cache: cache, pageSize: pageSize)
+        }
+        for number in numbers { cache?.evict(file: number) }
+    }
+
+    /// Forgets every file (views made earlier keep theirs).
+    package func close() {
+        retire(view().fileNumbers)
+    }
+
+    /// A readable source for `extent`: the existing handle when there is one, else a newly
+    /// opened and checked file; mapped when sealed in `.mapped` mode.
+    private func source(_ extent: IndexFileExtent, existing: IndexPageView.Source?, active: Bool) throws(IndexFileError) -> IndexPageView.Source {
+        let path = files.indexPath(extent.number)
+        guard extent.length >= Int64(pageSize), extent.length % Int64(pageSize) == 0 else {
+            throw .corrupted(path: path, offset: 0, reason: .invalidField("length"))
+        }
+        let file: any StorageFile
+        if let existing {
+            if existing.length == extent.length, (existing.mapping == nil) == (active || mode != .mapped) { return existing }
+            file = existing.file
+        } else {
+            do {
+                file = try fileSystem.open(path, mode: .readOnly)
+            } catch {
+                if error.errno == ENOENT { throw .corrupted(path: path, offset: 0, reason: .fileMissing(extent.number)) }
+                throw .io(error)
+            }
+            try IndexFileHeader.read(file, number: extent.number, uuid: uuid, pageSize: pageSize)
+        }
+        let size: Int64
+        do { size = try file.size() } catch { throw .io(error) }
+        guard size >= extent.length else {
+            throw .corrupted(path: path, offset: size, reason: .fileTooShort(number: extent.number, expected: extent.length, found: size))
+        }
+        guard mode == .mapped, !active else { return IndexPageView.Source(file: file, length: extent.length, mapping: nil) }
+        guard let length = Int(exactly: extent.length) else { throw .corrupted(path: path, offset: 0, reason: .overLimit) }
+        let mapping: FileMapping
+        do { mapping = try file.map(length: length) } catch { throw .io(error) }
+        return IndexPageView.Source(file: file, length: extent.length, mapping: mapping)
+    }
+}
