@@ -70,8 +70,10 @@ extension KeyedNode {
             if found {
                 let old = entries.replaceValue(at: index, with: value)
                 byteSize += value.count - old.count
+                appendedLast = false
                 return old
             }
+            appendedLast = index == entries.count
             entries.insert(key, value, at: index)
             byteSize += Self.entryBytes(key, value)
             return nil
@@ -104,8 +106,10 @@ extension KeyedNode {
     /// sibling (and splits the result again if that overflows) if it fell below the fill bound.
     func fixChild(_ k: Int, _ tree: PagedBTree) throws(PageError) {
         let size = children[k].node.unsafelyUnwrapped.byteSize
+        appendedLast = false
         if size > tree.format.pageSize {
             adoptSplit(of: k, format: tree.format)
+            appendedLast = k + 2 == children.count && children[k + 1].node.unsafelyUnwrapped.appendedLast
         } else if size - PageLayout.headerSize < tree.format.minimumKeyedPayload && children.count > 1 {
             let left = k > 0 ? k - 1 : k
             let leftNode = try children[left].makeDirty(level: level - 1, format: tree.format, source: tree.source)
@@ -122,6 +126,7 @@ extension KeyedNode {
             byteSize -= PageLayout.keyedChildSize + Self.separatorBytes(keys[left])
             children.remove(at: left + 1)
             keys.remove(at: left)
+            leftNode.appendedLast = false
             if leftNode.byteSize > tree.format.pageSize { adoptSplit(of: left, format: tree.format) }
         }
     }
@@ -135,22 +140,31 @@ extension KeyedNode {
         byteSize += PageLayout.keyedChildSize + Self.separatorBytes(separator)
     }
 
-    /// Splits this node into two halves of about equal bytes: keeps the left half and returns
-    /// the separator for the parent, the right half and its entry count.
+    /// Splits this node into two halves of about equal bytes — or, after an append, into a left
+    /// node as full as it was and a right node just past the fill bound — keeps the left part
+    /// and returns the separator for the parent, the right part and its entry count.
     func split(format: PageFormat) -> (separator: [UInt8], right: KeyedNode, rightCount: Int) {
+        let appending = appendedLast
+        appendedLast = false
+        let choose = { (pieces: Int, bytes: (Int) -> Int) -> Int in
+            appending ? appendSplit(pieces: pieces, minimum: format.minimumKeyedPayload, bytes: bytes)
+                : balancedSplit(pieces: pieces, bytes: bytes)
+        }
         if isLeaf {
-            let m = balancedSplit(pieces: entries.count) { entries.pageBytes($0) }
+            let m = choose(entries.count) { entries.pageBytes($0) }
             let right = KeyedNode(leaf: entries.slice(m..<entries.count))
+            right.appendedLast = appending
             entries = entries.slice(0..<m)
             recomputeSize()
             return (right.entries.key(0), right, right.entries.count)
         }
         // Child i weighs its entry plus the separator after it; separator m - 1 moves up.
-        let m = balancedSplit(pieces: children.count) { i in
+        let m = choose(children.count) { i in
             PageLayout.keyedChildSize + (i < keys.count ? Self.separatorBytes(keys[i]) : 0)
         }
         let separator = keys[m - 1]
         let right = KeyedNode(level: level, separators: ContiguousArray(keys[m...]), children: ContiguousArray(children[m...]))
+        right.appendedLast = appending
         keys.removeSubrange((m - 1)...)
         children.removeSubrange(m...)
         recomputeSize()
@@ -170,4 +184,15 @@ func balancedSplit(pieces: Int, bytes: (Int) -> Int) -> Int {
         if imbalance < bestImbalance { best = m; bestImbalance = imbalance } else { break }
     }
     return best
+}
+
+/// The split point after an append: the smallest right part (taken from the end) whose bytes
+/// reach `minimum`, so the left part keeps everything it held before the append.
+func appendSplit(pieces: Int, minimum: Int, bytes: (Int) -> Int) -> Int {
+    var m = pieces, right = 0
+    while m > 1 && right < minimum {
+        m -= 1
+        right += bytes(m)
+    }
+    return m
 }
