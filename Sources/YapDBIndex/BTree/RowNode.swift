@@ -14,6 +14,9 @@ final class RowNode: PagedNode, @unchecked Sendable {
     let level: Int
     /// The page a published flush wrote this node to.
     let mark = FlushMark()
+    /// Whether the last change added a row (leaf) or a child (branch) at the end; see
+    /// `KeyedNode.appendedLast`.
+    @exclusivity(unchecked) var appendedLast = false
 
     init(level: Int, rowids: ContiguousArray<UInt64>, children: ContiguousArray<ChildRef<RowNode>>) {
         self.level = level
@@ -37,6 +40,10 @@ final class RowNode: PagedNode, @unchecked Sendable {
 
     /// The most entries or children a node of this level may hold.
     func capacity(_ format: PageFormat) -> Int { isLeaf ? format.rowLeafCapacity : format.rowBranchCapacity }
+
+    /// The fewest entries or children a node other than the root may hold: a quarter of the
+    /// capacity (so a split after an append can leave the left node full), and two children.
+    func minimumWidth(_ format: PageFormat) -> Int { max(capacity(format) / 4, isLeaf ? 1 : 2) }
 
     static var family: TreeFamily { .rows }
 
