@@ -36,7 +36,7 @@ func pagedBTreeFlushesASnapshotWhileTheWriterContinues(seed: UInt64) async throw
         let flush = await checkpoint.value
         // "Under the writer lock": publish, then release the written nodes from the newer tree.
         flush.publish()
-        tree = tree.releasingFlushedNodes()
+        tree = tree.releasingFlushedNodes().reading(from: source)
         let context = "seed \(seed) round \(round)"
         guard isValid(tree.validate, context) else { return }
         #expect(tree.count == model.count, "\(context) count")

@@ -28,7 +28,8 @@ extension PagedBTree {
 
     /// This tree with every node that a published flush wrote replaced by its clean page, so
     /// the memory it held is released once no other tree value shares it. Visits dirty nodes
-    /// only; copies a shared dirty node whose subtree changes.
+    /// only; copies a shared dirty node whose subtree changes. The result must read from a
+    /// source that holds the written pages: chain `reading(from:)` if this tree's does not.
     package func releasingFlushedNodes() -> PagedBTree {
         var tree = self
         releaseFlushed(&tree.root)

@@ -20,8 +20,8 @@ package struct PagedRowTree: Sendable {
     package internal(set) var height: Int
     /// The page size and checksum of this tree's pages.
     package let format: PageFormat
-    /// Where clean pages are read.
-    package let source: any PageSource
+    /// Where clean pages are read (`reading(from:)` rebinds it).
+    package private(set) var source: any PageSource
 
     /// An empty tree.
     package init(format: PageFormat, source: any PageSource) {
@@ -38,6 +38,14 @@ package struct PagedRowTree: Sendable {
         self.format = format
         self.source = source
         (root, height) = try openRoot(rootPage, format: format, source: source)
+    }
+
+    /// This tree reading its clean pages from `source` — e.g. a newer view of the index files
+    /// that also holds the pages a checkpoint just wrote. O(1).
+    package func reading(from source: any PageSource) -> PagedRowTree {
+        var tree = self
+        tree.source = source
+        return tree
     }
 
     /// The number of row ids. O(1).
