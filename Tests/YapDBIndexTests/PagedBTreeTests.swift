@@ -42,8 +42,8 @@ private func expectMatches(_ tree: PagedBTree, _ model: KeyedModel, _ context: S
         #expect(try tree.index(of: key) == i, "\(context) index(of:)")
         #expect(try tree.element(at: i).key == key, "\(context) element(at:)")
     }
-    #expect(try tree.first()?.key == keys.first, "\(context) first")
-    #expect(try tree.last()?.key == keys.last, "\(context) last")
+    #expect(try tree.firstEntry()?.key == keys.first, "\(context) first")
+    #expect(try tree.lastEntry()?.key == keys.last, "\(context) last")
 }
 
 @Test(arguments: [(1, 256), (2, 256), (3, 512), (4, 256), (5, 1024)] as [(UInt64, Int)])

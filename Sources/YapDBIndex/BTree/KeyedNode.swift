@@ -9,7 +9,7 @@
 /// a reference proven unique by `isKnownUniquelyReferenced` from the tree's root down, so a node
 /// that two tree values (and so two threads) can reach is never mutated. The flush mark is
 /// atomic (`FlushMark`).
-final class KeyedNode: PagedNode, @unchecked Sendable {
+package final class KeyedNode: PagedNode, @unchecked Sendable {
     // `@exclusivity(unchecked)`: see RowTreeNode — only this module's code touches these, never
     // with overlapping accesses to one node.
     /// Branch: the separators, one fewer than the children. Leaf: empty.

@@ -19,7 +19,7 @@ extension PagedBTree {
     package func flush<E: Error>(
         allocate: () throws(E) -> PageID, write: (PageID, UnsafeRawBufferPointer) throws(E) -> Void
     ) throws(E) -> PageFlush {
-        try flushTree(root, format: format, allocate: allocate, write: write)
+        try flushNodes(allocate: allocate, write: write)
     }
 
     /// The pages the next `flush` would write: the dirty nodes not yet published. O(dirty
@@ -31,8 +31,6 @@ extension PagedBTree {
     /// only; copies a shared dirty node whose subtree changes. The result must read from a
     /// source that holds the written pages: chain `reading(from:)` if this tree's does not.
     package func releasingFlushedNodes() -> PagedBTree {
-        var tree = self
-        releaseFlushed(&tree.root)
-        return tree
+        releasingWrittenNodes()
     }
 }

@@ -168,10 +168,10 @@ extension PagedBTree {
     }
 
     /// The first entry in key order, or nil if empty.
-    package func first() throws(PageError) -> (key: [UInt8], value: [UInt8])? { isEmpty ? nil : try element(at: 0) }
+    package func firstEntry() throws(PageError) -> (key: [UInt8], value: [UInt8])? { isEmpty ? nil : try element(at: 0) }
 
     /// The last entry in key order, or nil if empty.
-    package func last() throws(PageError) -> (key: [UInt8], value: [UInt8])? { isEmpty ? nil : try element(at: count - 1) }
+    package func lastEntry() throws(PageError) -> (key: [UInt8], value: [UInt8])? { isEmpty ? nil : try element(at: count - 1) }
 
     /// The positions of the keys between `lower` and `upper` (nil: unbounded). O(log n).
     package func positions(from lower: KeyBound?, to upper: KeyBound?) throws(PageError) -> Range<Int> {

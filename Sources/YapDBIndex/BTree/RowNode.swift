@@ -5,7 +5,7 @@
 ///
 /// `@unchecked Sendable` is safe for the reason given on `KeyedNode`: mutated only through a
 /// reference proven unique from the root down.
-final class RowNode: PagedNode, @unchecked Sendable {
+package final class RowNode: PagedNode, @unchecked Sendable {
     /// Leaf: the row ids. Branch: empty.
     @exclusivity(unchecked) var rowids: ContiguousArray<UInt64>
     /// Branch: the children. Leaf: empty.
