@@ -98,7 +98,7 @@ extension Engine {
             guard let newest = listing.checkpoints.last else {
                 // No checkpoint: an empty directory; index files are left from a first
                 // checkpoint that never published.
-                let files = IndexFiles(files: files, fileSystem: fs, uuid: header.uuid, format: PageFormat(pageSize: options.indexPageSize),
+                let files = IndexFiles(files: files, fileSystem: fs, uuid: header.uuid, format: Engine.pageFormat(options.indexPageSize),
                                        mode: options.indexReadMode, fileSizeLimit: options.indexFileSizeLimit, published: [],
                                        nextFileNumber: (indexFileNumbers.max() ?? 0) + 1)
                 replayer = Replayer(keydir: Keydir(format: files.format, source: files.source()))
@@ -107,7 +107,7 @@ extension Engine {
                 return (replay, 0, [])
             }
             let loaded = try loadCheckpoint(newest, files: files, fs: fs, uuid: header.uuid)
-            let format = PageFormat(pageSize: loaded.root.pageSize)
+            let format = Engine.pageFormat(loaded.root.pageSize)
             let extents = loaded.root.files.map(\.extent)
             let opened = IndexFiles(files: files, fileSystem: fs, uuid: header.uuid, format: format, mode: options.indexReadMode,
                                     fileSizeLimit: options.indexFileSizeLimit, published: extents,

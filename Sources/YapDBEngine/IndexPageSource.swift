@@ -71,3 +71,11 @@ extension Engine {
         }
     }
 }
+
+extension Engine {
+    /// The page format of the key directory's trees: `pageSize` bytes, checksummed with the
+    /// storage layer's CRC32C (the CPU's instruction where there is one).
+    static func pageFormat(_ pageSize: Int) -> PageFormat {
+        PageFormat(pageSize: pageSize, checksum: PageChecksum { CRC32C.checksum($0) })
+    }
+}

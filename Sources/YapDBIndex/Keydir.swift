@@ -308,11 +308,11 @@ package struct Keydir: Sendable {
         return copy
     }
 
-    /// This directory reading its clean pages from `source` (see `PagedBTree.replacingSource`).
+    /// This directory reading its clean pages from `source` (see `PagedTree.reading(from:)`).
     package func replacingSource(_ source: any PageSource) -> Keydir {
         var copy = self
-        copy.rows = rows.replacingSource(source)
-        copy.rowids = rowids.replacingSource(source)
+        copy.rows = rows.reading(from: source)
+        copy.rowids = rowids.reading(from: source)
         return copy
     }
 

@@ -90,7 +90,11 @@ func pagedRowTreeModel(seed: UInt64, pageSize: Int) throws {
     let source = MemoryPageSource(format: format)
     var tree = PagedRowTree(format: format, source: source)
     for rowid in 1...2000 as ClosedRange<UInt64> { try tree.append(rowid) }
-    tree = try PagedRowTree(rootPage: source.flush(tree).root, format: format, source: source)
+    tree.checkInvariants()
+    let flush = source.flush(tree)
+    // Appends leave full pages behind (30 row ids per leaf at this size; halving would leave 15).
+    #expect(flush.pagesWritten < 2000 / 20, "\(flush.pagesWritten) pages")
+    tree = try PagedRowTree(rootPage: flush.root, format: format, source: source)
     var comparisons = 0
     let index = try tree.insertionIndex { existing in comparisons += 1; return 5000 < existing ? .orderedAscending : .orderedDescending }
     #expect(index == 2000 && comparisons == 1)
@@ -147,4 +151,40 @@ func hostileRowPagesFuzz(seed: UInt64) throws {
         if errors > 0 { #expect(throws: PageError.self, "seed \(seed) round \(round)") { try damaged.validate() } }
     }
     #expect(caught > 100)
+}
+
+/// Positions only (no comparator): inserts and removals anywhere, front and back often, so the
+/// first-row-id column of every branch level is exercised; flushes and reloads in between.
+@Test(arguments: [(41, 256), (42, 512)] as [(UInt64, Int)])
+func pagedRowTreePositionalModel(seed: UInt64, pageSize: Int) throws {
+    var rng = SeededRandom(seed: seed)
+    let format = PageFormat(pageSize: pageSize)
+    let source = MemoryPageSource(format: format)
+    var tree = PagedRowTree(format: format, source: source)
+    var model: [UInt64] = []
+    var snapshots: [(PagedRowTree, [UInt64])] = []
+    for step in 0..<6000 {
+        let context = "seed \(seed) page \(pageSize) step \(step)"
+        let action = rng.next() % 100
+        let where_ = rng.next() % 3  // 0: front, 1: back, 2: anywhere
+        if action < (step < 3000 ? 60 : 40) || model.isEmpty {
+            let index = where_ == 0 ? 0 : where_ == 1 ? model.count : Int(rng.next() % UInt64(model.count + 1))
+            let rowid = rng.next()
+            try tree.insert(rowid, at: index)
+            model.insert(rowid, at: index)
+        } else if action < 95 {
+            let index = where_ == 0 ? 0 : where_ == 1 ? model.count - 1 : Int(rng.next() % UInt64(model.count))
+            #expect(try tree.remove(at: index) == model.remove(at: index), "\(context) remove(at:)")
+        } else if action < 97 {
+            snapshots.append((tree, model))
+            if snapshots.count > 5 { snapshots.removeFirst() }
+        } else {
+            let flush = source.flush(tree)
+            tree = try PagedRowTree(rootPage: flush.root, format: format, source: source)
+        }
+        #expect(tree.first == model.first, "\(context) first")
+        if step % 100 == 0 { try expectMatches(tree, model, context) }
+    }
+    try expectMatches(tree, model, "seed \(seed) end")
+    for (old, oldModel) in snapshots { try expectMatches(old, oldModel, "seed \(seed) snapshot") }
 }

@@ -28,8 +28,9 @@ struct ChildRef<Node: AnyObject & Sendable>: Sendable {
 /// `PageID.none`. A later flush of a tree that still shares the node writes nothing for it and
 /// reuses the page; `releasingFlushedNodes()` swaps it for a clean reference.
 ///
-/// Atomic because a checkpoint publishes from its own thread while the writer may read the
-/// node; the writer clears it (`reset`) only on a node it owns exclusively before mutating it.
+/// Atomic because a checkpoint's flush reads marks on its own thread while the writer may
+/// publish (under the writer lock) or read them; the writer clears a mark (`reset`) only on a
+/// node it owns exclusively, just before changing it in place.
 final class FlushMark: Sendable {
     private let page = Atomic<UInt64>(0)
 
@@ -49,7 +50,13 @@ final class FlushMark: Sendable {
 /// assignments of pages to in-memory nodes, which `publish()` records in the nodes once the
 /// checkpoint that wrote them is durable.
 ///
-/// Threading: `publish()` may run on any thread, concurrently with readers and the writer.
+/// A `PageFlush` keeps the written nodes alive, so until it is published or dropped the writer
+/// cannot change them in place (they are shared, so it copies them): a node is never marked with
+/// a page that holds older contents than the node.
+///
+/// Threading: create it on any thread (the checkpoint's); call `publish()` while holding the
+/// writer lock (no thread mutating a tree value may run at the same time: the lock orders the
+/// marks before the writer's next in-place change).
 package struct PageFlush: Sendable {
     /// The clean root page of the flushed tree (`PageID.none` for an empty tree).
     package let root: PageID
@@ -57,11 +64,14 @@ package struct PageFlush: Sendable {
     package var pagesWritten: Int { marks.count }
     /// The nodes written and their pages.
     let marks: [(FlushMark, PageID)]
+    /// The written nodes, kept alive until this value is dropped (see the type's comment).
+    let nodes: [any AnyObject & Sendable]
 
     /// Records in each written node the page it was written to, so later flushes of trees that
     /// still share those nodes reuse the pages, and `releasingFlushedNodes()` can drop them from
-    /// memory. Call only after the pages and the root record that reaches them are durable; if
-    /// the checkpoint failed, drop the `PageFlush` instead (the next flush writes them again).
+    /// memory. Call only after the pages and the root record that reaches them are durable, and
+    /// under the writer lock; if the checkpoint failed, drop the `PageFlush` instead (the next
+    /// flush writes the nodes again).
     package func publish() {
         for (mark, page) in marks { mark.publish(page) }
     }
@@ -73,6 +83,7 @@ struct PageWriter: ~Copyable {
     let format: PageFormat
     let buffer: UnsafeMutableRawBufferPointer
     var marks: [(FlushMark, PageID)] = []
+    var nodes: [any AnyObject & Sendable] = []
 
     init(format: PageFormat) {
         self.format = format
@@ -84,7 +95,7 @@ struct PageWriter: ~Copyable {
     /// Zeroes the scratch page, lets `fill` encode a node into it, seals it with its checksum,
     /// allocates a page id and hands the page to the sink. Returns the page id.
     mutating func emit<E: Error>(
-        _ mark: FlushMark, allocate: () throws(E) -> PageID, write: (PageID, UnsafeRawBufferPointer) throws(E) -> Void,
+        _ node: any AnyObject & Sendable, _ mark: FlushMark, allocate: () throws(E) -> PageID, write: (PageID, UnsafeRawBufferPointer) throws(E) -> Void,
         _ fill: (UnsafeMutableRawBufferPointer) -> Void
     ) throws(E) -> PageID {
         buffer.initializeMemory(as: UInt8.self, repeating: 0)
@@ -93,6 +104,7 @@ struct PageWriter: ~Copyable {
         let id = try allocate()
         try write(id, UnsafeRawBufferPointer(buffer))
         marks.append((mark, id))
+        nodes.append(node)
         return id
     }
 }

@@ -8,7 +8,8 @@ extension PagedBTree {
     /// published flush already wrote (`PageFlush.publish()`) reuse their pages. For each node,
     /// `allocate` gives a fresh page id and `write` receives the id and the sealed page bytes
     /// (valid only during the call). The tree value is not changed: once the pages and the root
-    /// record are durable, call `publish()` on the result and replace this value with
+    /// record are durable, call `publish()` on the result under the writer lock and replace this
+    /// value with
     /// `PagedBTree(rootPage:format:source:)` (or, if the writer changed the tree meanwhile, call
     /// `releasingFlushedNodes()` on the newer value) so the memory is released.
     ///
@@ -18,15 +19,18 @@ extension PagedBTree {
     package func flush<E: Error>(
         allocate: () throws(E) -> PageID, write: (PageID, UnsafeRawBufferPointer) throws(E) -> Void
     ) throws(E) -> PageFlush {
-        try flushTree(root, format: format, allocate: allocate, write: write)
+        try flushNodes(allocate: allocate, write: write)
     }
+
+    /// The pages the next `flush` would write: the dirty nodes not yet published. O(dirty
+    /// nodes) — for statistics; a checkpoint threshold is cheaper to keep by counting writes.
+    package var unwrittenPageCount: Int { unwrittenNodeCount(root) }
 
     /// This tree with every node that a published flush wrote replaced by its clean page, so
     /// the memory it held is released once no other tree value shares it. Visits dirty nodes
-    /// only; copies a shared dirty node whose subtree changes.
+    /// only; copies a shared dirty node whose subtree changes. The result must read from a
+    /// source that holds the written pages: chain `reading(from:)` if this tree's does not.
     package func releasingFlushedNodes() -> PagedBTree {
-        var tree = self
-        releaseFlushed(&tree.root)
-        return tree
+        releasingWrittenNodes()
     }
 }

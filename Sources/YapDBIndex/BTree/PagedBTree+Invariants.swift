@@ -21,39 +21,29 @@ extension PagedBTree {
 
     private func check(_ ref: ChildRef<KeyedNode>, level: Int, lower: [UInt8]?, upper: [UInt8]?, isRoot: Bool) throws(PageError) {
         let id = ref.page
-        let node: KeyedNode
-        if let dirty = ref.node {
-            node = dirty
-            guard node.level == level else { throw .corrupt(page: id, reason: .unevenDepth) }
-        } else {
-            node = try readPage(source, id) { bytes throws(PageError) -> KeyedNode in
-                try format.verify(bytes, id: id)
-                let view = try PageView(bytes, id: id, pageSize: format.pageSize, family: .keyed, level: level)
-                try view.requireSubtreeCount(ref.count)
-                return try KeyedNode.decode(view, format: format)
-            }
-        }
+        let node = try KeyedNode.checked(ref, level: level, format: format, source: source)
         let byteSize = node.byteSize
         node.recomputeSize()
         guard node.byteSize == byteSize else { throw .corrupt(page: id, reason: .subtreeCountMismatch(expected: node.byteSize, found: byteSize)) }
         guard byteSize <= format.pageSize else { throw .corrupt(page: id, reason: .overfilled) }
         if isRoot {
-            guard node.isLeaf ? !node.keys.isEmpty : node.children.count >= 2 else { throw .corrupt(page: id, reason: .underfilled) }
+            guard node.isLeaf ? !node.entries.isEmpty : node.children.count >= 2 else { throw .corrupt(page: id, reason: .underfilled) }
         } else {
             guard byteSize - PageLayout.headerSize >= format.minimumKeyedPayload else { throw .corrupt(page: id, reason: .underfilled) }
         }
         guard node.subtreeCount == ref.count else { throw .corrupt(page: id, reason: .subtreeCountMismatch(expected: ref.count, found: node.subtreeCount)) }
-        // Keys ascend, and lie in [lower, upper).
-        for (i, key) in node.keys.enumerated() {
-            if i > 0 { try requireLess(node.keys[i - 1], key, slot: i, page: id) }
+        // Keys (a leaf's entries, a branch's separators) ascend, and lie in [lower, upper).
+        let keys = node.isLeaf ? ContiguousArray((0..<node.entries.count).map { node.entries.key($0) }) : node.keys
+        for (i, key) in keys.enumerated() {
+            if i > 0 { try requireLess(keys[i - 1], key, slot: i, page: id) }
             if let lower, i == 0 { try requireLess(lower, key, slot: i, page: id, orEqual: true) }
-            if let upper, i == node.keys.count - 1 { try requireLess(key, upper, slot: i, page: id) }
+            if let upper, i == keys.count - 1 { try requireLess(key, upper, slot: i, page: id) }
         }
         if node.isLeaf {
-            guard node.values.count == node.keys.count else { throw .corrupt(page: id, reason: .badCount(node.values.count)) }
+            guard node.keys.isEmpty, node.children.isEmpty else { throw .corrupt(page: id, reason: .badCount(node.keys.count)) }
             return
         }
-        guard node.keys.count == node.children.count - 1, node.values.isEmpty else { throw .corrupt(page: id, reason: .badCount(node.children.count)) }
+        guard node.keys.count == node.children.count - 1, node.entries.isEmpty else { throw .corrupt(page: id, reason: .badCount(node.children.count)) }
         for (k, child) in node.children.enumerated() {
             try check(child, level: level - 1, lower: k == 0 ? lower : node.keys[k - 1],
                       upper: k == node.keys.count ? upper : node.keys[k], isRoot: false)

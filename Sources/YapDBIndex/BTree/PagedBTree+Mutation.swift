@@ -13,14 +13,20 @@ extension PagedBTree {
         let size = key.count + value.count
         guard size <= format.maximumEntrySize else { throw .entryTooLarge(size: size, limit: format.maximumEntrySize) }
         guard height > 0 else {
-            root = .dirty(KeyedNode(level: 0, keys: [key], values: [value], children: []), count: 1)
+            var entries = LeafEntries()
+            entries.insert(key, value, at: 0)
+            root = .dirty(KeyedNode(leaf: entries), count: 1)
             height = 1
             return nil
         }
         let node = try root.makeDirty(level: height - 1, format: format, source: source)
         let old = try node.upsert(key, value, self)
         if old == nil { root.count += 1 }
-        if node.byteSize > format.pageSize { growRoot(node) }
+        if node.byteSize > format.pageSize {
+            growRoot(node)
+        } else {
+            shrinkRoot()  // a smaller value can make two children merge into one
+        }
         return old
     }
 
@@ -42,7 +48,7 @@ extension PagedBTree {
     private mutating func growRoot(_ node: KeyedNode) {
         let (separator, right, rightCount) = node.split(format: format)
         let left = ChildRef.dirty(node, count: root.count - rightCount)
-        root = .dirty(KeyedNode(level: height, keys: [separator], values: [], children: [left, .dirty(right, count: rightCount)]), count: root.count)
+        root = .dirty(KeyedNode(level: height, separators: [separator], children: [left, .dirty(right, count: rightCount)]), count: root.count)
         height += 1
     }
 
@@ -62,13 +68,13 @@ extension KeyedNode {
         if isLeaf {
             let (index, found) = key.withUnsafeBytes { search($0) }
             if found {
-                let old = values[index]
+                let old = entries.replaceValue(at: index, with: value)
                 byteSize += value.count - old.count
-                values[index] = value
+                appendedLast = false
                 return old
             }
-            keys.insert(key, at: index)
-            values.insert(value, at: index)
+            appendedLast = index == entries.count
+            entries.insert(key, value, at: index)
             byteSize += Self.entryBytes(key, value)
             return nil
         }
@@ -85,9 +91,8 @@ extension KeyedNode {
         if isLeaf {
             let (index, found) = key.withUnsafeBytes { search($0) }
             guard found else { return nil }
-            byteSize -= Self.entryBytes(keys[index], values[index])
-            keys.remove(at: index)
-            return values.remove(at: index)
+            byteSize -= entries.pageBytes(index)
+            return entries.remove(at: index)
         }
         let k = key.withUnsafeBytes { childIndex($0) }
         let child = try children[k].makeDirty(level: level - 1, format: tree.format, source: tree.source)
@@ -101,15 +106,16 @@ extension KeyedNode {
     /// sibling (and splits the result again if that overflows) if it fell below the fill bound.
     func fixChild(_ k: Int, _ tree: PagedBTree) throws(PageError) {
         let size = children[k].node.unsafelyUnwrapped.byteSize
+        appendedLast = false
         if size > tree.format.pageSize {
             adoptSplit(of: k, format: tree.format)
+            appendedLast = k + 2 == children.count && children[k + 1].node.unsafelyUnwrapped.appendedLast
         } else if size - PageLayout.headerSize < tree.format.minimumKeyedPayload && children.count > 1 {
             let left = k > 0 ? k - 1 : k
             let leftNode = try children[left].makeDirty(level: level - 1, format: tree.format, source: tree.source)
             let rightNode = try children[left + 1].makeDirty(level: level - 1, format: tree.format, source: tree.source)
             if leftNode.isLeaf {
-                leftNode.keys += rightNode.keys
-                leftNode.values += rightNode.values
+                leftNode.entries.append(contentsOf: rightNode.entries)
             } else {
                 leftNode.keys.append(keys[left])
                 leftNode.keys += rightNode.keys
@@ -120,6 +126,7 @@ extension KeyedNode {
             byteSize -= PageLayout.keyedChildSize + Self.separatorBytes(keys[left])
             children.remove(at: left + 1)
             keys.remove(at: left)
+            leftNode.appendedLast = false
             if leftNode.byteSize > tree.format.pageSize { adoptSplit(of: left, format: tree.format) }
         }
     }
@@ -133,23 +140,31 @@ extension KeyedNode {
         byteSize += PageLayout.keyedChildSize + Self.separatorBytes(separator)
     }
 
-    /// Splits this node into two halves of about equal bytes: keeps the left half and returns
-    /// the separator for the parent, the right half and its entry count.
+    /// Splits this node into two halves of about equal bytes — or, after an append, into a left
+    /// node as full as it was and a right node just past the fill bound — keeps the left part
+    /// and returns the separator for the parent, the right part and its entry count.
     func split(format: PageFormat) -> (separator: [UInt8], right: KeyedNode, rightCount: Int) {
+        let appending = appendedLast
+        appendedLast = false
+        let choose = { (pieces: Int, bytes: (Int) -> Int) -> Int in
+            appending ? appendSplit(pieces: pieces, minimum: format.minimumKeyedPayload, bytes: bytes)
+                : balancedSplit(pieces: pieces, bytes: bytes)
+        }
         if isLeaf {
-            let m = balancedSplit(pieces: keys.count) { Self.entryBytes(keys[$0], values[$0]) }
-            let right = KeyedNode(level: 0, keys: ContiguousArray(keys[m...]), values: ContiguousArray(values[m...]), children: [])
-            keys.removeSubrange(m...)
-            values.removeSubrange(m...)
+            let m = choose(entries.count) { entries.pageBytes($0) }
+            let right = KeyedNode(leaf: entries.slice(m..<entries.count))
+            right.appendedLast = appending
+            entries = entries.slice(0..<m)
             recomputeSize()
-            return (right.keys[0], right, right.keys.count)
+            return (right.entries.key(0), right, right.entries.count)
         }
         // Child i weighs its entry plus the separator after it; separator m - 1 moves up.
-        let m = balancedSplit(pieces: children.count) { i in
+        let m = choose(children.count) { i in
             PageLayout.keyedChildSize + (i < keys.count ? Self.separatorBytes(keys[i]) : 0)
         }
         let separator = keys[m - 1]
-        let right = KeyedNode(level: level, keys: ContiguousArray(keys[m...]), values: [], children: ContiguousArray(children[m...]))
+        let right = KeyedNode(level: level, separators: ContiguousArray(keys[m...]), children: ContiguousArray(children[m...]))
+        right.appendedLast = appending
         keys.removeSubrange((m - 1)...)
         children.removeSubrange(m...)
         recomputeSize()
@@ -169,4 +184,15 @@ func balancedSplit(pieces: Int, bytes: (Int) -> Int) -> Int {
         if imbalance < bestImbalance { best = m; bestImbalance = imbalance } else { break }
     }
     return best
+}
+
+/// The split point after an append: the smallest right part (taken from the end) whose bytes
+/// reach `minimum`, so the left part keeps everything it held before the append.
+func appendSplit(pieces: Int, minimum: Int, bytes: (Int) -> Int) -> Int {
+    var m = pieces, right = 0
+    while m > 1 && right < minimum {
+        m -= 1
+        right += bytes(m)
+    }
+    return m
 }

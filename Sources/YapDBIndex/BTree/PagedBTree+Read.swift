@@ -45,7 +45,7 @@ extension PagedBTree {
         while let node = ref.node {
             if node.isLeaf {
                 let (index, found) = node.search(key)
-                if found { node.values[index].withUnsafeBytes(body) }
+                if found { node.entries.read(index) { _, value in body(value) } }
                 return found
             }
             ref = node.children[node.childIndex(key)]
@@ -127,7 +127,7 @@ extension PagedBTree {
         var ref = root, level = height - 1, i = index
         while let node = ref.node {
             if node.isLeaf {
-                node.keys[i].withUnsafeBytes { key in node.values[i].withUnsafeBytes { body(key, $0) } }
+                node.entries.read(i, body)
                 return
             }
             var k = 0
@@ -168,10 +168,10 @@ extension PagedBTree {
     }
 
     /// The first entry in key order, or nil if empty.
-    package func first() throws(PageError) -> (key: [UInt8], value: [UInt8])? { isEmpty ? nil : try element(at: 0) }
+    package func firstEntry() throws(PageError) -> (key: [UInt8], value: [UInt8])? { isEmpty ? nil : try element(at: 0) }
 
     /// The last entry in key order, or nil if empty.
-    package func last() throws(PageError) -> (key: [UInt8], value: [UInt8])? { isEmpty ? nil : try element(at: count - 1) }
+    package func lastEntry() throws(PageError) -> (key: [UInt8], value: [UInt8])? { isEmpty ? nil : try element(at: count - 1) }
 
     /// The positions of the keys between `lower` and `upper` (nil: unbounded). O(log n).
     package func positions(from lower: KeyBound?, to upper: KeyBound?) throws(PageError) -> Range<Int> {
@@ -219,7 +219,7 @@ extension PagedBTree {
             if node.isLeaf {
                 for j in 0..<range.count {
                     let i = reversed ? range.upperBound - 1 - j : range.lowerBound + j
-                    let go = node.keys[i].withUnsafeBytes { key in node.values[i].withUnsafeBytes { body(key, $0) } }
+                    let go = node.entries.read(i, body)
                     if !go { return false }
                 }
                 return true

@@ -11,10 +11,50 @@ protocol PagedNode: AnyObject, Sendable {
     var children: ContiguousArray<ChildRef<Self>> { get set }
     /// A copy sharing the arrays until one side changes them, with no flush mark.
     func copy() -> Self
+    /// 0 for a leaf; a branch is one above its children.
+    var level: Int { get }
     /// Encodes the node into a zeroed page, given its children's pages.
     func encode(into page: UnsafeMutableRawBufferPointer, childPages: [PageID])
-    /// Reads and checks page `id` at `level` holding `count` entries.
-    static func load(_ id: PageID, level: Int, count: Int, format: PageFormat, source: any PageSource) throws(PageError) -> Self
+    /// The family of pages this node is stored in.
+    static var family: TreeFamily { get }
+    /// The node held by a page whose header was checked, checking the rest of the page.
+    static func decode(_ view: PageView, format: PageFormat) throws(PageError) -> Self
+    /// The first row id of the subtree of a checked page (row trees; 0 for keyed trees).
+    static func firstRowid(_ view: PageView) throws(PageError) -> UInt64
+}
+
+extension PagedNode {
+    /// Reads page `id` at `level` (with `count` entries, as the parent recorded) into a new dirty
+    /// node; with `verifyChecksum` (`validate()`), checks the page's checksum first.
+    static func load(_ id: PageID, level: Int, count: Int, format: PageFormat, source: any PageSource, verifyChecksum: Bool = false) throws(PageError) -> Self {
+        try readPage(source, id) { bytes throws(PageError) -> Self in
+            if verifyChecksum { try format.verify(bytes, id: id) }
+            let view = try PageView(bytes, id: id, pageSize: format.pageSize, family: family, level: level)
+            try view.requireSubtreeCount(count)
+            return try decode(view, format: format)
+        }
+    }
+
+    /// The node `ref` refers to at `level`: its dirty node, or its page decoded and checked
+    /// (checksum included) — the first step of `validate()` at every node.
+    static func checked(_ ref: ChildRef<Self>, level: Int, format: PageFormat, source: any PageSource) throws(PageError) -> Self {
+        guard let node = ref.node else {
+            return try load(ref.page, level: level, count: ref.count, format: format, source: source, verifyChecksum: true)
+        }
+        guard node.level == level else { throw .corrupt(page: ref.page, reason: .unevenDepth) }
+        return node
+    }
+}
+
+/// The root reference and height of the tree whose root is the written page `rootPage`
+/// (`PageID.none`: an empty tree), from the root page's header.
+/// - Throws: `PageError` if the page cannot be read or is not a root of this family.
+func openRoot<Node: PagedNode>(_ rootPage: PageID, format: PageFormat, source: any PageSource) throws(PageError) -> (ChildRef<Node>, height: Int) {
+    guard rootPage != .none else { return (.clean(.none, count: 0), 0) }
+    return try readPage(source, rootPage) { bytes throws(PageError) in
+        let view = try PageView(bytes, id: rootPage, pageSize: format.pageSize, family: Node.family, level: nil)
+        return (.clean(rootPage, count: view.subtreeCount, first: try Node.firstRowid(view)), view.level + 1)
+    }
 }
 
 extension ChildRef where Node: PagedNode {
@@ -50,10 +90,10 @@ func flushTree<Node: PagedNode, E: Error>(
         var childPages: [PageID] = []
         childPages.reserveCapacity(node.children.count)
         for child in node.children { childPages.append(try flush(child)) }
-        return try writer.emit(node.mark, allocate: allocate, write: write) { node.encode(into: $0, childPages: childPages) }
+        return try writer.emit(node, node.mark, allocate: allocate, write: write) { node.encode(into: $0, childPages: childPages) }
     }
     let page = try flush(root)
-    return PageFlush(root: page, marks: writer.marks)
+    return PageFlush(root: page, marks: writer.marks, nodes: writer.nodes)
 }
 
 /// Replaces every node under `ref` that a published flush wrote by its clean page; copies a
@@ -82,4 +122,11 @@ private func releaseChildren<Node: PagedNode>(_ ref: inout ChildRef<Node>) {
     if !isKnownUniquelyReferenced(&ref.node) { ref.node = ref.node.unsafelyUnwrapped.copy() }
     let owned = ref.node.unsafelyUnwrapped
     for k in owned.children.indices { releaseFlushed(&owned.children[k]) }
+}
+
+/// The dirty nodes under `ref` that a flush would write (published ones excluded). Visits only
+/// dirty nodes: O(dirty nodes).
+func unwrittenNodeCount<Node: PagedNode>(_ ref: ChildRef<Node>) -> Int {
+    guard let node = ref.node, node.mark.flushedPage == .none else { return 0 }
+    return node.children.reduce(1) { $0 + unwrittenNodeCount($1) }
 }

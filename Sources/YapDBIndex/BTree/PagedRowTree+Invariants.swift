@@ -2,7 +2,7 @@
 
 extension PagedRowTree {
     /// Checks every node: page checksums, subtree counts, first row ids, fill bounds (at most a
-    /// page; nodes other than the root at least half full; a root branch with two or more
+    /// page; nodes other than the root at least a quarter full and branches with two or more
     /// children) and all leaves at the same depth. Reads every page: O(n).
     /// - Throws: `PageError` naming the first bad page (`PageID.none` for a dirty node).
     package func validate() throws(PageError) {
@@ -20,21 +20,10 @@ extension PagedRowTree {
 
     private func check(_ ref: ChildRef<RowNode>, level: Int, isRoot: Bool) throws(PageError) {
         let id = ref.page
-        let node: RowNode
-        if let dirty = ref.node {
-            node = dirty
-            guard node.level == level else { throw .corrupt(page: id, reason: .unevenDepth) }
-        } else {
-            node = try readPage(source, id) { bytes throws(PageError) -> RowNode in
-                try format.verify(bytes, id: id)
-                let view = try PageView(bytes, id: id, pageSize: format.pageSize, family: .rows, level: level)
-                try view.requireSubtreeCount(ref.count)
-                return try RowNode.decode(view)
-            }
-        }
+        let node = try RowNode.checked(ref, level: level, format: format, source: source)
         let capacity = node.capacity(format)
         guard node.width <= capacity else { throw .corrupt(page: id, reason: .overfilled) }
-        guard node.width >= (isRoot ? (node.isLeaf ? 1 : 2) : capacity / 2) else { throw .corrupt(page: id, reason: .underfilled) }
+        guard node.width >= (isRoot ? (node.isLeaf ? 1 : 2) : node.minimumWidth(format)) else { throw .corrupt(page: id, reason: .underfilled) }
         guard node.subtreeCount == ref.count else { throw .corrupt(page: id, reason: .subtreeCountMismatch(expected: ref.count, found: node.subtreeCount)) }
         guard node.first == ref.first else { throw .corrupt(page: id, reason: .firstRowMismatch(slot: 0)) }
         guard node.isLeaf ? node.children.isEmpty : node.rowids.isEmpty else { throw .corrupt(page: id, reason: .badCount(node.width)) }

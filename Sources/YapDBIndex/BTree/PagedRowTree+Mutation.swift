@@ -18,7 +18,7 @@ extension PagedRowTree {
         root.count += 1
         root.first = node.first
         if node.width > node.capacity(format) {
-            let (right, rightCount) = node.split()
+            let (right, rightCount) = node.split(format)
             let left = ChildRef.dirty(node, count: root.count - rightCount, first: node.first)
             let children: ContiguousArray = [left, .dirty(right, count: rightCount, first: right.first)]
             root = .dirty(RowNode(level: height, rowids: [], children: children), count: root.count, first: node.first)
@@ -55,6 +55,7 @@ extension RowNode {
     /// Inserts below this dirty, exclusively owned node.
     func insert(_ rowid: UInt64, at index: Int, _ tree: PagedRowTree) throws(PageError) {
         if isLeaf {
+            appendedLast = index == rowids.count
             rowids.insert(rowid, at: index)
             return
         }
@@ -81,12 +82,16 @@ extension RowNode {
     }
 
     /// After child `k` (dirty) changed: splits it if over capacity, or merges it with a sibling
-    /// (splitting the result again if over capacity) if below half.
+    /// (splitting the result again if over capacity) if below the minimum width.
     private func fixChild(_ k: Int, _ tree: PagedRowTree) throws(PageError) {
-        let (width, capacity) = { (node: RowNode) in (node.width, node.capacity(tree.format)) }(children[k].node.unsafelyUnwrapped)
+        let (width, capacity, minimum) = { (node: RowNode) in
+            (node.width, node.capacity(tree.format), node.minimumWidth(tree.format))
+        }(children[k].node.unsafelyUnwrapped)
+        appendedLast = false
         if width > capacity {
-            adoptSplit(of: k)
-        } else if width < capacity / 2 && children.count > 1 {
+            adoptSplit(of: k, tree.format)
+            appendedLast = k + 2 == children.count && children[k + 1].node.unsafelyUnwrapped.appendedLast
+        } else if width < minimum && children.count > 1 {
             let left = k > 0 ? k - 1 : k
             let leftNode = try children[left].makeDirty(level: level - 1, format: tree.format, source: tree.source)
             let rightNode = try children[left + 1].makeDirty(level: level - 1, format: tree.format, source: tree.source)
@@ -94,22 +99,27 @@ extension RowNode {
             leftNode.children += rightNode.children
             children[left].count += children[left + 1].count
             children.remove(at: left + 1)
-            if leftNode.width > capacity { adoptSplit(of: left) }
+            leftNode.appendedLast = false
+            if leftNode.width > capacity { adoptSplit(of: left, tree.format) }
         }
     }
 
     /// Splits child `k` and inserts the right half after it.
-    private func adoptSplit(of k: Int) {
-        let (right, rightCount) = children[k].node.unsafelyUnwrapped.split()
+    private func adoptSplit(of k: Int, _ format: PageFormat) {
+        let (right, rightCount) = children[k].node.unsafelyUnwrapped.split(format)
         children[k].count -= rightCount
         children.insert(.dirty(right, count: rightCount, first: right.first), at: k + 1)
     }
 
-    /// Keeps the lower half of this node; returns the upper half and its entry count.
-    func split() -> (right: RowNode, count: Int) {
-        let m = width / 2
+    /// Keeps the lower half of this node — or, after an append, all but the minimum width —
+    /// and returns the rest and its entry count.
+    func split(_ format: PageFormat) -> (right: RowNode, count: Int) {
+        let appending = appendedLast
+        appendedLast = false
+        let m = appending ? width - minimumWidth(format) : width / 2
         let right = RowNode(level: level, rowids: isLeaf ? ContiguousArray(rowids[m...]) : [],
                             children: isLeaf ? [] : ContiguousArray(children[m...]))
+        right.appendedLast = appending
         if isLeaf { rowids.removeSubrange(m...) } else { children.removeSubrange(m...) }
         return (right, right.subtreeCount)
     }

@@ -10,69 +10,32 @@
 /// and first row id, so positional operations and comparator searches cost O(log n) page visits
 /// and the searches call the comparator O(log n) times without reading the children's pages.
 ///
-/// **Value semantics, pages, errors and threading** are those of `PagedBTree`: a value is a
-/// snapshot; mutations copy the touched path; `flush` writes dirty nodes; damaged pages give
-/// `PageError.corrupt`; copies may be read concurrently, a variable is mutated by one thread.
-package struct PagedRowTree: Sendable {
-    /// The root: a clean page, a dirty node, or (count 0, height 0) nothing.
-    var root: ChildRef<RowNode>
-    /// Levels of nodes: 0 for an empty tree, 1 when the root is a leaf.
-    package internal(set) var height: Int
-    /// The page size and checksum of this tree's pages.
-    package let format: PageFormat
-    /// Where clean pages are read.
-    package let source: any PageSource
+/// Value semantics, errors and threading are `PagedTree`'s. Nodes other than the root hold at
+/// least a quarter of a page's capacity.
+package typealias PagedRowTree = PagedTree<RowNode>
 
-    /// An empty tree.
-    package init(format: PageFormat, source: any PageSource) {
-        self.format = format
-        self.source = source
-        root = .clean(.none, count: 0)
-        height = 0
-    }
-
+extension PagedRowTree {
     /// The tree whose root is the written page `rootPage` (`PageID.none`: empty). Reads the root
-    /// page's header for the count and height.
+    /// page's header for the count, height and first row id.
     /// - Throws: `PageError` if the root page cannot be read or is not a row-tree page.
     package init(rootPage: PageID, format: PageFormat, source: any PageSource) throws(PageError) {
-        self.init(format: format, source: source)
-        guard rootPage != .none else { return }
-        let (count, level, first) = try readPage(source, rootPage) { bytes throws(PageError) in
-            let view = try PageView(bytes, id: rootPage, pageSize: format.pageSize, family: .rows, level: nil)
-            return (view.subtreeCount, view.level, view.level == 0 ? view.rowid(0) : try view.rowChild(0).first)
-        }
-        root = .clean(rootPage, count: count, first: first)
-        height = level + 1
-    }
-
-    /// The number of row ids. O(1).
-    package var count: Int { root.count }
-
-    /// Whether the tree is empty. O(1).
-    package var isEmpty: Bool { root.count == 0 }
-
-    /// The root page when the tree has no unwritten changes (`PageID.none` when empty), or nil.
-    package var cleanRootPage: PageID? { root.node == nil ? root.page : nil }
-
-    /// Removes every row id. O(1); pages are not touched.
-    package mutating func removeAll() {
-        root = .clean(.none, count: 0)
-        height = 0
+        try self.init(openingRoot: rootPage, format: format, source: source)
     }
 
     /// Writes the dirty nodes as pages, children before parents; see `PagedBTree.flush`.
     package func flush<E: Error>(
         allocate: () throws(E) -> PageID, write: (PageID, UnsafeRawBufferPointer) throws(E) -> Void
     ) throws(E) -> PageFlush {
-        try flushTree(root, format: format, allocate: allocate, write: write)
+        try flushNodes(allocate: allocate, write: write)
     }
+
+    /// The pages the next `flush` would write; see `PagedBTree.unwrittenPageCount`.
+    package var unwrittenPageCount: Int { unwrittenNodeCount(root) }
 
     /// This tree with the nodes a published flush wrote replaced by their pages; see
     /// `PagedBTree.releasingFlushedNodes()`.
     package func releasingFlushedNodes() -> PagedRowTree {
-        var tree = self
-        releaseFlushed(&tree.root)
-        return tree
+        releasingWrittenNodes()
     }
 
     /// Opens the page of a clean child at `level` that its parent says holds `count` entries.

@@ -5,7 +5,7 @@
 ///
 /// `@unchecked Sendable` is safe for the reason given on `KeyedNode`: mutated only through a
 /// reference proven unique from the root down.
-final class RowNode: PagedNode, @unchecked Sendable {
+package final class RowNode: PagedNode, @unchecked Sendable {
     /// Leaf: the row ids. Branch: empty.
     @exclusivity(unchecked) var rowids: ContiguousArray<UInt64>
     /// Branch: the children. Leaf: empty.
@@ -14,6 +14,9 @@ final class RowNode: PagedNode, @unchecked Sendable {
     let level: Int
     /// The page a published flush wrote this node to.
     let mark = FlushMark()
+    /// Whether the last change added a row (leaf) or a child (branch) at the end; see
+    /// `KeyedNode.appendedLast`.
+    @exclusivity(unchecked) var appendedLast = false
 
     init(level: Int, rowids: ContiguousArray<UInt64>, children: ContiguousArray<ChildRef<RowNode>>) {
         self.level = level
@@ -38,18 +41,18 @@ final class RowNode: PagedNode, @unchecked Sendable {
     /// The most entries or children a node of this level may hold.
     func capacity(_ format: PageFormat) -> Int { isLeaf ? format.rowLeafCapacity : format.rowBranchCapacity }
 
-    /// Reads page `id` at `level` (with `count` entries, as the parent recorded) into a new dirty
-    /// node, checking the header and the children's counts.
-    static func load(_ id: PageID, level: Int, count: Int, format: PageFormat, source: any PageSource) throws(PageError) -> RowNode {
-        try readPage(source, id) { bytes throws(PageError) -> RowNode in
-            let view = try PageView(bytes, id: id, pageSize: format.pageSize, family: .rows, level: level)
-            try view.requireSubtreeCount(count)
-            return try decode(view)
-        }
+    /// The fewest entries or children a node other than the root may hold: a quarter of the
+    /// capacity (so a split after an append can leave the left node full), and two children.
+    func minimumWidth(_ format: PageFormat) -> Int { max(capacity(format) / 4, isLeaf ? 1 : 2) }
+
+    static var family: TreeFamily { .rows }
+
+    static func firstRowid(_ view: PageView) throws(PageError) -> UInt64 {
+        view.level == 0 ? view.rowid(0) : try view.rowChild(0).first
     }
 
     /// The node held by a checked page header.
-    static func decode(_ view: PageView) throws(PageError) -> RowNode {
+    static func decode(_ view: PageView, format: PageFormat) throws(PageError) -> RowNode {
         if view.level == 0 {
             var rowids = ContiguousArray<UInt64>()
             rowids.reserveCapacity(view.count)

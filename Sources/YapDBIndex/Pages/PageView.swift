@@ -106,7 +106,7 @@ extension PageView {
 
     /// The offset of leaf entry `i`, checked to leave room for its two lengths.
     @inline(__always)
-    private func leafEntryOffset(_ i: Int) throws(PageError) -> Int {
+    func leafEntryOffset(_ i: Int) throws(PageError) -> Int {
         let offset = u16(PageLayout.headerSize + i * PageLayout.slotSize)
         guard offset >= keyedDataStart, offset + PageLayout.leafEntryHeader <= bytes.count else {
             throw .corrupt(page: id, reason: .slotOutOfRange(slot: i))
