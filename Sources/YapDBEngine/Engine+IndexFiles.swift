@@ -57,7 +57,11 @@ final class IndexFiles: @unchecked Sendable {
                 let written = try writer.append(page)
                 precondition(written.rawValue == id, "index page written at \(written), allocated \(IndexPageID(rawValue: id))")
             })
-            let extents = try writer.sync()
+            let written = try writer.sync()
+            // The writer knows the files it wrote to; sealed files written before it (by an
+            // earlier writer, before a reopen) stay in the root with their lengths.
+            let writtenNumbers = Set(written.map(\.number))
+            let extents = (published.filter { !writtenNumbers.contains($0.number) } + written).sorted { $0.number < $1.number }
             return (flush, extents)
         } catch {
             writer?.close()

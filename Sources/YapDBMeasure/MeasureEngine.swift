@@ -16,11 +16,12 @@ struct MeasureEngine: ParsableCommand {
     @Option(help: "Point reads to time.") var reads = 200_000
     @Option(help: "Stop after this step (load, read, verify, open), for profiling one step.") var stopAfter: String?
     @Flag(help: "Time with the thread's CPU clock instead of the wall clock (for a loaded machine).") var cpuTime = false
+    @Option(help: "Keep the database in this folder (for `yapdb-measure open`) instead of a temporary one.") var keep: String?
 
     func run() throws {
         if cpuTime { measureClock = CLOCK_THREAD_CPUTIME_ID }
-        let folder = try TemporaryFolder.make()
-        defer { TemporaryFolder.remove(folder) }
+        let folder = try keep ?? TemporaryFolder.make()
+        defer { if keep == nil { TemporaryFolder.remove(folder) } }
         let path = folder + "/bench.yapdb"
         var options = EngineOptions()
         options.checkpointThreshold = 0
@@ -91,5 +92,48 @@ struct MeasureEngine: ParsableCommand {
         let after = try engine!.stats()
         print("compaction after deleting half: \(fmt(compactTime * 1000)) ms, moved \(compaction.bytesMoved) bytes (\(fmt(Double(compaction.bytesMoved) / compactTime / 1e6)) MB/s of live data), file \(before.fileBytes) → \(after.fileBytes) bytes, live \(after.liveBytes) = \(fmt(Double(after.liveBytes) / Double(after.rowCount * (16 + valueSize))))× raw payload")
         try engine!.close()
+    }
+}
+
+/// `yapdb-measure open`: in a fresh process, the time to open a database that
+/// `yapdb-measure engine --keep FOLDER` left and read its first row, then private memory
+/// (`RssAnon`) after 1,000 random reads.
+struct MeasureOpen: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "open", abstract: "Open a kept database: time to the first row, and private memory.")
+
+    @Argument(help: "The folder given to `engine --keep`.") var folder: String
+    @Option(help: "The rows it was loaded with (to know its keys).") var rows = 1_000_000
+
+    func run() throws {
+        var rng = FastRandom(seed: 7)
+        let keys = (0..<rows).map { _ in String(format16: Int(rng.next() % 1_000_000_000_000)) }
+        let before = privateMemory()
+        let t0 = now()
+        let engine = try Engine.open(path: folder + "/bench.yapdb", options: EngineOptions())
+        let first = try engine.snapshot().object(collection: "c", key: keys[rows / 2])
+        let open = now() - t0
+        var check = first?.count ?? 0
+        let snapshot = engine.snapshot()
+        for _ in 0..<1_000 {
+            check &+= try snapshot.object(collection: "c", key: keys[Int(rng.next() % UInt64(rows))])?.count ?? 0
+        }
+        let after = privateMemory()
+        print("open + first read: \(fmt(open * 1000)) ms (\(engine.openReport.commitsReplayed) commits replayed); RssAnon before open \(before / 1024) KiB, after open + 1,000 reads \(after / 1024) KiB (check \(check))")
+        try engine.close()
+    }
+
+    /// `RssAnon` of this process in bytes (Linux), or 0 where there is none.
+    func privateMemory() -> Int {
+        guard let file = fopen("/proc/self/status", "r") else { return 0 }
+        defer { fclose(file) }
+        var line = [CChar](repeating: 0, count: 256)
+        while fgets(&line, Int32(line.count), file) != nil {
+            let text = String(cString: line)
+            if text.hasPrefix("RssAnon:") {
+                let digits = text.filter(\.isNumber)
+                return (Int(digits) ?? 0) * 1024
+            }
+        }
+        return 0
     }
 }
