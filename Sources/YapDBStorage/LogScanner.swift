@@ -47,10 +47,15 @@ package struct LogScanner {
         self.uuid = uuid
     }
 
-    /// A segment's bytes, read whole (its size is the real file's, capped at 4 GiB).
+    /// A segment's bytes from file offset `base` to its end (its size is the real file's,
+    /// capped at 4 GiB): the whole file (`base` 0), or only what follows the replay position
+    /// (an open after a checkpoint reads only the log written since, not the whole segment).
     struct Loaded {
         var number: UInt32
+        /// File bytes `base ..< base + bytes.count`.
         var bytes: [UInt8]
+        /// The file offset of `bytes[0]`: 0, or a position past the header.
+        var base: Int = 0
         var header: Result<FileHeader, StorageError>
         /// Why the header was refused, when it was: the recovery decision reads this, never
         /// the error's wording.
@@ -69,9 +74,13 @@ package struct LogScanner {
         case wrongKind
     }
 
-    func load(_ number: UInt32) throws(StorageError) -> Loaded {
+    /// Reads segment `number` from file offset `from` (the header is always read; bytes
+    /// between it and `from` are not, when `from` is past it) and checks its header.
+    func load(_ number: UInt32, from: Int = 0) throws(StorageError) -> Loaded {
         let path = files.segmentPath(number)
         let bytes: [UInt8]
+        var headerBytes: [UInt8]
+        var base = 0
         do throws(IOFailure) {
             let file = try fileSystem.open(path, mode: .readOnly)
             defer { file.close() }
@@ -79,25 +88,32 @@ package struct LogScanner {
             guard size <= Int64(UInt32.max) else {
                 throw IOFailure(errno: 27 /* EFBIG */, operation: "segment over 4 GiB", path: path)
             }
-            bytes = try file.readExactly(Int(size), at: 0)
+            if from > Format.headerSize && Int64(from) <= size {
+                base = from
+                headerBytes = try file.readExactly(Format.headerSize, at: 0)
+                bytes = try file.readExactly(Int(size) - from, at: Int64(from))
+            } else {
+                bytes = try file.readExactly(Int(size), at: 0)
+                headerBytes = bytes
+            }
         } catch {
             throw .io(error)
         }
         let name = Paths.fileName(of: path)
         let h: FileHeader
         do throws(StorageError) {
-            h = try FileHeader.decode(bytes, path: path)
+            h = try FileHeader.decode(headerBytes, path: path)
         } catch {
-            return Loaded(number: number, bytes: bytes, header: .failure(error), headerProblem: .damaged)
+            return Loaded(number: number, bytes: bytes, base: base, header: .failure(error), headerProblem: .damaged)
         }
         func refuse(_ problem: HeaderProblem, _ offset: Int, _ reason: String) -> Loaded {
-            Loaded(number: number, bytes: bytes, header: .failure(.corrupted(offset: Int64(offset), reason: "\(name): \(reason)")),
+            Loaded(number: number, bytes: bytes, base: base, header: .failure(.corrupted(offset: Int64(offset), reason: "\(name): \(reason)")),
                    headerProblem: problem)
         }
         guard h.uuid == uuid else { return refuse(.foreign, Format.headerUUIDOffset, "belongs to another database") }
         guard h.fileNumber == number else { return refuse(.foreign, Format.headerFileNumberOffset, "header names segment \(h.fileNumber)") }
         guard h.kind == .logSegment || h.kind == .compactionSegment else { return refuse(.wrongKind, Format.headerKindOffset, "not a segment") }
-        return Loaded(number: number, bytes: bytes, header: .success(h), headerProblem: nil)
+        return Loaded(number: number, bytes: bytes, base: base, header: .success(h), headerProblem: nil)
     }
 
     /// Scans the log segments `segments` (sorted) from `start`, after a state whose last
@@ -116,7 +132,7 @@ package struct LogScanner {
         var index = 0
         while index < inRange.count {
             let number = inRange[index]
-            let loaded = try load(number)
+            let loaded = try load(number, from: number == start.segment ? Int(start.offset) : 0)
             report.bytesScanned += Int64(loaded.bytes.count)
             let header: FileHeader
             switch loaded.header {
@@ -152,23 +168,25 @@ package struct LogScanner {
     func scanSegment(_ loaded: Loaded, from startOffset: Int, report: inout ScanReport,
                      apply: (ScannedCommit) throws(StorageError) -> Void) throws(StorageError) -> Damage? {
         let number = loaded.number
+        // Positions below are indexes into `loaded.bytes`; `base` makes them file offsets.
+        let base = loaded.base
         var pending: [ScannedOperation] = []
-        var pendingStart = startOffset
-        var position = startOffset
+        var pendingStart = startOffset - base
+        var position = startOffset - base
         var damage: Damage?
         var commits: [ScannedCommit] = []
         loaded.bytes.withUnsafeBytes { raw in
-            if startOffset > raw.count {
-                damage = Damage(position: LogPosition(segment: number, offset: UInt32(raw.count)), reason: "segment shorter than the replay position")
+            if position > raw.count || position < 0 {
+                damage = Damage(position: LogPosition(segment: number, offset: UInt32(base + raw.count)), reason: "segment shorter than the replay position")
                 return
             }
             while position < raw.count {
                 let frame: RecordCodec.Frame
                 do throws(RecordCodec.FrameError) { frame = try RecordCodec.frame(in: raw, at: position) } catch {
-                    damage = Damage(position: LogPosition(segment: number, offset: UInt32(pendingStart)), reason: "record at \(position): \(error)")
+                    damage = Damage(position: LogPosition(segment: number, offset: UInt32(base + pendingStart)), reason: "record at \(base + position): \(error)")
                     return
                 }
-                let location = RecordLocation(segment: number, offset: UInt32(position), length: UInt32(frame.totalLength))
+                let location = RecordLocation(segment: number, offset: UInt32(base + position), length: UInt32(frame.totalLength))
                 do throws(RecordCodec.FrameError) {
                     switch frame.type {
                     case .object, .metadata:
@@ -191,20 +209,20 @@ package struct LogScanner {
                         guard info.recordsLength == UInt64(position - pendingStart) else { throw .invalid("commit length mismatch") }
                         guard info.recordsChecksum == recordsChecksum else { throw .invalid("commit checksum mismatch") }
                         guard info.snapshot == expectedSnapshot else { throw .invalid("commit snapshot \(info.snapshot), expected \(expectedSnapshot)") }
-                        commits.append(ScannedCommit(info: info, end: LogPosition(segment: number, offset: UInt32(position + frame.totalLength)), operations: pending))
+                        commits.append(ScannedCommit(info: info, end: LogPosition(segment: number, offset: UInt32(base + position + frame.totalLength)), operations: pending))
                         pending.removeAll(keepingCapacity: true)
                         pendingStart = position + frame.totalLength
                     case .checkpointInfo, .checkpointCollection, .checkpointEntries, .checkpointEnd, .checkpointSegmentUsage, .checkpointExtension, .checkpointIndexRoot:
                         throw .invalid("checkpoint record in a log segment")
                     }
                 } catch {
-                    damage = Damage(position: LogPosition(segment: number, offset: UInt32(pendingStart)), reason: "record at \(position): \(error)")
+                    damage = Damage(position: LogPosition(segment: number, offset: UInt32(base + pendingStart)), reason: "record at \(base + position): \(error)")
                     return
                 }
                 position += frame.totalLength
             }
             if !pending.isEmpty || pendingStart != position {
-                damage = Damage(position: LogPosition(segment: number, offset: UInt32(pendingStart)), reason: "records without a commit record")
+                damage = Damage(position: LogPosition(segment: number, offset: UInt32(base + pendingStart)), reason: "records without a commit record")
             }
         }
         for commit in commits {
@@ -222,9 +240,9 @@ package struct LogScanner {
     func handleDamage(at position: LogPosition, reason: String, current: Loaded, later: [UInt32], protected: Set<UInt32>,
                       repair: Bool, report: inout ScanReport) throws(StorageError) {
         let name = Paths.fileName(of: files.segmentPath(position.segment))
-        if let proof = Self.commitRecords(in: current.bytes, from: Int(position.offset) + 1).first(where: { $0.info.durableThrough > position }) {
+        if let proof = Self.commitRecords(in: current.bytes, from: Int(position.offset) + 1 - current.base).first(where: { $0.info.durableThrough > position }) {
             throw .corrupted(offset: Int64(position.offset),
-                             reason: "\(name): \(reason); the commit of snapshot \(proof.info.snapshot) at offset \(proof.offset) was written after these bytes were synced")
+                             reason: "\(name): \(reason); the commit of snapshot \(proof.info.snapshot) at offset \(current.base + proof.offset) was written after these bytes were synced")
         }
         var tornSegments: [Loaded] = []
         for number in later where !protected.contains(number) {
@@ -238,7 +256,7 @@ package struct LogScanner {
         }
         report.tornAt = position
         report.tornReason = reason
-        let tornHere = Int64(current.bytes.count) - Int64(position.offset)
+        let tornHere = Int64(current.base + current.bytes.count) - Int64(position.offset)
         report.truncatedBytes += max(0, tornHere)
         for segment in tornSegments {
             report.truncatedBytes += Int64(segment.bytes.count)
