@@ -17,6 +17,7 @@ struct MeasureEngine: ParsableCommand {
     @Option(help: "Stop after this step (load, read, verify, open), for profiling one step.") var stopAfter: String?
     @Flag(help: "Time with the thread's CPU clock instead of the wall clock (for a loaded machine).") var cpuTime = false
     @Option(help: "Keep the database in this folder (for `yapdb-measure open`) instead of a temporary one.") var keep: String?
+    @Option(help: "With --stop-after open: then overwrite this many rows in commits of 1,000 and exit without closing, as a killed process would (the next open replays them).") var tailRows = 0
 
     func run() throws {
         if cpuTime { measureClock = CLOCK_THREAD_CPUTIME_ID }
@@ -79,7 +80,18 @@ struct MeasureEngine: ParsableCommand {
         let open = now() - t4
         print("close (checkpoint of \(rows) rows): \(fmt(closeTime * 1000)) ms; clean open (checkpoint + tail): \(fmt(open * 1000)) ms, \(engine!.snapshot().rowCount) rows")
 
-        if stopAfter == "open" { try engine!.close(); return }
+        if stopAfter == "open" {
+            guard tailRows > 0 else { try engine!.close(); return }
+            for start in stride(from: 0, to: tailRows, by: 1_000) {
+                _ = try engine!.write { tx in
+                    for i in start..<min(start + 1_000, tailRows) {
+                        try values[(i + 1) & 1023].withUnsafeBytes { try tx.setObject($0, metadata: .clear, collection: "c", key: keys[i % rows]) }
+                    }
+                }
+            }
+            print("wrote \(tailRows) rows after the checkpoint; exiting without closing")
+            exit(0)
+        }
         // Delete half, compact.
         _ = try engine!.write { tx in
             for key in keys.enumerated() where key.offset % 2 == 0 { _ = try tx.remove(collection: "c", key: key.element) }
