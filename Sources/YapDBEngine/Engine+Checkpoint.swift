@@ -23,7 +23,10 @@ extension Engine {
 
     func checkpointIfDue() throws(StorageError) {
         guard options.checkpointThreshold > 0 else { return }
-        let due = writer.withLock { $0.bytesSinceCheckpoint >= UInt64(options.checkpointThreshold) }
+        let due = writer.withLock { state in
+            state.bytesSinceCheckpoint >= UInt64(options.checkpointThreshold)
+                || (options.checkpointRowLimit > 0 && state.rowsSinceCheckpoint >= options.checkpointRowLimit)
+        }
         if due { try checkpoint(onlyIfLogGrew: true) }
     }
 
@@ -70,6 +73,7 @@ extension Engine {
                 throw error
             }
             state.bytesSinceCheckpoint = 0
+            state.rowsSinceCheckpoint = 0
             return CheckpointSource(number: state.checkpointNumber + 1, keydir: state.keydir, snapshot: state.snapshotNumber,
                                     nextRowid: state.nextRowid,
                                     replay: LogPosition(segment: state.log.segmentNumber, offset: state.log.end),

@@ -193,6 +193,7 @@ extension Engine {
                                 lock: opened.lock, compression: options.compression, maxValueSize: options.maxValueSize,
                                 checkpointNumber: checkpointNumber, checkpointReplay: replay)
         state.bytesSinceCheckpoint = UInt64(opened.report.bytesScanned)
+        state.rowsSinceCheckpoint = opened.report.records
         state.compactionSegments = compactionSegments
         let engine = Engine(path: path, files: files, options: options, uuid: opened.header.uuid, state: state, index: index!,
                             report: report, openKey: key)

@@ -24,6 +24,8 @@ final class WriterState: @unchecked Sendable {
     let maxValueSize: Int
     /// Log bytes appended since the last checkpoint.
     var bytesSinceCheckpoint: UInt64 = 0
+    /// Rows written since the last checkpoint (an upper bound on the dirty leaves).
+    var rowsSinceCheckpoint = 0
     /// Segments written by compaction (never replayed; removable once nothing points into them).
     var compactionSegments: Set<UInt32> = []
     /// The newest checkpoint on disk and its replay position.
@@ -190,6 +192,7 @@ package final class Engine: Sendable {
             state.bytesSinceCheckpoint += UInt64(state.log.end)
         }
         state.keydir = tx.keydir
+        state.rowsSinceCheckpoint += tx.changeset.changeCount
         state.snapshotNumber = number
         state.generation += 1
         state.nextRowid = tx.nextRowid

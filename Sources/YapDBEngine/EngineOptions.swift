@@ -22,6 +22,11 @@ package struct EngineOptions: Sendable {
     /// Bytes of log written since the last checkpoint that trigger a new one (0 = never
     /// automatically; still on close).
     package var checkpointThreshold = 64 << 20
+    /// Rows written since the last index checkpoint that trigger a new one (0 = no such
+    /// limit). Each written row dirties at most one leaf page of the key directory (plus its
+    /// path), so this bounds the memory the changes since the last checkpoint hold — about
+    /// 7 KiB per dirty leaf of 4 KiB — and the log a crash leaves to replay.
+    package var checkpointRowLimit = 4096
     /// Dead-byte fraction of a sealed segment above which compaction rewrites it.
     package var compactionThreshold = 0.5
     /// Size at which log segments roll.
