@@ -300,12 +300,13 @@ public class YapDatabaseReadTransaction {
 
     /// Runs an iteration over the rows of one collection (in the transaction's snapshot of the
     /// index, so writes during it do not disturb it): `step` handles one row and may set `stop`.
-    func iterateEntries(inCollection collection: String?, _ step: (String, String, KeydirEntry, inout Bool) -> Void) {
+    func iterateEntries(inCollection collection: String?, from: String? = nil, through: String? = nil, reversed: Bool = false,
+                        _ step: (String, String, KeydirEntry, inout Bool) -> Void) {
         checkValid()
         let name = collection ?? ""
         let snapshot = keydir
         iterate { stop in
-            snapshot.eachKey(inCollection: name) { key, entry in
+            snapshot.eachKey(inCollection: name, from: from, through: through, reversed: reversed) { key, entry in
                 step(name, key, entry, &stop)
                 return afterStep(stop)
             }

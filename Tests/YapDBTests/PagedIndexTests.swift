@@ -47,3 +47,37 @@ import YapDB
         connection.read { tx in #expect(tx.numberOfKeys(inCollection: "c") == 1) }
     }
 }
+
+extension PagedIndexTests {
+    /// The Swift-native range forms: bounds inclusive, either side open, reversed, stop flag.
+    @Test func keyRangesInBothDirectionsWithAStopFlag() throws {
+        let fixture = try DatabaseFixture()
+        let connection = fixture.database.newConnection()
+        connection.readWrite { tx in
+            for i in 0..<100 { tx.setObject("v\(i)", forKey: String(format: "k%03d", i), inCollection: "c", withMetadata: "m\(i)") }
+            tx.setObject("other", forKey: "k050", inCollection: "d")
+        }
+        connection.read { tx in
+            var keys: [String] = []
+            tx.iterateKeys(inCollection: "c", from: "k010", through: "k014") { key, _ in keys.append(key) }
+            #expect(keys == ["k010", "k011", "k012", "k013", "k014"])
+            keys = []
+            tx.iterateKeys(inCollection: "c", from: "k0955", through: nil, reversed: true) { key, _ in keys.append(key) }
+            #expect(keys == ["k099", "k098", "k097", "k096"])
+            keys = []
+            tx.iterateKeys(inCollection: "c", from: nil, through: "k002") { key, _ in keys.append(key) }
+            #expect(keys == ["k000", "k001", "k002"])
+            var objects: [String] = []
+            tx.iterateKeysAndObjects(inCollection: "c", from: "k050", through: nil) { (_, object: String, stop: inout Bool) in
+                objects.append(object)
+                if objects.count == 3 { stop = true }
+            }
+            #expect(objects == ["v50", "v51", "v52"], "the stop flag ends the scan")
+            var rows: [String] = []
+            tx.iterateRows(inCollection: "c", from: "k020", through: "k021", reversed: true) { (key, object: String, metadata: String?, _: inout Bool) in
+                rows.append("\(key)=\(object)/\(metadata ?? "-")")
+            }
+            #expect(rows == ["k021=v21/m21", "k020=v20/m20"])
+        }
+    }
+}
