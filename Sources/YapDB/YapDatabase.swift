@@ -171,7 +171,8 @@ public final class YapDatabase: Sendable {
             let stats = try engine.stats()
             return YapDatabaseStats(fileBytes: stats.fileBytes, liveBytes: stats.liveBytes, deadBytes: stats.deadBytes,
                                     rowCount: stats.rowCount, snapshot: stats.snapshot,
-                                    recoveredTruncatedBytes: stats.recoveredTruncatedBytes)
+                                    recoveredTruncatedBytes: stats.recoveredTruncatedBytes, indexBytes: stats.indexFileBytes,
+                                    hasUnwrittenIndexChanges: stats.hasUnwrittenIndexChanges)
         } catch { throw YapDatabaseError(error) }
     }
 
@@ -217,4 +218,9 @@ public struct YapDatabaseStats: Sendable, Equatable {
     public var snapshot: UInt64
     /// Bytes of torn tail the last open cut off.
     public var recoveredTruncatedBytes: Int64
+    /// Bytes of the index files (the key directory's pages), part of `fileBytes`.
+    public var indexBytes: Int64 = 0
+    /// Whether changes to the key directory are held in memory, waiting for the next index
+    /// checkpoint (`checkpoint()`, automatic, or at close).
+    public var hasUnwrittenIndexChanges = false
 }

@@ -44,6 +44,7 @@ struct Stats: ParsableCommand {
             print("file bytes: \(stats.fileBytes)")
             print("live bytes: \(stats.liveBytes)")
             print("dead bytes: \(stats.deadBytes)")
+            print("index file bytes: \(stats.indexBytes) (\(stats.hasUnwrittenIndexChanges ? "changes waiting for the next index checkpoint" : "all written"))")
             print("torn tail cut at the last open: \(stats.recoveredTruncatedBytes) bytes")
         }
     }
