@@ -95,7 +95,16 @@ struct Demo: ParsableCommand {
         }
         print("   snapshot still \(database.snapshot) (was \(snapshotBefore)); people: \(writer.read { $0.numberOfKeys(inCollection: "people") })")
 
-        step(7, "Close the database and open it again: everything is still there, and verify() checks every byte.")
+        step(7, "A view: people grouped by century, sorted by birth year, and a filtered view of it holding the computer scientists. The ui reads them through mappings, as a table view would.")
+        try viewsAndMappings(database, writer: writer, ui: ui)
+
+        step(8, "A connection pool hands out idle connections and makes new ones up to its limit.")
+        let pool = YapDatabaseConnectionPool(database: database)
+        pool.connectionLimit = 2
+        let a = pool.connection(), b = pool.connection()
+        print("   limit \(pool.connectionLimit): two connections \(a === b ? "(the same one, idle)" : "(two of them)"); each reads \(a.read { $0.numberOfKeys(inCollection: "people") }) people")
+
+        step(9, "Close the database and open it again: everything is still there, and verify() checks every byte.")
         writer = database.newConnection()
         try database.close()
         database = try open(url)
@@ -113,6 +122,53 @@ struct Demo: ParsableCommand {
         try database.close()
         print(keep ? "\nKept the database in \(folder)." : "\nRemoved \(folder).")
         guard report.isValid else { throw ToolFailure("verify found problems", code: 4) }
+    }
+
+    /// Step 7: a view and a filtered view, mappings, and the row changes a background commit
+    /// turns into.
+    func viewsAndMappings(_ database: YapDatabase, writer: YapDatabaseConnection, ui: YapDatabaseConnection) throws {
+        let grouping = YapDatabaseViewGrouping.withObjectBlock { (_, _, _, object) -> String? in
+            guard let person = object as? Person else { return nil }
+            return "\(person.born / 100)00s"
+        }
+        let sorting = YapDatabaseViewSorting.withObjectBlock { (_, _, _, _, object1, _, _, object2) -> ComparisonResult in
+            let born1 = (object1 as? Person)?.born ?? 0, born2 = (object2 as? Person)?.born ?? 0
+            return born1 < born2 ? .orderedAscending : (born1 == born2 ? .orderedSame : .orderedDescending)
+        }
+        guard database.register(YapDatabaseAutoView(grouping: grouping, sorting: sorting, versionTag: "1"), withName: "byCentury") else {
+            throw ToolFailure("registering the view failed", code: 1)
+        }
+        let computing = YapDatabaseViewFiltering.withObjectBlock { (_, _, _, _, object) -> Bool in
+            guard let field = (object as? Person)?.field else { return false }
+            return ["compilers", "computability", "algorithms"].contains(field)
+        }
+        guard database.register(YapDatabaseFilteredView(parentViewName: "byCentury", filtering: computing, versionTag: "1"), withName: "computing") else {
+            throw ToolFailure("registering the filtered view failed", code: 1)
+        }
+        ui.beginLongLivedReadTransaction()
+        let mappings = YapDatabaseViewMappings(groups: ["1800s", "1900s"], view: "byCentury")
+        ui.read { tx in
+            mappings.update(with: tx)
+            for section in 0..<mappings.numberOfSections() {
+                let names = (0..<mappings.numberOfItems(inSection: section)).compactMap { row in
+                    ((tx.ext("byCentury") as? YapDatabaseAutoViewTransaction)?.object(atRow: row, inSection: section, with: mappings) as? Person)?.name
+                }
+                print("   section \(section) (\(mappings.group(forSection: section) ?? "?")): \(names.joined(separator: ", "))")
+            }
+            let computingCount = (tx.ext("computing") as? YapDatabaseViewTransaction)?.numberOfItems(inGroup: "1900s") ?? 0
+            print("   the filtered view holds \(computingCount) computer scientists of the 1900s")
+        }
+        try writer.write { tx in
+            tx.setObject(Person(name: "Barbara Liskov", born: 1939, field: "algorithms"), forKey: "barbara", inCollection: "people")
+            tx.setObject(Person(name: "John von Neumann", born: 1903, field: "computability"), forKey: "john", inCollection: "people")
+        }
+        let notifications = ui.beginLongLivedReadTransaction()
+        guard let viewConnection = ui.ext("byCentury") as? YapDatabaseViewConnection else { return }
+        let (sectionChanges, rowChanges) = viewConnection.getChanges(forNotifications: notifications, withMappings: mappings)
+        print("   the writer inserts barbara (1939) and john (1903); the ui's table view gets \(sectionChanges.count) section change(s) and these row changes:")
+        for change in rowChanges {
+            print("     \(change.type == .insert ? "insert" : "\(change.type)") \(change.collectionKey.key) at section \(change.finalSection), row \(change.finalIndex)")
+        }
     }
 
     func open(_ url: URL) throws -> YapDatabase {
