@@ -46,7 +46,7 @@ extension Runner {
                 let time = try timed(true) { try store.write(data, rows: item.rows[...]) }
                 if item.view {
                     let count = store.writer.read { tx in (tx.ext(Runner.viewName) as? YapDatabaseViewTransaction)?.numberOfItems(inGroup: Runner.viewGroup) }
-                    guard count == data.count else { throw BenchError("W11: the view holds \(count ?? 0) rows, not \(data.count)") }
+                    guard let count, Int(count) == data.count else { throw BenchError("W11: the view holds \(count.map { String($0) } ?? "no") rows, not \(data.count)") }
                 }
                 try store.close()
                 times["\(item.order) \(item.view)", default: []].append(time)
