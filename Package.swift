@@ -40,7 +40,7 @@ let package = Package(
         .target(name: "YapDBIndex"),
         .target(name: "YapDBEngine", dependencies: ["YapDBStorage", "YapDBIndex"]),
         .target(name: "YapDB", dependencies: ["YapDBEngine", "YapDBIndex", "YapDBStorage"]),
-        .target(name: "YapDBFuzzEntry", dependencies: ["YapDB", "YapDBStorage", "YapDBSimulatedDisk"]),
+        .target(name: "YapDBFuzzEntry", dependencies: ["YapDB", "YapDBStorage", "YapDBIndex", "YapDBSimulatedDisk"]),
         .executableTarget(
             name: "yapdb",
             dependencies: [

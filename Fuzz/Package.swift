@@ -17,6 +17,7 @@ let package = Package(
         .executable(name: "fuzz-records", targets: ["FuzzRecords"]),
         .executable(name: "fuzz-recovery", targets: ["FuzzRecovery"]),
         .executable(name: "fuzz-operations", targets: ["FuzzOperations"]),
+        .executable(name: "fuzz-pages", targets: ["FuzzPages"]),
         .executable(name: "fuzz-tool", targets: ["fuzz-tool"]),
     ],
     dependencies: [
@@ -26,6 +27,7 @@ let package = Package(
         .executableTarget(name: "FuzzRecords", dependencies: [entry]),
         .executableTarget(name: "FuzzRecovery", dependencies: [entry]),
         .executableTarget(name: "FuzzOperations", dependencies: [entry]),
+        .executableTarget(name: "FuzzPages", dependencies: [entry]),
         .executableTarget(name: "fuzz-tool", dependencies: [entry]),
     ],
     swiftLanguageModes: [.v6]

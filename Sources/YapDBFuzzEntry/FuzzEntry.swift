@@ -20,6 +20,8 @@ public enum FuzzEntry {
         case recovery
         /// `runOperations`: an operation script against the public API and a model.
         case operations
+        /// `decodePages`: hostile index pages under the key directory's trees.
+        case pages
     }
 
     /// Runs `target`'s entry point on `data`.
@@ -28,7 +30,15 @@ public enum FuzzEntry {
         case .records: decodeRecords(data)
         case .recovery: recoverImage(data)
         case .operations: runOperations(data)
+        case .pages: decodePages(data)
         }
+    }
+
+    /// Treats `data` as index pages (see `PagesTarget`): opens the key directory's trees on
+    /// them, checks, walks and looks up every row it can reach, changes the directory and
+    /// writes it back. Damage must end in a typed error, never a trap.
+    public static func decodePages(_ data: UnsafeRawBufferPointer) {
+        PagesTarget.run(data)
     }
 
     /// Decodes `data` as a run of records — the bytes of a log segment after its header, or of
@@ -72,6 +82,7 @@ public enum FuzzEntry {
         case .records: Seeds.records()
         case .recovery: Seeds.recovery()
         case .operations: Seeds.operations()
+        case .pages: PagesTarget.seeds()
         }
     }
 }

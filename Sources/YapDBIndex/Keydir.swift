@@ -176,7 +176,7 @@ package struct Keydir: Sendable {
 
     /// Stores `entry` for (`collection`, `key`).
     /// - Returns: the previous entry, or nil if the row is new.
-    /// - Precondition: `entry.rowid` is not the row id of a different (collection, key).
+    /// - Throws: as `upsert`.
     @discardableResult
     package mutating func set(_ entry: KeydirEntry, collection: String, key: String) throws(PageError) -> KeydirEntry? {
         try upsert(collection: collection, key: key) { _ in entry }
@@ -186,7 +186,8 @@ package struct Keydir: Sendable {
     /// the current entry (nil for a new row) and returns the entry to store, or nil to leave
     /// the row as it was. Replacing an entry may change its row id (the row-ids tree follows).
     /// - Returns: the previous entry, or nil if the row is new or nothing was stored.
-    /// - Precondition: a stored row id does not belong to a different (collection, key).
+    /// - Throws: `PageError`; `.corrupt(…, .badEntry)` when the stored row id already belongs
+    ///   to a different (collection, key) (the directory is then left half changed: discard it).
     @discardableResult
     package mutating func upsert(collection: String, key: String, _ body: (KeydirEntry?) -> KeydirEntry?) throws(PageError) -> KeydirEntry? {
         let rowKey = RowKey.encode(collection: collection, key: key)
@@ -195,8 +196,9 @@ package struct Keydir: Sendable {
         if old != new { _ = try rows.upsert(rowKey, new.pageEncoded) }
         if old?.rowid != new.rowid {
             if let old { _ = try rowids.remove(RowKey.rowid(old.rowid)) }
-            let displaced = try rowids.upsert(RowKey.rowid(new.rowid), rowKey)
-            precondition(displaced == nil, "Keydir.upsert: rowid \(new.rowid) already belongs to another row")
+            // A row id that already names another row: the directory's pages disagree with the
+            // caller's (damaged pages, or a root whose next row id is wrong). Damage, not misuse.
+            if try rowids.upsert(RowKey.rowid(new.rowid), rowKey) != nil { throw .corrupt(page: .none, reason: .badEntry) }
         }
         return old
     }

@@ -1,0 +1,100 @@
+import YapDBIndex
+
+/// The `pages` target: hostile index pages under the key directory's trees.
+///
+/// Input: byte 0 chooses the page size (256 or 512) and whether the source checks
+/// checksums; bytes 1 and 2 name the pages that are the roots of the `rows` and `rowids`
+/// trees (0: empty); the rest is cut into pages numbered from 1. Every read, walk, check and
+/// change of the directory over those pages must end in a value or a typed `PageError`: a
+/// trap, a hang or a huge allocation is a finding.
+enum PagesTarget {
+    static let name = "pages"
+
+    /// An in-memory page source over the input's pages.
+    struct Source: PageSource {
+        let pages: [PageID: [UInt8]]
+        let format: PageFormat
+        let checksums: Bool
+
+        func withPage(_ id: PageID, _ body: (UnsafeRawBufferPointer) throws(PageError) -> Void) throws(PageError) {
+            guard let page = pages[id] else { throw .corrupt(page: id, reason: .missing) }
+            let result: Result<Void, PageError> = page.withUnsafeBytes { bytes in
+                Result { () throws(PageError) in
+                    if checksums { try format.verify(bytes, id: id) }
+                    try body(bytes)
+                }
+            }
+            try result.get()
+        }
+    }
+
+    /// Splits an input into (format, checksums, roots, pages).
+    static func decode(_ bytes: [UInt8]) -> (PageFormat, Bool, PageID, PageID, [PageID: [UInt8]]) {
+        let control = bytes.first ?? 0
+        let format = PageFormat(pageSize: control & 1 == 0 ? 256 : 512)
+        let rowsRoot = PageID(bytes.count > 1 ? bytes[1] : 0), rowidsRoot = PageID(bytes.count > 2 ? bytes[2] : 0)
+        var pages: [PageID: [UInt8]] = [:]
+        var offset = 3, id: PageID = 1
+        while offset < bytes.count, id <= 255 {
+            var page = Array(bytes[offset..<min(offset + format.pageSize, bytes.count)])
+            if page.count < format.pageSize { page += [UInt8](repeating: 0, count: format.pageSize - page.count) }
+            pages[id] = page
+            offset += format.pageSize
+            id += 1
+        }
+        return (format, control & 2 != 0, rowsRoot, rowidsRoot, pages)
+    }
+
+    static func run(_ data: UnsafeRawBufferPointer) {
+        let (format, checksums, rowsRoot, rowidsRoot, pages) = decode(Array(data))
+        let source = Source(pages: pages, format: format, checksums: checksums)
+        guard var keydir = try? Keydir(rowsRoot: rowsRoot, rowidsRoot: rowidsRoot, format: format, source: source) else { return }
+        _ = try? keydir.validate()
+        var names: [String] = []
+        _ = try? keydir.forEachCollection { name, _ in names.append(name); return names.count < 50 }
+        var visited = 0
+        _ = try? keydir.forEachRow { collection, key, entry in
+            visited += 1
+            _ = try? keydir.entry(collection: collection, key: key)
+            _ = try? keydir.key(forRowid: entry.rowid)
+            return visited < 2_000
+        }
+        for name in names.prefix(5) {
+            _ = try? keydir.count(inCollection: name)
+            _ = try? keydir.forEachKey(inCollection: name, reversed: true) { _, _ in true }
+        }
+        // Changes over hostile pages: typed errors or a directory that still checks out.
+        let entry = KeydirEntry(rowid: 1 << 40, object: ValueLocation(segment: 1, offset: 64, length: 20))
+        _ = try? keydir.set(entry, collection: names.first ?? "c", key: "fuzz")
+        _ = try? keydir.remove(collection: names.first ?? "c", key: "fuzz")
+        _ = try? keydir.removeCollection(names.last ?? "c")
+        var written: [PageID: [UInt8]] = [:]
+        var next: PageID = 1_000
+        _ = keydir.flush(allocate: { () throws(Never) -> PageID in next += 1; return next },
+                         write: { (id, bytes) throws(Never) in written[id] = Array(bytes) })
+    }
+
+    /// Seeds: real directories of a few shapes, written as pages.
+    static func seeds() -> [[UInt8]] {
+        var seeds: [[UInt8]] = []
+        for (control, rows) in [(0, 3), (0, 60), (1, 200), (2, 120), (3, 40), (0, 0)] as [(UInt8, Int)] {
+            let format = PageFormat(pageSize: control & 1 == 0 ? 256 : 512)
+            var keydir = Keydir(format: format)
+            for i in 0..<rows {
+                    let metadata: ValueLocation? = i % 3 == 0 ? ValueLocation(segment: 2, offset: UInt32(i), length: 9) : nil
+                let entry = KeydirEntry(rowid: UInt64(i + 1), object: ValueLocation(segment: 1, offset: UInt32(64 + i * 30), length: 30),
+                                        metadata: metadata)
+                _ = try? keydir.set(entry, collection: i % 4 == 0 ? "a\u{0}b" : "c\(i % 3)", key: "key-\(i * 7919 % 1000)")
+            }
+            var pages: [PageID: [UInt8]] = [:]
+            var next: PageID = 0
+            let flush = keydir.flush(allocate: { () throws(Never) -> PageID in next += 1; return next },
+                                     write: { (id, bytes) throws(Never) in pages[id] = Array(bytes) })
+            guard next < 255 else { continue }
+            var seed: [UInt8] = [control, UInt8(flush.rows.root), UInt8(flush.rowids.root)]
+            for id in pages.keys.sorted() { seed += pages[id]! }
+            seeds.append(seed)
+        }
+        return seeds
+    }
+}
