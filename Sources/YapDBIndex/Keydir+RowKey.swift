@@ -86,7 +86,8 @@ package enum RowKey {
 
     /// The key of a row key whose collection part is `length` bytes.
     static func key(_ bytes: UnsafeRawBufferPointer, partLength length: Int) -> String? {
-        String(validating: UnsafeRawBufferPointer(rebasing: bytes[length...]), as: UTF8.self)
+        guard length >= 0, length <= bytes.count else { return nil }
+        return String(validating: UnsafeRawBufferPointer(rebasing: bytes[length...]), as: UTF8.self)
     }
 
     /// (collection, key) of a row key, or nil when the bytes are not one (then the page holding

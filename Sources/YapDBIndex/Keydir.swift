@@ -142,7 +142,9 @@ package struct Keydir: Sendable {
             ?? KeyBound(RowKey.end(collection), inclusive: false)
         var failure: (any Error)?
         try rows.forEach(from: lower, to: upper, reversed: reversed) { keyBytes, valueBytes in
-            guard let key = RowKey.key(keyBytes, partLength: prefix.count),
+            // Every key in the range starts with the collection's prefix, unless a page lies.
+            guard keyBytes.count >= prefix.count, keyBytes.prefix(prefix.count).elementsEqual(prefix),
+                  let key = RowKey.key(keyBytes, partLength: prefix.count),
                   let entry = KeydirEntry(pageEncoded: valueBytes) else {
                 failure = PageError.corrupt(page: .none, reason: .badEntry)
                 return false
