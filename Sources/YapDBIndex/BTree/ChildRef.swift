@@ -107,6 +107,20 @@ struct PageWriter: ~Copyable {
         nodes.append(node)
         return id
     }
+
+    /// As `emit`, for a node decoded from a clean page by a full copy: nothing is recorded, so
+    /// the node is released as soon as the caller drops it.
+    mutating func emitCopy<E: Error>(
+        allocate: () throws(E) -> PageID, write: (PageID, UnsafeRawBufferPointer) throws(E) -> Void,
+        _ fill: (UnsafeMutableRawBufferPointer) -> Void
+    ) throws(E) -> PageID {
+        buffer.initializeMemory(as: UInt8.self, repeating: 0)
+        fill(buffer)
+        format.seal(buffer)
+        let id = try allocate()
+        try write(id, UnsafeRawBufferPointer(buffer))
+        return id
+    }
 }
 
 /// Writes the common page header.
