@@ -21,6 +21,16 @@ extension Engine {
         try checkpoint(onlyIfLogGrew: false)
     }
 
+    /// Index compaction alone: a checkpoint that copies the key directory's trees into a new
+    /// index file and removes the older index files (`compact()` does it too, after moving
+    /// records). Throws as `checkpoint()`.
+    package func compactIndex() throws(StorageError) {
+        try maintenance.withLock { (_: inout Void) throws(StorageError) in
+            guard let source = try captureForCheckpoint(onlyIfLogGrew: false) else { return }
+            try writeAndInstallCheckpoint(source, copyIndex: true)
+        }
+    }
+
     func checkpointIfDue() throws(StorageError) {
         guard options.checkpointThreshold > 0 else { return }
         let due = writer.withLock { $0.bytesSinceCheckpoint >= UInt64(options.checkpointThreshold) }
