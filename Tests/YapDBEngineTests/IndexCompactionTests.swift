@@ -64,6 +64,7 @@ import TestSupport
         try engine.compactIndex()
         let after = try engine.stats().indexFileBytes
         #expect(after * 3 < before, "index files: \(before) bytes before, \(after) after")
+        print("index compaction: \(before) → \(after) index bytes, \(filesBefore.count) → \(try Self.indexFiles(disk).count) files")
         let filesAfter = try Self.indexFiles(disk)
         #expect(Set(filesAfter).isDisjoint(with: filesBefore), "the old index files are removed: \(filesBefore) → \(filesAfter)")
         #expect(try engine.snapshot().materialize() == model)
@@ -98,6 +99,7 @@ import TestSupport
         #expect(never.materialized == never.model)
         #expect(automatic.materialized == automatic.model)
         #expect(automatic.bytes * 2 < never.bytes, "with the rule \(automatic.bytes) bytes, without \(never.bytes)")
+        print("index compaction rule: \(automatic.bytes) index bytes with it, \(never.bytes) without")
     }
 
     /// A database whose index has dead pages, across several files, and a log tail.
