@@ -80,7 +80,14 @@ extension Engine {
                              files: extents.map { IndexRoot.File(number: $0.number, length: $0.length) })
         let path = try Self.writeCheckpoint(source, root: root, files: files, fs: fileSystem, uuid: uuid, compress: options.compression)
         publishPages()
-        let replaced = try index.didPublish(extents, copied: copyIndex)
+        let replaced: [UInt32]
+        do throws(StorageError) { replaced = try index.didPublish(extents, copied: copyIndex) } catch {
+            // A durable checkpoint names only the copy, which the store could not take in: the
+            // writer's directory still reaches the old files, which no later root would name.
+            // Refuse writes until a reopen, which reads the copy.
+            if copyIndex { writer.withLock { $0.poisoned = true } }
+            throw error
+        }
         try installCheckpoint(source, path: path, pages: index.source(), rebind: rebind, removingIndexFiles: replaced)
     }
 
