@@ -98,11 +98,7 @@ struct PageWriter: ~Copyable {
         _ node: any AnyObject & Sendable, _ mark: FlushMark, allocate: () throws(E) -> PageID, write: (PageID, UnsafeRawBufferPointer) throws(E) -> Void,
         _ fill: (UnsafeMutableRawBufferPointer) -> Void
     ) throws(E) -> PageID {
-        buffer.initializeMemory(as: UInt8.self, repeating: 0)
-        fill(buffer)
-        format.seal(buffer)
-        let id = try allocate()
-        try write(id, UnsafeRawBufferPointer(buffer))
+        let id = try emitCopy(allocate: allocate, write: write, fill)
         marks.append((mark, id))
         nodes.append(node)
         return id
