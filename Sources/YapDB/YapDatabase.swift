@@ -150,7 +150,14 @@ public final class YapDatabase: Sendable {
     }
 
     /// Rewrites segments whose dead fraction passes `options.compactionThreshold` and
-    /// removes the old ones. Readers never wait for it.
+    /// removes the old ones, then compacts the index: the key directory is copied into a new
+    /// index file and the older index files, which hold the replaced versions of its pages,
+    /// are removed (checkpoints also do this on their own once the index files pass about
+    /// twice the size of the last copy). Readers never wait for it; a crash at any step loses
+    /// nothing.
+    /// - Throws: `YapDatabaseError` on an I/O failure or a damaged index page, or when the
+    ///   database is closed.
+    /// - Threading: any thread; runs one maintenance operation at a time.
     public func compact() throws(YapDatabaseError) {
         do throws(StorageError) { _ = try engine.compact() } catch { throw YapDatabaseError(error) }
     }

@@ -21,6 +21,16 @@ extension Engine {
         try checkpoint(onlyIfLogGrew: false)
     }
 
+    /// Index compaction alone: a checkpoint that copies the key directory's trees into a new
+    /// index file and removes the older index files (`compact()` does it too, after moving
+    /// records). Throws as `checkpoint()`.
+    package func compactIndex() throws(StorageError) {
+        try maintenance.withLock { (_: inout Void) throws(StorageError) in
+            guard let source = try captureForCheckpoint(onlyIfLogGrew: false) else { return }
+            try writeAndInstallCheckpoint(source, copyIndex: true)
+        }
+    }
+
     func checkpointIfDue() throws(StorageError) {
         guard options.checkpointThreshold > 0 else { return }
         let due = writer.withLock { state in
@@ -33,7 +43,7 @@ extension Engine {
     func checkpoint(onlyIfLogGrew: Bool) throws(StorageError) {
         try maintenance.withLock { (_: inout Void) throws(StorageError) in
             guard let source = try captureForCheckpoint(onlyIfLogGrew: onlyIfLogGrew) else { return }
-            try writeAndInstallCheckpoint(source)
+            try writeAndInstallCheckpoint(source, copyIndex: index.isCompactionDue(slack: options.indexCompactionSlack))
         }
     }
 
@@ -42,20 +52,46 @@ extension Engine {
     /// synced; 2. the checkpoint file names their roots (with the segment usage and extension
     /// images) and is published by rename; 3. the trees' written nodes are released and the
     /// files nothing references any more are removed.
-    func writeAndInstallCheckpoint(_ source: CheckpointSource) throws(StorageError) {
-        let pages = try index.writePages(of: source.keydir, sequence: UInt64(source.number))
+    ///
+    /// With `copyIndex` it is an index compaction: step 1 writes a full copy of both trees into
+    /// new index files (`IndexFiles.writeCopy`), the checkpoint names only those, and step 3
+    /// re-points the writer's key directory at the copy (`Keydir.remapping(to:)`) and removes
+    /// the older index files. Until the rename the previous checkpoint names the old files,
+    /// which are untouched; after it they are garbage (the next open removes any left).
+    func writeAndInstallCheckpoint(_ source: CheckpointSource, copyIndex: Bool = false) throws(StorageError) {
+        let roots: (rows: PageID, rowids: PageID)
+        let extents: [IndexFileExtent]
+        let publishPages: () -> Void
+        let rebind: (Keydir) -> Keydir
+        if copyIndex {
+            let pages = try index.writeCopy(of: source.keydir, sequence: UInt64(source.number))
+            (roots, extents) = ((pages.copy.rows.root, pages.copy.rowids.root), pages.extents)
+            publishPages = { pages.copy.rows.flush.publish(); pages.copy.rowids.flush.publish() }
+            rebind = { $0.remapping(to: pages.copy) }
+        } else {
+            let pages = try index.writePages(of: source.keydir, sequence: UInt64(source.number))
+            (roots, extents) = ((pages.flush.rows.root, pages.flush.rowids.root), pages.extents)
+            publishPages = { pages.flush.rows.publish(); pages.flush.rowids.publish() }
+            rebind = { $0.releasingFlushedNodes() }
+        }
         let root = IndexRoot(uuid: uuid, pageSize: index.format.pageSize, sequence: UInt64(source.number), snapshot: source.snapshot,
                              replay: source.replay, nextRowID: source.nextRowid,
-                             trees: [IndexRoot.Tree(name: Self.rowsTreeName, root: IndexPageID(rawValue: pages.flush.rows.root),
+                             trees: [IndexRoot.Tree(name: Self.rowsTreeName, root: IndexPageID(rawValue: roots.rows),
                                                     count: UInt64(source.keydir.rows.count), height: UInt32(source.keydir.rows.height)),
-                                     IndexRoot.Tree(name: Self.rowidsTreeName, root: IndexPageID(rawValue: pages.flush.rowids.root),
+                                     IndexRoot.Tree(name: Self.rowidsTreeName, root: IndexPageID(rawValue: roots.rowids),
                                                     count: UInt64(source.keydir.rowids.count), height: UInt32(source.keydir.rowids.height))],
-                             files: pages.extents.map { IndexRoot.File(number: $0.number, length: $0.length) })
+                             files: extents.map { IndexRoot.File(number: $0.number, length: $0.length) })
         let path = try Self.writeCheckpoint(source, root: root, files: files, fs: fileSystem, uuid: uuid, compress: options.compression)
-        pages.flush.rows.publish()
-        pages.flush.rowids.publish()
-        try index.didPublish(pages.extents)
-        try installCheckpoint(source, path: path, pages: index.source())
+        publishPages()
+        let replaced: [UInt32]
+        do throws(StorageError) { replaced = try index.didPublish(extents, copied: copyIndex) } catch {
+            // A durable checkpoint names only the copy, which the store could not take in: the
+            // writer's directory still reaches the old files, which no later root would name.
+            // Refuse writes until a reopen, which reads the copy.
+            if copyIndex { writer.withLock { $0.poisoned = true } }
+            throw error
+        }
+        try installCheckpoint(source, path: path, pages: index.source(), rebind: rebind, removingIndexFiles: replaced)
     }
 
     /// The names of the key directory's trees in the root record.
@@ -108,7 +144,8 @@ extension Engine {
     /// and log segments before its replay position that its image does not reference.
     /// Readers holding older snapshots keep their open handles (an unlinked file stays
     /// readable through them).
-    func installCheckpoint(_ source: CheckpointSource, path: String, pages: IndexPageSource) throws(StorageError) {
+    func installCheckpoint(_ source: CheckpointSource, path: String, pages: IndexPageSource, rebind: (Keydir) -> Keydir,
+                           removingIndexFiles replaced: [UInt32]) throws(StorageError) {
         unclaimedImages.dropAll()
         let (oldCheckpoint, retired) = writer.withLock { state -> (UInt32, [UInt32]) in
             let old = state.checkpointNumber
@@ -117,7 +154,7 @@ extension Engine {
             // The nodes this checkpoint wrote become page references (read through a source
             // that knows the new pages): the memory they held goes with the last snapshot
             // that still shares them.
-            state.keydir = state.keydir.releasingFlushedNodes().replacingSource(pages)
+            state.keydir = rebind(state.keydir).replacingSource(pages)
             // Log segments at or after the replay position hold commits to replay: never retired.
             let retired = state.segments.files.keys.filter { number in
                 number != state.log.segmentNumber
@@ -140,6 +177,8 @@ extension Engine {
                 try fileSystem.remove(files.checkpointPath(oldCheckpoint))
             }
             for number in retired { try fileSystem.remove(files.segmentPath(number)) }
+            // Unlinked index files stay readable by the snapshots still holding their handles.
+            for number in replaced { try fileSystem.remove(files.indexPath(number)) }
             try fileSystem.syncDirectory(files.directory)
         } catch { throw .io(error) }
     }

@@ -23,7 +23,9 @@ extension Engine {
     /// Rewrites the live records of sealed segments whose dead fraction is at least
     /// `options.compactionThreshold` (any dead bytes at all with `force`) into new compaction
     /// segments, points the key directory at the copies, writes a checkpoint, and removes the
-    /// old segments (docs/format.md §4, §5).
+    /// old segments (docs/format.md §4, §5). The checkpoint is always an index compaction: it
+    /// copies the key directory's trees into a new index file and removes the older ones
+    /// (docs/format.md §9), so the index files shrink to the live pages.
     ///
     /// Readers never wait for it, and readers of older snapshots keep reading the old
     /// segments through their open handles. The writer lock is held only to pick the victims
@@ -49,7 +51,23 @@ extension Engine {
                 guard !victims.isEmpty else { return nil }
                 return (state.keydir, victims, state.segments)
             }
-            guard let (keydir, victims, table) = picked else { return report }
+            if let (keydir, victims, table) = picked {
+                try moveLiveRecords(keydir: keydir, victims: victims, table: table, report: &report)
+            }
+
+            // A checkpoint that no longer references the victims; installing it removes them.
+            // It is also an index compaction: the key directory is copied into a new index file
+            // and the older index files are removed.
+            guard let source = try captureForCheckpoint(onlyIfLogGrew: false) else { return report }
+            try writeAndInstallCheckpoint(source, copyIndex: true)
+            return report
+        }
+    }
+
+    /// Steps 2 and 3 of `compact`: copies the live records of `victims` into new segments and
+    /// points the writer's key directory at the copies.
+    private func moveLiveRecords(keydir: Keydir, victims: [UInt32: Int64], table: SegmentTable,
+                                 report: inout CompactionReport) throws(StorageError) {
             report.victims = victims.keys.sorted()
             report.bytesReclaimed = victims.values.reduce(0, +)
 
@@ -103,12 +121,6 @@ extension Engine {
                 state.bytesSinceCheckpoint += 1
                 publish(state)
             }
-
-            // 4. A checkpoint that no longer references the victims; installing it removes them.
-            guard let source = try captureForCheckpoint(onlyIfLogGrew: false) else { return report }
-            try writeAndInstallCheckpoint(source)
-            return report
-        }
     }
 
     /// Copies the records of `moves` (sorted by location) into new compaction segments,

@@ -24,6 +24,9 @@ final class IndexFiles: @unchecked Sendable {
     private var writer: IndexFileWriter?
     /// The number for the next new index file.
     private var nextFileNumber: UInt32
+    /// Bytes of the index files the last full copy (index compaction) wrote — about what the
+    /// live trees take — or, before the first copy since open, the bytes published at open.
+    private(set) var copyBaseline: Int64
 
     init(files: DatabaseFiles, fileSystem: any FileSystem, uuid: [UInt8], format: PageFormat, mode: IndexReadMode,
          fileSizeLimit: Int64, published: [IndexFileExtent], nextFileNumber: UInt32) {
@@ -35,6 +38,21 @@ final class IndexFiles: @unchecked Sendable {
         self.fileSizeLimit = fileSizeLimit
         self.publishedExtents = Mutex(published)
         self.nextFileNumber = max(nextFileNumber, (published.map(\.number).max() ?? 0) + 1)
+        copyBaseline = published.reduce(0) { $0 + $1.length }
+    }
+
+    /// Bytes of the index files the newest checkpoint names.
+    var publishedBytes: Int64 { published.reduce(0) { $0 + $1.length } }
+
+    /// Whether the next checkpoint should be an index compaction: the index files hold more
+    /// than twice what the last full copy wrote plus `slack` bytes. Every page a checkpoint
+    /// appends replaces one that is then dead, so past this rule at least half of the bytes
+    /// (less the slack) are dead versions of pages; a copy costs about the live bytes, so the
+    /// writing it adds is at most the bytes appended since the last copy (amortised O(1)).
+    func isCompactionDue(slack: Int64) -> Bool {
+        let (doubled, overflow) = copyBaseline.multipliedReportingOverflow(by: 2)
+        let (limit, overflow2) = doubled.addingReportingOverflow(slack)
+        return !overflow && !overflow2 && publishedBytes > limit
     }
 
     /// A page source over the files readable now.
@@ -64,17 +82,57 @@ final class IndexFiles: @unchecked Sendable {
             let extents = (published.filter { !writtenNumbers.contains($0.number) } + written).sorted { $0.number < $1.number }
             return (flush, extents)
         } catch {
-            writer?.close()
-            writer = nil
+            dropWriter()
             throw error.storageError
         }
     }
 
+    /// Writes a full copy of `keydir` (index compaction) into new index files, started after
+    /// every existing one, and syncs them; returns the copies (to publish once the checkpoint
+    /// naming them is durable) and the new files' extents — all that checkpoint's root record
+    /// lists: the older files are garbage once it is published.
+    /// - Throws: `StorageError` from reading a page (a damaged page is never copied), writing or
+    ///   syncing. The writer is dropped either way of failing: the next checkpoint resumes
+    ///   after the published pages of the old files, and the partial copy is an orphan that the
+    ///   next open removes.
+    func writeCopy(of keydir: Keydir, sequence: UInt64) throws(StorageError) -> (copy: (rows: PageCopy, rowids: PageCopy), extents: [IndexFileExtent]) {
+        // The old writer's unsynced bytes belong to no checkpoint: closing loses nothing.
+        dropWriter()
+        do throws(StorageError) {
+            let writer: IndexFileWriter
+            do throws(IndexFileError) { writer = try startNewFile(sequence: sequence) } catch { throw error.storageError }
+            let copy = try keydir.copyAll(allocate: { () throws(StorageError) -> PageID in
+                do throws(IndexFileError) { return try writer.nextPageID().rawValue } catch { throw error.storageError }
+            }, write: { (id: PageID, page: UnsafeRawBufferPointer) throws(StorageError) in
+                let written: IndexPageID
+                do throws(IndexFileError) { written = try writer.append(page) } catch { throw error.storageError }
+                precondition(written.rawValue == id, "index page written at \(written), allocated \(IndexPageID(rawValue: id))")
+            }, readFailed: { StorageError($0) })
+            let extents: [IndexFileExtent]
+            do throws(IndexFileError) { extents = try writer.sync() } catch { throw error.storageError }
+            return (copy, extents)
+        } catch {
+            dropWriter()
+            throw error
+        }
+    }
+
     /// Records that the checkpoint naming `extents` is durable: the store reads the new pages
-    /// (mapping files that are sealed now).
-    func didPublish(_ extents: [IndexFileExtent]) throws(StorageError) {
+    /// (mapping files that are sealed now). After an index compaction (`copied`), `extents`
+    /// are the copy's files only: the store forgets the others (snapshots holding older views
+    /// still read them) and they are returned, for the caller to remove.
+    @discardableResult
+    func didPublish(_ extents: [IndexFileExtent], copied: Bool = false) throws(StorageError) -> [UInt32] {
+        let kept = Set(extents.map(\.number))
+        nextFileNumber = max(nextFileNumber, (kept.max() ?? 0) + 1)
+        let replaced = copied ? store.view().fileNumbers.filter { !kept.contains($0) } : []
         publishedExtents.withLock { $0 = extents }
         do throws(IndexFileError) { try store.adopt(extents, activeFile: activeFile) } catch { throw error.storageError }
+        if copied {
+            store.retire(replaced)
+            copyBaseline = extents.reduce(0) { $0 + $1.length }
+        }
+        return replaced
     }
 
     /// The writer, resumed after the published pages or started on a new file.
@@ -85,17 +143,32 @@ final class IndexFiles: @unchecked Sendable {
             made = try IndexFileWriter(files: files, fileSystem: fileSystem, uuid: uuid, pageSize: format.pageSize,
                                        fileSizeLimit: fileSizeLimit, resume: last.number, length: last.length, sequence: sequence)
         } else {
-            // A file left by a checkpoint that never published is in the way: replace it.
-            let path = files.indexPath(nextFileNumber)
-            if fileSystem.kind(of: path) != .missing {
-                do { try fileSystem.remove(path) } catch { throw .io(error) }
-            }
-            made = try IndexFileWriter(files: files, fileSystem: fileSystem, uuid: uuid, pageSize: format.pageSize,
-                                       fileSizeLimit: fileSizeLimit, newFile: nextFileNumber, sequence: sequence)
-            nextFileNumber += 1
+            return try startNewFile(sequence: sequence)
         }
         writer = made
         return made
+    }
+
+    /// A writer on a new file numbered after every file seen so far (a file left there by a
+    /// checkpoint that never published is in the way: it is replaced), installed as `writer`.
+    private func startNewFile(sequence: UInt64) throws(IndexFileError) -> IndexFileWriter {
+        let path = files.indexPath(nextFileNumber)
+        if fileSystem.kind(of: path) != .missing {
+            do { try fileSystem.remove(path) } catch { throw .io(error) }
+        }
+        let made = try IndexFileWriter(files: files, fileSystem: fileSystem, uuid: uuid, pageSize: format.pageSize,
+                                       fileSizeLimit: fileSizeLimit, newFile: nextFileNumber, sequence: sequence)
+        nextFileNumber += 1
+        writer = made
+        return made
+    }
+
+    /// Closes and forgets the writer after a failure; the files it may have created (it rolls)
+    /// are never numbered again.
+    private func dropWriter() {
+        if let writer { nextFileNumber = max(nextFileNumber, writer.activeNumber + 1) }
+        writer?.close()
+        writer = nil
     }
 
     /// Closes the writer (without syncing: a checkpoint syncs what it publishes) and forgets

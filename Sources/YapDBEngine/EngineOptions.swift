@@ -40,6 +40,11 @@ package struct EngineOptions: Sendable {
     package var indexReadMode: IndexReadMode = .mapped
     /// Size at which index files roll.
     package var indexFileSizeLimit = Format.indexDefaultFileSize
+    /// Index compaction: a checkpoint writes a full copy of the key directory into a new index
+    /// file (and removes the old files) instead of appending its changed pages when the index
+    /// files hold more than twice the bytes the last full copy wrote plus this many bytes
+    /// (`Int64.max`: only `compact()` copies). Tests lower it.
+    package var indexCompactionSlack: Int64 = 8 << 20
     /// The files the engine uses: real files, or a simulated disk in tests.
     package var fileSystem: any FileSystem = PosixFileSystem.shared
 

@@ -312,6 +312,29 @@ package struct Keydir: Sendable {
         return copy
     }
 
+    /// Writes every node of both trees as new pages (index compaction's full copy; see
+    /// `PagedBTree.copyAll`). Returns the two copies, whose `root`s the root record names; once
+    /// that record is durable, `publish()` both copies' `flush` and replace the writer's newest
+    /// directory with `remapping(to:)` of it.
+    package func copyAll<E: Error>(
+        allocate: () throws(E) -> PageID, write: (PageID, UnsafeRawBufferPointer) throws(E) -> Void,
+        readFailed: (PageError) -> E
+    ) throws(E) -> (rows: PageCopy, rowids: PageCopy) {
+        let rowsCopy = try rows.copyNodes(allocate: allocate, write: write, readFailed: readFailed)
+        let rowidsCopy = try rowids.copyNodes(allocate: allocate, write: write, readFailed: readFailed)
+        return (rowsCopy, rowidsCopy)
+    }
+
+    /// This directory (the copied value or one derived from it) pointing only at the pages of a
+    /// published copy: it no longer reads any page the copy replaced. Chain
+    /// `replacingSource(_:)` with a source that holds the new pages.
+    package func remapping(to copy: (rows: PageCopy, rowids: PageCopy)) -> Keydir {
+        var result = self
+        result.rows = rows.remappingCopiedPages(copy.rows)
+        result.rowids = rowids.remappingCopiedPages(copy.rowids)
+        return result
+    }
+
     /// This directory reading its clean pages from `source` (see `PagedTree.reading(from:)`).
     package func replacingSource(_ source: any PageSource) -> Keydir {
         var copy = self

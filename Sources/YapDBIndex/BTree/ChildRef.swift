@@ -98,13 +98,23 @@ struct PageWriter: ~Copyable {
         _ node: any AnyObject & Sendable, _ mark: FlushMark, allocate: () throws(E) -> PageID, write: (PageID, UnsafeRawBufferPointer) throws(E) -> Void,
         _ fill: (UnsafeMutableRawBufferPointer) -> Void
     ) throws(E) -> PageID {
+        let id = try emitCopy(allocate: allocate, write: write, fill)
+        marks.append((mark, id))
+        nodes.append(node)
+        return id
+    }
+
+    /// As `emit`, for a node decoded from a clean page by a full copy: nothing is recorded, so
+    /// the node is released as soon as the caller drops it.
+    mutating func emitCopy<E: Error>(
+        allocate: () throws(E) -> PageID, write: (PageID, UnsafeRawBufferPointer) throws(E) -> Void,
+        _ fill: (UnsafeMutableRawBufferPointer) -> Void
+    ) throws(E) -> PageID {
         buffer.initializeMemory(as: UInt8.self, repeating: 0)
         fill(buffer)
         format.seal(buffer)
         let id = try allocate()
         try write(id, UnsafeRawBufferPointer(buffer))
-        marks.append((mark, id))
-        nodes.append(node)
         return id
     }
 }
