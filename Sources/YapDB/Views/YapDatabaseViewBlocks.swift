@@ -175,8 +175,10 @@ public final class YapWhitelistBlacklist: Sendable {
 
 /// Options of a view.
 public final class YapDatabaseViewOptions {
-    /// Whether the view is meant to persist between launches (true). YapDB keeps views in
-    /// memory and rebuilds them when they are registered; see docs/api.md.
+    /// Whether the view is meant to persist between launches (true). Accepted for
+    /// compatibility and not consulted: YapDB stores every view in its checkpoints, and
+    /// registering with the same `versionTag` after a reopen reuses the stored view (a new tag
+    /// rebuilds it).
     public var isPersistent = true
     /// The collections the view looks at (nil: all).
     public var allowedCollections: YapWhitelistBlacklist?
