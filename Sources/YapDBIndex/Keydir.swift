@@ -181,7 +181,27 @@ package struct Keydir: Sendable {
     /// - Throws: as `upsert`.
     @discardableResult
     package mutating func set(_ entry: KeydirEntry, collection: String, key: String) throws(PageError) -> KeydirEntry? {
-        try upsert(collection: collection, key: key) { _ in entry }
+        // One walk of the rows tree: the upsert hands back the old entry (`upsert(…)` with a
+        // closure must look it up first, which walks twice).
+        let rowKey = RowKey.encode(collection: collection, key: key)
+        let old: KeydirEntry?
+        if let bytes = try rows.upsert(rowKey, entry.pageEncoded) {
+            guard let decoded = bytes.withUnsafeBytes({ KeydirEntry(pageEncoded: $0) }) else { throw .corrupt(page: .none, reason: .badEntry) }
+            old = decoded
+        } else {
+            old = nil
+        }
+        try followRowid(from: old, to: entry, rowKey: rowKey)
+        return old
+    }
+
+    /// Keeps the row-ids tree in step after the row `rowKey` went from `old` to `new`.
+    /// - Throws: `.corrupt(…, .badEntry)` when `new`'s row id already names another row (the
+    ///   directory's pages disagree with the caller's: damage, not misuse).
+    private mutating func followRowid(from old: KeydirEntry?, to new: KeydirEntry, rowKey: [UInt8]) throws(PageError) {
+        guard old?.rowid != new.rowid else { return }
+        if let old { _ = try rowids.remove(RowKey.rowid(old.rowid)) }
+        if try rowids.upsert(RowKey.rowid(new.rowid), rowKey) != nil { throw .corrupt(page: .none, reason: .badEntry) }
     }
 
     /// Looks up the row (`collection`, `key`) and stores what `body` makes of it: `body` gets
@@ -196,12 +216,7 @@ package struct Keydir: Sendable {
         let old = try rows.entry(forKey: rowKey)
         guard let new = body(old) else { return nil }
         if old != new { _ = try rows.upsert(rowKey, new.pageEncoded) }
-        if old?.rowid != new.rowid {
-            if let old { _ = try rowids.remove(RowKey.rowid(old.rowid)) }
-            // A row id that already names another row: the directory's pages disagree with the
-            // caller's (damaged pages, or a root whose next row id is wrong). Damage, not misuse.
-            if try rowids.upsert(RowKey.rowid(new.rowid), rowKey) != nil { throw .corrupt(page: .none, reason: .badEntry) }
-        }
+        try followRowid(from: old, to: new, rowKey: rowKey)
         return old
     }
 
