@@ -29,7 +29,7 @@ struct IndexPageSource: PageSource {
             }
         }
         try withExtendedLifetime(page) { () throws(PageError) in
-            if !view.isMapped(pageID.file) { try format.verify(page.bytes, id: id) }
+            if !page.isMapped { try format.verify(page.bytes, id: id) }
             try body(page.bytes)
         }
     }

@@ -34,6 +34,10 @@ package struct IndexPage: @unchecked Sendable {
 
     /// A copy of the bytes.
     package var array: [UInt8] { Array(bytes) }
+
+    /// Whether the bytes are in a memory map of a sealed file (else they were read with
+    /// `pread`, now or earlier into the cache).
+    package var isMapped: Bool { owner.backing == .memoryMap }
 }
 
 /// The index files a reader can reach, frozen at one moment: what a snapshot holds.
