@@ -62,7 +62,7 @@ let package = Package(
         .testTarget(name: "YapDBStorageTests", dependencies: ["YapDBStorage", "YapDBSimulatedDisk", "TestSupport"]),
         .testTarget(name: "YapDBIndexTests", dependencies: ["YapDBIndex", "TestSupport"]),
         .testTarget(name: "YapDBEngineTests", dependencies: ["YapDBEngine", "YapDBIndex", "YapDBStorage", "YapDBSimulatedDisk", "TestSupport"]),
-        .testTarget(name: "YapDBTests", dependencies: ["YapDB", "YapDBSimulatedDisk", "TestSupport", "YapDBCrashChild"]),
+        .testTarget(name: "YapDBTests", dependencies: ["YapDB", "YapDBStorage", "YapDBSimulatedDisk", "TestSupport", "YapDBCrashChild"]),
         // Client code written as YapDatabase's Swift users write it, against `import YapDB` only:
         // proves the YapDatabase spellings (docs/api.md, README "Porting from YapDatabase").
         .testTarget(name: "YapDBPortingTests", dependencies: ["YapDB"]),

@@ -104,6 +104,10 @@ public final class YapDatabase: Sendable {
         engineOptions.maxValueSize = min(max(0, options.maxValueSize), Format.maxValueSize)
         engineOptions.checkpointThreshold = max(0, options.checkpointThreshold)
         engineOptions.compactionThreshold = options.compactionThreshold
+        engineOptions.indexReadMode = switch options.indexReadMode {
+        case .memoryMapped: .mapped
+        case .cached(let pages): .cached(pages: max(1, pages))
+        }
         engineOptions.fileSystem = fileSystem
         if let segmentLimit { engineOptions.segmentLimit = segmentLimit }
         do throws(StorageError) {

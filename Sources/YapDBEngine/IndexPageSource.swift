@@ -9,10 +9,10 @@ import YapDBIndex
 /// makes a new source over the store's newer view for the trees that come after it
 /// (`Keydir.replacingSource`).
 ///
-/// Checksums: a page read with `pread` (the file still being appended, or `.cached` mode) is
-/// checked before it is handed out; a mapped page is not checked on every visit (the trees
-/// bounds-check every access, so a damaged mapped page gives `PageError.corrupt`, never a
-/// trap), and `verify()` checks every page's checksum.
+/// Checksums: a page read with `pread` (`.cached` mode) is checked before it is handed out; a
+/// mapped page (`.mapped` mode: every published page, the active file's included) is not
+/// checked on every visit (the trees bounds-check every access, so a damaged mapped page gives
+/// `PageError.corrupt`, never a trap), and `verify()` checks every page's checksum.
 ///
 /// Threading: immutable; any thread.
 struct IndexPageSource: PageSource {

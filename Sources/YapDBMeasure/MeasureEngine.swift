@@ -14,7 +14,7 @@ struct MeasureEngine: ParsableCommand {
     @Option(help: "Rows to load.") var rows = 1_000_000
     @Option(help: "Value size in bytes.") var valueSize = 100
     @Option(help: "Point reads to time.") var reads = 200_000
-    @Option(help: "Stop after this step (load, read, verify, open), for profiling one step.") var stopAfter: String?
+    @Option(help: "Stop after this step (load, read, verify, open, reread), for profiling one step.") var stopAfter: String?
     @Flag(help: "Time with the thread's CPU clock instead of the wall clock (for a loaded machine).") var cpuTime = false
     @Option(help: "Keep the database in this folder (for `yapdb-measure open`) instead of a temporary one.") var keep: String?
     @Option(help: "With --stop-after open: then overwrite this many rows in commits of 1,000 and exit without closing, as a killed process would (the next open replays them).") var tailRows = 0
@@ -79,6 +79,26 @@ struct MeasureEngine: ParsableCommand {
         engine = try Engine.open(path: path, options: options)
         let open = now() - t4
         print("close (checkpoint of \(rows) rows): \(fmt(closeTime * 1000)) ms; clean open (checkpoint + tail): \(fmt(open * 1000)) ms, \(engine!.snapshot().rowCount) rows")
+        // Point reads again, now that every page comes from the index files (after a clean
+        // close the whole index of a small database is in the active index file).
+        if stopAfter != "open" {
+        let reopened = engine!.snapshot()
+        _ = try reopened.entry(collection: "c", key: keys[0])
+        let t4b = now()
+        for i in 0..<reads {
+            let key = keys[Int(rng.next() % UInt64(rows))]
+            check &+= Int(try reopened.object(collection: "c", key: key)?.first ?? 0) &+ i
+        }
+        let reread = now() - t4b
+        let t4c = now()
+        for i in 0..<reads {
+            let key = keys[Int(rng.next() % UInt64(rows))]
+            check &+= Int(try reopened.entry(collection: "c", key: key)?.rowid ?? 0) &+ i
+        }
+        let relookup = now() - t4c
+        print("point read after the clean open (index pages from the files): \(fmt(reread / Double(reads) * 1e9)) ns; keydir lookup only: \(fmt(relookup / Double(reads) * 1e9)) ns (check \(check & 0xFF))")
+        if stopAfter == "reread" { try engine!.close(); return }
+        }
 
         if stopAfter == "open" {
             guard tailRows > 0 else { try engine!.close(); return }
