@@ -9,13 +9,17 @@ extension YapDatabase {
     /// Opens the database whose main file is `path` on `fileSystem` — the simulated disk, for
     /// power cuts — exactly as `open(url:options:)` does on the real one.
     ///
-    /// - Parameter segmentLimit: the size at which log segments roll (small values make a short
-    ///   workload span several segments); nil keeps the default.
+    /// - Parameters:
+    ///   - segmentLimit: the size at which log segments roll (small values make a short
+    ///     workload span several segments); nil keeps the default.
+    ///   - indexPageSize: the index page size of a database this call creates (small pages make
+    ///     small index files with several levels); nil keeps the default.
     /// - Throws: what `open(url:options:)` throws.
     package static func open(path: String, options: YapDatabaseOptions, fileSystem: any FileSystem,
-                             segmentLimit: Int? = nil) throws(YapDatabaseError) -> YapDatabase {
+                             segmentLimit: Int? = nil, indexPageSize: Int? = nil) throws(YapDatabaseError) -> YapDatabase {
         let url = URL(fileURLWithPath: path)
-        let engine = try openEngine(url: url, options: options, fileSystem: fileSystem, segmentLimit: segmentLimit)
+        let engine = try openEngine(url: url, options: options, fileSystem: fileSystem, segmentLimit: segmentLimit,
+                                    indexPageSize: indexPageSize)
         return YapDatabase(engine: engine, url: url, options: options)
     }
 

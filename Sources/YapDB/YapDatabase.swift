@@ -85,8 +85,9 @@ public final class YapDatabase: Sendable {
     ///   - fileSystem: the files the engine uses; the real one except in the fuzz harness
     ///     (see `YapDatabase+Harness.swift`).
     ///   - segmentLimit: the size at which log segments roll; nil keeps the engine's default.
+    ///   - indexPageSize: the index page size of a new database; nil keeps the engine's default.
     static func openEngine(url: URL, options: YapDatabaseOptions, fileSystem: any FileSystem = PosixFileSystem.shared,
-                           segmentLimit: Int? = nil) throws(YapDatabaseError) -> Engine {
+                           segmentLimit: Int? = nil, indexPageSize: Int? = nil) throws(YapDatabaseError) -> Engine {
         guard url.isFileURL else { throw .io(errno: EINVAL, operation: "open: not a file URL") }
         var engineOptions = EngineOptions()
         engineOptions.createIfMissing = options.createIfMissing
@@ -110,6 +111,7 @@ public final class YapDatabase: Sendable {
         }
         engineOptions.fileSystem = fileSystem
         if let segmentLimit { engineOptions.segmentLimit = segmentLimit }
+        if let indexPageSize { engineOptions.indexPageSize = indexPageSize }
         do throws(StorageError) {
             return try Engine.open(path: url.path, options: engineOptions)
         } catch {
