@@ -48,20 +48,24 @@ struct MeasureEngine: ParsableCommand {
         // Point reads of uncached bytes (random keys, each a hash probe + one pread).
         let snapshot = engine!.snapshot()
         var check = 0
-        let t1 = now()
-        for i in 0..<reads {
-            let key = keys[Int(rng.next() % UInt64(rows))]
-            check &+= Int(try snapshot.object(collection: "c", key: key)?.first ?? 0) &+ i
+        /// Nanoseconds per point read of random keys (value bytes), then per key directory
+        /// lookup alone (the entry only).
+        func pointReads(_ snapshot: EngineSnapshot) throws -> (read: Double, lookup: Double) {
+            let t0 = now()
+            for i in 0..<reads {
+                let key = keys[Int(rng.next() % UInt64(rows))]
+                check &+= Int(try snapshot.object(collection: "c", key: key)?.first ?? 0) &+ i
+            }
+            let t1 = now()
+            for i in 0..<reads {
+                let key = keys[Int(rng.next() % UInt64(rows))]
+                check &+= Int(try snapshot.entry(collection: "c", key: key)?.rowid ?? 0) &+ i
+            }
+            return ((t1 - t0) / Double(reads) * 1e9, (now() - t1) / Double(reads) * 1e9)
         }
-        let read = now() - t1
-        print("point read (random key, value bytes, page cache warm): \(fmt(read / Double(reads) * 1e9)) ns (check \(check & 0xFF))")
-        let t1b = now()
-        for i in 0..<reads {
-            let key = keys[Int(rng.next() % UInt64(rows))]
-            check &+= Int(try snapshot.entry(collection: "c", key: key)?.rowid ?? 0) &+ i
-        }
-        let lookup = now() - t1b
-        print("  of which keydir lookup (random key, entry only): \(fmt(lookup / Double(reads) * 1e9)) ns (check \(check & 0xFF))")
+        let (read, lookup) = try pointReads(snapshot)
+        print("point read (random key, value bytes, page cache warm): \(fmt(read)) ns (check \(check & 0xFF))")
+        print("  of which keydir lookup (random key, entry only): \(fmt(lookup)) ns (check \(check & 0xFF))")
 
         if stopAfter == "read" { try engine!.close(); return }
         // verify().
@@ -82,22 +86,9 @@ struct MeasureEngine: ParsableCommand {
         // Point reads again, now that every page comes from the index files (after a clean
         // close the whole index of a small database is in the active index file).
         if stopAfter != "open" {
-        let reopened = engine!.snapshot()
-        _ = try reopened.entry(collection: "c", key: keys[0])
-        let t4b = now()
-        for i in 0..<reads {
-            let key = keys[Int(rng.next() % UInt64(rows))]
-            check &+= Int(try reopened.object(collection: "c", key: key)?.first ?? 0) &+ i
-        }
-        let reread = now() - t4b
-        let t4c = now()
-        for i in 0..<reads {
-            let key = keys[Int(rng.next() % UInt64(rows))]
-            check &+= Int(try reopened.entry(collection: "c", key: key)?.rowid ?? 0) &+ i
-        }
-        let relookup = now() - t4c
-        print("point read after the clean open (index pages from the files): \(fmt(reread / Double(reads) * 1e9)) ns; keydir lookup only: \(fmt(relookup / Double(reads) * 1e9)) ns (check \(check & 0xFF))")
-        if stopAfter == "reread" { try engine!.close(); return }
+            let (reread, relookup) = try pointReads(engine!.snapshot())
+            print("point read after the clean open (index pages from the files): \(fmt(reread)) ns; keydir lookup only: \(fmt(relookup)) ns (check \(check & 0xFF))")
+            if stopAfter == "reread" { try engine!.close(); return }
         }
 
         if stopAfter == "open" {
