@@ -17,6 +17,7 @@ struct MeasureEngine: ParsableCommand {
     @Option(help: "Stop after this step (load, read, verify, open, reread), for profiling one step.") var stopAfter: String?
     @Flag(help: "Time with the thread's CPU clock instead of the wall clock (for a loaded machine).") var cpuTime = false
     @Option(help: "Keep the database in this folder (for `yapdb-measure open`) instead of a temporary one.") var keep: String?
+    @Option(help: "Index read mode: mapped (default) or cached:N (pread through a cache of N pages).") var readMode = "mapped"
     @Option(help: "With --stop-after open: then overwrite this many rows in commits of 1,000 and exit without closing, as a killed process would (the next open replays them).") var tailRows = 0
 
     func run() throws {
@@ -26,6 +27,12 @@ struct MeasureEngine: ParsableCommand {
         let path = folder + "/bench.yapdb"
         var options = EngineOptions()
         options.checkpointThreshold = 0
+        if readMode != "mapped" {
+            guard readMode.hasPrefix("cached:"), let pages = Int(readMode.dropFirst(7)), pages > 0 else {
+                throw ValidationError("--read-mode is mapped or cached:N, not \(readMode)")
+            }
+            options.indexReadMode = .cached(pages: pages)
+        }
         var rng = FastRandom(seed: 7)
         let keys = (0..<rows).map { _ in String(format16: Int(rng.next() % 1_000_000_000_000)) }
         let values = (0..<1024).map { _ in (0..<valueSize).map { _ in UInt8(truncatingIfNeeded: rng.next()) } }

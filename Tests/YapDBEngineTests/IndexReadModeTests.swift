@@ -56,4 +56,40 @@ import TestSupport
         #expect(try engine.verify().isValid)
         try engine.close()
     }
+
+    /// In the cached mode a page is checked once, when read: a damaged page is never cached,
+    /// so every read through it fails, the second as the first.
+    @Test func aDamagedPageFailsEveryReadInTheCachedMode() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        var options = EngineOptions()
+        options.syncMode = .normal
+        options.checkpointThreshold = 0
+        options.indexPageSize = 512
+        options.indexReadMode = .cached(pages: 64)
+        var engine = try Engine.open(path: dir.file("db"), options: options)
+        _ = try engine.write { tx in
+            for i in 0..<200 { try EngineTesting.set(tx, "c", "k\(i)", [UInt8(i % 200)]) }
+        }
+        try engine.close()
+        // Reopened (the open reads and caches the two root pages), then one byte of every
+        // page's body changes on disk: the pages below the roots are read damaged.
+        engine = try Engine.open(path: dir.file("db"), options: options)
+        let cachedAtOpen = try #require(engine.index.store.cache?.count)
+        let path = DatabaseFiles(mainPath: dir.file("db")).indexPath(1)
+        let file = try PosixFileSystem.shared.open(path, mode: .readWrite)
+        let size = try file.size()
+        for page in stride(from: Int64(512), to: size, by: 512) {
+            var byte = try file.readExactly(1, at: page + 300)
+            byte[0] ^= 0x21
+            try file.write(byte, at: page + 300)
+        }
+        try file.sync()
+        file.close()
+        for _ in 0..<2 {
+            #expect(throws: StorageError.self) { try engine.snapshot().object(collection: "c", key: "k7") }
+        }
+        #expect(engine.index.store.cache?.count == cachedAtOpen, "no damaged page was cached")
+        try engine.close()
+    }
 }

@@ -179,6 +179,28 @@ import YapDBSimulatedDisk
         #expect(throws: IndexFileError.badPageID(far, reason: .pastEnd(fileLength: 768))) { try view.page(far) }
     }
 
+    /// A page read with a check is cached only when the check passes, and a hit then says it
+    /// was checked; one that fails is never cached (read, and failed, on every visit).
+    @Test func theCacheKeepsOnlyPagesThatPassedTheReadersCheck() throws {
+        let harness = try simulated()
+        let (first, writer) = try harness.cycle(after: nil, count: 3)
+        writer.close()
+        let store = try harness.store(first.root, mode: .cached(pages: 8))
+        let ids = first.pages.keys.sorted()
+        let view = store.view()
+        let good = try view.page(ids[0], check: { _ in true })
+        #expect(good.isChecked)
+        #expect(try view.page(ids[0]).isChecked, "a hit of a checked page")
+        let bad = try view.page(ids[1], check: { _ in false })
+        #expect(!bad.isChecked && bad.array == first.pages[ids[1]])
+        #expect(store.cache?.count == 1, "the page that failed its check is not cached")
+        var checks = 0
+        _ = try view.page(ids[1], check: { _ in checks += 1; return false })
+        #expect(checks == 1, "read and checked again")
+        #expect(!(try view.page(ids[2])).isChecked, "no check given: cached unchecked")
+        #expect(store.cache?.count == 2)
+    }
+
     @Test func theCacheHoldsAtMostItsCapacityAndServesHitsWithoutReading() throws {
         let harness = try simulated()
         let disk = try #require(harness.fs as? SimulatedDisk)

@@ -26,11 +26,15 @@ package struct IndexPage: @unchecked Sendable {
     /// Exactly `pageSize` bytes.
     package let bytes: UnsafeRawBufferPointer
     private let owner: FileMapping
+    /// Whether the bytes passed the check given to `IndexPageView.page(_:check:)` — now, or
+    /// when they were read into the cache.
+    package let isChecked: Bool
 
-    init(id: IndexPageID, bytes: UnsafeRawBufferPointer, owner: FileMapping) {
+    init(id: IndexPageID, bytes: UnsafeRawBufferPointer, owner: FileMapping, isChecked: Bool = false) {
         self.id = id
         self.bytes = bytes
         self.owner = owner
+        self.isChecked = isChecked
     }
 
     /// A copy of the bytes.
@@ -77,10 +81,14 @@ package struct IndexPageView: Sendable {
     /// The page `id`: from the file's mapping (`.mapped` mode), else from the cache, else by
     /// `pread` (then cached).
     ///
+    /// - Parameter check: run on the bytes of a page read with `pread`; a page that fails it
+    ///   is not cached (the caller reports it), one that passes is cached as checked, so a
+    ///   later hit needs no check (`IndexPage.isChecked`). `nil`: cache unchecked.
+    ///
     /// - Throws: `.badPageID` with `.invalidPageID` (file or page 0), `.unknownFile` (a file
     ///   this view does not know), `.pastEnd` (past the file's vouched length); `.io` from
     ///   `pread` (a short read is `EIO` "short read").
-    package func page(_ id: IndexPageID) throws(IndexFileError) -> IndexPage {
+    package func page(_ id: IndexPageID, check: ((UnsafeRawBufferPointer) -> Bool)? = nil) throws(IndexFileError) -> IndexPage {
         guard id.isValid else { throw .badPageID(id, reason: .invalidPageID) }
         guard let source = sources[id.file] else { throw .badPageID(id, reason: .unknownFile(id.file)) }
         let offset = id.offset(pageSize: pageSize)
@@ -92,7 +100,7 @@ package struct IndexPageView: Sendable {
             return IndexPage(id: id, bytes: UnsafeRawBufferPointer(rebasing: mapping.bytes[start..<(start + pageSize)]), owner: mapping)
         }
         if let cache, let cached = cache.lookup(id) {
-            return IndexPage(id: id, bytes: cached.bytes, owner: cached)
+            return IndexPage(id: id, bytes: cached.page.bytes, owner: cached.page, isChecked: cached.checked)
         }
         let memory = UnsafeMutableRawPointer.allocate(byteCount: pageSize, alignment: 16)
         let buffer = UnsafeMutableRawBufferPointer(start: memory, count: pageSize)
@@ -104,8 +112,9 @@ package struct IndexPageView: Sendable {
             throw .io(error)
         }
         let owner = FileMapping(bytes: UnsafeRawBufferPointer(buffer), backing: .copy, path: source.file.path)
-        cache?.insert(id, owner)
-        return IndexPage(id: id, bytes: owner.bytes, owner: owner)
+        let checked = check?(owner.bytes) ?? false
+        if check == nil || checked { cache?.insert(id, owner, checked: checked) }
+        return IndexPage(id: id, bytes: owner.bytes, owner: owner, isChecked: checked)
     }
 
     /// Runs `body` on the bytes of page `id` (valid only inside `body`).
