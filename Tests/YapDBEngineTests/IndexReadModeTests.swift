@@ -10,15 +10,21 @@ import TestSupport
 /// visit); a newer checkpoint maps the longer prefix while an older snapshot keeps reading its
 /// own mapping; in `.cached` mode nothing is mapped.
 @Suite struct IndexReadModeTests {
-    @Test(arguments: [0, 8])
-    func publishedIndexFilesAreMappedUpToTheirPublishedLength(cachedPages: Int) throws {
-        let dir = TemporaryDirectory()
-        defer { dir.remove() }
+    /// Options for a database on real files with 512-byte index pages, read in `mode`.
+    static func options(_ mode: IndexReadMode) -> EngineOptions {
         var options = EngineOptions()
         options.syncMode = .normal
         options.checkpointThreshold = 0
         options.indexPageSize = 512
-        if cachedPages > 0 { options.indexReadMode = .cached(pages: cachedPages) }
+        options.indexReadMode = mode
+        return options
+    }
+
+    @Test(arguments: [0, 8])
+    func publishedIndexFilesAreMappedUpToTheirPublishedLength(cachedPages: Int) throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let options = Self.options(cachedPages > 0 ? .cached(pages: cachedPages) : .mapped)
         let engine = try Engine.open(path: dir.file("db"), options: options)
         func load(_ range: Range<Int>, _ fill: UInt8) throws {
             _ = try engine.write { tx in
@@ -62,11 +68,7 @@ import TestSupport
     @Test func aDamagedPageFailsEveryReadInTheCachedMode() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
-        var options = EngineOptions()
-        options.syncMode = .normal
-        options.checkpointThreshold = 0
-        options.indexPageSize = 512
-        options.indexReadMode = .cached(pages: 64)
+        let options = Self.options(.cached(pages: 64))
         var engine = try Engine.open(path: dir.file("db"), options: options)
         _ = try engine.write { tx in
             for i in 0..<200 { try EngineTesting.set(tx, "c", "k\(i)", [UInt8(i % 200)]) }
