@@ -256,12 +256,10 @@ struct QueryParser {
                 advance()
                 return .literal(.null)
             }
-            if let name = try identifier(allowingLiteral: true) {
-                if current.isSymbol("(") {
-                    throw QueryError(offset: token.offset, reason: .unsupported("the function \(name)()"))
-                }
-                return name
+            if case let .word(word) = token.kind, index + 1 < tokens.count, tokens[index + 1].isSymbol("(") {
+                throw QueryError(offset: token.offset, reason: .unsupported("the function \(word)()"))
             }
+            if let column = try identifier(allowingLiteral: true) { return column }
             throw unexpected(expected: "a column, a value or ?")
         }
     }
