@@ -15,8 +15,8 @@ import YapDBQuery
 /// `IS [NOT] NULL`, `[NOT] BETWEEN … AND …`, `[NOT] IN (…)` (a `?` there may be an array, whose
 /// elements join the list; an empty array binds NULL, as in YapDatabase), `[NOT] LIKE` with `%`
 /// and `_` (ASCII letters match either case) and an optional `ESCAPE`, `AND`, `OR`, `NOT`,
-/// parentheses; column names bare or quoted (`"col"`, `[col]`, `` `col` ``, matched ignoring
-/// ASCII case); literals (integers, reals, `'text'` with `''`, `X'…'` blobs, `NULL`, `TRUE`,
+/// parentheses; column names bare or quoted (in double quotes, square brackets or backticks),
+/// matched ignoring ASCII case; literals (integers, reals, `'text'` with `''`, `X'…'` blobs, `NULL`, `TRUE`,
 /// `FALSE`); `ORDER BY col [ASC|DESC], …`; `LIMIT n [OFFSET m]` (either may be `?`). Values
 /// follow SQLite's rules: each column's affinity (from its `YapDatabaseSecondaryIndexType`),
 /// the conversions before a comparison, NULL's three-valued logic, and SQLite's order of values.
