@@ -19,18 +19,24 @@ extension QueryExpression {
     /// `OR` when both are; `NOT` when its operand is. A side about another column makes an
     /// `AND` inexact (the intervals still hold: the row must also pass the residual filter).
     package func constraint(on column: String, type: ColumnType) -> ColumnConstraint? {
-        switch self {
-        case let .and(lhs, rhs):
-            switch (lhs.constraint(on: column, type: type), rhs.constraint(on: column, type: type)) {
-            case let (left?, right?):
-                return ColumnConstraint(intervals: left.intervals.intersection(right.intervals), isExact: left.isExact && right.isExact)
-            case let (left?, nil): return ColumnConstraint(intervals: left.intervals, isExact: false)
-            case let (nil, right?): return ColumnConstraint(intervals: right.intervals, isExact: false)
-            case (nil, nil): return nil
+        if let chain {
+            var result: ColumnConstraint?
+            for (position, operand) in chain.operands.enumerated() {
+                let next = operand.constraint(on: column, type: type)
+                if position == 0 {
+                    result = next
+                    continue
+                }
+                if chain.connective == .or {
+                    guard let left = result, let right = next else { return nil }
+                    result = ColumnConstraint(intervals: left.intervals.union(right.intervals), isExact: left.isExact && right.isExact)
+                } else {
+                    result = Self.intersect(result, next)
+                }
             }
-        case let .or(lhs, rhs):
-            guard let left = lhs.constraint(on: column, type: type), let right = rhs.constraint(on: column, type: type) else { return nil }
-            return ColumnConstraint(intervals: left.intervals.union(right.intervals), isExact: left.isExact && right.isExact)
+            return result
+        }
+        switch self {
         case let .not(inner):
             // Only a simple predicate negates exactly (three-valued NOT of an exact set: the
             // rows where it is false, which are the non-NULL values outside it, or for the
@@ -40,6 +46,17 @@ extension QueryExpression {
         default:
             guard let intervals = predicateIntervals(on: column, type: type) else { return nil }
             return ColumnConstraint(intervals: intervals.normalized(), isExact: true)
+        }
+    }
+
+    /// The constraint of `lhs AND rhs` from each side's.
+    static func intersect(_ lhs: ColumnConstraint?, _ rhs: ColumnConstraint?) -> ColumnConstraint? {
+        switch (lhs, rhs) {
+        case let (left?, right?):
+            return ColumnConstraint(intervals: left.intervals.intersection(right.intervals), isExact: left.isExact && right.isExact)
+        case let (left?, nil): return ColumnConstraint(intervals: left.intervals, isExact: false)
+        case let (nil, right?): return ColumnConstraint(intervals: right.intervals, isExact: false)
+        case (nil, nil): return nil
         }
     }
 

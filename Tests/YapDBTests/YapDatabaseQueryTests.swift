@@ -130,8 +130,8 @@ import YapDBQuery
         }
         // The typed query's text is real SQL that reads back to the same tree.
         let typed = YapDatabaseQuery.where(.column("order") == "x" && .column("first name").like("a%"))
-        #expect(typed.queryString == "WHERE (`order` = 'x') AND (`first name` LIKE 'a%')")
-        #expect(throws: YapDatabaseError.invalidQuery(offset: 7, reason: "no column named \"order\"")) {
+        #expect(typed.queryString == "WHERE `order` = 'x' AND `first name` LIKE 'a%'")
+        #expect(throws: YapDatabaseError.invalidQuery(offset: 6, reason: "no column named \"order\"")) {
             try typed.bound(columns: Self.columns)
         }
         let aggregate = YapDatabaseQuery.aggregate("COUNT(*)", where: .column("age") > 1)
