@@ -97,7 +97,7 @@ struct QueryParser {
             throw unexpected(expected: "a column name")
         }
         if current.isKeyword("COLLATE") {
-            throw QueryError(offset: current.offset, reason: .unsupported("COLLATE"))
+            throw QueryError(offset: current.offset, reason: .unsupported("COLLATE (comparisons use SQLite's BINARY collation)"))
         }
         if accept(keyword: "DESC") { return OrderTerm(column: name, descending: true) }
         _ = accept(keyword: "ASC")
@@ -222,6 +222,11 @@ struct QueryParser {
             let negated = accept(keyword: "NOT")
             if accept(keyword: "NULL") { return .isNull(operand, negated: negated) }
             if let truth = booleanKeyword() { return .isBoolean(operand, value: truth, negated: negated) }
+            // `IS [NOT] DISTINCT FROM x` is `IS NOT x` / `IS x`.
+            if accept(keyword: "DISTINCT") {
+                try expect(keyword: "FROM")
+                return .comparison(operand, negated ? .is : .isNot, try parseOperand())
+            }
             return .comparison(operand, negated ? .isNot : .is, try parseOperand())
         }
         let negated = accept(keyword: "NOT")
@@ -276,6 +281,14 @@ struct QueryParser {
 
     /// A column, a literal, a `?`, a signed number, or a parenthesised operand.
     private mutating func parseOperand() throws(QueryError) -> QueryOperand {
+        let operand = try parseOperandItself()
+        if current.isKeyword("COLLATE") {
+            throw QueryError(offset: current.offset, reason: .unsupported("COLLATE (comparisons use SQLite's BINARY collation)"))
+        }
+        return operand
+    }
+
+    private mutating func parseOperandItself() throws(QueryError) -> QueryOperand {
         let token = current
         switch token.kind {
         case .parameter:
@@ -296,7 +309,7 @@ struct QueryParser {
             advance()
             nesting += 1
             try checkNesting(at: token.offset)
-            let operand = try parseOperand()
+            let operand = try parseOperandItself()
             nesting -= 1
             try expect(symbol: ")")
             return operand
