@@ -136,23 +136,19 @@ struct QueryParser {
     }
 
     private mutating func parseOr() throws(QueryError) -> Parsed {
-        var parsed = try parseAnd()
-        while current.isKeyword("OR") {
-            let offset = current.offset
-            advance()
-            let rhs = try parseAnd()
-            parsed = try checked((.or(parsed.expression, rhs.expression), max(parsed.depth, rhs.depth) + 1), at: offset)
-        }
-        return parsed
+        try parseChain(.or)
     }
 
-    private mutating func parseAnd() throws(QueryError) -> Parsed {
-        var parsed = try parseNot()
-        while current.isKeyword("AND") {
+    /// A chain of operands joined by `connective`, nested to the left: ORs of ANDs of NOTs.
+    private mutating func parseChain(_ connective: QueryConnective) throws(QueryError) -> Parsed {
+        let keyword = connective == .or ? "OR" : "AND"
+        var parsed = connective == .or ? try parseChain(.and) : try parseNot()
+        while current.isKeyword(keyword) {
             let offset = current.offset
             advance()
-            let rhs = try parseNot()
-            parsed = try checked((.and(parsed.expression, rhs.expression), max(parsed.depth, rhs.depth) + 1), at: offset)
+            let rhs = connective == .or ? try parseChain(.and) : try parseNot()
+            let joined = QueryExpression.joined(connective, [parsed.expression, rhs.expression])
+            parsed = try checked((joined, max(parsed.depth, rhs.depth) + 1), at: offset)
         }
         return parsed
     }
