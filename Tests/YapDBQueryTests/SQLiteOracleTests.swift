@@ -26,6 +26,13 @@ import Testing
         let bound = try parsed.bind(parameters.map { .value($0) })
         let result = evaluator.run(bound, over: SQLiteOracle.rows)
         #expect(result == expected, "\(text) with \(parameters)")
+        // The prepared condition (the residual filter) selects the same rows as the evaluator.
+        let order = SQLiteOracle.columns.keys.sorted()
+        let prepared = evaluator.prepare(bound.whereClause, columnOrder: order)
+        for (rowid, columns) in SQLiteOracle.rows {
+            let stored = order.map { evaluator.storedValue($0, in: columns) }
+            #expect(prepared.matches(stored) == evaluator.evaluate(where: bound.whereClause, row: columns), "\(text) row \(rowid)")
+        }
         // The same query rendered to text and parsed again gives the same rows.
         let reparsed = try ParsedQuery(parsing: parsed.sql, columns: SQLiteOracle.columns)
         #expect(reparsed == parsed, "\(parsed.sql)")
