@@ -258,3 +258,18 @@ import Testing
         #expect(SQLValue.text(long).numericValue == .integer(12))
     }
 }
+
+/// A NaN built directly (not through `real(checking:)`) never traps a comparison.
+@Suite struct NaNTests {
+    @Test func nanComparesWithoutTrapping() {
+        #expect(SQLValue.compare(.integer(1), .real(.nan)) == 1)
+        #expect(SQLValue.compare(.real(.nan), .integer(1)) == -1)
+        // Affinity leaves it a real (no integer conversion of NaN).
+        guard case let .real(value) = SQLValue.real(.nan).applying(.integer) else {
+            Issue.record("NaN did not stay a real")
+            return
+        }
+        #expect(value.isNaN)
+        #expect(!SQLValue.text(fromReal: .nan).isEmpty)
+    }
+}
