@@ -119,7 +119,8 @@ import TestSupport
             #expect(Self.contents(tx) == Self.expected(model))
             _ = view.checkIndexInvariants()
         }
-        #expect(try fixture.database.verify().isValid)
+        let report = try fixture.database.verify()
+        #expect(report.isValid, "\(report.problems)")
     }
 
     @Test func aCrashBetweenCheckpointsIsCaughtUpAtRegistration() throws {

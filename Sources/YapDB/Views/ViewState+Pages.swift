@@ -95,6 +95,8 @@ extension ViewState: PagedExtensionState {
         return state
     }
 
+    func validatePages() throws(PageError) { try validate() }
+
     func reading(from source: any PageSource) -> ViewState {
         var state = self
         state.rebind(catalog: catalog.reading(from: source), changed: changed.mapValues { $0.reading(from: source) },
