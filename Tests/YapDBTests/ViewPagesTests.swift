@@ -208,6 +208,30 @@ import TestSupport
         }
     }
 
+    @Test func aFilteredViewReRegisteredAfterACleanReopenReadsNothing() throws {
+        let fixture = try Fixture()
+        let filtered = { YapDatabaseFilteredView(parentViewName: "v", filtering: .withKeyBlock { _, _, _, key in key.hasSuffix("5") }, versionTag: "f") }
+        #expect(fixture.database.register(Self.view(), withName: "v"))
+        #expect(fixture.database.register(filtered(), withName: "f"))
+        Self.write(fixture.database, Array(0..<400), keys: Array(0..<400))
+        try fixture.reopen()
+        let before = fixture.database.extensionPagesRead!, snapshot = fixture.database.snapshot
+        #expect(fixture.database.register(Self.view(), withName: "v"))
+        #expect(fixture.database.register(filtered(), withName: "f"))
+        #expect(fixture.database.extensionPagesRead == before && fixture.database.snapshot == snapshot)
+        var model: [Int: Int] = [:]
+        for i in 0..<400 where i % 10 == 5 { model[i] = i }
+        fixture.database.newConnection().read { tx in #expect(Self.contents(tx, "f") == Self.expected(model)) }
+        // A change after the reopen, before the filtered view registers: it catches up.
+        try fixture.reopen()
+        #expect(fixture.database.register(Self.view(), withName: "v"))
+        Self.write(fixture.database, [nil, 1_000], keys: [5, 15])
+        #expect(fixture.database.register(filtered(), withName: "f"))
+        model[5] = nil
+        model[15] = 1_000
+        fixture.database.newConnection().read { tx in #expect(Self.contents(tx, "f") == Self.expected(model)) }
+    }
+
     @Test func filteredViewsAreOnPagesToo() throws {
         let fixture = try Fixture()
         #expect(fixture.database.register(Self.view(), withName: "v"))
