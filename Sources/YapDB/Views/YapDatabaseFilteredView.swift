@@ -47,7 +47,7 @@ open class YapDatabaseFilteredView: YapDatabaseView, @unchecked Sendable {
     /// The view's own version tag.
     public var versionTag: String { config.withLock { $0.versionTag } }
 
-    /// Separates the view's own tag from its parent's in the stored tag, so a stored image is
+    /// Separates the view's own tag from its parent's in the stored tag, so stored trees are
     /// reused only when neither this view nor any view above it changed.
     static let tagSeparator = "\u{1F}"
 
