@@ -21,7 +21,7 @@ import TestSupport
             options.durability = .full
             options.checkpointThreshold = 0
             database = try YapDatabase.open(path: path, options: options,
-                                            harness: HarnessTuning(indexPageSize: 512, countsExtensionPageReads: true))
+                                            indexPageSize: 512, countsExtensionPageReads: true)
         }
 
         func reopen() throws {
