@@ -58,10 +58,19 @@ package protocol PagedExtensionState: Sendable {
     /// Checks every page of every tree (`validate()`) and whatever ties the trees together;
     /// `Engine.verify()` reports what it throws. The default checks nothing.
     func validatePages() throws(PageError)
+
+    /// Nodes the next checkpoint would write (`Engine.stats()`). The default says 0.
+    var unwrittenPageCount: Int { get }
+
+    /// Written pages the state's trees reference (`Engine.stats()`'s live index bytes; see
+    /// `PagedTree.writtenPageCount()`). The default says 0.
+    func writtenPageCount() throws(PageError) -> Int
 }
 
 extension PagedExtensionState {
     package func validatePages() throws(PageError) {}
+    package var unwrittenPageCount: Int { 0 }
+    package func writtenPageCount() throws(PageError) -> Int { 0 }
 }
 
 /// What `PagedExtensionState.writePages` / `copyPages` wrote.

@@ -209,6 +209,22 @@ import TestSupport
         }
     }
 
+    @Test func statsCountTheViewsPages() throws {
+        let fixture = try Fixture()
+        Self.write(fixture.database, Array(0..<300), keys: Array(0..<300))
+        try fixture.database.checkpoint()
+        let before = try fixture.database.stats()
+        #expect(before.unwrittenIndexPages == 0 && !before.hasUnwrittenIndexChanges)
+        #expect(fixture.database.register(Self.view(), withName: "v"))
+        let dirty = try fixture.database.stats()
+        #expect(dirty.unwrittenIndexPages > 4 && dirty.hasUnwrittenIndexChanges, "the built view is held in memory")
+        try fixture.database.checkpoint()
+        let after = try fixture.database.stats()
+        #expect(after.unwrittenIndexPages == 0 && !after.hasUnwrittenIndexChanges)
+        #expect(after.indexLiveBytes - before.indexLiveBytes >= Int64(dirty.unwrittenIndexPages * 512),
+                "the view's written pages count as live: \(before.indexLiveBytes) → \(after.indexLiveBytes)")
+    }
+
     @Test func aFilteredViewReRegisteredAfterACleanReopenReadsNothing() throws {
         let fixture = try Fixture()
         let filtered = { YapDatabaseFilteredView(parentViewName: "v", filtering: .withKeyBlock { _, _, _, key in key.hasSuffix("5") }, versionTag: "f") }
