@@ -1,6 +1,7 @@
 import Foundation
 import YapDBStorage
 import YapDBEngine
+import YapDBIndex
 
 // Hooks for the harnesses inside this package (the fuzz entry points of `YapDBFuzzEntry`):
 // `package`, never `public`, so an application cannot pass a file system or abandon a
@@ -14,14 +15,21 @@ extension YapDatabase {
     ///     workload span several segments); nil keeps the default.
     ///   - indexPageSize: the index page size of a database this call creates (small pages make
     ///     small index files with several levels); nil keeps the default.
+    ///   - countsExtensionPageReads: count the pages views' trees read (`extensionPagesRead`).
     /// - Throws: what `open(url:options:)` throws.
-    package static func open(path: String, options: YapDatabaseOptions, fileSystem: any FileSystem,
-                             segmentLimit: Int? = nil, indexPageSize: Int? = nil) throws(YapDatabaseError) -> YapDatabase {
+    package static func open(path: String, options: YapDatabaseOptions, fileSystem: any FileSystem = PosixFileSystem.shared,
+                             segmentLimit: Int? = nil, indexPageSize: Int? = nil,
+                             countsExtensionPageReads: Bool = false) throws(YapDatabaseError) -> YapDatabase {
         let url = URL(fileURLWithPath: path)
         let engine = try openEngine(url: url, options: options, fileSystem: fileSystem, segmentLimit: segmentLimit,
-                                    indexPageSize: indexPageSize)
+                                    indexPageSize: indexPageSize, countsExtensionPageReads: countsExtensionPageReads)
         return YapDatabase(engine: engine, url: url, options: options)
     }
+
+    /// Pages the views' trees have read since open, when the database was opened with
+    /// `countsExtensionPageReads` (nil otherwise): how tests prove that a
+    /// registration read nothing.
+    package var extensionPagesRead: Int? { engine.extensionPagesRead }
 
     /// Stops using the files without writing or syncing anything, as if the process had died:
     /// what a harness does to the database it was using when it cuts the simulated power.
@@ -30,5 +38,22 @@ extension YapDatabase {
         closedFlag.store(true, ordering: .releasing)
         engine.abandon()
         finishChangeStreams()
+    }
+}
+
+extension YapDatabaseViewTransaction {
+    /// Checks every tree of the view page by page (checksums, counts, fill, depth) and that
+    /// its groups hold as many rows as its row → group tree; stops the program on a violation
+    /// (tests). Returns the height of the tallest group tree. Reads the whole view.
+    package func checkIndexInvariants() -> Int {
+        let state = self.state
+        do throws(PageError) {
+            try state.validate()
+            var height = 0
+            for group in try state.groupNames() { height = max(height, try state.tree(group)?.height ?? 0) }
+            return height
+        } catch {
+            preconditionFailure("view \(name): \(error)")
+        }
     }
 }

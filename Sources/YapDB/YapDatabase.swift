@@ -86,8 +86,10 @@ public final class YapDatabase: Sendable {
     ///     (see `YapDatabase+Harness.swift`).
     ///   - segmentLimit: the size at which log segments roll; nil keeps the engine's default.
     ///   - indexPageSize: the index page size of a new database; nil keeps the engine's default.
+    ///   - countsExtensionPageReads: count the pages views' trees read (tests).
     static func openEngine(url: URL, options: YapDatabaseOptions, fileSystem: any FileSystem = PosixFileSystem.shared,
-                           segmentLimit: Int? = nil, indexPageSize: Int? = nil) throws(YapDatabaseError) -> Engine {
+                           segmentLimit: Int? = nil, indexPageSize: Int? = nil,
+                           countsExtensionPageReads: Bool = false) throws(YapDatabaseError) -> Engine {
         guard url.isFileURL else { throw .io(errno: EINVAL, operation: "open: not a file URL") }
         var engineOptions = EngineOptions()
         engineOptions.createIfMissing = options.createIfMissing
@@ -112,6 +114,7 @@ public final class YapDatabase: Sendable {
         engineOptions.fileSystem = fileSystem
         if let segmentLimit { engineOptions.segmentLimit = segmentLimit }
         if let indexPageSize { engineOptions.indexPageSize = indexPageSize }
+        engineOptions.countsExtensionPageReads = countsExtensionPageReads
         do throws(StorageError) {
             return try Engine.open(path: url.path, options: engineOptions)
         } catch {

@@ -55,7 +55,12 @@ extension Engine {
             let published = index.published
             let indexBytes = published.reduce(0) { $0 + $1.length }
             let pageSize = Int64(index.format.pageSize)
-            let written = try mappingPageErrors { () throws(PageError) -> Int in try state.keydir.writtenPageCount() }
+            let pagedExtensions = state.extensions.values.compactMap { $0 as? any PagedExtensionState }
+            let written = try mappingPageErrors { () throws(PageError) -> Int in
+                var total = try state.keydir.writtenPageCount()
+                for ext in pagedExtensions { total += try ext.writtenPageCount() }
+                return total
+            }
             let indexLive = min(indexBytes, Int64(written + published.count) * pageSize)
             var checkpointBytes: Int64 = 0, deadCheckpointBytes: Int64 = 0
             if let listing = try? files.list(fileSystem) {
@@ -67,7 +72,7 @@ extension Engine {
                 }
             }
             let live = Int64(state.usage.values.reduce(0, +))
-            let unwritten = state.keydir.unwrittenPageCount
+            let unwritten = state.keydir.unwrittenPageCount + pagedExtensions.reduce(0) { $0 + $1.unwrittenPageCount }
             var stats = EngineStats(fileBytes: Int64(Format.mainFileSize) + segmentBytes + indexBytes + checkpointBytes + deadCheckpointBytes,
                                     liveBytes: live, deadBytes: max(0, segmentBytes - live),
                                     rowCount: state.keydir.count, snapshot: state.snapshotNumber,
@@ -79,7 +84,7 @@ extension Engine {
             stats.indexLiveBytes = indexLive
             stats.indexDeadBytes = indexBytes - indexLive
             stats.unwrittenIndexPages = unwritten
-            stats.hasUnwrittenIndexChanges = state.keydir.hasUnwrittenChanges
+            stats.hasUnwrittenIndexChanges = state.keydir.hasUnwrittenChanges || pagedExtensions.contains { $0.unwrittenPageCount > 0 }
             stats.checkpointBytes = checkpointBytes
             stats.deadCheckpointBytes = deadCheckpointBytes
             return stats

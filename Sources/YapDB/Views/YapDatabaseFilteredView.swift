@@ -47,7 +47,7 @@ open class YapDatabaseFilteredView: YapDatabaseView, @unchecked Sendable {
     /// The view's own version tag.
     public var versionTag: String { config.withLock { $0.versionTag } }
 
-    /// Separates the view's own tag from its parent's in the stored tag, so a stored image is
+    /// Separates the view's own tag from its parent's in the stored tag, so stored trees are
     /// reused only when neither this view nor any view above it changed.
     static let tagSeparator = "\u{1F}"
 
@@ -65,9 +65,17 @@ open class YapDatabaseFilteredView: YapDatabaseView, @unchecked Sendable {
         let key = YapDatabaseAutoView.stateKey(name)
         let tag = storedTag(parentState: context.parentState)
         if let existing = transaction.extensionState(key) as? ViewState, existing.versionTag == tag { return true }
-        if let claimed = transaction.connection.database.engine.claimExtensionImage(key),
-           var state = ViewState(image: claimed.image), state.versionTag == tag {
-            context.catchUp(&state, changedKeys: claimed.changedKeys)
+        if let claimed = transaction.connection.database.engine.claimExtensionRoots(key),
+           var state = ViewState(claimed: claimed), state.versionTag == tag {
+            // Nothing written since and the parent as that checkpoint wrote it (had the parent
+            // been rebuilt since, it would hold unwritten changes: a checkpoint in between
+            // would have dropped these roots): the trees are right as they are.
+            if claimed.catchUp.isEmpty && context.parentState.isAsWritten {
+                transaction.setExtensionState(state, forKey: key)
+                transaction.engineTransaction.publishExtensionsWithoutCommit()
+                return true
+            }
+            context.catchUp(&state, claimed.catchUp)
             transaction.setExtensionState(state, forKey: key)
             transaction.engineTransaction.markChanged()
             return true
@@ -119,16 +127,14 @@ open class YapDatabaseFilteredView: YapDatabaseView, @unchecked Sendable {
         }
         guard !rowids.isEmpty else { return }
         update(name, transaction) { state, context in
-            var doomed = Set<UInt64>()
-            for rowid in rowids where state.rowGroups[rowid] != nil { doomed.insert(rowid) }
-            return context.sorter.removeRows(doomed, from: &state)
+            return context.sorter.removeRows(Set(rowids), from: &state)
         }
     }
 
     override func willRemoveAll(name: String, transaction: YapDatabaseReadWriteTransaction) {
         update(name, transaction) { state, _ in
-            guard !state.groups.isEmpty else { return false }
-            state = ViewState(versionTag: state.versionTag)
+            guard !state.isEmpty else { return false }
+            state = state.emptied()
             return true
         }
     }
@@ -161,7 +167,10 @@ open class YapDatabaseFilteredView: YapDatabaseView, @unchecked Sendable {
     func holds(_ name: String, _ collection: String, _ key: String, _ transaction: YapDatabaseReadWriteTransaction) -> Bool {
         guard let state = transaction.extensionState(YapDatabaseAutoView.stateKey(name)) as? ViewState,
               let entry = transaction.keydir.lookup(collection: collection, key: key) else { return false }
-        return state.rowGroups[entry.rowid] != nil
+        do { return try state.contains(rowid: entry.rowid) } catch {
+            ViewEngine.report(error, "row id \(entry.rowid)", transaction)
+            return false
+        }
     }
 
     /// Runs `body` on the transaction's state of this view (taken out of the transaction so it
