@@ -1,7 +1,8 @@
 // swift-tools-version: 6.1
 import PackageDescription
 
-// Layers, bottom up (see docs/architecture.md): CLZ4 → YapDBStorage → YapDBIndex → YapDBEngine → YapDB → yapdb.
+// Layers, bottom up (see docs/architecture.md): CLZ4 → YapDBStorage → YapDBIndex → YapDBEngine → YapDB → yapdb;
+// YapDBQuery (no dependencies) sits beside them, below YapDB.
 // A lower layer never imports a higher one. Only YapDB has public API; the rest is `package`.
 let package = Package(
     name: "YapDB",
@@ -38,8 +39,11 @@ let package = Package(
         // kept out of the production library.
         .target(name: "YapDBSimulatedDisk", dependencies: ["YapDBStorage"]),
         .target(name: "YapDBIndex"),
+        // The query language of YapDatabaseQuery: SQLite's values, affinity and comparison rules,
+        // the parser, and the brute-force evaluator (the reference for the secondary index).
+        .target(name: "YapDBQuery"),
         .target(name: "YapDBEngine", dependencies: ["YapDBStorage", "YapDBIndex"]),
-        .target(name: "YapDB", dependencies: ["YapDBEngine", "YapDBIndex", "YapDBStorage"]),
+        .target(name: "YapDB", dependencies: ["YapDBEngine", "YapDBIndex", "YapDBStorage", "YapDBQuery"]),
         .target(name: "YapDBFuzzEntry", dependencies: ["YapDB", "YapDBStorage", "YapDBIndex", "YapDBSimulatedDisk"]),
         .executableTarget(
             name: "yapdb",
@@ -61,6 +65,7 @@ let package = Package(
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "YapDBStorageTests", dependencies: ["YapDBStorage", "YapDBSimulatedDisk", "TestSupport"]),
         .testTarget(name: "YapDBIndexTests", dependencies: ["YapDBIndex", "TestSupport"]),
+        .testTarget(name: "YapDBQueryTests", dependencies: ["YapDBQuery"]),
         .testTarget(name: "YapDBEngineTests", dependencies: ["YapDBEngine", "YapDBIndex", "YapDBStorage", "YapDBSimulatedDisk", "TestSupport"]),
         .testTarget(name: "YapDBTests", dependencies: ["YapDB", "YapDBSimulatedDisk", "TestSupport", "YapDBCrashChild"]),
         // Client code written as YapDatabase's Swift users write it, against `import YapDB` only:

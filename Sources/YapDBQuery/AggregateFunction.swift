@@ -1,0 +1,140 @@
+/// An aggregate function of a YapDatabase aggregate query (`"SUM(salary)"`, `"COUNT(*)"`).
+///
+/// Threading: a plain value; safe to pass between threads.
+package struct AggregateFunction: Sendable, Hashable {
+    /// Which function.
+    package enum Kind: String, Sendable, Hashable, CaseIterable {
+        /// `COUNT(*)` (every matching row) or `COUNT(col)` (rows where `col` is not NULL).
+        case count = "COUNT"
+        /// `SUM(col)`: NULL over no values; an integer when every value is one, else a real.
+        case sum = "SUM"
+        /// `TOTAL(col)`: as SUM but always a real, 0.0 over no values.
+        case total = "TOTAL"
+        /// `AVG(col)`: a real, NULL over no values.
+        case avg = "AVG"
+        /// `MIN(col)`: the least non-NULL value in SQLite's order, NULL when none.
+        case min = "MIN"
+        /// `MAX(col)`: the greatest non-NULL value, NULL when none.
+        case max = "MAX"
+    }
+
+    /// The function.
+    package var kind: Kind
+    /// The column aggregated; nil only for `COUNT(*)`.
+    package var column: String?
+    /// Whether `DISTINCT` was given (each distinct value counted once).
+    package var distinct: Bool
+
+    /// An aggregate from its parts.
+    package init(_ kind: Kind, column: String?, distinct: Bool = false) {
+        self.kind = kind
+        self.column = column
+        self.distinct = distinct
+    }
+
+    /// Parses `FUNC([DISTINCT] column)` or `COUNT(*)`, names ignoring case.
+    ///
+    /// - Parameter columns: The index's columns, when known (names resolve ignoring ASCII case;
+    ///   an unknown one is an error).
+    /// - Throws: ``QueryError`` with ``QueryError/Reason/invalidAggregate(_:)`` for anything else.
+    package init(parsing text: String, columns: [String: ColumnType]? = nil) throws(QueryError) {
+        let tokens: [QueryToken]
+        do {
+            tokens = try QueryLexer.tokens(of: text)
+        } catch {
+            throw QueryError(offset: ParsedQuery.characterOffset(ofScalar: error.offset, in: text), reason: .invalidAggregate(text))
+        }
+        let invalid = QueryError(offset: 0, reason: .invalidAggregate(text))
+        guard tokens.count >= 5, case let .word(name) = tokens[0].kind,
+              let kind = Kind(rawValue: name.uppercased()), tokens[1].isSymbol("(") else { throw invalid }
+        var position = 2
+        let distinct = tokens[position].isKeyword("DISTINCT")
+        if distinct { position += 1 }
+        var column: String?
+        switch tokens[position].kind {
+        case .symbol("*") where kind == .count && !distinct:
+            column = nil
+        case let .word(word):
+            column = word
+        case let .quotedIdentifier(quoted, _):
+            column = quoted
+        default:
+            throw invalid
+        }
+        position += 1
+        guard position + 1 < tokens.count, tokens[position].isSymbol(")"), tokens[position + 1].kind == .end else { throw invalid }
+        if let name = column, let columns {
+            guard let resolved = columns.keys.sorted().first(where: { $0.lowercased() == name.lowercased() }) else {
+                throw QueryError(offset: tokens[position - 1].offset, reason: .unknownColumn(name))
+            }
+            column = resolved
+        }
+        self.init(kind, column: column, distinct: distinct)
+    }
+
+    /// The function as SQL text (`SUM(salary)`, `COUNT(*)`).
+    package var sql: String {
+        let argument = column.map(SQLRenderer.identifier) ?? "*"
+        return "\(kind.rawValue)(\(distinct ? "DISTINCT " : "")\(argument))"
+    }
+}
+
+extension QueryEvaluator {
+    /// The value of `function` over the rows matching `query` (its `ORDER BY`, `LIMIT` and
+    /// `OFFSET` apply first, as in an SQL subquery), by brute force.
+    ///
+    /// - Returns: The aggregate, or nil when an integer `SUM` overflows 64 bits (SQLite's
+    ///   "integer overflow" error).
+    package func aggregate(_ function: AggregateFunction, of query: BoundQuery, over rows: [QueryRow]) -> SQLValue? {
+        let matchingIDs = run(query, over: rows)
+        let byID = Dictionary(rows.map { ($0.rowid, $0.columns) }, uniquingKeysWith: { first, _ in first })
+        guard let column = function.column else { return .integer(Int64(matchingIDs.count)) }
+        var values = matchingIDs.map { storedValue(column, in: byID[$0] ?? [:]) }.filter { !$0.isNull }
+        if function.distinct {
+            var seen: [SQLValue] = []
+            for value in values where !seen.contains(where: { SQLValue.compare($0, value) == 0 && $0.storageRank == value.storageRank }) {
+                seen.append(value)
+            }
+            values = seen
+        }
+        return Self.aggregate(function.kind, of: values)
+    }
+
+    /// An aggregate of non-NULL `values` (already with column affinity applied); nil when an
+    /// integer SUM overflows.
+    package static func aggregate(_ kind: AggregateFunction.Kind, of values: [SQLValue]) -> SQLValue? {
+        switch kind {
+        case .count: return .integer(Int64(values.count))
+        case .min: return values.min(by: { SQLValue.compare($0, $1) < 0 }) ?? .null
+        case .max: return values.max(by: { SQLValue.compare($0, $1) < 0 }) ?? .null
+        case .sum, .total, .avg:
+            var integerSum: Int64 = 0
+            var realSum = 0.0
+            var allIntegers = true
+            var overflowed = false
+            for value in values {
+                switch value.numericValue ?? .integer(0) {
+                case let .integer(integer):
+                    realSum += Double(integer)
+                    let (sum, overflow) = integerSum.addingReportingOverflow(integer)
+                    integerSum = sum
+                    overflowed = overflowed || overflow
+                case let .real(real):
+                    realSum += real
+                    allIntegers = false
+                default: break
+                }
+                // A text or blob input makes SUM's result a real, as in SQLite.
+                if case .integer = value {} else { allIntegers = false }
+            }
+            switch kind {
+            case .total: return .real(realSum)
+            case .avg: return values.isEmpty ? .null : .real(realSum / Double(values.count))
+            default:
+                if values.isEmpty { return .null }
+                if allIntegers { return overflowed ? nil : .integer(integerSum) }
+                return .real(realSum)
+            }
+        }
+    }
+}
