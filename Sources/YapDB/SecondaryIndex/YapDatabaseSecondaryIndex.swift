@@ -67,6 +67,13 @@ open class YapDatabaseSecondaryIndex: YapDatabaseExtension, @unchecked Sendable 
 
     func isAllowed(_ collection: String) -> Bool { allowedCollections?.isAllowed(collection) ?? true }
 
+    /// The columns as the query module sees them (BLOB columns have no affinity: left out).
+    var queryColumns: [String: ColumnType] {
+        var result: [String: ColumnType] = [:]
+        for column in columns { if let type = SecondaryIndexRow.columnType(column.type) { result[column.name] = type } }
+        return result
+    }
+
     /// The index of column `name` (case-insensitive, as SQL names are), or nil.
     func columnIndex(_ name: String) -> Int? {
         let lowered = name.lowercased()

@@ -46,7 +46,8 @@ extension SecondaryIndexExecutor {
         var failure: PageError?
         try run(query) { rowid, known in
             do throws(PageError) {
-                guard let values = try known ?? state.values(ofRow: rowid) else { return true }
+                let read: [SQLValue]? = if let known { known } else { try state.values(ofRow: rowid) }
+                guard let values = read else { return true }
                 var dict: [String: SQLValue] = [:]
                 for (i, column) in columns.enumerated() { dict[column.name] = values[i] }
                 rows.append((Int64(bitPattern: rowid), dict))

@@ -228,8 +228,8 @@ struct SecondaryIndexPlanner {
         case (.nothing, _), (_, .nothing): return PlannedCondition(plan: .nothing, exact: true)
         case (.everything, _): return PlannedCondition(plan: b.plan, exact: exact)
         case (_, .everything): return PlannedCondition(plan: a.plan, exact: exact)
-        case let (.ranges(c1, [r1]), .ranges(c2, [r2])) where c1 == c2:
-            return PlannedCondition(plan: .ranges(column: c1, [Self.overlap(r1, r2)]), exact: exact)
+        case let (.ranges(c1, r1), .ranges(c2, r2)) where c1 == c2 && r1.count == 1 && r2.count == 1:
+            return PlannedCondition(plan: .ranges(column: c1, [Self.overlap(r1[0], r2[0])]), exact: exact)
         case let (.intersection(x), .intersection(y)): return PlannedCondition(plan: .intersection(x + y), exact: exact)
         case let (.intersection(x), other), let (other, .intersection(x)):
             return PlannedCondition(plan: .intersection(x + [other]), exact: exact)
