@@ -67,7 +67,7 @@ let package = Package(
         .testTarget(name: "YapDBIndexTests", dependencies: ["YapDBIndex", "TestSupport"]),
         .testTarget(name: "YapDBQueryTests", dependencies: ["YapDBQuery"]),
         .testTarget(name: "YapDBEngineTests", dependencies: ["YapDBEngine", "YapDBIndex", "YapDBStorage", "YapDBSimulatedDisk", "TestSupport"]),
-        .testTarget(name: "YapDBTests", dependencies: ["YapDB", "YapDBSimulatedDisk", "TestSupport", "YapDBCrashChild"]),
+        .testTarget(name: "YapDBTests", dependencies: ["YapDB", "YapDBQuery", "YapDBIndex", "YapDBSimulatedDisk", "TestSupport", "YapDBCrashChild"]),
         // Client code written as YapDatabase's Swift users write it, against `import YapDB` only:
         // proves the YapDatabase spellings (docs/api.md, README "Porting from YapDatabase").
         .testTarget(name: "YapDBPortingTests", dependencies: ["YapDB"]),

@@ -202,11 +202,7 @@ open class YapDatabaseSecondaryIndex: YapDatabaseExtension, @unchecked Sendable 
             return true
         }
         update(name, transaction) { state throws(PageError) in
-            if rowids.count == state.rowCount {
-                state.removeAll()
-            } else {
-                for rowid in rowids { try state.removeRow(rowid) }
-            }
+            for rowid in rowids { try state.removeRow(rowid) }
         }
     }
 
