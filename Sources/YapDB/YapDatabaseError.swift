@@ -65,6 +65,13 @@ public enum YapDatabaseError: Error, Sendable, Equatable, Hashable {
     /// A previous commit failed (its bytes may be partly on disk), so the database refuses
     /// further writes. Reads still work; reopen the database to recover and continue writing.
     case poisoned
+
+    /// A `YapDatabaseQuery` cannot be used: its text is malformed, names a column the index
+    /// does not have, or its parameters do not fit (a wrong count, an unsupported type, an
+    /// array outside an `IN` list). `offset` is the character offset in the query text where
+    /// the problem is (the text's length when it has no single place); `reason` names it.
+    /// Nothing was read; fix the query.
+    case invalidQuery(offset: Int, reason: String)
 }
 
 extension YapDatabaseError: CustomStringConvertible, LocalizedError {
@@ -100,6 +107,8 @@ extension YapDatabaseError: CustomStringConvertible, LocalizedError {
             return "YapDB: the database is closed"
         case .poisoned:
             return "YapDB: a previous commit failed; the database refuses writes until it is reopened"
+        case let .invalidQuery(offset, reason):
+            return "YapDB: invalid query at character \(offset): \(reason)"
         }
     }
 

@@ -1,10 +1,36 @@
 /// Writes queries back as SQL text that parses to the same query (and that SQLite runs with the
 /// same meaning, for the benchmark's and tests' SQL peers).
 package enum SQLRenderer {
-    /// A column name as a double-quoted identifier (`"age"`, `"say ""hi"""`).
+    /// A column name: bare when it is a plain word that is no SQL keyword (`age`), else in
+    /// backticks (`` `order` ``, `` `first name` ``). Never double quotes, which SQLite reads as
+    /// a string when no column has the name.
     package static func identifier(_ name: String) -> String {
-        "\"" + name.replacingAll("\"", with: "\"\"") + "\""
+        let isPlainWord = name.unicodeScalars.first.map { $0 == "_" || ($0.isASCII && $0.properties.isAlphabetic) } == true
+            && name.unicodeScalars.allSatisfy { $0 == "_" || ($0.isASCII && ($0.properties.isAlphabetic || $0.properties.numericType != nil)) }
+        if isPlainWord && !sqliteKeywords.contains(name.uppercased()) { return name }
+        return "`" + name.replacingAll("`", with: "``") + "`"
     }
+
+    /// SQLite's keywords (https://sqlite.org/lang_keywords.html), none of which is written bare.
+    static let sqliteKeywords: Set<String> = [
+        "ABORT", "ACTION", "ADD", "AFTER", "ALL", "ALTER", "ALWAYS", "ANALYZE", "AND", "AS", "ASC",
+        "ATTACH", "AUTOINCREMENT", "BEFORE", "BEGIN", "BETWEEN", "BY", "CASCADE", "CASE", "CAST",
+        "CHECK", "COLLATE", "COLUMN", "COMMIT", "CONFLICT", "CONSTRAINT", "CREATE", "CROSS",
+        "CURRENT", "CURRENT_DATE", "CURRENT_TIME", "CURRENT_TIMESTAMP", "DATABASE", "DEFAULT",
+        "DEFERRABLE", "DEFERRED", "DELETE", "DESC", "DETACH", "DISTINCT", "DO", "DROP", "EACH",
+        "ELSE", "END", "ESCAPE", "EXCEPT", "EXCLUDE", "EXCLUSIVE", "EXISTS", "EXPLAIN", "FAIL",
+        "FALSE", "FILTER", "FIRST", "FOLLOWING", "FOR", "FOREIGN", "FROM", "FULL", "GENERATED",
+        "GLOB", "GROUP", "GROUPS", "HAVING", "IF", "IGNORE", "IMMEDIATE", "IN", "INDEX", "INDEXED",
+        "INITIALLY", "INNER", "INSERT", "INSTEAD", "INTERSECT", "INTO", "IS", "ISNULL", "JOIN",
+        "KEY", "LAST", "LEFT", "LIKE", "LIMIT", "MATCH", "MATERIALIZED", "NATURAL", "NO", "NOT",
+        "NOTHING", "NOTNULL", "NULL", "NULLS", "OF", "OFFSET", "ON", "OR", "ORDER", "OTHERS",
+        "OUTER", "OVER", "PARTITION", "PLAN", "PRAGMA", "PRECEDING", "PRIMARY", "QUERY", "RAISE",
+        "RANGE", "RECURSIVE", "REFERENCES", "REGEXP", "REINDEX", "RELEASE", "RENAME", "REPLACE",
+        "RESTRICT", "RETURNING", "RIGHT", "ROLLBACK", "ROW", "ROWS", "SAVEPOINT", "SELECT", "SET",
+        "TABLE", "TEMP", "TEMPORARY", "THEN", "TIES", "TO", "TRANSACTION", "TRIGGER", "TRUE",
+        "UNBOUNDED", "UNION", "UNIQUE", "UPDATE", "USING", "VACUUM", "VALUES", "VIEW", "VIRTUAL",
+        "WHEN", "WHERE", "WINDOW", "WITH", "WITHOUT",
+    ]
 
     /// An operand: a quoted column, a literal, or `?`.
     package static func operand(_ operand: QueryOperand) -> String {

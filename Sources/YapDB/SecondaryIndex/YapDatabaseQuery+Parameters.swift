@@ -1,0 +1,104 @@
+import Foundation
+import YapDBQuery
+
+// The conversion of YapDatabase-style `[Any]` parameters into SQL values, and back for
+// `queryParameters`.
+
+extension YapDatabaseQuery {
+    /// `parameters` as SQL values; the first unsupported one is an error naming its index.
+    static func convert(_ parameters: [Any]) -> Result<[QueryParameter], QueryError> {
+        var converted: [QueryParameter] = []
+        converted.reserveCapacity(parameters.count)
+        for (index, parameter) in parameters.enumerated() {
+            if let elements = parameter as? [Any] {
+                var values: [SQLValue] = []
+                for element in elements {
+                    guard let value = sqlValue(of: element) else {
+                        return .failure(unsupported(element, index: index))
+                    }
+                    values.append(value)
+                }
+                converted.append(.list(values))
+            } else if let value = sqlValue(of: parameter) {
+                converted.append(.value(value))
+            } else {
+                return .failure(unsupported(parameter, index: index))
+            }
+        }
+        return .success(converted)
+    }
+
+    private static func unsupported(_ value: Any, index: Int) -> QueryError {
+        QueryError(offset: 0, reason: .unsupportedParameter(index: index, typeName: String(describing: type(of: value))))
+    }
+
+    /// One parameter as an SQL value, or nil for a type a query cannot bind. Swift's own types
+    /// are tried before `NSNumber`, which on Apple platforms every Swift number also casts to.
+    static func sqlValue(of parameter: Any) -> SQLValue? {
+        if let unwrapped = unwrapOptional(parameter) {
+            guard let value = unwrapped else { return .null }
+            return sqlValue(of: value)
+        }
+        switch parameter {
+        case is NSNull: return .null
+        case let value as Bool: return .integer(value ? 1 : 0)
+        case let value as Int: return .integer(Int64(value))
+        case let value as Int64: return .integer(value)
+        case let value as Int32: return .integer(Int64(value))
+        case let value as Int16: return .integer(Int64(value))
+        case let value as Int8: return .integer(Int64(value))
+        case let value as UInt: return unsigned(UInt64(value))
+        case let value as UInt64: return unsigned(value)
+        case let value as UInt32: return .integer(Int64(value))
+        case let value as UInt16: return .integer(Int64(value))
+        case let value as UInt8: return .integer(Int64(value))
+        case let value as Double: return .real(checking: value)
+        case let value as Float: return .real(checking: Double(value))
+        case let value as Decimal: return .real(checking: NSDecimalNumber(decimal: value).doubleValue)
+        case let value as String: return .text(value)
+        case let value as Substring: return .text(String(value))
+        case let value as Data: return .blob([UInt8](value))
+        case let value as Date: return .real(checking: value.timeIntervalSinceReferenceDate)
+        case let value as NSNumber: return number(value)
+        case let value as NSString: return .text(value.description)
+        case let value as NSData: return .blob([UInt8](Data(referencing: value)))
+        case let value as NSDate: return .real(checking: value.timeIntervalSinceReferenceDate)
+        default: return nil
+        }
+    }
+
+    /// An unsigned integer: an integer when it fits in 64 signed bits, else a real.
+    private static func unsigned(_ value: UInt64) -> SQLValue {
+        value <= UInt64(Int64.max) ? .integer(Int64(value)) : .real(Double(value))
+    }
+
+    /// An `NSNumber` by its stored type: floating point as a real, anything else as an integer.
+    private static func number(_ number: NSNumber) -> SQLValue {
+        let type = String(cString: number.objCType)
+        switch type {
+        case "f", "d": return .real(checking: number.doubleValue)
+        case "Q", "L":
+            return unsigned(number.uint64Value)
+        default: return .integer(number.int64Value)
+        }
+    }
+
+    /// `.some(wrapped)` when `value` is an `Optional` (`wrapped` nil for `.none`), nil otherwise.
+    private static func unwrapOptional(_ value: Any) -> Any??  {
+        let mirror = Mirror(reflecting: value)
+        guard mirror.displayStyle == .optional else { return nil }
+        guard let child = mirror.children.first else { return .some(nil) }
+        return .some(child.value)
+    }
+
+    /// An SQL value as the Foundation object `queryParameters` shows for it.
+    static func object(for value: SQLValue) -> Any {
+        switch value {
+        case .null: return NSNull()
+        case let .integer(integer): return integer
+        case let .real(real): return real
+        case let .text(text): return text
+        case let .blob(bytes): return Data(bytes)
+        }
+    }
+}
