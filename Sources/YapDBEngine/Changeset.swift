@@ -42,6 +42,9 @@ package struct Changeset: Sendable {
     package var removedCollections: Set<String> = []
     /// Everything was removed.
     package var allKeysRemoved = false
+    /// Row ids of the rows removed one by one or with their collection (for extensions that
+    /// catch up with the rows changed since their roots were written: `ExtensionCatchUp`).
+    package var removedRowids: [UInt64] = []
     /// What extensions (views) attached to this commit, by extension name.
     package var extensions: [String: any Sendable] = [:]
     /// What the layer above attached (the public changeset and notification details).

@@ -11,6 +11,13 @@ extension Engine {
         var replay: LogPosition
         var usage: [UInt32: UInt64]
         var extensions: [String: any Sendable] = [:]
+        /// Whether this checkpoint is an index compaction.
+        var copyIndex = false
+
+        /// The extension states whose trees are on index pages, by name.
+        var pagedExtensions: [(name: String, state: any PagedExtensionState)] {
+            extensions.keys.sorted().compactMap { name in (extensions[name] as? any PagedExtensionState).map { (name, $0) } }
+        }
     }
 
     /// Writes a checkpoint of the current state (docs/format.md §4), then removes older
@@ -26,8 +33,8 @@ extension Engine {
     /// records). Throws as `checkpoint()`.
     package func compactIndex() throws(StorageError) {
         try maintenance.withLock { (_: inout Void) throws(StorageError) in
-            guard let source = try captureForCheckpoint(onlyIfLogGrew: false) else { return }
-            try writeAndInstallCheckpoint(source, copyIndex: true)
+            guard let source = try captureForCheckpoint(onlyIfLogGrew: false, copyIndex: true) else { return }
+            try writeAndInstallCheckpoint(source)
         }
     }
 
@@ -42,8 +49,9 @@ extension Engine {
 
     func checkpoint(onlyIfLogGrew: Bool) throws(StorageError) {
         try maintenance.withLock { (_: inout Void) throws(StorageError) in
-            guard let source = try captureForCheckpoint(onlyIfLogGrew: onlyIfLogGrew) else { return }
-            try writeAndInstallCheckpoint(source, copyIndex: index.isCompactionDue(slack: options.indexCompactionSlack))
+            let copyIndex = index.isCompactionDue(slack: options.indexCompactionSlack)
+            guard let source = try captureForCheckpoint(onlyIfLogGrew: onlyIfLogGrew, copyIndex: copyIndex) else { return }
+            try writeAndInstallCheckpoint(source)
         }
     }
 
@@ -58,29 +66,41 @@ extension Engine {
     /// re-points the writer's key directory at the copy (`Keydir.remapping(to:)`) and removes
     /// the older index files. Until the rename the previous checkpoint names the old files,
     /// which are untouched; after it they are garbage (the next open removes any left).
-    func writeAndInstallCheckpoint(_ source: CheckpointSource, copyIndex: Bool = false) throws(StorageError) {
+    ///
+    /// Extension states on index pages (`PagedExtensionState`) take part in every step: their
+    /// pages go with the directory's in step 1, their root bytes into the root record in step
+    /// 2, and step 3 has them adopt what was written.
+    func writeAndInstallCheckpoint(_ source: CheckpointSource) throws(StorageError) {
+        let copyIndex = source.copyIndex
         let roots: (rows: PageID, rowids: PageID)
         let extents: [IndexFileExtent]
-        let publishPages: () -> Void
+        let extensionPages: [String: ExtensionPagesWritten]
+        let publishKeydir: () -> Void
         let rebind: (Keydir) -> Keydir
         if copyIndex {
-            let pages = try index.writeCopy(of: source.keydir, sequence: UInt64(source.number))
-            (roots, extents) = ((pages.copy.rows.root, pages.copy.rowids.root), pages.extents)
-            publishPages = { pages.copy.rows.flush.publish(); pages.copy.rowids.flush.publish() }
+            let pages = try index.writeCopy(of: source.keydir, extensions: source.pagedExtensions, sequence: UInt64(source.number))
+            (roots, extents, extensionPages) = ((pages.copy.rows.root, pages.copy.rowids.root), pages.extents, pages.extensions)
+            publishKeydir = { pages.copy.rows.flush.publish(); pages.copy.rowids.flush.publish() }
             rebind = { $0.remapping(to: pages.copy) }
         } else {
-            let pages = try index.writePages(of: source.keydir, sequence: UInt64(source.number))
-            (roots, extents) = ((pages.flush.rows.root, pages.flush.rowids.root), pages.extents)
-            publishPages = { pages.flush.rows.publish(); pages.flush.rowids.publish() }
+            let pages = try index.writePages(of: source.keydir, extensions: source.pagedExtensions, sequence: UInt64(source.number))
+            (roots, extents, extensionPages) = ((pages.flush.rows.root, pages.flush.rowids.root), pages.extents, pages.extensions)
+            publishKeydir = { pages.flush.rows.publish(); pages.flush.rowids.publish() }
             rebind = { $0.releasingFlushedNodes() }
         }
+        let publishPages = {
+            publishKeydir()
+            for written in extensionPages.values { for flush in written.flushes { flush.publish() } }
+        }
+        let recorded = extensionPages.mapValues(\.rootBytes)
         let root = IndexRoot(uuid: uuid, pageSize: index.format.pageSize, sequence: UInt64(source.number), snapshot: source.snapshot,
                              replay: source.replay, nextRowID: source.nextRowid,
                              trees: [IndexRoot.Tree(name: Self.rowsTreeName, root: IndexPageID(rawValue: roots.rows),
                                                     count: UInt64(source.keydir.rows.count), height: UInt32(source.keydir.rows.height)),
                                      IndexRoot.Tree(name: Self.rowidsTreeName, root: IndexPageID(rawValue: roots.rowids),
                                                     count: UInt64(source.keydir.rowids.count), height: UInt32(source.keydir.rowids.height))],
-                             files: extents.map { IndexRoot.File(number: $0.number, length: $0.length) })
+                             files: extents.map { IndexRoot.File(number: $0.number, length: $0.length) },
+                             extensions: recorded.keys.sorted().map { IndexRoot.Extension(name: $0, bytes: recorded[$0]!) })
         let path = try Self.writeCheckpoint(source, root: root, files: files, fs: fileSystem, uuid: uuid, compress: options.compression)
         publishPages()
         let replaced: [UInt32]
@@ -91,15 +111,17 @@ extension Engine {
             if copyIndex { writer.withLock { $0.poisoned = true } }
             throw error
         }
-        try installCheckpoint(source, path: path, pages: index.source(), rebind: rebind, removingIndexFiles: replaced)
+        try installCheckpoint(source, path: path, pages: index.source(), rebind: rebind, extensionPages: extensionPages,
+                              removingIndexFiles: replaced)
     }
 
     /// The names of the key directory's trees in the root record.
     static let rowsTreeName = "rows"
     static let rowidsTreeName = "rowids"
 
-    /// Syncs the log and captures the state to checkpoint (under the writer lock).
-    func captureForCheckpoint(onlyIfLogGrew: Bool) throws(StorageError) -> CheckpointSource? {
+    /// Syncs the log and captures the state to checkpoint (under the writer lock); extension
+    /// roots and images not claimed by now are dropped (`UnclaimedExtensions.dropAll`).
+    func captureForCheckpoint(onlyIfLogGrew: Bool, copyIndex: Bool) throws(StorageError) -> CheckpointSource? {
         try writer.withLock { (state: inout WriterState) throws(StorageError) -> CheckpointSource? in
             if state.closed { throw .closed }
             if state.poisoned || state.log.isPoisoned { throw .poisoned }
@@ -110,10 +132,12 @@ extension Engine {
             }
             state.bytesSinceCheckpoint = 0
             state.rowsSinceCheckpoint = 0
+            unclaimed.dropAll()
             return CheckpointSource(number: state.checkpointNumber + 1, keydir: state.keydir, snapshot: state.snapshotNumber,
                                     nextRowid: state.nextRowid,
                                     replay: LogPosition(segment: state.log.segmentNumber, offset: state.log.end),
-                                    usage: state.usage.filter { $0.value > 0 }, extensions: state.extensions)
+                                    usage: state.usage.filter { $0.value > 0 }, extensions: state.extensions,
+                                    copyIndex: copyIndex)
         }
     }
 
@@ -145,8 +169,8 @@ extension Engine {
     /// Readers holding older snapshots keep their open handles (an unlinked file stays
     /// readable through them).
     func installCheckpoint(_ source: CheckpointSource, path: String, pages: IndexPageSource, rebind: (Keydir) -> Keydir,
-                           removingIndexFiles replaced: [UInt32]) throws(StorageError) {
-        unclaimedImages.dropAll()
+                           extensionPages: [String: ExtensionPagesWritten], removingIndexFiles replaced: [UInt32]) throws(StorageError) {
+        let extensionSource = self.extensionSource(pages)
         let (oldCheckpoint, retired) = writer.withLock { state -> (UInt32, [UInt32]) in
             let old = state.checkpointNumber
             state.checkpointNumber = source.number
@@ -155,6 +179,14 @@ extension Engine {
             // that knows the new pages): the memory they held goes with the last snapshot
             // that still shares them.
             state.keydir = rebind(state.keydir).replacingSource(pages)
+            // The same for extension trees: each state adopts what was written of it (a state
+            // replaced since by one not derived from it holds no node the checkpoint wrote and
+            // no page it retired), and every one reads through the new source.
+            for (name, value) in state.extensions {
+                guard var paged = value as? any PagedExtensionState else { continue }
+                if let written = extensionPages[name] { paged = paged.adopting(written) }
+                state.extensions[name] = paged.reading(from: extensionSource)
+            }
             // Log segments at or after the replay position hold commits to replay: never retired.
             let retired = state.segments.files.keys.filter { number in
                 number != state.log.segmentNumber

@@ -58,8 +58,8 @@ extension Engine {
             // A checkpoint that no longer references the victims; installing it removes them.
             // It is also an index compaction: the key directory is copied into a new index file
             // and the older index files are removed.
-            guard let source = try captureForCheckpoint(onlyIfLogGrew: false) else { return report }
-            try writeAndInstallCheckpoint(source, copyIndex: true)
+            guard let source = try captureForCheckpoint(onlyIfLogGrew: false, copyIndex: true) else { return report }
+            try writeAndInstallCheckpoint(source)
             return report
         }
     }

@@ -61,56 +61,69 @@ final class IndexFiles: @unchecked Sendable {
     /// The file a writer appends to (read with `pread`, never mapped), if any.
     var activeFile: UInt32? { writer?.activeNumber ?? published.last?.number }
 
-    /// Writes the dirty nodes of `keydir` as pages and syncs them (children before parents);
-    /// returns the flushes (to publish once the checkpoint naming them is durable) and the
-    /// extents of every index file, which that checkpoint's root record lists.
+    /// Writes the dirty nodes of `keydir`, then of each extension state
+    /// (`PagedExtensionState.writePages`), as pages and syncs them (children before parents);
+    /// returns the flushes (to publish once the checkpoint naming them is durable), what each
+    /// extension wrote, and the extents of every index file, which that checkpoint's root
+    /// record lists.
     /// - Throws: `StorageError` from writing or syncing (the writer is dropped: the next
     ///   checkpoint resumes after the published pages, overwriting these).
-    func writePages(of keydir: Keydir, sequence: UInt64) throws(StorageError) -> (flush: (rows: PageFlush, rowids: PageFlush), extents: [IndexFileExtent]) {
-        do throws(IndexFileError) {
-            let writer = try writerForAppending(sequence: sequence)
-            let flush = try keydir.flush(allocate: { () throws(IndexFileError) -> PageID in
-                try writer.nextPageID().rawValue
-            }, write: { (id: PageID, page: UnsafeRawBufferPointer) throws(IndexFileError) in
-                let written = try writer.append(page)
-                precondition(written.rawValue == id, "index page written at \(written), allocated \(IndexPageID(rawValue: id))")
-            })
-            let written = try writer.sync()
+    func writePages(of keydir: Keydir, extensions: [(name: String, state: any PagedExtensionState)], sequence: UInt64)
+        throws(StorageError) -> (flush: (rows: PageFlush, rowids: PageFlush), extensions: [String: ExtensionPagesWritten], extents: [IndexFileExtent]) {
+        do throws(StorageError) {
+            let writer: IndexFileWriter
+            do throws(IndexFileError) { writer = try writerForAppending(sequence: sequence) } catch { throw error.storageError }
+            let pages = Self.pageWriter(writer)
+            let flush = try keydir.flush(allocate: pages.allocate, write: pages.write)
+            var written: [String: ExtensionPagesWritten] = [:]
+            for (name, state) in extensions { written[name] = try state.writePages(pages) }
+            let synced: [IndexFileExtent]
+            do throws(IndexFileError) { synced = try writer.sync() } catch { throw error.storageError }
             // The writer knows the files it wrote to; sealed files written before it (by an
             // earlier writer, before a reopen) stay in the root with their lengths.
-            let writtenNumbers = Set(written.map(\.number))
-            let extents = (published.filter { !writtenNumbers.contains($0.number) } + written).sorted { $0.number < $1.number }
-            return (flush, extents)
+            let writtenNumbers = Set(synced.map(\.number))
+            let extents = (published.filter { !writtenNumbers.contains($0.number) } + synced).sorted { $0.number < $1.number }
+            return (flush, written, extents)
         } catch {
             dropWriter()
-            throw error.storageError
+            throw error
         }
     }
 
-    /// Writes a full copy of `keydir` (index compaction) into new index files, started after
-    /// every existing one, and syncs them; returns the copies (to publish once the checkpoint
+    /// `writer`'s page allocation and appending, as the trees' flushes and copies call them.
+    private static func pageWriter(_ writer: IndexFileWriter) -> ExtensionPageWriter {
+        ExtensionPageWriter(allocate: { () throws(StorageError) -> PageID in
+            do throws(IndexFileError) { return try writer.nextPageID().rawValue } catch { throw error.storageError }
+        }, write: { (id: PageID, page: UnsafeRawBufferPointer) throws(StorageError) in
+            let written: IndexPageID
+            do throws(IndexFileError) { written = try writer.append(page) } catch { throw error.storageError }
+            precondition(written.rawValue == id, "index page written at \(written), allocated \(IndexPageID(rawValue: id))")
+        })
+    }
+
+    /// Writes a full copy of `keydir` and of each extension state's trees (index compaction;
+    /// `PagedExtensionState.copyPages`) into new index files, started after every existing
+    /// one, and syncs them; returns the copies (to publish once the checkpoint
     /// naming them is durable) and the new files' extents — all that checkpoint's root record
     /// lists: the older files are garbage once it is published.
     /// - Throws: `StorageError` from reading a page (a damaged page is never copied), writing or
     ///   syncing. The writer is dropped either way of failing: the next checkpoint resumes
     ///   after the published pages of the old files, and the partial copy is an orphan that the
     ///   next open removes.
-    func writeCopy(of keydir: Keydir, sequence: UInt64) throws(StorageError) -> (copy: (rows: PageCopy, rowids: PageCopy), extents: [IndexFileExtent]) {
+    func writeCopy(of keydir: Keydir, extensions: [(name: String, state: any PagedExtensionState)], sequence: UInt64)
+        throws(StorageError) -> (copy: (rows: PageCopy, rowids: PageCopy), extensions: [String: ExtensionPagesWritten], extents: [IndexFileExtent]) {
         // The old writer's unsynced bytes belong to no checkpoint: closing loses nothing.
         dropWriter()
         do throws(StorageError) {
             let writer: IndexFileWriter
             do throws(IndexFileError) { writer = try startNewFile(sequence: sequence) } catch { throw error.storageError }
-            let copy = try keydir.copyAll(allocate: { () throws(StorageError) -> PageID in
-                do throws(IndexFileError) { return try writer.nextPageID().rawValue } catch { throw error.storageError }
-            }, write: { (id: PageID, page: UnsafeRawBufferPointer) throws(StorageError) in
-                let written: IndexPageID
-                do throws(IndexFileError) { written = try writer.append(page) } catch { throw error.storageError }
-                precondition(written.rawValue == id, "index page written at \(written), allocated \(IndexPageID(rawValue: id))")
-            }, readFailed: { StorageError($0) })
+            let pages = Self.pageWriter(writer)
+            let copy = try keydir.copyAll(allocate: pages.allocate, write: pages.write, readFailed: { StorageError($0) })
+            var written: [String: ExtensionPagesWritten] = [:]
+            for (name, state) in extensions { written[name] = try state.copyPages(pages) }
             let extents: [IndexFileExtent]
             do throws(IndexFileError) { extents = try writer.sync() } catch { throw error.storageError }
-            return (copy, extents)
+            return (copy, written, extents)
         } catch {
             dropWriter()
             throw error

@@ -89,6 +89,7 @@ extension Engine {
         var replay = LogPosition(segment: 1, offset: UInt32(Format.headerSize))
         var protected: Set<UInt32> = []
         var images: [String: [UInt8]] = [:]
+        var roots: [String: [UInt8]] = [:]
         var index: IndexFiles?
         var orphanIndexFiles: [UInt32] = []
         let opened = try LogStore.open(path: path, fileSystem: fs, options: storeOptions, start: { (listing, header) throws(StorageError) in
@@ -119,7 +120,8 @@ extension Engine {
             let named = Set(extents.map(\.number))
             orphanIndexFiles = indexFileNumbers.filter { !named.contains($0) }
             images = loaded.images
-            if !images.isEmpty { replayer.changedKeys = [] }
+            roots = Dictionary(loaded.root.extensions.map { ($0.name, $0.bytes) }, uniquingKeysWith: { a, _ in a })
+            if !images.isEmpty || !roots.isEmpty { replayer.catchUp = ExtensionCatchUp() }
             checkpointNumber = newest
             replay = loaded.info.replay
             protected = Set(loaded.usage.keys)
@@ -197,7 +199,7 @@ extension Engine {
         state.compactionSegments = compactionSegments
         let engine = Engine(path: path, files: files, options: options, uuid: opened.header.uuid, state: state, index: index!,
                             report: report, openKey: key)
-        engine.unclaimedImages.load(images, changedKeys: replayer.changedKeys ?? [])
+        engine.unclaimed.load(images: images, roots: roots, catchUp: replayer.catchUp ?? ExtensionCatchUp())
         // Runs inside a roll, under the writer lock: the new segment joins the read table.
         opened.writer.onNewSegment = { [unowned state] (number: UInt32, file: any StorageFile) in
             state.segments = state.segments.adding(number, file)

@@ -83,8 +83,10 @@ package final class Engine: Sendable {
     let writer: Mutex<WriterState>
     /// Serializes checkpoints and compactions with each other (never with readers).
     let maintenance = Mutex(())
-    /// Extension images from the checkpoint, until their extensions register.
-    let unclaimedImages = UnclaimedImages()
+    /// Extension roots (and images) from the checkpoint, until their extensions register.
+    let unclaimed = UnclaimedExtensions()
+    /// Counts the pages extension trees read (`EngineOptions.countsExtensionPageReads`).
+    let extensionPageReads: PageReadCounter?
     /// The index files (used under `maintenance`).
     let index: IndexFiles
     let openKey: String
@@ -99,6 +101,7 @@ package final class Engine: Sendable {
         self.openReport = report
         self.openKey = openKey
         self.index = index
+        self.extensionPageReads = options.countsExtensionPageReads ? PageReadCounter() : nil
         self.published = Mutex(EngineSnapshot(number: state.snapshotNumber, generation: state.generation, keydir: state.keydir,
                                               segments: state.segments, extensions: state.extensions))
         self.writer = Mutex(state)
@@ -203,7 +206,7 @@ package final class Engine: Sendable {
         // The changeset first: a reader that sees the new snapshot must find its changeset,
         // or it would sync its caches past a commit it never applied.
         registry.append(changeset)
-        unclaimedImages.recordChanges(changeset)
+        unclaimed.recordChanges(changeset)
         publish(state)
         return changeset
     }

@@ -45,6 +45,9 @@ package struct EngineOptions: Sendable {
     /// files hold more than twice the bytes the last full copy wrote plus this many bytes
     /// (`Int64.max`: only `compact()` copies). Tests lower it.
     package var indexCompactionSlack: Int64 = 8 << 20
+    /// Count the pages extension trees read (`Engine.extensionPagesRead`): tests that prove a
+    /// registration reads nothing. Off by default (a shared counter costs every page visit).
+    package var countsExtensionPageReads = false
     /// The files the engine uses: real files, or a simulated disk in tests.
     package var fileSystem: any FileSystem = PosixFileSystem.shared
 

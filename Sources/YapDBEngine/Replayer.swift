@@ -8,8 +8,9 @@ struct Replayer {
     /// Live bytes per segment (records the keydir points to).
     var usage: [UInt32: UInt64]
     var nextRowid: UInt64
-    /// When set, collects every key written or removed (for extension images to catch up).
-    var changedKeys: Set<CollectionKeyPair>?
+    /// When set, collects every key written or removed and every row id removed (for
+    /// extension roots and images to catch up).
+    var catchUp: ExtensionCatchUp?
 
     init(keydir: Keydir, usage: [UInt32: UInt64] = [:], nextRowid: UInt64 = 1) {
         self.keydir = keydir
@@ -26,11 +27,12 @@ struct Replayer {
     mutating func apply(_ operation: ScannedOperation, segmentEnd: LogPosition) throws(StorageError) {
         // Every walk of the key directory reports a damaged page as `StorageError` (`tree`).
         func tree<T>(_ body: () throws(PageError) -> T) throws(StorageError) -> T { try mappingPageErrors(body) }
-        if changedKeys != nil {
+        if catchUp != nil {
             switch operation {
             case .value(_, _, let collection, let key, _, _), .remove(let collection, let key):
-                changedKeys!.insert(CollectionKeyPair(collection: collection, key: key))
-            case .removeCollection, .removeAll: break
+                catchUp!.changedKeys.insert(CollectionKeyPair(collection: collection, key: key))
+            case .removeCollection: break
+            case .removeAll: catchUp!.removedAll = true
             }
         }
         switch operation {
@@ -75,9 +77,15 @@ struct Replayer {
                 if !noMetadata { add(place) }
             }
         case .remove(let collection, let key):
-            if let old = try tree({ () throws(PageError) in try keydir.remove(collection: collection, key: key) }) { subtract(old) }
+            if let old = try tree({ () throws(PageError) in try keydir.remove(collection: collection, key: key) }) {
+                subtract(old)
+                catchUp?.removedRowids.insert(old.rowid)
+            }
         case .removeCollection(let collection):
-            for row in try tree({ () throws(PageError) in try keydir.removeCollection(collection) }) ?? [] { subtract(row.entry) }
+            for row in try tree({ () throws(PageError) in try keydir.removeCollection(collection) }) ?? [] {
+                subtract(row.entry)
+                catchUp?.removedRowids.insert(row.entry.rowid)
+            }
         case .removeAll:
             keydir.removeAll()
             usage.removeAll()

@@ -193,6 +193,7 @@ package final class WriteTransaction {
         subtract(old.object)
         if let m = old.metadata { subtract(m) }
         changeset.recordRemove(CollectionKeyPair(collection: collection, key: key))
+        changeset.removedRowids.append(old.rowid)
         wroteRecords = true
         return old
     }
@@ -208,6 +209,7 @@ package final class WriteTransaction {
         for (_, entry) in removed {
             subtract(entry.object)
             if let m = entry.metadata { subtract(m) }
+            changeset.removedRowids.append(entry.rowid)
         }
         changeset.recordRemoveCollection(collection)
         wroteRecords = true

@@ -112,11 +112,21 @@ package enum Format {
     package static let rootMaximumTrees = 4096
     /// Most index files a root record lists.
     package static let rootMaximumFiles = 1 << 16
+    /// Most extension entries a root record carries (docs/format.md §10, "Extension roots").
+    package static let rootMaximumExtensions = 4096
+    /// Size of an extension entry without its name and bytes: u8 name length, u32 byte count.
+    package static let rootExtensionEntryFixedSize = 5
+    /// Most bytes one extension records.
+    package static let rootExtensionMaximumBytes = 1 << 16
+    /// Most bytes all extensions of a root record record together.
+    package static let rootExtensionTotalBytes = 1 << 20
     /// Largest root file: header, length, fixed body, the most trees with the longest names,
-    /// the most files, crc (about 3 MiB). Checked before the file is read.
+    /// the most files, the extension section at its limits, crc (about 5 MiB). Checked before
+    /// the file is read.
     package static let rootMaximumSize = rootBodyOffset + rootFixedBodySize
         + rootMaximumTrees * (rootTreeEntryFixedSize + rootTreeNameMaximum)
-        + rootMaximumFiles * rootFileEntrySize + 4
+        + rootMaximumFiles * rootFileEntrySize
+        + 4 + rootMaximumExtensions * (rootExtensionEntryFixedSize + rootTreeNameMaximum) + rootExtensionTotalBytes + 4
 
     // MARK: CRC masking (docs/format.md, introduction)
 

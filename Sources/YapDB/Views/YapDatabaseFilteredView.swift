@@ -67,7 +67,7 @@ open class YapDatabaseFilteredView: YapDatabaseView, @unchecked Sendable {
         if let existing = transaction.extensionState(key) as? ViewState, existing.versionTag == tag { return true }
         if let claimed = transaction.connection.database.engine.claimExtensionImage(key),
            var state = ViewState(image: claimed.image), state.versionTag == tag {
-            context.catchUp(&state, changedKeys: claimed.changedKeys)
+            context.catchUp(&state, changedKeys: claimed.catchUp.changedKeys)
             transaction.setExtensionState(state, forKey: key)
             transaction.engineTransaction.markChanged()
             return true

@@ -130,7 +130,7 @@ open class YapDatabaseAutoView: YapDatabaseView, @unchecked Sendable {
         // the rows written since the checkpoint.
         if let claimed = transaction.connection.database.engine.claimExtensionImage(key),
            var state = ViewState(image: claimed.image), state.versionTag == tag {
-            catchUp(&state, changedKeys: claimed.changedKeys, transaction: transaction)
+            catchUp(&state, changedKeys: claimed.catchUp.changedKeys, transaction: transaction)
             transaction.setExtensionState(state, forKey: key)
             transaction.engineTransaction.markChanged()
             return true

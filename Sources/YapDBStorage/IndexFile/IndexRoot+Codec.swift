@@ -42,6 +42,14 @@ extension IndexRoot {
             body.appendLE(file.liveBytes)
             body.appendLE(file.deadBytes)
         }
+        guard !extensions.isEmpty else { return body }
+        body.appendLE(UInt32(truncatingIfNeeded: extensions.count))
+        for ext in extensions {
+            body.append(UInt8(truncatingIfNeeded: ext.name.utf8.count))
+            body.append(contentsOf: ext.name.utf8)
+            body.appendLE(UInt32(truncatingIfNeeded: ext.bytes.count))
+            body.append(contentsOf: ext.bytes)
+        }
         return body
     }
 
@@ -112,9 +120,31 @@ extension IndexRoot {
                     guard length <= UInt64(Int64.max) else { throw corrupt(body + reader.position - 8, .invalidField("file length")) }
                     files.append(File(number: number, length: Int64(length), liveBytes: try reader.readU64(), deadBytes: try reader.readU64()))
                 }
+                // The extension section is absent when no extension has roots.
+                var extensions: [Extension] = []
+                if !reader.isAtEnd {
+                    guard reader.remaining >= 4 else { throw corrupt(body + reader.position, .trailingBytes) }
+                    let extensionCount = Int(try reader.readU32())
+                    guard extensionCount >= 1, extensionCount <= Format.rootMaximumExtensions else {
+                        throw corrupt(body + reader.position - 4, .overLimit)
+                    }
+                    guard extensionCount * (Format.rootExtensionEntryFixedSize + 1) <= reader.remaining else {
+                        throw corrupt(end, .truncated)
+                    }
+                    extensions.reserveCapacity(extensionCount)
+                    for _ in 0..<extensionCount {
+                        let nameLength = Int(try reader.readU8())
+                        let at = body + reader.position
+                        let raw = try reader.readBytes(nameLength).bindMemory(to: UInt8.self)
+                        guard let name = String(validating: raw, as: UTF8.self) else { throw corrupt(at, .invalidField("extension name")) }
+                        let length = Int(try reader.readU32())
+                        guard length <= Format.rootExtensionMaximumBytes else { throw corrupt(body + reader.position - 4, .overLimit) }
+                        extensions.append(Extension(name: name, bytes: Array(try reader.readBytes(length))))
+                    }
+                }
                 guard reader.isAtEnd else { throw corrupt(body + reader.position, .trailingBytes) }
                 let root = IndexRoot(uuid: header.uuid, pageSize: Int(pageSize), sequence: sequence, snapshot: snapshot,
-                                     replay: replay, nextRowID: nextRowID, trees: trees, files: files)
+                                     replay: replay, nextRowID: nextRowID, trees: trees, files: files, extensions: extensions)
                 guard header.baseSnapshot == snapshot else {
                     throw corrupt(Format.headerBaseSnapshotOffset, .invalidField("header snapshot"))
                 }
@@ -133,7 +163,9 @@ extension IndexRoot {
     /// page size is allowed; 1 to `rootMaximumTrees` trees … at most `rootMaximumTrees`, with
     /// unique names of 1 to `rootTreeNameMaximum` bytes; at most `rootMaximumFiles` files,
     /// numbers ≥ 1 and strictly ascending, each a whole number of pages (at least the header
-    /// page) with live + dead ≤ length; every tree root `none` or a page inside a listed file.
+    /// page) with live + dead ≤ length; every tree root `none` or a page inside a listed file;
+    /// at most `rootMaximumExtensions` extensions with unique names as for trees, each at most
+    /// `rootExtensionMaximumBytes` bytes and all together at most `rootExtensionTotalBytes`.
     /// The one validation of a root record, used by the writer (`encoded`) and the reader
     /// (`decode`).
     package func damage() -> IndexDamage? {
@@ -160,6 +192,17 @@ extension IndexRoot {
             guard tree.root.isValid, let length = lengths[tree.root.file],
                   tree.root.offset(pageSize: pageSize) + Int64(pageSize) <= length else { return .rootOutsideFiles(tree.root) }
         }
+        guard extensions.count <= Format.rootMaximumExtensions else { return .overLimit }
+        var extensionNames = Set<String>()
+        var extensionBytes = 0
+        for ext in extensions {
+            let count = ext.name.utf8.count
+            guard count >= 1, count <= Format.rootTreeNameMaximum else { return .invalidField("extension name") }
+            guard extensionNames.insert(ext.name).inserted else { return .duplicateTreeName(ext.name) }
+            guard ext.bytes.count <= Format.rootExtensionMaximumBytes else { return .overLimit }
+            extensionBytes += ext.bytes.count
+        }
+        guard extensionBytes <= Format.rootExtensionTotalBytes else { return .overLimit }
         return nil
     }
 }

@@ -44,6 +44,21 @@ package struct IndexRoot: Equatable, Sendable {
         package var extent: IndexFileExtent { IndexFileExtent(number: number, length: length) }
     }
 
+    /// What an extension records about its trees in the index (docs/format.md §10, "Extension
+    /// roots"): bytes only the extension reads (its roots, its version), by extension name.
+    package struct Extension: Equatable, Sendable {
+        /// The extension's state name: 1 to `Format.rootTreeNameMaximum` bytes of UTF-8,
+        /// unique among the extensions of a root record.
+        package var name: String
+        /// At most `Format.rootExtensionMaximumBytes` bytes.
+        package var bytes: [UInt8]
+
+        package init(name: String, bytes: [UInt8]) {
+            self.name = name
+            self.bytes = bytes
+        }
+    }
+
     /// The database's UUID (the file header's).
     package var uuid: [UInt8]
     /// The page size of every index file.
@@ -60,9 +75,12 @@ package struct IndexRoot: Equatable, Sendable {
     package var trees: [Tree]
     /// The index files in use, number strictly ascending.
     package var files: [File]
+    /// Extensions whose trees live in the index files, in the writer's order (none: the
+    /// record ends after the files, as records written before extensions had roots do).
+    package var extensions: [Extension]
 
     package init(uuid: [UInt8], pageSize: Int, sequence: UInt64, snapshot: UInt64, replay: LogPosition,
-                 nextRowID: UInt64, trees: [Tree], files: [File]) {
+                 nextRowID: UInt64, trees: [Tree], files: [File], extensions: [Extension] = []) {
         self.uuid = uuid
         self.pageSize = pageSize
         self.sequence = sequence
@@ -71,6 +89,7 @@ package struct IndexRoot: Equatable, Sendable {
         self.nextRowID = nextRowID
         self.trees = trees
         self.files = files
+        self.extensions = extensions
     }
 
     /// The tree named `name`, if any.
