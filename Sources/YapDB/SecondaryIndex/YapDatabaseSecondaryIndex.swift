@@ -104,9 +104,11 @@ open class YapDatabaseSecondaryIndex: YapDatabaseExtension, @unchecked Sendable 
            existing.versionTag == versionTag, existing.signature == signature {
             return true
         }
-        if let claimed = transaction.connection.database.engine.claimExtensionImage(key),
-           var state = SecondaryIndexState(image: claimed.image), state.versionTag == versionTag, state.signature == signature,
-           (try? catchUp(&state, changedKeys: claimed.changedKeys, transaction: transaction)) != nil {
+        // The roots the last checkpoint recorded, if the tag and columns match: open them (no
+        // page is read) and re-index only the rows changed since.
+        if let claimed = transaction.connection.database.engine.claimExtensionRoots(key),
+           var state = SecondaryIndexState(claimed: claimed), state.versionTag == versionTag, state.signature == signature,
+           (try? catchUp(&state, claimed.catchUp, transaction: transaction)) != nil {
             transaction.setExtensionState(state, forKey: key)
             transaction.engineTransaction.markChanged()
             return true
@@ -122,26 +124,23 @@ open class YapDatabaseSecondaryIndex: YapDatabaseExtension, @unchecked Sendable 
         }
     }
 
-    /// Brings a checkpoint image up to the transaction's rows: rows that no longer exist leave
-    /// it; rows written since the image was taken are indexed anew.
-    func catchUp(_ state: inout SecondaryIndexState, changedKeys: Set<CollectionKeyPair>,
+    /// Brings claimed trees up to the transaction's rows: rows removed since leave them; rows
+    /// written since are indexed anew.
+    func catchUp(_ state: inout SecondaryIndexState, _ changes: ExtensionCatchUp,
                  transaction: YapDatabaseReadWriteTransaction) throws(PageError) {
-        let keydir = transaction.keydir
-        var doomed: [UInt64] = []
-        try state.forEachRowid { rowid in
-            if keydir.owner(ofRowid: rowid) == nil { doomed.append(rowid) }
-            return true
-        }
-        for rowid in doomed { try state.removeRow(rowid) }
-        for pair in changedKeys {
+        if changes.removedAll { state.removeAll() }
+        for rowid in changes.removedRowids { try state.removeRow(rowid) }
+        for pair in changes.changedKeys {
             try reindex(collection: pair.collection, key: pair.key, in: &state, transaction: transaction)
         }
     }
 
     /// The index built from every allowed row of the transaction.
     func rebuild(transaction: YapDatabaseReadTransaction) throws(PageError) -> SecondaryIndexState {
-        var state = SecondaryIndexState(versionTag: versionTag, signature: signature, columnCount: columns.count)
         let keydir = transaction.keydir
+        // The index's page format, so the checkpoint can write these trees with the key directory.
+        var state = SecondaryIndexState(versionTag: versionTag, signature: signature, columnCount: columns.count,
+                                        format: keydir.rows.format)
         var failure: PageError?
         for collection in keydir.collectionNames() where isAllowed(collection) {
             keydir.eachKey(inCollection: collection) { key, entry in

@@ -130,56 +130,77 @@ struct SecondaryIndexState: Sendable {
     }
 }
 
-/// A secondary index's checkpoint image (docs/format.md §4, extension records): the tag, the
-/// signature, then each indexed row's id and encoded values in row-id order. The column trees
-/// are rebuilt from the rows when the image is loaded.
-extension SecondaryIndexState: PersistentExtensionState {
-    func persistentImage() -> [UInt8] {
+/// A secondary index on index pages (`PagedExtensionState`): the index checkpoint writes the
+/// trees' unwritten nodes with the key directory's pages and records the roots; a reopen opens
+/// the trees from them without reading a page.
+///
+/// Root bytes: the tag and the signature (varint length + UTF-8 each), the column count
+/// (varint), then the `PagedTreeRoot` of the row values tree and of each column tree.
+extension SecondaryIndexState: PagedExtensionState {
+    var trees: [PagedBTree] { [rows] + columns }
+
+    func rootBytes(_ roots: [PagedTreeRoot]) -> [UInt8] {
         var bytes: [UInt8] = []
         bytes.appendString(versionTag)
         bytes.appendString(signature)
         bytes.appendVarint(UInt64(columns.count))
-        var current: UInt64? = nil
-        var pending: [UInt8] = []
-        func flush() {
-            guard let rowid = current else { return }
-            bytes.appendVarint(rowid)
-            bytes.appendVarint(UInt64(pending.count))
-            bytes.append(contentsOf: pending)
-            pending.removeAll(keepingCapacity: true)
-        }
-        // In-memory trees cannot fail to read; a damaged page ends the image early, and the
-        // index then rebuilds at the next registration (its row count will not match).
-        try? rows.forEach { key, value in
-            let rowid = OrderedKeyEncoding.rowid(ofKey: UnsafeRawBufferPointer(rebasing: key[..<OrderedKeyEncoding.rowidSize]))
-            if rowid != current { flush(); current = rowid }
-            pending.append(contentsOf: value)
-            return true
-        }
-        flush()
+        for root in roots { root.append(to: &bytes) }
         return bytes
     }
 
-    /// Decodes an image; nil when the bytes are not a valid one (the index then rebuilds).
-    init?(image: [UInt8]) {
+    func writePages(_ pages: ExtensionPageWriter) throws(StorageError) -> ExtensionPagesWritten {
+        var flushes: [PageFlush] = []
+        for tree in trees { flushes.append(try pages.flush(tree)) }
+        let roots = zip(trees, flushes).map { $0.root(after: $1) }
+        return ExtensionPagesWritten(rootBytes: rootBytes(roots), flushes: flushes)
+    }
+
+    func copyPages(_ pages: ExtensionPageWriter) throws(StorageError) -> ExtensionPagesWritten {
+        var copies: [PageCopy] = []
+        for tree in trees { copies.append(try pages.copy(tree)) }
+        let roots = zip(trees, copies).map { $0.root(after: $1.flush) }
+        return ExtensionPagesWritten(rootBytes: rootBytes(roots), flushes: copies.map(\.flush), detail: copies)
+    }
+
+    func adopting(_ written: ExtensionPagesWritten) -> SecondaryIndexState {
+        let copies = written.detail as? [PageCopy]
+        return mapTrees { i, tree in copies.map { tree.remapping(to: $0[i]) } ?? tree.releasingFlushedNodes() }
+    }
+
+    func reading(from source: any PageSource) -> SecondaryIndexState {
+        mapTrees { _, tree in tree.reading(from: source) }
+    }
+
+    /// This state with `transform(i, tree)` applied to each tree (`trees` order).
+    func mapTrees(_ transform: (Int, PagedBTree) -> PagedBTree) -> SecondaryIndexState {
+        var state = self
+        state.rows = transform(0, rows)
+        for i in columns.indices { state.columns[i] = transform(i + 1, columns[i]) }
+        return state
+    }
+
+    /// Opens the state a claim hands back (reading no page); nil when the bytes are not a
+    /// secondary index's roots.
+    init?(claimed: ClaimedExtensionRoots) {
         var decoded: SecondaryIndexState?
-        image.withUnsafeBytes { raw in
+        claimed.rootBytes.withUnsafeBytes { raw in
             var reader = ByteReader(raw)
             do throws(ByteReader.Overrun) {
                 let tag = try reader.readString()
                 let signature = try reader.readString()
                 let columnCount = try reader.readLength(max: 4096)
-                var state = SecondaryIndexState(versionTag: tag, signature: signature, columnCount: columnCount)
-                var previous: UInt64? = nil
-                while !reader.isAtEnd {
-                    let rowid = try reader.readVarint()
-                    if let previous, rowid <= previous { return }
-                    previous = rowid
-                    let length = try reader.readLength(max: reader.remaining)
-                    let row = Array(try reader.readBytes(length))
-                    guard let values = SecondaryIndexRow.decode(row, columnCount: columnCount),
-                          (try? state.setRow(rowid, values: values)) != nil else { return }
+                var cursor = reader.position
+                var roots: [PagedTreeRoot] = []
+                for _ in 0...columnCount {
+                    guard let root = PagedTreeRoot.read(raw, &cursor) else { return }
+                    roots.append(root)
                 }
+                guard cursor == raw.count else { return }
+                var state = SecondaryIndexState(versionTag: tag, signature: signature, columnCount: columnCount,
+                                                format: claimed.format, source: claimed.source)
+                state.rows = PagedBTree(root: roots[0], format: claimed.format, source: claimed.source)
+                for i in 0..<columnCount { state.columns[i] = PagedBTree(root: roots[i + 1], format: claimed.format, source: claimed.source) }
+                guard state.columns.allSatisfy({ $0.count == state.columns.first?.count }) else { return }
                 decoded = state
             } catch {
                 return

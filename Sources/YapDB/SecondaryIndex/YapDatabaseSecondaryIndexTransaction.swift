@@ -2,22 +2,6 @@ import Foundation
 import YapDBIndex
 import YapDBQuery
 
-/// Why a query could not run: its text or parameters (`QueryError`), or a damaged index page.
-enum SecondaryIndexQueryFailure: Error, CustomStringConvertible {
-    case query(QueryError)
-    case page(PageError)
-    /// The index has no state in this snapshot (registration did not finish).
-    case missing
-
-    var description: String {
-        switch self {
-        case .query(let error): "the query is invalid: \(error)"
-        case .page(let error): "the index could not be read: \(error); run verify()"
-        case .missing: "the index has no stored state"
-        }
-    }
-}
-
 /// A transaction's handle on a secondary index (`transaction.ext(name) as?
 /// YapDatabaseSecondaryIndexTransaction`): runs `YapDatabaseQuery`s against the index as of
 /// the transaction's snapshot (a read-write transaction sees its own changes).
@@ -36,82 +20,63 @@ public final class YapDatabaseSecondaryIndexTransaction {
     }
 
     /// The index as of the transaction.
-    func executor() throws(SecondaryIndexQueryFailure) -> SecondaryIndexExecutor {
+    /// - Throws: `.corrupted` when the index has no state in this snapshot (its registration
+    ///   did not finish).
+    func executor() throws(YapDatabaseError) -> SecondaryIndexExecutor {
         guard let state = databaseTransaction.extensionState(YapDatabaseSecondaryIndex.stateKey(name)) as? SecondaryIndexState else {
-            throw .missing
+            throw .corrupted(offset: 0, reason: "secondary index \(name) has no stored state")
         }
         return SecondaryIndexExecutor(state: state, index: index)
     }
 
-    /// `parsed` bound to `parameters`, its column names resolved to the index's spelling.
-    func bind(_ parsed: ParsedQuery, _ parameters: [QueryParameter]) throws(SecondaryIndexQueryFailure) -> BoundQuery {
-        do throws(QueryError) {
-            return try index.resolvingColumns(parsed.bind(parameters))
-        } catch {
-            throw .query(error)
+    /// Runs `body` on the executor; a damaged index page becomes `.corrupted`.
+    func reading<T>(_ body: (SecondaryIndexExecutor) throws(PageError) -> T) throws(YapDatabaseError) -> T {
+        databaseTransaction.checkValid()
+        let executor = try executor()
+        do throws(PageError) { return try body(executor) } catch {
+            throw .corrupted(offset: 0, reason: "secondary index \(name): \(error); run verify()")
         }
     }
 
-    /// Logs `failure` and returns `value` (the compatible forms answer false or nil).
-    func reporting<T>(_ failure: SecondaryIndexQueryFailure, _ value: T) -> T {
-        YapDatabaseLogging.log(.error, "secondary index \(name): \(failure)")
+    /// Logs `error` and returns `value` (the compatible forms answer false or nil).
+    func reporting<T>(_ error: YapDatabaseError, _ value: T) -> T {
+        YapDatabaseLogging.log(.error, "secondary index \(name): \(error)")
         return value
     }
 
     // MARK: Core (the public forms in YapDatabaseSecondaryIndexTransaction+Query.swift call these)
 
-    /// Calls `body` with each matching row's collection, key and row id, in the query's order,
-    /// until it sets its stop flag.
-    func forEachMatch(_ parsed: ParsedQuery, _ parameters: [QueryParameter],
-                      _ body: (String, String, UInt64, [SQLValue]?, inout Bool) -> Void) throws(SecondaryIndexQueryFailure) {
-        databaseTransaction.checkValid()
-        let bound = try bind(parsed, parameters)
-        let executor = try executor()
+    /// Calls `body` with each matching row's collection, key, row id and stored column values
+    /// (nil when not read), in the query's order, until it sets its stop flag.
+    func forEachMatch(_ query: BoundQuery,
+                      _ body: (String, String, UInt64, [SQLValue]?, inout Bool) -> Void) throws(YapDatabaseError) {
         let keydir = databaseTransaction.keydir
         databaseTransaction.iterationDepth += 1
         defer { databaseTransaction.iterationDepth -= 1 }
-        do throws(PageError) {
-            try executor.run(bound) { rowid, values in
+        try reading { executor throws(PageError) in
+            try executor.run(query) { rowid, values in
                 guard let (collection, key) = keydir.owner(ofRowid: rowid) else { return true }
                 var stop = false
                 body(collection, key, rowid, values, &stop)
                 return !stop
             }
-        } catch {
-            throw .page(error)
         }
     }
 
     /// The number of rows matching the query's `WHERE` clause.
-    func count(_ parsed: ParsedQuery, _ parameters: [QueryParameter]) throws(SecondaryIndexQueryFailure) -> Int {
-        databaseTransaction.checkValid()
-        let bound = try bind(parsed, parameters), executor = try executor()
-        do throws(PageError) { return try executor.count(where: bound.whereClause) } catch { throw .page(error) }
+    func count(_ query: BoundQuery) throws(YapDatabaseError) -> Int {
+        try reading { executor throws(PageError) in try executor.count(where: query.whereClause) }
     }
 
-    /// The aggregate `function` over the query's rows; nil when an integer SUM overflows.
-    func aggregate(_ function: AggregateFunction, _ parsed: ParsedQuery,
-                   _ parameters: [QueryParameter]) throws(SecondaryIndexQueryFailure) -> SQLValue? {
-        databaseTransaction.checkValid()
-        let bound = try bind(parsed, parameters)
-        let resolved: AggregateFunction
-        if let column = function.column {
-            guard let i = index.columnIndex(column) else {
-                throw .query(QueryError(offset: 0, reason: .unknownColumn(column)))
-            }
-            resolved = AggregateFunction(function.kind, column: index.columns[i].name, distinct: function.distinct)
-        } else {
-            resolved = function
-        }
-        let executor = try executor()
-        do throws(PageError) { return try executor.aggregate(resolved, of: bound) } catch { throw .page(error) }
+    /// The aggregate `function` (its column spelled as the index does) over the query's rows;
+    /// nil when an integer SUM overflows.
+    func aggregate(_ function: AggregateFunction, _ query: BoundQuery) throws(YapDatabaseError) -> SQLValue? {
+        return try reading { executor throws(PageError) in try executor.aggregate(function, of: query) }
     }
 
     /// The plan of the query, as text.
-    func explain(_ parsed: ParsedQuery, _ parameters: [QueryParameter]) throws(SecondaryIndexQueryFailure) -> String {
-        databaseTransaction.checkValid()
-        let bound = try bind(parsed, parameters), executor = try executor()
-        do throws(PageError) { return try executor.explain(bound) } catch { throw .page(error) }
+    func explain(_ query: BoundQuery) throws(YapDatabaseError) -> String {
+        try reading { executor throws(PageError) in try executor.explain(query) }
     }
 
     // MARK: Row ids
@@ -131,6 +96,32 @@ public final class YapDatabaseSecondaryIndexTransaction {
 }
 
 extension YapDatabaseSecondaryIndex {
+    /// `query` parsed against the index's columns and bound to its parameters.
+    /// - Throws: `.invalidQuery` for a malformed query, an unknown column or unfitting parameters.
+    func bind(_ query: YapDatabaseQuery) throws(YapDatabaseError) -> BoundQuery {
+        if !columns.contains(where: { $0.type == .blob }) { return try query.bound(columns: queryColumns) }
+        // A BLOB column has no query column type: parse without the column list and resolve
+        // the names here.
+        do throws(QueryError) {
+            return try resolvingColumns(ParsedQuery(parsing: query.queryString).bind(query.parameterValues.get()))
+        } catch {
+            throw YapDatabaseQuery.publicError(error)
+        }
+    }
+
+    /// The aggregate function of `query` (nil: it selects rows), its column resolved.
+    func aggregateFunction(of query: YapDatabaseQuery) throws(YapDatabaseError) -> AggregateFunction? {
+        guard let text = query.aggregateFunction else { return nil }
+        do throws(QueryError) {
+            let function = try AggregateFunction(parsing: text)
+            guard let column = function.column else { return function }
+            guard let i = columnIndex(column) else { throw QueryError(offset: 0, reason: .unknownColumn(column)) }
+            return AggregateFunction(function.kind, column: columns[i].name, distinct: function.distinct)
+        } catch {
+            throw YapDatabaseQuery.publicError(error)
+        }
+    }
+
     /// `query` with every column name spelled as the index spells it (names ignore ASCII case).
     /// - Throws: `QueryError` `.unknownColumn` for a name that is no column of the index.
     func resolvingColumns(_ query: BoundQuery) throws(QueryError) -> BoundQuery {
