@@ -8,17 +8,12 @@ import YapDBQuery
 extension SecondaryIndexExecutor {
     /// The number of rows matching `whereClause`.
     func count(where whereClause: QueryExpression?) throws(PageError) -> Int {
-        let planned = plan(whereClause)
-        var approximate = !planned.exact
-        let prepared = try prepare(planned.plan, approximate: &approximate)
-        if !approximate {
+        let (_, prepared, check) = try prepared(whereClause)
+        if !check {
             switch prepared {
             case .nothing: return 0
             case .everything: return state.rowCount
-            case let .ranges(column, ranges):
-                var total = 0
-                for range in ranges { total += try state.columns[column].positions(from: range.lower, to: range.upper).count }
-                return total
+            case let .ranges(column, ranges): return try rangeCount(column, ranges)
             default:
                 var total = 0
                 try forEachCandidate(prepared) { _ in total += 1; return true }
@@ -65,10 +60,8 @@ extension SecondaryIndexExecutor {
     /// ranges over that column (or is every row); nil when the plan does not allow it (the
     /// caller then reads the candidates). `.null` when no non-NULL value matches.
     func extreme(column: Int, maximum: Bool, where whereClause: QueryExpression?) throws(PageError) -> SQLValue? {
-        let planned = plan(whereClause)
-        var approximate = !planned.exact
-        let prepared = try prepare(planned.plan, approximate: &approximate)
-        guard !approximate, let ranges = streamableRanges(prepared, column: column) else { return nil }
+        let (_, prepared, check) = try prepared(whereClause)
+        guard !check, let ranges = streamableRanges(prepared, column: column) else { return nil }
         var found: SQLValue? = nil
         let tree = state.columns[column]
         for range in maximum ? ranges.reversed() : ranges {
@@ -103,12 +96,10 @@ extension SecondaryIndexExecutor {
     /// The plan of `query` as text: the candidate source with estimated sizes, whether each
     /// candidate is checked against the `WHERE` clause, and how rows are ordered.
     func explain(_ query: BoundQuery) throws(PageError) -> String {
-        let planned = plan(query.whereClause)
-        var approximate = !planned.exact
-        let prepared = try prepare(planned.plan, approximate: &approximate)
+        let (planned, prepared, check) = try prepared(query.whereClause)
         var lines: [String] = []
         try describe(planned.plan, indent: "", into: &lines)
-        lines.append(approximate ? "check: each candidate against WHERE" : "check: none (the ranges are exact)")
+        lines.append(check ? "check: each candidate against WHERE" : "check: none (the ranges are exact)")
         if query.orderBy.isEmpty {
             lines.append("order: index order")
         } else if let column = columnIndex(query.orderBy[0].column), streamableRanges(prepared, column: column) != nil {

@@ -39,9 +39,7 @@ struct SecondaryIndexExecutor {
         case .nothing: return 0
         case .everything: return state.rowCount
         case let .ranges(column, ranges):
-            var total = 0
-            for range in ranges { total += try state.columns[column].positions(from: range.lower, to: range.upper).count }
-            return total
+            return try rangeCount(column, ranges)
         case let .intersection(parts):
             var least = state.rowCount
             for part in parts { least = min(least, try estimate(part)) }
@@ -51,6 +49,22 @@ struct SecondaryIndexExecutor {
             for part in parts { total += try estimate(part) }
             return min(total, state.rowCount)
         }
+    }
+
+    /// The number of entries of `column`'s tree in `ranges` (subtree counts: O(log n) each).
+    func rangeCount(_ column: Int, _ ranges: [ColumnRange]) throws(PageError) -> Int {
+        var total = 0
+        for range in ranges { total += try state.columns[column].positions(from: range.lower, to: range.upper).count }
+        return total
+    }
+
+    /// The plan of `whereClause` made ready to run, and whether its candidates must be checked
+    /// against the clause (the plan is not exact, or an intersection left a part to the check).
+    func prepared(_ whereClause: QueryExpression?) throws(PageError) -> (planned: PlannedCondition, ready: Prepared, check: Bool) {
+        let planned = plan(whereClause)
+        var approximate = !planned.exact
+        let ready = try prepare(planned.plan, approximate: &approximate)
+        return (planned, ready, approximate)
     }
 
     /// A plan made ready to run: intersections pick their smallest part to drive and turn the
@@ -133,10 +147,8 @@ struct SecondaryIndexExecutor {
     /// they were read (nil when the plan was exact and nothing needed them), until it returns
     /// false.
     func run(_ query: BoundQuery, _ body: (UInt64, [SQLValue]?) -> Bool) throws(PageError) {
-        let planned = plan(query.whereClause)
-        var approximate = !planned.exact
-        let prepared = try prepare(planned.plan, approximate: &approximate)
-        let residual = approximate ? query.whereClause : nil
+        let (_, prepared, check) = try prepared(query.whereClause)
+        let residual = check ? query.whereClause : nil
         var skip = query.offset
         var remaining = query.limit ?? Int.max
         guard remaining > 0 else { return }

@@ -25,39 +25,13 @@ enum SecondaryIndexRow {
         return value.applying(columnType)
     }
 
-    /// `raw` as a value: numbers (`Bool` as 0 or 1), text, bytes; `Date` as its seconds since
-    /// the reference date (a real, as YapDatabase stores it); `nil`, `NSNull` and anything else
-    /// as NULL.
+    /// `raw` as a value, converted as query parameters are (`YapDatabaseQuery.sqlValue(of:)`:
+    /// numbers, `Bool` as 0 or 1, text, bytes, `Date` as seconds since the reference date);
+    /// `nil`, `NSNull` and any other type as NULL.
     static func sqlValue(_ raw: Any?) -> SQLValue {
-        switch raw {
-        case nil, is NSNull: return .null
-        case let value as SQLValue: return value
-        case let value as Bool: return .integer(value ? 1 : 0)
-        case let value as Int: return .integer(Int64(value))
-        case let value as Int64: return .integer(value)
-        case let value as Int32: return .integer(Int64(value))
-        case let value as Int16: return .integer(Int64(value))
-        case let value as Int8: return .integer(Int64(value))
-        case let value as UInt8: return .integer(Int64(value))
-        case let value as UInt16: return .integer(Int64(value))
-        case let value as UInt32: return .integer(Int64(value))
-        case let value as UInt: return value <= UInt(Int64.max) ? .integer(Int64(value)) : .real(Double(value))
-        case let value as UInt64: return value <= UInt64(Int64.max) ? .integer(Int64(value)) : .real(Double(value))
-        case let value as Double: return .real(checking: value)
-        case let value as Float: return .real(checking: Double(value))
-        case let value as String: return .text(value)
-        case let value as Data: return .blob([UInt8](value))
-        case let value as [UInt8]: return .blob(value)
-        case let value as Date: return .real(value.timeIntervalSinceReferenceDate)
-        case let value as NSNumber: return number(value)
-        default: return .null
-        }
-    }
-
-    /// An `NSNumber` as a real when it holds a floating-point number, else an integer.
-    static func number(_ value: NSNumber) -> SQLValue {
-        let type = String(cString: value.objCType)
-        return type == "d" || type == "f" ? .real(checking: value.doubleValue) : .integer(value.int64Value)
+        guard let raw else { return .null }
+        if let value = raw as? SQLValue { return value }
+        return YapDatabaseQuery.sqlValue(of: raw) ?? .null
     }
 
     // MARK: Stored row values
