@@ -221,3 +221,44 @@ import Testing
         }
     }
 }
+
+/// Counts, `MIN`/`MAX` and the choice of rows come from the index: no object is deserialized
+/// until a block asks for one.
+@Suite struct SecondaryIndexNoObjectLoadTests {
+    static let decoded = Mutex(0)
+
+    @Test func countsAndExtremesReadNoObject() throws {
+        let fixture = try DatabaseFixture()
+        let database = fixture.database!
+        database.registerSerializer({ _, _, object in Data(String(object as? Int ?? 0).utf8) }, forCollection: "n")
+        database.registerDeserializer({ _, _, data in
+            Self.decoded.withLock { $0 += 1 }
+            return Int(String(decoding: data, as: UTF8.self))
+        }, forCollection: "n")
+        let setup = YapDatabaseSecondaryIndexSetup()
+        setup.addColumn("value", with: .integer)
+        let handler = YapDatabaseSecondaryIndexHandler.withObjectBlock { _, dict, _, _, object in dict["value"] = object }
+        try #require(database.register(YapDatabaseSecondaryIndex(setup: setup, handler: handler, versionTag: "1"), withName: "idx"))
+        try database.newConnection().write { tx in
+            for i in 0..<300 { tx.setObject(i % 100, forKey: "k\(i)", inCollection: "n") }
+        }
+        let reader = database.newConnection()
+        let before = Self.decoded.withLock { $0 }
+        reader.read { tx in
+            guard let idx = tx.ext("idx") as? YapDatabaseSecondaryIndexTransaction else { return }
+            #expect(idx.numberOfRows(matching: YapDatabaseQuery(string: "WHERE value BETWEEN 10 AND 19")) == 30)
+            #expect(idx.numberOfRows(matching: YapDatabaseQuery(string: "WHERE value IN (?) OR value > 97", parameters: [[1, 2]])) == 12)
+            #expect(idx.performAggregateQuery(YapDatabaseQuery(aggregateFunction: "MIN(value)", string: "WHERE value > 41")) as? Int == 42)
+            #expect(idx.performAggregateQuery(YapDatabaseQuery(aggregateFunction: "MAX(value)", string: "")) as? Int == 99)
+            #expect(idx.performAggregateQuery(YapDatabaseQuery(aggregateFunction: "SUM(value)", string: "WHERE value < 3")) as? Int == 9)
+            var keys = 0
+            idx.iterateKeys(matching: YapDatabaseQuery(string: "WHERE value = 5")) { _, _, _ in keys += 1 }
+            #expect(keys == 3)
+        }
+        #expect(Self.decoded.withLock { $0 } == before, "no object was read")
+        reader.read { tx in
+            (tx.ext("idx") as? YapDatabaseSecondaryIndexTransaction)?.iterateKeysAndObjects(matching: YapDatabaseQuery(string: "WHERE value = 5")) { _, _, _, _ in }
+        }
+        #expect(Self.decoded.withLock { $0 } == before + 3, "objects are read for the rows a block asks for")
+    }
+}
