@@ -92,12 +92,21 @@ extension QueryEvaluator {
         var values = matchingIDs.map { storedValue(column, in: byID[$0] ?? [:]) }.filter { !$0.isNull }
         if function.distinct {
             var seen: [SQLValue] = []
-            for value in values where !seen.contains(where: { SQLValue.compare($0, value) == 0 && $0.storageRank == value.storageRank }) {
+            for value in values where !seen.contains(where: { SQLValue.compare($0, value) == 0 }) {
                 seen.append(value)
             }
             values = seen
         }
         return Self.aggregate(function.kind, of: values)
+    }
+
+    /// A number as a double (0 for anything else).
+    static func double(_ value: SQLValue?) -> Double {
+        switch value {
+        case let .integer(integer)?: return Double(integer)
+        case let .real(real)?: return real
+        default: return 0
+        }
     }
 
     /// An aggregate of non-NULL `values` (already with column affinity applied); nil when an
@@ -106,26 +115,33 @@ extension QueryEvaluator {
         switch kind {
         case .count: return .integer(Int64(values.count))
         case .min: return values.min(by: { SQLValue.compare($0, $1) < 0 }) ?? .null
-        case .max: return values.max(by: { SQLValue.compare($0, $1) < 0 }) ?? .null
+        // The first of equal maxima, as SQLite keeps (Swift's `max(by:)` keeps the last).
+        case .max: return values.reduce(nil) { best, value in best.map { SQLValue.compare(value, $0) > 0 ? value : $0 } ?? value } ?? .null
         case .sum, .total, .avg:
             var integerSum: Int64 = 0
             var realSum = 0.0
             var allIntegers = true
             var overflowed = false
             for value in values {
-                switch value.numericValue ?? .integer(0) {
+                // An integer, or a text spelling one, adds as an integer; anything else (a
+                // real, another text, a blob) adds its numeric value as a real and makes SUM's
+                // result a real, as in SQLite.
+                let number: SQLValue
+                switch value {
+                case .integer: number = value
+                case let .text(text): number = SQLValue.number(fromText: text) ?? .real(Self.double(value.numericValue))
+                default: number = .real(Self.double(value.numericValue))
+                }
+                switch number {
                 case let .integer(integer):
                     realSum += Double(integer)
                     let (sum, overflow) = integerSum.addingReportingOverflow(integer)
                     integerSum = sum
                     overflowed = overflowed || overflow
-                case let .real(real):
-                    realSum += real
+                default:
+                    realSum += Self.double(number)
                     allIntegers = false
-                default: break
                 }
-                // A text or blob input makes SUM's result a real, as in SQLite.
-                if case .integer = value {} else { allIntegers = false }
             }
             switch kind {
             case .total: return .real(realSum)

@@ -54,12 +54,9 @@ package struct QueryEvaluator: Sendable {
         case let .isNull(target, negated):
             return operand(target).0.isNull != negated
         case let .truth(target):
-            guard let number = operand(target).0.numericValue else { return nil }
-            switch number {
-            case let .integer(integer): return integer != 0
-            case let .real(real): return real != 0
-            default: return nil
-            }
+            return Self.truth(of: operand(target).0)
+        case let .isBoolean(target, expected, negated):
+            return (Self.truth(of: operand(target).0) == expected) != negated
         case let .between(target, low, high, negated):
             let subject = operand(target)
             let result = Self.and(
@@ -86,8 +83,13 @@ package struct QueryEvaluator: Sendable {
             return negated ? result.map(!) : result
         case let .like(target, pattern, escape, negated):
             let escapeValue = escape.map { operand($0).0 }
-            guard let text = operand(target).0.textForPattern,
-                  let patternText = operand(pattern).0.textForPattern else { return nil }
+            let targetValue = operand(target).0
+            let patternValue = operand(pattern).0
+            // A blob on either side never matches, even against NULL (SQLite built with
+            // SQLITE_LIKE_DOESNT_MATCH_BLOBS, the recommended option, as Debian and others ship it).
+            if case .blob = targetValue { return negated }
+            if case .blob = patternValue { return negated }
+            guard let text = targetValue.textForPattern, let patternText = patternValue.textForPattern else { return nil }
             var escapeCharacter: Unicode.Scalar?
             if let escapeValue {
                 guard let escapeText = escapeValue.textForPattern else { return nil }
@@ -124,6 +126,15 @@ package struct QueryEvaluator: Sendable {
         case .greater: return order > 0
         case .greaterOrEqual: return order >= 0
         case .is, .isNot: return nil
+        }
+    }
+
+    /// A value's truth: non-zero numeric value (a text by its numeric prefix), NULL for NULL.
+    static func truth(of value: SQLValue) -> Bool? {
+        switch value.numericValue {
+        case let .integer(integer)?: return integer != 0
+        case let .real(real)?: return real != 0
+        default: return nil
         }
     }
 

@@ -58,6 +58,9 @@ package indirect enum QueryExpression: Sendable, Hashable {
     /// `operand [NOT] LIKE pattern [ESCAPE escape]`: `%` matches any run of characters, `_`
     /// one character, ASCII letters match either case.
     case like(QueryOperand, pattern: QueryOperand, escape: QueryOperand?, negated: Bool)
+    /// `operand IS [NOT] TRUE` / `IS [NOT] FALSE`: whether the operand's truth value (as for
+    /// ``truth(_:)``) is `value`; never NULL (NULL is neither true nor false).
+    case isBoolean(QueryOperand, value: Bool, negated: Bool)
     /// A bare operand used as a condition (`WHERE flag`): true when its numeric value is
     /// non-zero, NULL when it is NULL.
     case truth(QueryOperand)
@@ -114,7 +117,7 @@ extension QueryExpression {
     package func forEachOperand(_ body: (QueryOperand) -> Void) {
         switch self {
         case let .comparison(lhs, _, rhs): body(lhs); body(rhs)
-        case let .isNull(operand, _), let .truth(operand): body(operand)
+        case let .isNull(operand, _), let .truth(operand), let .isBoolean(operand, _, _): body(operand)
         case let .between(operand, low, high, _): body(operand); body(low); body(high)
         case let .inList(operand, list, _): body(operand); list.forEach(body)
         case let .like(operand, pattern, escape, _):
@@ -135,6 +138,7 @@ extension QueryExpression {
         case let .comparison(lhs, op, rhs): return .comparison(try transform(lhs), op, try transform(rhs))
         case let .isNull(operand, negated): return .isNull(try transform(operand), negated: negated)
         case let .truth(operand): return .truth(try transform(operand))
+        case let .isBoolean(operand, value, negated): return .isBoolean(try transform(operand), value: value, negated: negated)
         case let .between(operand, low, high, negated):
             return .between(try transform(operand), low: try transform(low), high: try transform(high), negated: negated)
         case let .inList(operand, list, negated):

@@ -175,6 +175,7 @@ struct QueryParser {
         if accept(keyword: "IS") {
             let negated = accept(keyword: "NOT")
             if accept(keyword: "NULL") { return .isNull(operand, negated: negated) }
+            if let truth = booleanKeyword() { return .isBoolean(operand, value: truth, negated: negated) }
             return .comparison(operand, negated ? .isNot : .is, try parseOperand())
         }
         let negated = accept(keyword: "NOT")
@@ -255,12 +256,10 @@ struct QueryParser {
                 advance()
                 return .literal(.null)
             }
-            if let name = try identifier(allowingLiteral: true) {
-                if current.isSymbol("(") {
-                    throw QueryError(offset: token.offset, reason: .unsupported("the function \(name)()"))
-                }
-                return name
+            if case let .word(word) = token.kind, index + 1 < tokens.count, tokens[index + 1].isSymbol("(") {
+                throw QueryError(offset: token.offset, reason: .unsupported("the function \(word)()"))
             }
+            if let column = try identifier(allowingLiteral: true) { return column }
             throw unexpected(expected: "a column, a value or ?")
         }
     }
@@ -294,6 +293,14 @@ struct QueryParser {
             throw QueryError(offset: token.offset, reason: .malformedNumber(text))
         }
         return .real(value)
+    }
+
+    /// `TRUE` or `FALSE` after `IS [NOT]` (consumed), unless a column has that name.
+    private mutating func booleanKeyword() -> Bool? {
+        guard case let .word(word) = current.kind, let truth = Self.booleanLiterals[word.uppercased()],
+              columnsByFoldedName[word.lowercased()] == nil else { return nil }
+        advance()
+        return truth != 0
     }
 
     /// Records a `?` and returns its number.

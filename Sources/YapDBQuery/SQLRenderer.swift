@@ -47,6 +47,8 @@ package enum SQLRenderer {
         case let .comparison(lhs, op, rhs): return "\(operand(lhs)) \(op.rawValue) \(operand(rhs))"
         case let .isNull(target, negated): return "\(operand(target)) IS \(negated ? "NOT " : "")NULL"
         case let .truth(target): return operand(target)
+        case let .isBoolean(target, value, negated):
+            return "\(operand(target)) IS \(negated ? "NOT " : "")\(value ? "TRUE" : "FALSE")"
         case let .between(target, low, high, negated):
             return "\(operand(target)) \(negated ? "NOT " : "")BETWEEN \(operand(low)) AND \(operand(high))"
         case let .inList(target, items, negated):

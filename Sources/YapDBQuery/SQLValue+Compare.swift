@@ -78,13 +78,16 @@ extension SQLValue {
         }
     }
 
-    /// This operand with `type`'s affinity applied before a comparison: for the numeric types
-    /// only a text that reads as a number changes (numbers compare exactly whatever their
-    /// class); for TEXT, numbers become text. A planner converts a literal compared with a
-    /// column of `type` through this before searching that column's tree.
+    /// This operand with `type`'s affinity applied before a comparison (SQLite's comparison
+    /// opcodes): for the numeric types a text that reads as a number becomes that number, an
+    /// integer spelling staying an integer (`'9007199254740993'` stays exact, not rounded to a
+    /// real as REAL storage would); other values are unchanged (numbers compare exactly
+    /// whatever their class). For TEXT, numbers become text as on storage. A planner converts a
+    /// literal compared with a column of `type` through this before searching that column's tree.
     package func applyingComparisonAffinity(_ type: ColumnType) -> SQLValue {
         switch (type, self) {
-        case (.text, _), (_, .text): return applying(type)
+        case (.text, _): return applying(.text)
+        case let (_, .text(text)): return SQLValue.number(fromText: text) ?? self
         default: return self
         }
     }

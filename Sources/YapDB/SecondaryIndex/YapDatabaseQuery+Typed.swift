@@ -124,6 +124,9 @@ public struct YapDatabaseQueryCondition: Sendable {
 
     init(_ expression: QueryExpression) { self.expression = expression }
 
+    /// The column named `name`, so a condition can start with `.column("name").like("a%")`.
+    public static func column(_ name: String) -> YapDatabaseQueryColumn { YapDatabaseQueryColumn(name) }
+
     /// Both conditions (SQL `AND`).
     public static func && (lhs: YapDatabaseQueryCondition, rhs: YapDatabaseQueryCondition) -> YapDatabaseQueryCondition {
         YapDatabaseQueryCondition(.and(lhs.expression, rhs.expression))
