@@ -1,6 +1,7 @@
 import Foundation
 import YapDBStorage
 import YapDBEngine
+import YapDBIndex
 
 // Hooks for the harnesses inside this package (the fuzz entry points of `YapDBFuzzEntry`):
 // `package`, never `public`, so an application cannot pass a file system or abandon a
@@ -12,12 +13,17 @@ extension YapDatabase {
     /// - Parameter segmentLimit: the size at which log segments roll (small values make a short
     ///   workload span several segments); nil keeps the default.
     /// - Throws: what `open(url:options:)` throws.
-    package static func open(path: String, options: YapDatabaseOptions, fileSystem: any FileSystem,
-                             segmentLimit: Int? = nil) throws(YapDatabaseError) -> YapDatabase {
+    package static func open(path: String, options: YapDatabaseOptions, fileSystem: any FileSystem = PosixFileSystem.shared,
+                             segmentLimit: Int? = nil, harness: HarnessTuning = HarnessTuning()) throws(YapDatabaseError) -> YapDatabase {
         let url = URL(fileURLWithPath: path)
-        let engine = try openEngine(url: url, options: options, fileSystem: fileSystem, segmentLimit: segmentLimit)
+        let engine = try openEngine(url: url, options: options, fileSystem: fileSystem, segmentLimit: segmentLimit, harness: harness)
         return YapDatabase(engine: engine, url: url, options: options)
     }
+
+    /// Pages the views' trees have read since open, when the database was opened with
+    /// `HarnessTuning.countsExtensionPageReads` (nil otherwise): how tests prove that a
+    /// registration read nothing.
+    package var extensionPagesRead: Int? { engine.extensionPagesRead }
 
     /// Stops using the files without writing or syncing anything, as if the process had died:
     /// what a harness does to the database it was using when it cuts the simulated power.
@@ -26,5 +32,35 @@ extension YapDatabase {
         closedFlag.store(true, ordering: .releasing)
         engine.abandon()
         finishChangeStreams()
+    }
+}
+
+/// Engine settings only tests choose (`YapDatabase.open(path:options:fileSystem:segmentLimit:harness:)`).
+package struct HarnessTuning: Sendable {
+    /// The index page size (nil: the default, 4 KiB); tests use 512 so trees split early.
+    package var indexPageSize: Int?
+    /// Count the pages extension trees read (`YapDatabase.extensionPagesRead`).
+    package var countsExtensionPageReads = false
+
+    package init(indexPageSize: Int? = nil, countsExtensionPageReads: Bool = false) {
+        self.indexPageSize = indexPageSize
+        self.countsExtensionPageReads = countsExtensionPageReads
+    }
+}
+
+extension YapDatabaseViewTransaction {
+    /// Checks every tree of the view page by page (checksums, counts, fill, depth) and that
+    /// its groups hold as many rows as its row → group tree; stops the program on a violation
+    /// (tests). Returns the height of the tallest group tree. Reads the whole view.
+    package func checkIndexInvariants() -> Int {
+        let state = self.state
+        do throws(PageError) {
+            try state.validate()
+            var height = 0
+            for group in try state.groupNames() { height = max(height, try state.tree(group)?.height ?? 0) }
+            return height
+        } catch {
+            preconditionFailure("view \(name): \(error)")
+        }
     }
 }

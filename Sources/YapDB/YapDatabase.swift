@@ -86,7 +86,7 @@ public final class YapDatabase: Sendable {
     ///     (see `YapDatabase+Harness.swift`).
     ///   - segmentLimit: the size at which log segments roll; nil keeps the engine's default.
     static func openEngine(url: URL, options: YapDatabaseOptions, fileSystem: any FileSystem = PosixFileSystem.shared,
-                           segmentLimit: Int? = nil) throws(YapDatabaseError) -> Engine {
+                           segmentLimit: Int? = nil, harness: HarnessTuning = HarnessTuning()) throws(YapDatabaseError) -> Engine {
         guard url.isFileURL else { throw .io(errno: EINVAL, operation: "open: not a file URL") }
         var engineOptions = EngineOptions()
         engineOptions.createIfMissing = options.createIfMissing
@@ -106,6 +106,8 @@ public final class YapDatabase: Sendable {
         engineOptions.compactionThreshold = options.compactionThreshold
         engineOptions.fileSystem = fileSystem
         if let segmentLimit { engineOptions.segmentLimit = segmentLimit }
+        if let pageSize = harness.indexPageSize { engineOptions.indexPageSize = pageSize }
+        engineOptions.countsExtensionPageReads = harness.countsExtensionPageReads
         do throws(StorageError) {
             return try Engine.open(path: url.path, options: engineOptions)
         } catch {

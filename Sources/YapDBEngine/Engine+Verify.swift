@@ -50,6 +50,13 @@ extension Engine {
                 do throws(PageError) { try state.keydir.validate() } catch {
                     report.problems.append("index: \(StorageError(error))")
                 }
+                // 1b. Every page of the extension trees (`PagedExtensionState`).
+                for name in state.extensions.keys.sorted() {
+                    guard let paged = state.extensions[name] as? any PagedExtensionState else { continue }
+                    do throws(PageError) { try paged.validatePages() } catch {
+                        report.problems.append("extension \(name): \(StorageError(error))")
+                    }
+                }
                 // 2. The directory the newest checkpoint names, with the log after it replayed,
                 //    must equal the live one.
                 var replayer = Replayer(keydir: Keydir(format: index.format, source: index.source()))

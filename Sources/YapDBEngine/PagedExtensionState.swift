@@ -54,6 +54,14 @@ package protocol PagedExtensionState: Sendable {
 
     /// This state reading its clean pages from `source` (every tree's `reading(from:)`).
     func reading(from source: any PageSource) -> Self
+
+    /// Checks every page of every tree (`validate()`) and whatever ties the trees together;
+    /// `Engine.verify()` reports what it throws. The default checks nothing.
+    func validatePages() throws(PageError)
+}
+
+extension PagedExtensionState {
+    package func validatePages() throws(PageError) {}
 }
 
 /// What `PagedExtensionState.writePages` / `copyPages` wrote.

@@ -43,18 +43,13 @@ final class UnclaimedExtensions: Sendable {
         }
     }
 
-    func claimImage(_ name: String) -> (image: [UInt8], catchUp: ExtensionCatchUp)? {
-        state.withLock { state in
-            guard let image = state.images.removeValue(forKey: name) else { return nil }
-            let catchUp = state.catchUp
-            state.trimIfEmpty()
-            return (image, catchUp)
-        }
-    }
+    func claimImage(_ name: String) -> (image: [UInt8], catchUp: ExtensionCatchUp)? { claim(name, from: \.images) }
 
-    func claimRoots(_ name: String) -> (bytes: [UInt8], catchUp: ExtensionCatchUp)? {
+    func claimRoots(_ name: String) -> (bytes: [UInt8], catchUp: ExtensionCatchUp)? { claim(name, from: \.roots) }
+
+    private func claim(_ name: String, from kind: WritableKeyPath<State, [String: [UInt8]]>) -> ([UInt8], ExtensionCatchUp)? {
         state.withLock { state in
-            guard let bytes = state.roots.removeValue(forKey: name) else { return nil }
+            guard let bytes = state[keyPath: kind].removeValue(forKey: name) else { return nil }
             let catchUp = state.catchUp
             state.trimIfEmpty()
             return (bytes, catchUp)

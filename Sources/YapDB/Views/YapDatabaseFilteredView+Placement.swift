@@ -48,38 +48,42 @@ struct FilteredViewContext {
     @discardableResult
     func place(collection: String, key: String, into state: inout ViewState) -> Bool {
         guard let entry = transaction.keydir.lookup(collection: collection, key: key),
-              let group = parentState.rowGroups[entry.rowid], let parentTree = parentState.groups[group],
+              let group = sorter.group(ofRowid: entry.rowid, in: parentState), let parentTree = sorter.tree(group, in: parentState),
               keeps(collection: collection, key: key, group: group) else { return false }
         let sortRow = sorter.row(collection: collection, key: key, forGrouping: false)
         let compare = { (existing: UInt64) in sorter.compare(sortRow, with: existing, in: group) }
-        var tree = state.groups.removeValue(forKey: group) ?? OrderedRowTree()
-        let index: Int
-        if let before = keptRows(before: entry.rowid, in: parentTree, from: parentTree.lowerBound(compare), state) {
-            index = tree.lowerBound(compare) + before
-        } else {
-            // The parent's order disagrees with the sorting (a block that is not a strict weak
-            // order): place by position alone, O(n).
-            index = keptRows(before: entry.rowid, in: parentTree, from: 0, state) ?? tree.count
+        return sorter.run("place in group \(group)", false) { () throws(PageError) in
+            let before = try keptRows(before: entry.rowid, in: parentTree, from: parentTree.lowerBound(compare), state)
+            // Without `before`, the parent's order disagrees with the sorting (a block that is
+            // not a strict weak order): place by position alone, O(n).
+            let byPosition = before == nil ? try keptRows(before: entry.rowid, in: parentTree, from: 0, state) : nil
+            try state.insert(entry.rowid, into: group) { tree throws(PageError) in
+                var index = byPosition ?? tree.count
+                if let before { index = try tree.lowerBound(compare) + before }
+                return min(index, tree.count)
+            }
+            return true
         }
-        tree.insert(entry.rowid, at: min(index, tree.count))
-        state.groups[group] = tree
-        state.rowGroups.updateValue(group, forKey: entry.rowid)
-        return true
     }
 
     /// How many of the filtered view's rows lie in `parentTree` between `start` and `rowid`;
     /// nil when `rowid` is not at or after `start`.
-    func keptRows(before rowid: UInt64, in parentTree: OrderedRowTree, from start: Int, _ state: ViewState) -> Int? {
+    func keptRows(before rowid: UInt64, in parentTree: PagedRowTree, from start: Int, _ state: ViewState) throws(PageError) -> Int? {
         var count = 0
         var found = false
-        parentTree.forEach(in: start..<parentTree.count) { _, other in
+        var failure: PageError?
+        try parentTree.forEach(in: start..<parentTree.count) { _, other in
             if other == rowid {
                 found = true
                 return false
             }
-            if state.rowGroups[other] != nil { count += 1 }
+            do throws(PageError) { if try state.contains(rowid: other) { count += 1 } } catch {
+                failure = error
+                return false
+            }
             return true
         }
+        if let failure { throw failure }
         return found ? count : nil
     }
 
@@ -94,40 +98,51 @@ struct FilteredViewContext {
 
     /// The parent's rows for which `keep(rowid, group)` is true, in the parent's groups and order.
     func parentSubsequence(tag: String, _ keep: (UInt64, String) -> Bool) -> ViewState {
-        var state = ViewState(versionTag: tag)
-        for (group, parentTree) in parentState.groups {
-            var tree = OrderedRowTree()
-            parentTree.forEach { _, rowid in
-                if keep(rowid, group) {
-                    tree.append(rowid)
-                    state.rowGroups.updateValue(group, forKey: rowid)
+        var state = ViewState(versionTag: tag, transaction: transaction)
+        sorter.run("filter the parent view", ()) { () throws(PageError) in
+            for group in try parentState.groupNames() {
+                guard let parentTree = try parentState.tree(group) else { continue }
+                var tree = state.newTree()
+                var kept: [UInt64] = []
+                var failure: PageError?
+                try parentTree.forEach(in: 0..<parentTree.count) { _, rowid in
+                    guard keep(rowid, group) else { return true }
+                    do throws(PageError) { try tree.append(rowid) } catch {
+                        failure = error
+                        return false
+                    }
+                    kept.append(rowid)
+                    return true
                 }
-                return true
+                if let failure { throw failure }
+                guard !tree.isEmpty else { continue }
+                state.replace(group, old: nil, with: tree)
+                for rowid in kept { try state.record(rowid: rowid, in: group) }
             }
-            if !tree.isEmpty { state.groups[group] = tree }
         }
         return state
     }
 
-    /// Brings a checkpoint image up to the transaction: it keeps the rows it held that the
-    /// parent still holds in the same group, except rows written since the image was taken,
+    /// Brings a view's written trees up to the transaction: it keeps the rows it held that the
+    /// parent still holds in the same group, except rows written since the trees were written,
     /// which are filtered anew; then it takes the parent's order (so it is right even if the
     /// parent was rebuilt, and its equal rows reordered, after the checkpoint). The filter runs
-    /// only for the rows written since.
-    func catchUp(_ state: inout ViewState, changedKeys: Set<CollectionKeyPair>) {
+    /// only for the rows written since; the parent is walked whole.
+    func catchUp(_ state: inout ViewState, _ changes: ExtensionCatchUp) {
         let keydir = transaction.keydir
         var members: [UInt64: Bool] = [:]
-        for pair in changedKeys {
+        for rowid in changes.removedRowids { members[rowid] = false }
+        for pair in changes.changedKeys {
             guard let entry = keydir.lookup(collection: pair.collection, key: pair.key) else { continue }
-            if let group = parentState.rowGroups[entry.rowid] {
+            if let group = sorter.group(ofRowid: entry.rowid, in: parentState) {
                 members[entry.rowid] = keeps(collection: pair.collection, key: pair.key, group: group)
             } else {
                 members[entry.rowid] = false
             }
         }
-        let image = state
-        state = parentSubsequence(tag: image.versionTag) { rowid, group in
-            members[rowid] ?? (image.rowGroups[rowid] == group)
+        let written = changes.removedAll ? state.emptied() : state
+        state = parentSubsequence(tag: written.versionTag) { rowid, group in
+            members[rowid] ?? (sorter.group(ofRowid: rowid, in: written) == group)
         }
     }
 }

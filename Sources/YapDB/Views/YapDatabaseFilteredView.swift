@@ -65,9 +65,9 @@ open class YapDatabaseFilteredView: YapDatabaseView, @unchecked Sendable {
         let key = YapDatabaseAutoView.stateKey(name)
         let tag = storedTag(parentState: context.parentState)
         if let existing = transaction.extensionState(key) as? ViewState, existing.versionTag == tag { return true }
-        if let claimed = transaction.connection.database.engine.claimExtensionImage(key),
-           var state = ViewState(image: claimed.image), state.versionTag == tag {
-            context.catchUp(&state, changedKeys: claimed.catchUp.changedKeys)
+        if let claimed = transaction.connection.database.engine.claimExtensionRoots(key),
+           var state = ViewState(claimed: claimed), state.versionTag == tag {
+            context.catchUp(&state, claimed.catchUp)
             transaction.setExtensionState(state, forKey: key)
             transaction.engineTransaction.markChanged()
             return true
@@ -119,16 +119,14 @@ open class YapDatabaseFilteredView: YapDatabaseView, @unchecked Sendable {
         }
         guard !rowids.isEmpty else { return }
         update(name, transaction) { state, context in
-            var doomed = Set<UInt64>()
-            for rowid in rowids where state.rowGroups[rowid] != nil { doomed.insert(rowid) }
-            return context.sorter.removeRows(doomed, from: &state)
+            return context.sorter.removeRows(Set(rowids), from: &state)
         }
     }
 
     override func willRemoveAll(name: String, transaction: YapDatabaseReadWriteTransaction) {
         update(name, transaction) { state, _ in
-            guard !state.groups.isEmpty else { return false }
-            state = ViewState(versionTag: state.versionTag)
+            guard !state.isEmpty else { return false }
+            state = state.emptied()
             return true
         }
     }
@@ -161,7 +159,10 @@ open class YapDatabaseFilteredView: YapDatabaseView, @unchecked Sendable {
     func holds(_ name: String, _ collection: String, _ key: String, _ transaction: YapDatabaseReadWriteTransaction) -> Bool {
         guard let state = transaction.extensionState(YapDatabaseAutoView.stateKey(name)) as? ViewState,
               let entry = transaction.keydir.lookup(collection: collection, key: key) else { return false }
-        return state.rowGroups[entry.rowid] != nil
+        do { return try state.contains(rowid: entry.rowid) } catch {
+            ViewEngine.report(error, "row id \(entry.rowid)", transaction)
+            return false
+        }
     }
 
     /// Runs `body` on the transaction's state of this view (taken out of the transaction so it

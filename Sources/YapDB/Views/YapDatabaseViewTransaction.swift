@@ -17,35 +17,40 @@ public class YapDatabaseViewTransaction {
         self.transaction = transaction
     }
 
-    var state: ViewState { transaction.extensionState(YapDatabaseAutoView.stateKey(name)) as? ViewState ?? ViewState(versionTag: "") }
+    var state: ViewState {
+        transaction.extensionState(YapDatabaseAutoView.stateKey(name)) as? ViewState ?? ViewState(versionTag: "", transaction: transaction)
+    }
 
     var engine: ViewEngine { ViewEngine(view: view, config: view.config.withLock { $0 }, transaction: transaction) }
+
+    /// The tree of `group`, or nil when it has no rows (a page that cannot be read is logged).
+    func tree(_ group: String) -> PagedRowTree? { engine.tree(group, in: state) }
 
     // MARK: Groups
 
     /// The number of non-empty groups (`UInt`, as Swift imports YapDatabase's `NSUInteger`).
-    public func numberOfGroups() -> UInt { UInt(state.groups.count) }
+    public func numberOfGroups() -> UInt { UInt(state.groupCount) }
 
-    /// The non-empty groups, in no particular order.
-    public func allGroups() -> [String] { Array(state.groups.keys) }
+    /// The non-empty groups, in UTF-8 byte order (YapDatabase promises no order).
+    public func allGroups() -> [String] { engine.groupNames(state) }
 
     /// Whether `group` has at least one row.
-    public func hasGroup(_ group: String) -> Bool { state.groups[group] != nil }
+    public func hasGroup(_ group: String) -> Bool { tree(group) != nil }
 
     /// The number of rows in `group`.
     public func numberOfItems(inGroup group: String) -> UInt { UInt(count(group)) }
 
-    /// The number of rows in the view.
-    public func numberOfItemsInAllGroups() -> UInt { UInt(state.groups.values.reduce(0) { $0 + $1.count }) }
+    /// The number of rows in the view. O(1).
+    public func numberOfItemsInAllGroups() -> UInt { UInt(state.rowCount) }
 
     /// Whether `group` has no rows.
-    public func isEmptyGroup(_ group: String) -> Bool { state.groups[group] == nil }
+    public func isEmptyGroup(_ group: String) -> Bool { tree(group) == nil }
 
     /// Whether the view has no rows.
-    public func isEmpty() -> Bool { state.groups.isEmpty }
+    public func isEmpty() -> Bool { state.isEmpty }
 
     /// The number of rows in `group`, as `Int`.
-    func count(_ group: String) -> Int { state.groups[group]?.count ?? 0 }
+    func count(_ group: String) -> Int { tree(group)?.count ?? 0 }
 
     /// The view's version tag.
     public func versionTag() -> String? {
@@ -65,25 +70,21 @@ public class YapDatabaseViewTransaction {
 
     /// The (collection, key) at `index` of `group`, or nil when out of range.
     public func getCollectionKey(atIndex index: Int, inGroup group: String) -> (String, String)? {
-        guard let tree = state.groups[group], index >= 0, index < tree.count else { return nil }
-        return transaction.keydir.owner(ofRowid: tree[index]).map { ($0.collection, $0.key) }
+        guard let tree = tree(group), index >= 0, index < tree.count,
+              let rowid = engine.run("row \(index) of group \(group)", nil, { () throws(PageError) in try tree.element(at: index) })
+        else { return nil }
+        return transaction.keydir.owner(ofRowid: rowid).map { ($0.collection, $0.key) }
     }
 
     /// The group and index of a row, or nil when the row is not in the view.
     public func getGroupIndex(forKey key: String, inCollection collection: String?) -> (String, Int)? {
         let name = collection ?? ""
-        let state = self.state
-        guard let entry = transaction.keydir.lookup(collection: name, key: key), let group = state.rowGroups[entry.rowid],
-              let tree = state.groups[group] else { return nil }
-        let engine = self.engine
+        let state = self.state, engine = self.engine
+        guard let entry = transaction.keydir.lookup(collection: name, key: key), let group = engine.group(ofRowid: entry.rowid, in: state),
+              let tree = engine.tree(group, in: state) else { return nil }
         let row = engine.row(collection: name, key: key, forGrouping: false)
-        if let index = tree.firstIndex(of: entry.rowid, { existing in engine.compare(row, with: existing, in: group) }) {
-            return (group, index)
-        }
-        var found: Int?
-        tree.forEach { i, rowid in
-            if rowid == entry.rowid { found = i; return false }
-            return true
+        let found = engine.run("row \(name)/\(key) in group \(group)", nil) { () throws(PageError) in
+            try engine.position(of: entry.rowid, sortRow: row, in: tree, group: group)
         }
         return found.map { (group, $0) }
     }
@@ -91,7 +92,7 @@ public class YapDatabaseViewTransaction {
     /// The group of a row, or nil when it is not in the view.
     public func group(forKey key: String, inCollection collection: String?) -> String? {
         guard let entry = transaction.keydir.lookup(collection: collection ?? "", key: key) else { return nil }
-        return state.rowGroups[entry.rowid]
+        return engine.group(ofRowid: entry.rowid, in: state)
     }
 
     /// The object at `index` of `group`, or nil when out of range.
@@ -168,18 +169,21 @@ public class YapDatabaseViewTransaction {
     }
 
     func iterate(_ group: String, _ reversed: Bool, _ range: NSRange?, _ step: (String, String, Int, inout Bool) -> Void) {
-        guard let tree = state.groups[group] else { return }
+        guard let tree = tree(group) else { return }
         var bounds = 0..<tree.count
         if let range, range.location != NSNotFound {
             let lower = min(max(0, range.location), tree.count)
             bounds = lower..<min(tree.count, lower + max(0, range.length))
         }
         let keydir = transaction.keydir
+        let engine = self.engine
         transaction.iterate { stop in
-            tree.forEach(in: bounds, reversed: reversed) { index, rowid in
-                guard let (collection, key) = keydir.owner(ofRowid: rowid) else { return true }
-                step(collection, key, index, &stop)
-                return transaction.afterStep(stop)
+            engine.run("rows of group \(group)", ()) { () throws(PageError) in
+                try tree.forEach(in: bounds, reversed: reversed) { index, rowid in
+                    guard let (collection, key) = keydir.owner(ofRowid: rowid) else { return true }
+                    step(collection, key, index, &stop)
+                    return transaction.afterStep(stop)
+                }
             }
         }
     }
@@ -189,9 +193,9 @@ public class YapDatabaseViewTransaction {
     /// The range of rows of `group` for which `find` says `.orderedSame`, by binary search;
     /// `NSRange(location: NSNotFound, length: 0)` when there is none.
     public func findRange(inGroup group: String, using find: YapDatabaseViewFind) -> NSRange {
-        guard let tree = state.groups[group] else { return NSRange(location: NSNotFound, length: 0) }
+        guard let tree = tree(group) else { return NSRange(location: NSNotFound, length: 0) }
         let engine = self.engine
-        let range = tree.findRange { rowid in
+        let range = engine.run("search in group \(group)", 0..<0) { () throws(PageError) in try tree.findRange { rowid in
             guard let row = engine.row(rowid: rowid).map({ Self.fill($0, for: find, transaction) }) else { return .orderedAscending }
             // The block says where the row is relative to the range; the tree wants where the
             // range is relative to the row.
@@ -200,7 +204,7 @@ public class YapDatabaseViewTransaction {
             case .orderedSame: return .orderedSame
             case .orderedDescending: return .orderedAscending
             }
-        }
+        } }
         return range.isEmpty ? NSRange(location: NSNotFound, length: 0) : NSRange(location: range.lowerBound, length: range.count)
     }
 

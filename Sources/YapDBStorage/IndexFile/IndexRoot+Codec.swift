@@ -102,13 +102,18 @@ extension IndexRoot {
                 guard treeCount * (Format.rootTreeEntryFixedSize + 1) + fileCount * Format.rootFileEntrySize <= reader.remaining else {
                     throw corrupt(end, .truncated)
                 }
-                var trees: [Tree] = []
-                trees.reserveCapacity(treeCount)
-                for _ in 0..<treeCount {
+                /// A u8 length and that many bytes of UTF-8 (tree and extension names).
+                func readName(_ what: String) throws -> String {
                     let nameLength = Int(try reader.readU8())
                     let at = body + reader.position
                     let raw = try reader.readBytes(nameLength).bindMemory(to: UInt8.self)
-                    guard let name = String(validating: raw, as: UTF8.self) else { throw corrupt(at, .invalidField("tree name")) }
+                    guard let name = String(validating: raw, as: UTF8.self) else { throw corrupt(at, .invalidField(what)) }
+                    return name
+                }
+                var trees: [Tree] = []
+                trees.reserveCapacity(treeCount)
+                for _ in 0..<treeCount {
+                    let name = try readName("tree name")
                     trees.append(Tree(name: name, root: IndexPageID(rawValue: try reader.readU64()),
                                       count: try reader.readU64(), height: try reader.readU32()))
                 }
@@ -133,10 +138,7 @@ extension IndexRoot {
                     }
                     extensions.reserveCapacity(extensionCount)
                     for _ in 0..<extensionCount {
-                        let nameLength = Int(try reader.readU8())
-                        let at = body + reader.position
-                        let raw = try reader.readBytes(nameLength).bindMemory(to: UInt8.self)
-                        guard let name = String(validating: raw, as: UTF8.self) else { throw corrupt(at, .invalidField("extension name")) }
+                        let name = try readName("extension name")
                         let length = Int(try reader.readU32())
                         guard length <= Format.rootExtensionMaximumBytes else { throw corrupt(body + reader.position - 4, .overLimit) }
                         extensions.append(Extension(name: name, bytes: Array(try reader.readBytes(length))))

@@ -1,0 +1,181 @@
+import Foundation
+import YapDBIndex
+import YapDBEngine
+import YapDBStorage
+
+/// The view operations on a state, with the blocks and the transaction they read through.
+///
+/// A page of the view that cannot be read (`PageError`) is reported: a read-write transaction
+/// fails with it (its commit would store a view that lost or misplaced rows), a read logs it
+/// and answers as if the rows were absent, as the key directory's reads do; `verify()`
+/// reports the damage.
+struct ViewEngine {
+    let view: YapDatabaseAutoView
+    let config: YapDatabaseAutoView.Config
+    let transaction: YapDatabaseReadTransaction
+    /// Where rows' groups are recorded as they leave or enter (nil: not recorded).
+    var groupLog: ViewGroupLog?
+
+    init(view: YapDatabaseAutoView, config: YapDatabaseAutoView.Config, transaction: YapDatabaseReadTransaction) {
+        self.view = view
+        self.config = config
+        self.transaction = transaction
+    }
+
+    /// Reports a page error met by `operation` (see the type's comment).
+    func report(_ error: PageError, _ operation: String) {
+        Self.report(error, operation, transaction)
+    }
+
+    static func report(_ error: PageError, _ operation: String, _ transaction: YapDatabaseReadTransaction) {
+        let storage = StorageError(error)
+        if let writer = transaction as? YapDatabaseReadWriteTransaction {
+            writer.fail(YapDatabaseError(storage))
+        } else {
+            YapDatabaseLogging.log(.error, "a view's index could not be read (\(operation)): \(storage); run verify()")
+        }
+    }
+
+    /// Runs a view read or change, reporting a page error (then answering `fallback`).
+    func run<T>(_ operation: @autoclosure () -> String, _ fallback: T, _ body: () throws(PageError) -> T) -> T {
+        do { return try body() } catch {
+            report(error, operation())
+            return fallback
+        }
+    }
+
+    /// The row as the blocks need it (object and metadata loaded only when asked for).
+    func row(collection: String, key: String, forGrouping: Bool) -> ViewRow {
+        let needsObject = forGrouping ? config.grouping.needsObject : config.sorting.needsObject
+        let needsMetadata = forGrouping ? config.grouping.needsMetadata : config.sorting.needsMetadata
+        return ViewRow(collection: collection, key: key,
+                       object: needsObject ? transaction.object(forKey: key, inCollection: collection) : nil,
+                       metadata: needsMetadata ? transaction.metadata(forKey: key, inCollection: collection) : nil)
+    }
+
+    func row(rowid: UInt64) -> ViewRow? {
+        guard let (collection, key) = transaction.keydir.owner(ofRowid: rowid) else { return nil }
+        return row(collection: collection, key: key, forGrouping: false)
+    }
+
+    /// How `row` compares to the row `rowid` in `group` (the tree's search direction).
+    func compare(_ row: ViewRow, with rowid: UInt64, in group: String) -> RowComparison {
+        guard let other = self.row(rowid: rowid) else { return .orderedAscending }
+        switch config.sorting.compare(transaction, group, row, other) {
+        case .orderedAscending: return .orderedAscending
+        case .orderedSame: return .orderedSame
+        case .orderedDescending: return .orderedDescending
+        }
+    }
+
+    // MARK: Reads that report
+
+    /// The group of row `rowid` in `state`, or nil.
+    func group(ofRowid rowid: UInt64, in state: ViewState) -> String? {
+        run("group of row id \(rowid)", nil) { () throws(PageError) in try state.group(ofRowid: rowid) }
+    }
+
+    /// Whether `state` holds row `rowid`.
+    func holds(_ rowid: UInt64, in state: ViewState) -> Bool {
+        run("row id \(rowid)", false) { () throws(PageError) in try state.contains(rowid: rowid) }
+    }
+
+    /// The tree of `group` in `state`, or nil when it has no rows.
+    func tree(_ group: String, in state: ViewState) -> PagedRowTree? {
+        run("group \(group)", nil) { () throws(PageError) in try state.tree(group) }
+    }
+
+    /// The groups of `state` with rows, in UTF-8 order.
+    func groupNames(_ state: ViewState) -> [String] {
+        run("groups", []) { () throws(PageError) in try state.groupNames() }
+    }
+
+    /// Where row `rowid` (whose sort values are `sortRow`) is in `tree`: a binary search with
+    /// the sorting, or, when the row's sort values changed without the view seeing the old
+    /// ones, a scan.
+    func position(of rowid: UInt64, sortRow: ViewRow?, in tree: PagedRowTree, group: String) throws(PageError) -> Int? {
+        if let sortRow, let index = try tree.firstIndex(of: rowid, { existing in compare(sortRow, with: existing, in: group) }) {
+            return index
+        }
+        var found: Int?
+        try tree.forEach(in: 0..<tree.count) { i, other in
+            if other == rowid { found = i; return false }
+            return true
+        }
+        return found
+    }
+
+    // MARK: Changes
+
+    /// Puts the row into its group at its sorted place (after its equals), if it belongs.
+    /// Returns whether it did.
+    @discardableResult
+    func insertRow(collection: String, key: String, into state: inout ViewState) -> Bool {
+        guard let entry = transaction.keydir.lookup(collection: collection, key: key) else { return false }
+        guard let group = config.grouping.group(transaction, row(collection: collection, key: key, forGrouping: true)) else { return false }
+        guard group.utf8.count <= state.maximumGroupNameLength else {
+            YapDatabaseLogging.log(.error, "view group name of \(group.utf8.count) bytes is longer than the \(state.maximumGroupNameLength) an index page holds: row \(collection)/\(key) left out of the view")
+            return false
+        }
+        let sortRow = row(collection: collection, key: key, forGrouping: false)
+        let placed = run("insert into group \(group)", false) { () throws(PageError) in
+            try state.insert(entry.rowid, into: group) { tree throws(PageError) in
+                try tree.insertionIndex { existing in compare(sortRow, with: existing, in: group) }
+            }
+            return true
+        }
+        if placed { groupLog?.groups.insert(group) }
+        return placed
+    }
+
+    /// Takes the row out of the view, found with its current values (call before they change).
+    /// Returns whether the row was in the view.
+    @discardableResult
+    func removeRow(collection: String, key: String, from state: inout ViewState) -> Bool {
+        guard let entry = transaction.keydir.lookup(collection: collection, key: key),
+              let group = group(ofRowid: entry.rowid, in: state) else { return false }
+        let sortRow = row(collection: collection, key: key, forGrouping: false)
+        run("remove from group \(group)", ()) { () throws(PageError) in
+            let removed = try state.remove(entry.rowid, from: group) { tree throws(PageError) in
+                try position(of: entry.rowid, sortRow: sortRow, in: tree, group: group)
+            }
+            // A row recorded in a group whose tree lacks it (never left by the operations
+            // here): forget it, so the view stays consistent.
+            if !removed { try state.forget(rowid: entry.rowid) }
+        }
+        groupLog?.groups.insert(group)
+        return true
+    }
+
+    /// Takes many rows out at once (a collection clear, or rows removed since a checkpoint,
+    /// which no longer exist): one pass over each group that holds some of them. Returns
+    /// whether any of them was in the view.
+    @discardableResult
+    func removeRows(_ doomed: Set<UInt64>, from state: inout ViewState) -> Bool {
+        var byGroup: [String: Set<UInt64>] = [:]
+        for rowid in doomed {
+            if let group = group(ofRowid: rowid, in: state) { byGroup[group, default: []].insert(rowid) }
+        }
+        guard !byGroup.isEmpty else { return false }
+        run("remove rows", ()) { () throws(PageError) in
+            for (group, rows) in byGroup {
+                let old = try state.tree(group)
+                var kept = state.newTree()
+                var failure: PageError?
+                try old?.forEach(in: 0..<(old?.count ?? 0)) { _, rowid in
+                    guard !rows.contains(rowid) else { return true }
+                    do throws(PageError) { try kept.append(rowid) } catch {
+                        failure = error
+                        return false
+                    }
+                    return true
+                }
+                if let failure { throw failure }
+                state.replace(group, old: old, with: kept)
+                for rowid in rows { try state.forget(rowid: rowid) }
+                groupLog?.groups.insert(group)
+            }
+        }
+        return true
+    }
+}

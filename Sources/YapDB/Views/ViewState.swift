@@ -1,0 +1,197 @@
+import YapDBIndex
+import YapDBEngine
+
+/// A view's index, on index pages (docs/format.md §11, "View trees"): per group a paged
+/// order-statistic tree of row ids in view order, a catalog of the written groups (group name
+/// → root, count, height), and each row's group. An immutable value stored in the engine's
+/// snapshot with the rows, so every snapshot has its own version; a change copies only the
+/// paths it touches.
+///
+/// **Groups changed since the last index checkpoint** are held in `changed` (an empty tree:
+/// the group was emptied); the catalog is changed only by the checkpoint that writes them
+/// (`ViewState+Pages.swift`), so commits never rewrite it, and a group read but not changed
+/// is opened from its catalog entry on each read and never kept. Memory is the groups changed
+/// since the last checkpoint and the nodes those changes copied.
+///
+/// Errors: every read can meet a damaged or unreadable page (`PageError`); the methods throw
+/// it and the callers report it (`ViewEngine`).
+struct ViewState: Sendable {
+    /// Identifies one line of states from one creation (registration, rebuild, remove-all):
+    /// a checkpoint's catalog is adopted only by states of the same lineage (`adopting`).
+    final class Lineage: Sendable {}
+
+    var versionTag: String
+    let format: PageFormat
+    private(set) var source: any PageSource
+    private(set) var lineage = Lineage()
+    /// Group name (UTF-8) → `PagedTreeRoot` of the group's tree, as the last checkpoint wrote it.
+    private(set) var catalog: PagedBTree
+    /// Groups changed since the catalog was written (empty: the group has no rows now).
+    private(set) var changed: [String: PagedRowTree] = [:]
+    /// Row id (8 bytes big-endian) → group name (UTF-8).
+    private(set) var rowGroups: PagedBTree
+    /// Groups with at least one row.
+    private(set) var groupCount = 0
+
+    /// An empty view whose trees read through `source`.
+    init(versionTag: String, format: PageFormat, source: any PageSource) {
+        self.versionTag = versionTag
+        self.format = format
+        self.source = source
+        catalog = PagedBTree(format: format, source: source)
+        rowGroups = PagedBTree(format: format, source: source)
+    }
+
+    /// An empty view reading through the transaction's key directory's pages.
+    init(versionTag: String, transaction: YapDatabaseReadTransaction) {
+        let keydir = transaction.keydir
+        self.init(versionTag: versionTag, format: keydir.format, source: keydir.rows.source)
+    }
+
+    /// The same view with no rows (a new lineage: nothing the checkpoint in flight wrote applies).
+    func emptied() -> ViewState { ViewState(versionTag: versionTag, format: format, source: source) }
+
+    /// The longest group name a view can hold with this page size: the catalog entry (name +
+    /// root) and the row's entry (row id + name) must fit a page's entry limit.
+    var maximumGroupNameLength: Int { format.maximumEntrySize - 40 }
+
+    // MARK: Reads
+
+    /// Rows in the view. O(1).
+    var rowCount: Int { rowGroups.count }
+
+    /// Whether the view has no rows. O(1).
+    var isEmpty: Bool { rowGroups.isEmpty }
+
+    /// The tree of `group`, or nil when it has no rows. O(log groups) catalog pages when the
+    /// group was not changed since the last checkpoint; its own pages are read on demand.
+    func tree(_ group: String) throws(PageError) -> PagedRowTree? {
+        if let tree = changed[group] { return tree.isEmpty ? nil : tree }
+        var root: PagedTreeRoot?
+        _ = try catalog.withValue(forKey: Array(group.utf8)) { bytes in
+            var cursor = 0
+            if let decoded = PagedTreeRoot.read(bytes, &cursor), cursor == bytes.count { root = decoded }
+        }
+        guard let root else { return nil }
+        return PagedRowTree(root: root, format: format, source: source)
+    }
+
+    /// The group of row `rowid`, or nil when the view does not hold it. O(log n).
+    func group(ofRowid rowid: UInt64) throws(PageError) -> String? {
+        var name: String?
+        _ = try rowGroups.withValue(forKey: RowKey.rowid(rowid)) { bytes in name = String(decoding: bytes, as: UTF8.self) }
+        return name
+    }
+
+    /// Whether the view holds row `rowid`. O(log n).
+    func contains(rowid: UInt64) throws(PageError) -> Bool {
+        try rowGroups.contains(RowKey.rowid(rowid))
+    }
+
+    /// The groups with rows, in UTF-8 byte order. O(groups).
+    func groupNames() throws(PageError) -> [String] {
+        var names: [String] = []
+        names.reserveCapacity(groupCount)
+        try catalog.forEach { key, _ in
+            let name = String(decoding: key, as: UTF8.self)
+            if changed[name] == nil { names.append(name) }
+            return true
+        }
+        for (name, tree) in changed where !tree.isEmpty { names.append(name) }
+        return names.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+    }
+
+    // MARK: Changes
+
+    /// Puts `rowid` into `group` at the position `position` computes from the group's tree (as
+    /// it is now; empty for a new group), and records its group. The tree is taken out of the
+    /// state while `position` runs, so the change is made in place when this state owns it.
+    mutating func insert(_ rowid: UInt64, into group: String, at position: (PagedRowTree) throws(PageError) -> Int) throws(PageError) {
+        var tree: PagedRowTree
+        if let held = changed.removeValue(forKey: group) { tree = held } else { tree = try self.tree(group) ?? newTree() }
+        if tree.isEmpty { groupCount += 1 }
+        do throws(PageError) {
+            try tree.insert(rowid, at: position(tree))
+        } catch {
+            if tree.isEmpty { groupCount -= 1 }
+            throw error
+        }
+        changed[group] = tree
+        _ = try rowGroups.upsert(RowKey.rowid(rowid), Array(group.utf8))
+    }
+
+    /// Takes row `rowid` out of `group` at the position `position` finds in the group's tree
+    /// (nil: not there) and forgets its group. Returns whether the row was in the group.
+    mutating func remove(_ rowid: UInt64, from group: String, at position: (PagedRowTree) throws(PageError) -> Int?) throws(PageError) -> Bool {
+        let wasChanged = changed[group] != nil
+        var tree: PagedRowTree
+        if let held = changed.removeValue(forKey: group) { tree = held } else if let written = try self.tree(group) { tree = written } else { return false }
+        guard !tree.isEmpty, let index = try position(tree) else {
+            if wasChanged { changed[group] = tree }
+            return false
+        }
+        defer { changed[group] = tree }
+        _ = try tree.remove(at: index)
+        if tree.isEmpty { groupCount -= 1 }
+        _ = try rowGroups.remove(RowKey.rowid(rowid))
+        return true
+    }
+
+    /// Replaces the rows of `group` (previously `old`) by `tree` and records each row's group;
+    /// rows of `old` not in `tree` must be forgotten with `forget(rowid:)`.
+    mutating func replace(_ group: String, old: PagedRowTree?, with tree: PagedRowTree) {
+        if (old?.isEmpty ?? true) != tree.isEmpty { groupCount += tree.isEmpty ? -1 : 1 }
+        changed[group] = tree
+    }
+
+    /// Records `rowid` as a row of `group` (after `replace`).
+    mutating func record(rowid: UInt64, in group: String) throws(PageError) {
+        _ = try rowGroups.upsert(RowKey.rowid(rowid), Array(group.utf8))
+    }
+
+    /// Forgets the group of `rowid` (after `replace`).
+    mutating func forget(rowid: UInt64) throws(PageError) {
+        _ = try rowGroups.remove(RowKey.rowid(rowid))
+    }
+
+    /// A new empty row tree of this view's format.
+    func newTree() -> PagedRowTree { PagedRowTree(format: format, source: source) }
+
+    // MARK: Checks
+
+    /// Checks every tree page by page (`validate()`), that the group trees hold as many rows as
+    /// the row → group tree, and the group count. Reads the whole view: O(n).
+    func validate() throws(PageError) {
+        try catalog.validate()
+        try rowGroups.validate()
+        var rows = 0, groups = 0
+        for name in try groupNames() {
+            guard let tree = try tree(name) else { continue }
+            try tree.validate()
+            rows += tree.count
+            groups += 1
+        }
+        guard rows == rowGroups.count, groups == groupCount else {
+            throw .corrupt(page: .none, reason: .subtreeCountMismatch(expected: rowGroups.count, found: rows))
+        }
+    }
+}
+
+extension ViewState {
+    /// For `adopting` and `reading(from:)` (`ViewState+Pages.swift`).
+    mutating func rebind(catalog: PagedBTree? = nil, changed: [String: PagedRowTree]? = nil, rowGroups: PagedBTree? = nil,
+                         source: (any PageSource)? = nil) {
+        if let catalog { self.catalog = catalog }
+        if let changed { self.changed = changed }
+        if let rowGroups { self.rowGroups = rowGroups }
+        if let source { self.source = source }
+    }
+
+    /// A state opened from its written trees (a claim after reopen).
+    init(versionTag: String, format: PageFormat, source: any PageSource, catalog: PagedTreeRoot, rowGroups: PagedTreeRoot) {
+        self.init(versionTag: versionTag, format: format, source: source)
+        self.catalog = PagedBTree(root: catalog, format: format, source: source)
+        self.rowGroups = PagedBTree(root: rowGroups, format: format, source: source)
+        groupCount = catalog.count
+    }
+}
