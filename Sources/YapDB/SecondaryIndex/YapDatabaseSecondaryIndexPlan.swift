@@ -84,7 +84,7 @@ struct SecondaryIndexPlanner {
             guard !isNegated, !negated, escape == nil, case let .column(name) = operand, let column = columnIndex(name),
                   case let .literal(.text(text)) = pattern else { return .unplanned }
             return like(column, text)
-        case .truth:
+        case .truth, .isBoolean:
             return .unplanned
         }
     }

@@ -1,19 +1,24 @@
 import YapDBIndex
 
-/// `YapDatabase.verify()`'s check of a secondary index: its trees are well formed and hold
-/// exactly what a rebuild from the handler holds.
+/// `YapDatabase.verify()`'s checks of a secondary index: the engine checks its trees' pages
+/// (`validatePages`), the extension that they hold exactly what a rebuild from the handler holds.
 extension SecondaryIndexState {
+    /// Every page of every tree, and one entry per indexed row in each column tree.
+    func validatePages() throws(PageError) {
+        for tree in trees { try tree.validate() }
+        for tree in columns where tree.count != rowCount {
+            throw .corrupt(page: .none, reason: .subtreeCountMismatch(expected: rowCount, found: tree.count))
+        }
+    }
+
     /// The most differences reported for one index (the count of the rest is added).
     static let reportedDifferences = 20
 
     /// The ways this index differs from `expected` (a rebuild), one line each; empty when equal.
+    /// (Tree shapes are `validatePages`'s.)
     /// - Throws: `PageError` when a page of either cannot be read.
     func differences(from expected: SecondaryIndexState) throws(PageError) -> [String] {
         var problems: [String] = []
-        for (i, tree) in columns.enumerated() {
-            do throws(PageError) { try tree.validate() } catch { problems.append("column \(i) tree: \(error)") }
-        }
-        do throws(PageError) { try rows.validate() } catch { problems.append("row values tree: \(error)") }
         let stored = try rowBytes(), rebuilt = try expected.rowBytes()
         for (rowid, bytes) in rebuilt.sorted(by: { $0.key < $1.key }) where stored[rowid] != bytes {
             problems.append(stored[rowid] == nil ? "row \(rowid) is missing" : "row \(rowid) holds other values")
