@@ -188,6 +188,25 @@ import Testing
         #expect(report.problems.contains { $0.contains("secondary index idx") && $0.contains("missing") })
     }
 
+    /// The engine's page check (`validatePages`) sees a column tree that lost an entry.
+    @Test func verifyReportsAColumnTreeOutOfStepWithTheRows() throws {
+        let fixture = try Self.fixture()
+        try fixture.database.newConnection().write { tx in
+            let key = YapDatabaseSecondaryIndex.stateKey("idx")
+            guard var state = tx.extensionState(key) as? SecondaryIndexState, let first = try state.columns[1].firstEntry() else {
+                Issue.record("no state")
+                return
+            }
+            try state.columns[1].remove(first.key)
+            tx.setExtensionState(state, forKey: key)
+            tx.engineTransaction.markChanged()
+        }
+        let report = try fixture.database.verify()
+        #expect(!report.isValid)
+        #expect(report.problems.contains { $0.hasPrefix("extension secondaryIndex:idx") })
+        #expect(report.problems.contains { $0.contains("column 1 entries differ") })
+    }
+
     @Test func explainShowsRangesChecksAndOrder() throws {
         let fixture = try Self.fixture()
         fixture.database.newConnection().read { transaction in
