@@ -227,8 +227,8 @@ import Testing
                 """)
             let like = try? idx.explain(YapDatabaseQuery(string: "WHERE name LIKE 'a%' OR age IN (1, 2)"))
             #expect(like == """
-                union (4 rows at most):
-                  range of column name: name LIKE 'a%' (prefix); name is a blob (LIKE) (4 rows)
+                union (1 rows at most):
+                  range of column name: name LIKE 'a%' (prefix) (1 rows)
                   range of column age: age = 1; age = 2 (0 rows)
                 check: each candidate against WHERE
                 order: index order

@@ -118,8 +118,9 @@ extension SecondaryIndexExecutor {
         case .everything:
             lines.append(indent + "scan every row (\(state.rowCount) rows)")
         case let .ranges(column, ranges):
-            let conditions = ranges.map(\.condition).joined(separator: "; ")
-            lines.append(indent + "range of column \(columns[column].name): \(conditions) (\(try estimate(plan)) rows)")
+            var conditions: [String] = []
+            for range in ranges where !conditions.contains(range.condition) { conditions.append(range.condition) }
+            lines.append(indent + "range of column \(columns[column].name): \(conditions.joined(separator: "; ")) (\(try estimate(plan)) rows)")
         case let .intersection(parts):
             lines.append(indent + "intersect (\(try estimate(plan)) rows at most):")
             for part in parts { try describe(part, indent: indent + "  ", into: &lines) }

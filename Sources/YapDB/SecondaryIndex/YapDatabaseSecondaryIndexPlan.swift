@@ -194,10 +194,14 @@ struct SecondaryIndexPlanner {
         return PlannedCondition(plan: .ranges(column: column, disjoint), exact: exact)
     }
 
-    /// `column LIKE pattern`: the texts starting with the pattern's literal prefix, in either
-    /// ASCII case (one range from the prefix in upper case to the prefix in lower case), plus the
-    /// blobs (LIKE reads them as text); in a column that is not TEXT every non-NULL value (numbers
-    /// match LIKE through their text). Always checked row by row.
+    /// Case variants of a `LIKE` prefix worth one range each; more letters than this give one
+    /// range from the prefix in upper case to the prefix in lower case.
+    static let maximumLikeVariants = 16
+
+    /// `column LIKE pattern`: the texts starting with the pattern's literal prefix in any ASCII
+    /// case (one range per case variant when there are few, else one range from the prefix in
+    /// upper case to it in lower case); in a column that is not TEXT every non-NULL value
+    /// (numbers match LIKE through their text). Always checked row by row.
     func like(_ column: Int, _ pattern: String) -> PlannedCondition {
         let name = columns[column].name
         guard columns[column].type == .text else {
@@ -205,19 +209,33 @@ struct SecondaryIndexPlanner {
                                                                                  condition: "\(name) IS NOT NULL (LIKE)")]), exact: false)
         }
         let prefix = Array(pattern.utf8.prefix { $0 != UInt8(ascii: "%") && $0 != UInt8(ascii: "_") }.prefix(limit))
+        let condition = "\(name) LIKE '\(String(decoding: prefix, as: UTF8.self))%' (prefix)"
+        // The encoding of `bytes` without its terminator: a prefix of every longer text's.
         func bound(_ bytes: [UInt8]) -> [UInt8] {
             var key: [UInt8] = []
             OrderedKeyEncoding.appendText(bytes, limit: limit, to: &key)
-            return Array(key.dropLast(2))  // without the terminator: a prefix of every longer text
+            return Array(key.dropLast(2))
         }
-        let upper = prefix.map { $0 >= 0x61 && $0 <= 0x7A ? $0 - 0x20 : $0 }
-        let lower = prefix.map { $0 >= 0x41 && $0 <= 0x5A ? $0 + 0x20 : $0 }
-        let blobs = [OrderedKeyEncoding.Tag.blob]
-        return PlannedCondition(plan: .ranges(column: column, [
-            ColumnRange(lower: KeyBound(bound(upper)), upper: KeyBound(bound(lower) + [0xFF, 0xFF]),
-                        condition: "\(name) LIKE '\(String(decoding: prefix, as: UTF8.self))%' (prefix)"),
-            ColumnRange(lower: KeyBound(blobs), upper: nil, condition: "\(name) is a blob (LIKE)"),
-        ]), exact: false)
+        func isLetter(_ byte: UInt8) -> Bool { (byte | 0x20) >= 0x61 && (byte | 0x20) <= 0x7A }
+        let letters = prefix.filter(isLetter).count
+        var variants: [[UInt8]]
+        if 1 << min(letters, 62) <= Self.maximumLikeVariants {
+            variants = [[]]
+            for byte in prefix {
+                variants = isLetter(byte) ? variants.flatMap { [$0 + [byte & ~0x20], $0 + [byte | 0x20]] } : variants.map { $0 + [byte] }
+            }
+        } else {
+            variants = []
+        }
+        let ranges: [ColumnRange]
+        if variants.isEmpty {
+            let upper = prefix.map { isLetter($0) ? $0 & ~0x20 : $0 }, lower = prefix.map { isLetter($0) ? $0 | 0x20 : $0 }
+            ranges = [ColumnRange(lower: KeyBound(bound(upper)), upper: KeyBound(bound(lower) + [0xFF, 0xFF]), condition: condition)]
+        } else {
+            ranges = variants.map { bound($0) }.sorted { compareBytes($0, $1) < 0 }
+                .map { ColumnRange(lower: KeyBound($0), upper: KeyBound($0 + [0xFF, 0xFF]), condition: condition) }
+        }
+        return PlannedCondition(plan: .ranges(column: column, ranges), exact: false)
     }
 
     // MARK: Combining

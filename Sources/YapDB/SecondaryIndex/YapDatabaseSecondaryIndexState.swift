@@ -68,14 +68,14 @@ struct SecondaryIndexState: Sendable {
     /// The column values of row `rowid`, or nil when the row is not indexed.
     /// - Throws: `PageError`; `.corrupt` when the stored values do not decode.
     func values(ofRow rowid: UInt64) throws(PageError) -> [SQLValue]? {
-        var bytes: [UInt8] = []
-        var found = false
-        try rows.forEach(from: KeyBound(Self.rowKey(rowid, chunk: 0)), to: KeyBound(Self.rowKey(rowid, chunk: .max))) { _, value in
-            bytes.append(contentsOf: value)
-            found = true
-            return true
+        // Every chunk but the last is full: read chunks while they are (one lookup for most rows).
+        guard var bytes = try rows.value(forKey: Self.rowKey(rowid, chunk: 0)) else { return nil }
+        var chunk: UInt8 = 1, last = bytes.count
+        while last == chunkSize, let next = try rows.value(forKey: Self.rowKey(rowid, chunk: chunk)) {
+            bytes += next
+            last = next.count
+            chunk += 1
         }
-        guard found else { return nil }
         guard let values = SecondaryIndexRow.decode(bytes, columnCount: columns.count) else {
             throw .corrupt(page: .none, reason: .badEntry)
         }
