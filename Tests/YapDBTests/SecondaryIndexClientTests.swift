@@ -165,6 +165,23 @@ import Testing
         try #require(fixture.database.register(Self.peopleIndex(versionTag: "2"), withName: "idx"))
         #expect(Self.handlerRuns.withLock { $0 } >= before + 5, "a new tag rebuilds")
         #expect(try fixture.database.verify().isValid)
+
+        // Same tag, other columns: the stored roots do not fit, so the index rebuilds.
+        try fixture.reopen()
+        fixture.database.registerCodableSerialization(Person.self, forCollection: "people")
+        let setup = YapDatabaseSecondaryIndexSetup()
+        setup.addColumn("age", with: .text)
+        let handler = YapDatabaseSecondaryIndexHandler.withObjectBlock { _, dict, _, _, object in
+            if let person = object as? Person { dict["age"] = person.age }
+        }
+        try #require(fixture.database.register(YapDatabaseSecondaryIndex(setup: setup, handler: handler, versionTag: "2"), withName: "idx"))
+        fixture.database.newConnection().read { tx in
+            let idx = tx.ext("idx") as? YapDatabaseSecondaryIndexTransaction
+            #expect(idx?.numberOfRows(matching: YapDatabaseQuery(string: "WHERE age = '25'")) == 2)
+            #expect(idx?.numberOfRows(matching: YapDatabaseQuery(string: "WHERE name = 'Ada'")) == nil, "the old columns are gone")
+            #expect(idx?.performAggregateQuery(YapDatabaseQuery(aggregateFunction: "MAX(age)", string: "")) as? String == "71",
+                    "a TEXT column holds the ages as text")
+        }
     }
 
     /// `verify()` compares each index with a rebuild from its handler and reports a difference.
@@ -276,7 +293,7 @@ import Testing
         }
         #expect(Self.decoded.withLock { $0 } == before, "no object was read")
         reader.read { tx in
-            (tx.ext("idx") as? YapDatabaseSecondaryIndexTransaction)?.iterateKeysAndObjects(matching: YapDatabaseQuery(string: "WHERE value = 5")) { _, _, _, _ in }
+            _ = (tx.ext("idx") as? YapDatabaseSecondaryIndexTransaction)?.iterateKeysAndObjects(matching: YapDatabaseQuery(string: "WHERE value = 5")) { _, _, _, _ in }
         }
         #expect(Self.decoded.withLock { $0 } == before + 3, "objects are read for the rows a block asks for")
     }
