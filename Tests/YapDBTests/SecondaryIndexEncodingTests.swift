@@ -104,6 +104,24 @@ import YapDBQuery
         #expect(SecondaryIndexRow.decode([9], columnCount: 1) == nil)
     }
 
+    /// A row whose values do not fit one tree entry is stored in chunks, read back whole, and
+    /// removed without a trace; a long text's key is cut to the limit.
+    @Test func longRowsSpanChunksAndLeaveNothingBehind() throws {
+        var state = SecondaryIndexState(versionTag: "t", signature: "s", columnCount: 2)
+        let long = SQLValue.text(String(repeating: "x", count: 3 * state.chunkSize))
+        try state.setRow(7, values: [long, .integer(1)])
+        try state.setRow(8, values: [.text("short"), .null])
+        #expect(state.rows.count == 4 + 1, "four chunks for the long row, one for the short one")
+        #expect(try state.values(ofRow: 7) == [long, .integer(1)])
+        #expect(try state.values(ofRow: 8) == [.text("short"), .null])
+        #expect(state.rowCount == 2)
+        #expect(try state.removeRow(7))
+        #expect(try state.values(ofRow: 7) == nil)
+        #expect(state.rows.count == 1 && state.columns.allSatisfy { $0.count == 1 })
+        #expect(try !state.removeRow(7))
+        try state.validatePages()
+    }
+
     /// The handler's values become column values with the column's affinity.
     @Test func handlerValuesTakeTheColumnAffinity() {
         #expect(SecondaryIndexRow.columnValue("12", type: .integer) == .integer(12))

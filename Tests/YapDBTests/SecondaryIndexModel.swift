@@ -65,6 +65,8 @@ enum SecondaryIndexModel {
     // MARK: Random rows
 
     static let longPrefix = String(repeating: "p", count: 300)
+    /// Longer than a tree entry: the row's values span several chunks.
+    static let huge = String(repeating: "q", count: 1200)
     static let texts = ["", "a", "A", "ab", "abc", "B", "b", "ba", "5", "1.5", "é", "a\u{0}b", longPrefix, longPrefix + "a", longPrefix + "b"]
     static let mixed = ["12", "3.0", "x", "-4", "1e2", "abc", "12.5", " 7"]
 
@@ -75,6 +77,7 @@ enum SecondaryIndexModel {
         item.age = maybe(Int(rng.next() % 11) - 5)
         item.score = maybe([0.5, 1.0, 2.0, -1.5, 3.25, 1e300, -0.0][Int(rng.next() % 7)])
         item.name = maybe(texts[Int(rng.next() % UInt64(texts.count))])
+        if rng.next() % 40 == 0 { item.name = huge + (rng.next() % 2 == 0 ? "" : "z") }
         item.mixed = maybe(mixed[Int(rng.next() % UInt64(mixed.count))])
         item.raw = rng.next() % 3 == 0 ? Data(rng.bytes(Int(rng.next() % 3))) : nil
         return item

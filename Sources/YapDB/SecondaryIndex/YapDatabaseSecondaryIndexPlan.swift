@@ -21,13 +21,6 @@ struct ColumnRange: Sendable {
     var lower: KeyBound?
     var upper: KeyBound?
     var condition: String
-
-    /// Whether `self` starts after `other` ends (ranges built from sorted values).
-    func isEntirelyAfter(_ other: ColumnRange) -> Bool {
-        guard let lower, let end = other.upper else { return false }
-        let order = compareBytes(lower.key, end.key)
-        return order > 0 || (order == 0 && !(lower.inclusive && end.inclusive))
-    }
 }
 
 /// memcmp of two byte strings: negative, zero or positive.
@@ -183,15 +176,14 @@ struct SecondaryIndexPlanner {
         guard !keys.isEmpty else { return .none }
         var exact = true
         let name = columns[column].name
+        // Encodings are prefix-free and distinct values that share a cut prefix share a key
+        // here, so the ranges are disjoint.
         let ranges = keys.sorted { compareBytes($0.key, $1.key) < 0 }.map { prefix, value in
             if prefix.withUnsafeBytes({ OrderedKeyEncoding.isTruncated($0) }) { exact = false }
             return ColumnRange(lower: KeyBound(prefix), upper: KeyBound(OrderedKeyEncoding.afterPrefix(prefix)),
                                condition: "\(name) = \(value.sqlLiteral)")
         }
-        // Truncated values can share a prefix: keep the ranges disjoint.
-        var disjoint: [ColumnRange] = []
-        for range in ranges where disjoint.last.map({ range.isEntirelyAfter($0) }) ?? true { disjoint.append(range) }
-        return PlannedCondition(plan: .ranges(column: column, disjoint), exact: exact)
+        return PlannedCondition(plan: .ranges(column: column, ranges), exact: exact)
     }
 
     /// Case variants of a `LIKE` prefix worth one range each; more letters than this give one
