@@ -116,6 +116,10 @@ package struct ParsedQuery: Sendable, Hashable {
 extension QueryExpression {
     /// Calls `body` with the element list of every `IN` in the expression.
     func forEachInList(_ body: ([QueryOperand]) -> Void) {
+        if let chain {
+            for operand in chain.operands { operand.forEachInList(body) }
+            return
+        }
         switch self {
         case let .inList(_, items, _): body(items)
         case let .and(lhs, rhs), let .or(lhs, rhs): lhs.forEachInList(body); rhs.forEachInList(body)

@@ -36,6 +36,16 @@ package struct QueryEvaluator: Sendable {
     package func truth(
         of expression: QueryExpression, parameters: [QueryParameter] = [], value: (String) -> SQLValue
     ) -> Bool? {
+        if let chain = expression.chain {
+            // Left to right; false decides an AND and true an OR whatever follows (NULL does not).
+            var result: Bool? = chain.connective == .and
+            for operand in chain.operands {
+                let next = truth(of: operand, parameters: parameters, value: value)
+                result = chain.connective == .and ? Self.and(result, next) : Self.or(result, next)
+                if result == (chain.connective == .or) { break }
+            }
+            return result
+        }
         func operand(_ operand: QueryOperand) -> (SQLValue, ColumnType?) {
             switch operand {
             case let .column(name):

@@ -115,6 +115,10 @@ extension QueryExpression {
 
     /// Calls `body` with every operand, left to right.
     package func forEachOperand(_ body: (QueryOperand) -> Void) {
+        if let chain {
+            for operand in chain.operands { operand.forEachOperand(body) }
+            return
+        }
         switch self {
         case let .comparison(lhs, _, rhs): body(lhs); body(rhs)
         case let .isNull(operand, _), let .truth(operand), let .isBoolean(operand, _, _): body(operand)
@@ -134,6 +138,12 @@ extension QueryExpression {
         _ transform: (QueryOperand) throws(QueryError) -> QueryOperand,
         expandList: (QueryOperand) throws(QueryError) -> [QueryOperand]?
     ) throws(QueryError) -> QueryExpression {
+        if let chain {
+            var operands: [QueryExpression] = []
+            operands.reserveCapacity(chain.operands.count)
+            for operand in chain.operands { operands.append(try operand.mapOperands(transform, expandList: expandList)) }
+            return .joined(chain.connective, operands)
+        }
         switch self {
         case let .comparison(lhs, op, rhs): return .comparison(try transform(lhs), op, try transform(rhs))
         case let .isNull(operand, negated): return .isNull(try transform(operand), negated: negated)
@@ -156,5 +166,49 @@ extension QueryExpression {
             return .or(try lhs.mapOperands(transform, expandList: expandList), try rhs.mapOperands(transform, expandList: expandList))
         case let .not(inner): return .not(try inner.mapOperands(transform, expandList: expandList))
         }
+    }
+}
+
+/// The connective of a chain of `AND`s or `OR`s.
+package enum QueryConnective: Sendable, Hashable {
+    /// `AND`.
+    case and
+    /// `OR`.
+    case or
+}
+
+extension QueryExpression {
+    /// For an `AND` or `OR`: its connective and its operands, the left-nested chain the parser
+    /// builds flattened without recursion (`a AND b AND c`, which is `and(and(a, b), c)`, gives
+    /// `(.and, [a, b, c])`). Nil for anything else. Walkers go through this so that a chain as
+    /// long as the depth limit costs no stack.
+    package var chain: (connective: QueryConnective, operands: [QueryExpression])? {
+        let connective: QueryConnective
+        switch self {
+        case .and: connective = .and
+        case .or: connective = .or
+        default: return nil
+        }
+        var operands: [QueryExpression] = []
+        var node = self
+        while true {
+            switch (connective, node) {
+            case let (.and, .and(lhs, rhs)), let (.or, .or(lhs, rhs)):
+                operands.append(rhs)
+                node = lhs
+            default:
+                operands.append(node)
+                return (connective, operands.reversed())
+            }
+        }
+    }
+
+    /// `operands` joined by `connective`, nested to the left as the parser nests them.
+    package static func joined(_ connective: QueryConnective, _ operands: [QueryExpression]) -> QueryExpression {
+        var result = operands[0]
+        for operand in operands.dropFirst() {
+            result = connective == .and ? .and(result, operand) : .or(result, operand)
+        }
+        return result
     }
 }

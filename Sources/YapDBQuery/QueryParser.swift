@@ -65,7 +65,7 @@ struct QueryParser {
         var limit: QueryOperand?
         var offset: QueryOperand?
         if accept(keyword: "WHERE") {
-            whereClause = try parseOr()
+            whereClause = try parseOr().expression
         }
         if accept(keyword: "ORDER") {
             try expect(keyword: "BY")
@@ -120,41 +120,87 @@ struct QueryParser {
 
     // MARK: Expressions
 
-    private mutating func parseOr() throws(QueryError) -> QueryExpression {
-        var expression = try parseAnd()
-        while accept(keyword: "OR") {
-            expression = .or(expression, try parseAnd())
+    /// The deepest expression tree accepted, counting each link of an `AND`/`OR` chain (SQLite's
+    /// default SQLITE_MAX_EXPR_DEPTH): deeper trees are an error.
+    static let maximumDepth = 1000
+
+    /// An expression and the depth of its tree (a leaf is 1).
+    typealias Parsed = (expression: QueryExpression, depth: Int)
+
+    /// `parsed` after checking its depth against ``maximumDepth``.
+    private func checked(_ parsed: Parsed, at offset: Int) throws(QueryError) -> Parsed {
+        guard parsed.depth <= Self.maximumDepth else {
+            throw QueryError(offset: offset, reason: .unsupported("an expression nested deeper than \(Self.maximumDepth) levels"))
         }
-        return expression
+        return parsed
     }
 
-    private mutating func parseAnd() throws(QueryError) -> QueryExpression {
-        var expression = try parseNot()
-        while accept(keyword: "AND") {
-            expression = .and(expression, try parseNot())
+    private mutating func parseOr() throws(QueryError) -> Parsed {
+        var parsed = try parseAnd()
+        while current.isKeyword("OR") {
+            let offset = current.offset
+            advance()
+            let rhs = try parseAnd()
+            parsed = try checked((.or(parsed.expression, rhs.expression), max(parsed.depth, rhs.depth) + 1), at: offset)
         }
-        return expression
+        return parsed
     }
 
-    private mutating func parseNot() throws(QueryError) -> QueryExpression {
-        if accept(keyword: "NOT") { return .not(try parseNot()) }
+    private mutating func parseAnd() throws(QueryError) -> Parsed {
+        var parsed = try parseNot()
+        while current.isKeyword("AND") {
+            let offset = current.offset
+            advance()
+            let rhs = try parseNot()
+            parsed = try checked((.and(parsed.expression, rhs.expression), max(parsed.depth, rhs.depth) + 1), at: offset)
+        }
+        return parsed
+    }
+
+    private mutating func parseNot() throws(QueryError) -> Parsed {
+        let offset = current.offset
+        if accept(keyword: "NOT") {
+            nesting += 1
+            defer { nesting -= 1 }
+            try checkNesting(at: offset)
+            let inner = try parseNot()
+            return try checked((.not(inner.expression), inner.depth + 1), at: offset)
+        }
         return try parsePredicate()
+    }
+
+    /// The most `NOT`s and parentheses that may enclose a part of the query. Chains of `AND`
+    /// and `OR` are walked without recursion, but nesting is not: bounded, it keeps every walk
+    /// of the tree (parser, evaluator, planner) far inside a 512 KiB thread stack.
+    static let maximumNesting = 100
+
+    /// How many `NOT`s and parentheses enclose the current token.
+    private var nesting = 0
+
+    private func checkNesting(at offset: Int) throws(QueryError) {
+        if nesting > Self.maximumNesting {
+            throw QueryError(offset: offset, reason: .unsupported("nesting deeper than \(Self.maximumNesting) parentheses or NOTs"))
+        }
     }
 
     /// A parenthesised expression, or an operand followed by what is said of it. A parenthesised
     /// bare operand (`(col) = ?`) is an operand.
-    private mutating func parsePredicate() throws(QueryError) -> QueryExpression {
+    private mutating func parsePredicate() throws(QueryError) -> Parsed {
         let operand: QueryOperand
         if current.isSymbol("(") {
+            let offset = current.offset
             advance()
+            nesting += 1
+            try checkNesting(at: offset)
             let inner = try parseOr()
+            nesting -= 1
             try expect(symbol: ")")
-            guard case let .truth(bare) = inner, startsPredicateTail else { return inner }
+            guard case let .truth(bare) = inner.expression, startsPredicateTail else { return inner }
             operand = bare
         } else {
             operand = try parseOperand()
         }
-        return try parsePredicateTail(of: operand)
+        return (try parsePredicateTail(of: operand), 1)
     }
 
     /// Whether the current token continues an operand into a predicate.
@@ -248,7 +294,10 @@ struct QueryParser {
             throw unexpected(expected: "a number after the sign")
         case .symbol("("):
             advance()
+            nesting += 1
+            try checkNesting(at: token.offset)
             let operand = try parseOperand()
+            nesting -= 1
             try expect(symbol: ")")
             return operand
         default:

@@ -41,9 +41,18 @@ package enum SQLRenderer {
         }
     }
 
-    /// An expression, fully parenthesised below the top level.
+    /// An expression, with parentheses only where the precedence (OR below AND below NOT below
+    /// the predicates, AND and OR grouping to the left) needs them, so a long chain of ANDs or
+    /// ORs reads back without nesting.
     package static func expression(_ expression: QueryExpression) -> String {
         switch expression {
+        case .and, .or:
+            // In an AND chain, an OR operand needs parentheses, and so does an AND (it can only
+            // be a right-nested group); in an OR chain only an OR does.
+            let (connective, operands) = expression.chain ?? (.and, [])
+            return operands.map { operand in
+                grouped(operand, if: isOr(operand) || (connective == .and && isAnd(operand)))
+            }.joined(separator: connective == .and ? " AND " : " OR ")
         case let .comparison(lhs, op, rhs): return "\(operand(lhs)) \(op.rawValue) \(operand(rhs))"
         case let .isNull(target, negated): return "\(operand(target)) IS \(negated ? "NOT " : "")NULL"
         case let .truth(target): return operand(target)
@@ -56,10 +65,23 @@ package enum SQLRenderer {
         case let .like(target, pattern, escape, negated):
             let escapeText = escape.map { " ESCAPE \(operand($0))" } ?? ""
             return "\(operand(target)) \(negated ? "NOT " : "")LIKE \(operand(pattern))\(escapeText)"
-        case let .and(lhs, rhs): return "(\(self.expression(lhs))) AND (\(self.expression(rhs)))"
-        case let .or(lhs, rhs): return "(\(self.expression(lhs))) OR (\(self.expression(rhs)))"
-        case let .not(inner): return "NOT (\(self.expression(inner)))"
+        case let .not(inner):
+            return "NOT \(grouped(inner, if: isOr(inner) || isAnd(inner)))"
         }
+    }
+
+    private static func grouped(_ inner: QueryExpression, if needed: Bool) -> String {
+        needed ? "(\(expression(inner)))" : expression(inner)
+    }
+
+    private static func isAnd(_ expression: QueryExpression) -> Bool {
+        if case .and = expression { return true }
+        return false
+    }
+
+    private static func isOr(_ expression: QueryExpression) -> Bool {
+        if case .or = expression { return true }
+        return false
     }
 
     /// The clauses of a query (`WHERE … ORDER BY … LIMIT … OFFSET …`), empty for none.

@@ -39,7 +39,7 @@ import YapDB   // the only line a YapDatabase app changes
 
     @Test func typedQueriesReadLikeSwift() throws {
         let adults = YapDatabaseQuery.where(.column("age") >= 18 && .column("name").like("a%"), orderBy: [.ascending("name")], limit: 20)
-        #expect(adults.queryString == "WHERE (age >= 18) AND (name LIKE 'a%') ORDER BY name ASC LIMIT 20")
+        #expect(adults.queryString == "WHERE age >= 18 AND name LIKE 'a%' ORDER BY name ASC LIMIT 20")
         try adults.validate()
     }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import YapDBQuery
 
@@ -197,5 +198,58 @@ import Testing
         // Binding expanded the list into literals and left no parameter behind.
         #expect(first.whereClause == .and(.comparison(age, .greaterOrEqual, .literal(.integer(18))),
                                           .inList(name, [.literal(.text("a")), .literal(.text("b"))], negated: false)))
+    }
+}
+
+/// Deep expressions: accepted up to SQLite's depth limit, an error beyond it, and evaluated
+/// without running out of a secondary thread's stack.
+@Suite struct DepthTests {
+    static let columns: [String: ColumnType] = ["a": .integer]
+
+    @Test func chainsAndNestingAreBounded() throws {
+        let chain = "WHERE " + (0..<QueryParser.maximumDepth).map { "a = \($0)" }.joined(separator: " OR ")
+        #expect(try ParsedQuery(parsing: chain, columns: Self.columns).parameterCount == 0)
+        let tooLong = chain + " OR a = -1"
+        #expect(throws: QueryError.self) { try ParsedQuery(parsing: tooLong, columns: Self.columns) }
+        let deepParentheses = "WHERE " + String(repeating: "(", count: 100_000) + "a = 1" + String(repeating: ")", count: 100_000)
+        #expect((try? ParsedQuery(parsing: deepParentheses, columns: Self.columns)) == nil)
+        let nested = "WHERE " + String(repeating: "NOT (", count: QueryParser.maximumNesting / 2) + "a = 1"
+            + String(repeating: ")", count: QueryParser.maximumNesting / 2)
+        #expect(try ParsedQuery(parsing: nested, columns: Self.columns).whereClause != nil)
+        let deepNot = "WHERE " + String(repeating: "NOT ", count: 100_000) + "a = 1"
+        #expect((try? ParsedQuery(parsing: deepNot, columns: Self.columns)) == nil)
+        let deepOperand = "WHERE a = " + String(repeating: "(", count: 100_000) + "1" + String(repeating: ")", count: 100_000)
+        #expect((try? ParsedQuery(parsing: deepOperand, columns: Self.columns)) == nil)
+    }
+
+    @Test func theDeepestChainRunsOnASmallStack() async throws {
+        let text = "WHERE " + (0..<QueryParser.maximumDepth).map { "a = \($0)" }.joined(separator: " OR ")
+        let parsed = try ParsedQuery(parsing: text, columns: Self.columns)
+        // A thread with 512 KiB of stack, as Dispatch's worker threads have on Apple platforms.
+        let result = await withCheckedContinuation { (continuation: CheckedContinuation<[Int64], Never>) in
+            let thread = Thread {
+                let bound = try! parsed.bind([])
+                let rows: [QueryRow] = [(1, ["a": .integer(999)]), (2, ["a": .integer(5_000)])]
+                var ids = QueryEvaluator(columns: Self.columns).run(bound, over: rows)
+                // Rendering, re-parsing, hashing and the planner's constraint walk the tree too.
+                if (try? ParsedQuery(parsing: bound.sql, columns: Self.columns)) == nil { ids.append(-1) }
+                if bound.whereClause?.constraint(on: "a", type: .integer)?.intervals.count != QueryParser.maximumDepth { ids.append(-2) }
+                _ = bound.hashValue
+                if bound != bound { ids.append(-3) }
+                // The deepest nesting accepted, parsed and run on this stack too.
+                let nested = "WHERE " + String(repeating: "NOT (", count: QueryParser.maximumNesting / 2) + "a = 1"
+                    + String(repeating: ")", count: QueryParser.maximumNesting / 2)
+                if let deep = try? ParsedQuery(parsing: nested, columns: Self.columns).bind([]) {
+                    ids += QueryEvaluator(columns: Self.columns).run(deep, over: [(7, ["a": .integer(1)])]).map { $0 + 100 }
+                    if (try? ParsedQuery(parsing: deep.sql, columns: Self.columns).bind([])) != deep { ids.append(-4) }
+                } else {
+                    ids.append(-5)
+                }
+                continuation.resume(returning: ids)
+            }
+            thread.stackSize = 512 * 1024
+            thread.start()
+        }
+        #expect(result == [1, 107])
     }
 }

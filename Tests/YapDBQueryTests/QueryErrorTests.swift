@@ -1,3 +1,4 @@
+import TestSupport
 import Testing
 @testable import YapDBQuery
 
@@ -117,7 +118,7 @@ import Testing
 
     /// Random garbage never traps: every text either parses or gives an error inside it.
     @Test func randomTextsNeverTrap() {
-        var generator = SplitMix(seed: 11)
+        var generator = SeededRandom(seed: 11)
         let pieces = ["WHERE", "age", "name", "=", "<", "(", ")", "'", "\"", "[", "`", "?", "AND", "OR", "NOT", "IN", "LIKE",
                       "BETWEEN", "IS", "NULL", "1", "2.5", "-", "x'", "ORDER", "BY", "LIMIT", "OFFSET", ",", ";", " ", "é", "--", "/*"]
         for _ in 0..<3000 {
@@ -127,18 +128,5 @@ import Testing
                 #expect(error.offset >= 0 && error.offset <= text.count, "\(text)")
             }
         }
-    }
-}
-
-/// A small deterministic generator for the tests.
-struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -26,7 +26,8 @@ import Testing
         let all: [YapDatabaseError] = [.fileNotFound, .notADatabase, .unsupportedVersion(found: 2, supported: 1),
                                        .corrupted(offset: 0, reason: "r"), .locked, .alreadyOpen, .readOnly, .diskFull,
                                        .io(errno: 1, operation: "o"), .valueTooLarge,
-                                       .serialization(collection: "", key: "", underlying: ""), .closed, .poisoned]
+                                       .serialization(collection: "", key: "", underlying: ""), .closed, .poisoned,
+                                       .invalidQuery(offset: 0, reason: "r")]
         #expect(Set(all.map(\.description)).count == all.count)
     }
 

@@ -115,6 +115,13 @@ func goals(rows: Int, hugeRows: Int?) -> [Goal] {
              target: mib32, measure: { $0.yap("W11", "private memory") }, unit: .bytes, missing: "n/a (no RssAnon)"),
         Goal(issue: "9", workload: "W10", text: "cache sync ≤ 200 ns per changed key (10,000 keys)", direction: .atMost, target: 200,
              measure: { $0.yap("W10", "after A changed 10,000") }, unit: .nanoseconds),
+        // Issue 11 (secondary indexes).
+        Goal.atLeast(issue: "11", "W12", "equality lookup ≥ 2× SQLite", 2, row: "equality lookup", than: .sqliteNormal),
+        Goal.atLeast(issue: "11", "W12", "ordered range of 100 rows ≥ 2× SQLite", 2, row: "ordered range", than: .sqliteNormal),
+        Goal.atLeast(issue: "11", "W12", "COUNT(*) of a range ≥ 10× SQLite", 10, row: "COUNT(*)", than: .sqliteNormal),
+        Goal.atLeast(issue: "11", "W12", "MIN of a column ≥ 10× SQLite", 10, row: "MIN(a)", than: .sqliteNormal),
+        Goal(issue: "11", workload: "W12", text: "added cost per write of two indexed columns ≤ 1.5× SQLite's (YapDB ÷ SQLite)",
+             direction: .atMost, target: 1.5, measure: { $0.timeOver("W12", "added cost per write", .sqliteNormal) }, unit: .ratio),
         // Issue 6, where issue 9 does not restate them.
         Goal(issue: "6", workload: "W2", text: "(for reference) durable commit p50 ≤ 1.15× the overwrite floor", direction: .atMost, target: 1.15,
              measure: { r in

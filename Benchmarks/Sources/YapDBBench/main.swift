@@ -1,7 +1,7 @@
 import Foundation
 
 // yapdb-bench: YapDB, SQLite, GRDB and LMDB on the same workloads (W1–W10 of issue 6, W11 and the
-// fresh-process open and memory figures of issue 9), interleaved,
+// fresh-process open and memory figures of issue 9, W12 secondary indexes of issue 11), interleaved,
 // medians of several runs, ratios per pair; writes docs/benchmarks.md and docs/benchmarks.json.
 //
 //   yapdb-bench [--size quick|full] [--huge] [--only W1,W4] [--engines sqlite,grdb,lmdb,floor]
@@ -63,7 +63,7 @@ try FileManager.default.createDirectory(at: settings.workFolder, withIntermediat
 let workloads: [(String, () throws -> Void)] = [
     ("W1", runner.runW1), ("W2", runner.runW2), ("W3", runner.runW3), ("W4", runner.runW4),
     ("W5", runner.runW5), ("W6", runner.runW6), ("W8", runner.runW8), ("W7", runner.runW7),
-    ("W9", runner.runW9), ("W10", runner.runW10), ("W11", runner.runW11),
+    ("W9", runner.runW9), ("W10", runner.runW10), ("W11", runner.runW11), ("W12", runner.runW12),
 ]
 let started = nowNanoseconds()
 do {

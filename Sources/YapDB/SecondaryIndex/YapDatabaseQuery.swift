@@ -15,8 +15,8 @@ import YapDBQuery
 /// `IS [NOT] NULL`, `[NOT] BETWEEN … AND …`, `[NOT] IN (…)` (a `?` there may be an array, whose
 /// elements join the list; an empty array binds NULL, as in YapDatabase), `[NOT] LIKE` with `%`
 /// and `_` (ASCII letters match either case) and an optional `ESCAPE`, `AND`, `OR`, `NOT`,
-/// parentheses; column names bare or quoted (`"col"`, `[col]`, `` `col` ``, matched ignoring
-/// ASCII case); literals (integers, reals, `'text'` with `''`, `X'…'` blobs, `NULL`, `TRUE`,
+/// parentheses; column names bare or quoted (in double quotes, square brackets or backticks),
+/// matched ignoring ASCII case; literals (integers, reals, `'text'` with `''`, `X'…'` blobs, `NULL`, `TRUE`,
 /// `FALSE`); `ORDER BY col [ASC|DESC], …`; `LIMIT n [OFFSET m]` (either may be `?`). Values
 /// follow SQLite's rules: each column's affinity (from its `YapDatabaseSecondaryIndexType`),
 /// the conversions before a comparison, NULL's three-valued logic, and SQLite's order of values.
@@ -134,9 +134,7 @@ public final class YapDatabaseQuery: Sendable, CustomStringConvertible {
     func parsed(columns: [String: ColumnType]) throws(YapDatabaseError) -> ParsedQuery {
         let result = parseCache.withLock { cache -> Result<ParsedQuery, QueryError> in
             if let cache, cache.columns == columns { return cache.parsed }
-            let parsed = Result { () throws(QueryError) -> ParsedQuery in
-                try ParsedQuery(parsing: queryString, columns: columns)
-            }
+            let parsed = SharedParseCache.parsed(queryString, columns: columns)
             cache = (columns, parsed)
             return parsed
         }
@@ -164,4 +162,36 @@ public final class YapDatabaseQuery: Sendable, CustomStringConvertible {
     static func publicError(_ error: QueryError) -> YapDatabaseError {
         .invalidQuery(offset: error.offset, reason: error.problem)
     }
+}
+
+/// Parses shared by every `YapDatabaseQuery` with the same text and index columns, so the usual
+/// pattern — a new query object per call with the same text and new parameters — parses the
+/// text once. Bounded: when full it starts over (queries are few distinct texts in practice).
+///
+/// Threading: one `Mutex` around the table; parsing happens outside it.
+enum SharedParseCache {
+    struct Key: Hashable {
+        let text: String
+        let columns: [String: ColumnType]
+    }
+
+    /// The most parses kept.
+    static let capacity = 256
+
+    private static let entries = Mutex<[Key: Result<ParsedQuery, QueryError>]>([:])
+
+    /// The parse of `text` against `columns`, from the table or made now and kept.
+    static func parsed(_ text: String, columns: [String: ColumnType]) -> Result<ParsedQuery, QueryError> {
+        let key = Key(text: text, columns: columns)
+        if let known = entries.withLock({ $0[key] }) { return known }
+        let parsed = Result { () throws(QueryError) -> ParsedQuery in try ParsedQuery(parsing: text, columns: columns) }
+        entries.withLock { table in
+            if table.count >= capacity { table.removeAll(keepingCapacity: true) }
+            table[key] = parsed
+        }
+        return parsed
+    }
+
+    /// How many parses are kept (for tests).
+    static var count: Int { entries.withLock { $0.count } }
 }
