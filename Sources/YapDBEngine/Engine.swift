@@ -162,6 +162,11 @@ package final class Engine: Sendable {
             if let refusal { throw refusal }
             guard !tx.isRolledBack, tx.hasChanges else {
                 if tx.began { state.log.rollback() }
+                if !tx.isRolledBack && tx.extensionsOnly {
+                    state.extensions = tx.extensions
+                    state.generation += 1
+                    publish(state)
+                }
                 return (value, nil)
             }
             let changeset = try commit(tx, state: state)

@@ -127,6 +127,9 @@ package struct ExtensionCatchUp: Sendable {
 
     package init() {}
 
+    /// Whether nothing changed since.
+    package var isEmpty: Bool { changedKeys.isEmpty && removedRowids.isEmpty && !removedAll }
+
     /// Adds a commit's changes.
     mutating func record(_ changeset: Changeset) {
         if changeset.allKeysRemoved { removedAll = true }

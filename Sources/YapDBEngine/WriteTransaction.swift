@@ -38,6 +38,7 @@ package final class WriteTransaction {
     var began = false
     var wroteRecords = false
     var touched = false
+    var extensionsOnly = false
     package private(set) var isRolledBack = false
     /// Why the engine refuses this transaction (`closed`, `poisoned`), if it does: every write
     /// throws it before touching the log.
@@ -65,6 +66,12 @@ package final class WriteTransaction {
     /// Makes the transaction commit even without records (an extension changed its state):
     /// the snapshot number moves on and the new extension state is published with it.
     package func markChanged() { touched = true }
+
+    /// Publishes the transaction's extension state even if it commits nothing, without a
+    /// commit (no log record, no sync, the snapshot number stays): for a state that describes
+    /// the rows exactly as they are, such as an extension's written trees claimed with nothing
+    /// to catch up. Rows written in the same transaction still commit as usual.
+    package func publishExtensionsWithoutCommit() { extensionsOnly = true }
 
     /// Asks for the transaction to be rolled back when the body returns.
     package func rollback() { isRolledBack = true }

@@ -104,8 +104,10 @@ import TestSupport
         try fixture.reopen()
 
         let before = try #require(fixture.database.extensionPagesRead)
+        let snapshot = fixture.database.snapshot
         #expect(fixture.database.register(Self.view(), withName: "v"))
         #expect(fixture.database.extensionPagesRead == before, "re-registering with the same tag read no page")
+        #expect(fixture.database.snapshot == snapshot, "nothing to catch up: no commit (and no sync) either")
         let connection = fixture.database.newConnection()
         connection.read { tx in
             let view = tx.ext("v") as! YapDatabaseViewTransaction

@@ -73,7 +73,13 @@ open class YapDatabaseAutoView: YapDatabaseView, @unchecked Sendable {
            var state = ViewState(claimed: claimed), state.versionTag == tag {
             catchUp(&state, claimed.catchUp, transaction: transaction)
             transaction.setExtensionState(state, forKey: key)
-            transaction.engineTransaction.markChanged()
+            // Nothing to catch up: the trees are the rows as they are, and no commit (and no
+            // sync) is needed to publish them.
+            if claimed.catchUp.isEmpty {
+                transaction.engineTransaction.publishExtensionsWithoutCommit()
+            } else {
+                transaction.engineTransaction.markChanged()
+            }
             return true
         }
         rebuild(name: name, transaction: transaction, versionTag: tag)

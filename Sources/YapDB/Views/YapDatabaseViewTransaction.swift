@@ -17,14 +17,29 @@ public class YapDatabaseViewTransaction {
         self.transaction = transaction
     }
 
+    /// In a read-only transaction the view cannot change: its state and the tree of the group
+    /// read last are kept, so repeated reads of one group walk only that group's pages.
+    private var readOnlyState: ViewState?
+    private var readOnlyTree: (group: String, tree: PagedRowTree?)?
+    private var isReadOnly: Bool { !(transaction is YapDatabaseReadWriteTransaction) }
+
     var state: ViewState {
-        transaction.extensionState(YapDatabaseAutoView.stateKey(name)) as? ViewState ?? ViewState(versionTag: "", transaction: transaction)
+        if let readOnlyState { return readOnlyState }
+        let state = transaction.extensionState(YapDatabaseAutoView.stateKey(name)) as? ViewState
+            ?? ViewState(versionTag: "", transaction: transaction)
+        if isReadOnly { readOnlyState = state }
+        return state
     }
 
     var engine: ViewEngine { ViewEngine(view: view, config: view.config.withLock { $0 }, transaction: transaction) }
 
     /// The tree of `group`, or nil when it has no rows (a page that cannot be read is logged).
-    func tree(_ group: String) -> PagedRowTree? { engine.tree(group, in: state) }
+    func tree(_ group: String) -> PagedRowTree? {
+        if let readOnlyTree, readOnlyTree.group == group { return readOnlyTree.tree }
+        let tree = engine.tree(group, in: state)
+        if isReadOnly { readOnlyTree = (group, tree) }
+        return tree
+    }
 
     // MARK: Groups
 
@@ -81,7 +96,7 @@ public class YapDatabaseViewTransaction {
         let name = collection ?? ""
         let state = self.state, engine = self.engine
         guard let entry = transaction.keydir.lookup(collection: name, key: key), let group = engine.group(ofRowid: entry.rowid, in: state),
-              let tree = engine.tree(group, in: state) else { return nil }
+              let tree = tree(group) else { return nil }
         let row = engine.row(collection: name, key: key, forGrouping: false)
         let found = engine.run("row \(name)/\(key) in group \(group)", nil) { () throws(PageError) in
             try engine.position(of: entry.rowid, sortRow: row, in: tree, group: group)
