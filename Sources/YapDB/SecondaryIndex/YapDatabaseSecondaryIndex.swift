@@ -110,7 +110,13 @@ open class YapDatabaseSecondaryIndex: YapDatabaseExtension, @unchecked Sendable 
            var state = SecondaryIndexState(claimed: claimed), state.versionTag == versionTag, state.signature == signature,
            (try? catchUp(&state, claimed.catchUp, transaction: transaction)) != nil {
             transaction.setExtensionState(state, forKey: key)
-            transaction.engineTransaction.markChanged()
+            // Nothing to catch up: the trees describe the rows as they are, so publishing them
+            // needs no commit (and no sync).
+            if claimed.catchUp.isEmpty {
+                transaction.engineTransaction.publishExtensionsWithoutCommit()
+            } else {
+                transaction.engineTransaction.markChanged()
+            }
             return true
         }
         do throws(PageError) {
