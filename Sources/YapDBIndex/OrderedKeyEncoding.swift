@@ -81,6 +81,37 @@ package enum OrderedKeyEncoding {
         appendBigEndian(negative ? ~fraction : fraction, to: &bytes)
     }
 
+    /// A number read back from its encoding.
+    package enum DecodedNumber: Equatable, Sendable {
+        /// A whole number strictly inside the `Int64` range.
+        case integer(Int64)
+        /// Any other number (exact for every double the encoding was given).
+        case real(Double)
+    }
+
+    /// The number at the start of `key` (a value's encoding, perhaps followed by a row id), or
+    /// nil when it is not a number or is -2^63 (which an `Int64` and a double share: the caller
+    /// must ask the stored value).
+    package static func decodeNumber(_ key: UnsafeRawBufferPointer) -> DecodedNumber? {
+        guard let tag = key.first else { return nil }
+        if tag == Tag.zero { return .integer(0) }
+        guard tag == Tag.negative || tag == Tag.positive, key.count >= 11 else { return nil }
+        let negative = tag == Tag.negative
+        var lead: UInt16 = 0, fraction: UInt64 = 0
+        for i in 1...2 { lead = lead << 8 | UInt16(key[i]) }
+        for i in 3...10 { fraction = fraction << 8 | UInt64(key[i]) }
+        if negative { lead = ~lead; fraction = ~fraction }
+        if lead == infiniteExponent { return .real(negative ? -.infinity : .infinity) }
+        let exponent = Int(lead) - bias
+        if exponent >= 0 && exponent <= 62 && fraction << UInt64(exponent) == 0 {
+            let magnitude = (UInt64(1) << UInt64(exponent)) | (fraction >> UInt64(64 - exponent))
+            return .integer(negative ? -Int64(magnitude) : Int64(magnitude))
+        }
+        if exponent == 63 && negative && fraction == 0 { return nil }
+        let significand = 1 + Double(fraction >> 11) * 0x1p-53
+        return .real(Double(sign: negative ? .minus : .plus, exponent: exponent, significand: significand))
+    }
+
     /// Appends text (its UTF-8 bytes), writing at most `limit` of them. Returns whether the
     /// value was truncated.
     @discardableResult

@@ -83,6 +83,35 @@ import YapDBQuery
         #expect(Self.key(.text(long + "\u{0}")).withUnsafeBytes { OrderedKeyEncoding.isTruncated($0) })
     }
 
+    /// Numbers read back from their keys exactly; non-numbers and -2^63 (shared by an integer
+    /// and a real) do not.
+    @Test func numbersReadBackFromTheirKeys() {
+        for value in Self.tricky {
+            let key = Self.key(value)
+            let decoded = key.withUnsafeBytes { OrderedKeyEncoding.decodeNumber($0) }
+            switch value {
+            case .integer(.min), .real(-0x1p63):
+                #expect(decoded == nil)
+            case let .integer(i):
+                #expect(decoded == .integer(i), "\(value)")
+            case let .real(r):
+                if r == r.rounded(.towardZero) && abs(r) < 0x1p63 {
+                    #expect(decoded == .integer(Int64(r)), "\(value)")
+                } else {
+                    #expect(decoded == .real(r), "\(value)")
+                }
+            default:
+                #expect(decoded == nil, "\(value)")
+            }
+            // In a column, the key gives the stored value.
+            for type in [YapDatabaseSecondaryIndexType.integer, .real, .numeric] {
+                let stored = SecondaryIndexRow.columnValue(value, type: type)
+                let read = Self.key(stored).withUnsafeBytes { SecondaryIndexRow.number(fromKey: $0, type: type) }
+                if let read { #expect(read == stored, "\(value) in a \(type) column") }
+            }
+        }
+    }
+
     /// A key is the value's encoding then the row id: equal values order by row id, and the
     /// row id reads back.
     @Test func rowidSuffixOrdersTiesAndReadsBack() {

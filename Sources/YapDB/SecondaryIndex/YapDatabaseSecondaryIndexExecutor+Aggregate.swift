@@ -69,7 +69,7 @@ extension SecondaryIndexExecutor {
             let nonNull = SecondaryIndexPlanner.overlap(range, ColumnRange(lower: SecondaryIndexPlanner.aboveNull, upper: nil, condition: ""))
             var group: [UInt64] = []
             var prefix: [UInt8] = []
-            try tree.forEach(from: nonNull.lower, to: nonNull.upper, reversed: maximum) { key, _ in
+            try tree.forEachInKeyRange(from: nonNull.lower, to: nonNull.upper, reversed: maximum) { key, _ in
                 let valuePrefix = OrderedKeyEncoding.valuePrefix(ofKey: key)
                 if group.isEmpty {
                     prefix = Array(valuePrefix)
@@ -79,6 +79,11 @@ extension SecondaryIndexExecutor {
                 group.append(OrderedKeyEncoding.rowid(ofKey: key))
                 // One entry settles it unless the value was cut (then its equals decide).
                 return prefix.withUnsafeBytes { OrderedKeyEncoding.isTruncated($0) }
+            }
+            // A number in a numeric column reads back from its key (no row values read).
+            if group.count == 1, let value = prefix.withUnsafeBytes({ SecondaryIndexRow.number(fromKey: $0, type: columns[column].type) }) {
+                found = value
+                break
             }
             var candidates: [SQLValue] = []
             for rowid in group { if let values = try state.values(ofRow: rowid) { candidates.append(values[column]) } }

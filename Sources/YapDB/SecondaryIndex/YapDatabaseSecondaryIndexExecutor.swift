@@ -124,7 +124,7 @@ struct SecondaryIndexExecutor {
         case let .ranges(column, ranges):
             for range in ranges {
                 var going = true
-                try state.columns[column].forEach(from: range.lower, to: range.upper) { key, _ in
+                try state.columns[column].forEachInKeyRange(from: range.lower, to: range.upper) { key, _ in
                     going = body(OrderedKeyEncoding.rowid(ofKey: key))
                     return going
                 }
@@ -244,7 +244,7 @@ struct SecondaryIndexExecutor {
         }
         var going = true
         for range in descending ? ranges.reversed() : ranges {
-            try state.columns[column].forEach(from: range.lower, to: range.upper, reversed: descending) { key, _ in
+            try state.columns[column].forEachInKeyRange(from: range.lower, to: range.upper, reversed: descending) { key, _ in
                 let prefix = OrderedKeyEncoding.valuePrefix(ofKey: key)
                 if group.isEmpty || !prefix.elementsEqual(groupPrefix) {
                     if !group.isEmpty {

@@ -34,6 +34,20 @@ enum SecondaryIndexRow {
         return YapDatabaseQuery.sqlValue(of: raw) ?? .null
     }
 
+    /// The stored value a column key holds, when the key alone tells it: a number in an
+    /// INTEGER or NUMERIC column (whole numbers inside the 64-bit range are stored as integers,
+    /// the rest as reals) or a REAL column (every number a real). Nil otherwise: other types,
+    /// or a number the key cannot tell the class of.
+    static func number(fromKey key: UnsafeRawBufferPointer, type: YapDatabaseSecondaryIndexType) -> SQLValue? {
+        guard type == .integer || type == .numeric || type == .real,
+              let number = OrderedKeyEncoding.decodeNumber(key) else { return nil }
+        switch (number, type) {
+        case let (.integer(value), .real): return .real(Double(value))
+        case let (.integer(value), _): return .integer(value)
+        case let (.real(value), _): return .real(value)
+        }
+    }
+
     // MARK: Stored row values
 
     enum Kind {
