@@ -40,6 +40,15 @@ open class YapDatabaseSecondaryIndex: YapDatabaseExtension, @unchecked Sendable 
                 versionTag: String? = nil, options: YapDatabaseSecondaryIndexOptions? = nil) {
         precondition(setup.count() > 0, "YapDatabaseSecondaryIndex: the setup has no columns")
         columns = setup.columns
+        var queryColumns: [String: ColumnType] = [:], positions: [String: Int] = [:], lowercased: [String: Int] = [:]
+        for (i, column) in columns.enumerated() {
+            if let type = SecondaryIndexRow.columnType(column.type) { queryColumns[column.name] = type }
+            positions[column.name] = i
+            lowercased[column.name.lowercased()] = i
+        }
+        self.queryColumns = queryColumns
+        self.positions = positions
+        lowercasedPositions = lowercased
         self.handler = handler
         self.versionTag = versionTag ?? ""
         allowedCollections = options?.allowedCollections
@@ -68,16 +77,14 @@ open class YapDatabaseSecondaryIndex: YapDatabaseExtension, @unchecked Sendable 
     func isAllowed(_ collection: String) -> Bool { allowedCollections?.isAllowed(collection) ?? true }
 
     /// The columns as the query module sees them (BLOB columns have no affinity: left out).
-    var queryColumns: [String: ColumnType] {
-        var result: [String: ColumnType] = [:]
-        for column in columns { if let type = SecondaryIndexRow.columnType(column.type) { result[column.name] = type } }
-        return result
-    }
+    let queryColumns: [String: ColumnType]
+    /// Column positions by name as spelled, and by lowercased name.
+    let positions: [String: Int]
+    let lowercasedPositions: [String: Int]
 
     /// The index of column `name` (case-insensitive, as SQL names are), or nil.
     func columnIndex(_ name: String) -> Int? {
-        let lowered = name.lowercased()
-        return columns.firstIndex { $0.name.lowercased() == lowered }
+        positions[name] ?? lowercasedPositions[name.lowercased()]
     }
 
     /// The row's column values from the handler, after each column's affinity; nil when the
