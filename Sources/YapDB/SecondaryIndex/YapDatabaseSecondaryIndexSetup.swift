@@ -157,13 +157,21 @@ public final class YapDatabaseSecondaryIndexHandler: Sendable {
     /// Runs the block on a row and returns the dictionary it filled (empty: not indexed).
     func values(_ transaction: YapDatabaseReadTransaction, collection: String, key: String) -> NSMutableDictionary {
         let dict = NSMutableDictionary()
+        // The object a write is storing right now is in hand: no need to read it back.
+        func object() -> Any? {
+            if let written = (transaction as? YapDatabaseReadWriteTransaction)?.objectBeingWritten,
+               written.pair.key == key, written.pair.collection == collection {
+                return written.object
+            }
+            return transaction.object(forKey: key, inCollection: collection)
+        }
         switch block {
         case .key(let b): b(transaction, dict, collection, key)
         case .object(let b):
-            if let object = transaction.object(forKey: key, inCollection: collection) { b(transaction, dict, collection, key, object) }
+            if let object = object() { b(transaction, dict, collection, key, object) }
         case .metadata(let b): b(transaction, dict, collection, key, transaction.metadata(forKey: key, inCollection: collection))
         case .row(let b):
-            if let object = transaction.object(forKey: key, inCollection: collection) {
+            if let object = object() {
                 b(transaction, dict, collection, key, object, transaction.metadata(forKey: key, inCollection: collection))
             }
         }
