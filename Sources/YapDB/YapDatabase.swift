@@ -172,7 +172,8 @@ public final class YapDatabase: Sendable {
     }
 
     /// Checks every checksum, the commit sequence, and that the index equals a rebuild from
-    /// the log. Problems are in the report; it throws only when it cannot read at all.
+    /// the log, and that each registered extension (a secondary index) equals a rebuild from its
+    /// blocks. Problems are in the report; it throws only when it cannot read at all.
     ///
     /// - Parameter progress: called during the check with how far it got (see
     ///   ``YapDatabaseVerifyProgress``), at most every 1,024 pages, commits or records and once
@@ -188,9 +189,21 @@ public final class YapDatabase: Sendable {
                                                      recordsRead: step.recordsRead, recordsTotal: step.recordsTotal))
                 }
             })
-            return YapDatabaseIntegrityReport(isValid: report.isValid, problems: report.problems, commitsChecked: report.commitsChecked,
+            let extensionProblems = verifyExtensions()
+            return YapDatabaseIntegrityReport(isValid: report.isValid && extensionProblems.isEmpty,
+                                              problems: report.problems + extensionProblems, commitsChecked: report.commitsChecked,
                                               recordsChecked: report.recordsChecked, bytesChecked: report.bytesChecked)
         } catch { throw YapDatabaseError(error) }
+    }
+
+    /// The problems each registered extension finds when it checks its stored state against a
+    /// rebuild (one read transaction at the newest snapshot).
+    private func verifyExtensions() -> [String] {
+        let registered = extensionRegistry.all
+        guard !registered.isEmpty else { return [] }
+        return newConnection().read { transaction in
+            registered.flatMap { $0.ext.verifyState(name: $0.name, transaction: transaction) }
+        }
     }
 
     /// Sizes and counts of the database.

@@ -43,6 +43,10 @@ open class YapDatabaseExtension: @unchecked Sendable {
 
     /// A row was touched (no data changed).
     func didTouchRow(name: String, collection: String, key: String, transaction: YapDatabaseReadWriteTransaction) {}
+
+    /// Checks the extension's stored state in `transaction`'s snapshot against a rebuild from
+    /// its blocks (`YapDatabase.verify()`); returns one line per problem.
+    func verifyState(name: String, transaction: YapDatabaseReadTransaction) -> [String] { [] }
 }
 
 /// The registered extensions, by name. Threading: one `Mutex`.

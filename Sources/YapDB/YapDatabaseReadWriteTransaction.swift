@@ -22,6 +22,9 @@ public final class YapDatabaseReadWriteTransaction: YapDatabaseReadTransaction {
     /// Keys whose object (metadata) this transaction wrote, whatever the object policy: a later
     /// touch of such a key must not mark it "touched only", or other connections would keep
     /// the old value in their caches. (`writtenObjects` holds only non-containment policies.)
+    /// The row and object `write` just stored, while the extensions hear of it: an extension
+    /// that needs the object takes it from here instead of reading it back.
+    var objectBeingWritten: (pair: CollectionKeyPair, object: Any)?
     /// Per-extension changes for the notification's `"extensions"`.
     var extensionChanges: [String: Any] = [:]
     /// The groups each view changed in (for `hasChanges(forGroup:in:)`), and the views whose
@@ -256,7 +259,9 @@ public final class YapDatabaseReadWriteTransaction: YapDatabaseReadTransaction {
         }
         serialization.postSanitize(.object, sanitizedObject, forKey: key, inCollection: collection)
         if let sanitizedMetadata { serialization.postSanitize(.metadata, sanitizedMetadata, forKey: key, inCollection: collection) }
+        objectBeingWritten = (pair, sanitizedObject)
         for (extName, ext) in extensions { ext.didChangeRow(name: extName, collection: collection, key: key, transaction: self) }
+        objectBeingWritten = nil
         runModifyHooks(will: false, hook)
     }
 

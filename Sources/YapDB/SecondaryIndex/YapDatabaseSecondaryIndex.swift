@@ -1,0 +1,254 @@
+import Foundation
+import YapDBIndex
+import YapDBEngine
+import YapDBQuery
+
+/// An index of values the handler extracts from rows (YapDatabase's `YapDatabaseSecondaryIndex`),
+/// queried with `YapDatabaseQuery`: `WHERE` conditions, `ORDER BY`, `LIMIT`, counts and
+/// aggregates, answered from key-ordered trees (one per column) without loading objects.
+///
+/// The index changes in the same commit as the rows it indexes. Registering it again with the
+/// same `versionTag` and columns keeps the stored index; a different tag or setup rebuilds it
+/// from every allowed row.
+///
+/// ```swift
+/// let setup = YapDatabaseSecondaryIndexSetup()
+/// setup.addColumn("age", with: .integer)
+/// let handler = YapDatabaseSecondaryIndexHandler.withObjectBlock { _, dict, _, _, object in
+///     if let person = object as? Person { dict["age"] = person.age }
+/// }
+/// database.register(YapDatabaseSecondaryIndex(setup: setup, handler: handler, versionTag: "1"), withName: "idx")
+/// ```
+///
+/// `@unchecked Sendable`: every stored property is immutable (the setup is copied at init).
+open class YapDatabaseSecondaryIndex: YapDatabaseExtension, @unchecked Sendable {
+    /// The columns, in setup order.
+    let columns: [YapDatabaseSecondaryIndexColumn]
+    let handler: YapDatabaseSecondaryIndexHandler
+    let allowedCollections: YapWhitelistBlacklist?
+
+    /// The version tag: a different tag at registration rebuilds the index.
+    public let versionTag: String
+
+    /// A secondary index with the columns of `setup`, filled by `handler`.
+    /// - Parameters:
+    ///   - setup: the columns (copied: later changes to `setup` do not reach the index).
+    ///   - handler: the block that reads each row's column values.
+    ///   - versionTag: change it when the setup or the handler changes (nil: "").
+    ///   - options: the allowed collections (nil: every collection).
+    public init(setup: YapDatabaseSecondaryIndexSetup, handler: YapDatabaseSecondaryIndexHandler,
+                versionTag: String? = nil, options: YapDatabaseSecondaryIndexOptions? = nil) {
+        precondition(setup.count() > 0, "YapDatabaseSecondaryIndex: the setup has no columns")
+        columns = setup.columns
+        var queryColumns: [String: ColumnType] = [:], positions: [String: Int] = [:], lowercased: [String: Int] = [:]
+        for (i, column) in columns.enumerated() {
+            if let type = SecondaryIndexRow.columnType(column.type) { queryColumns[column.name] = type }
+            positions[column.name] = i
+            lowercased[column.name.lowercased()] = i
+        }
+        self.queryColumns = queryColumns
+        self.positions = positions
+        lowercasedPositions = lowercased
+        self.handler = handler
+        self.versionTag = versionTag ?? ""
+        allowedCollections = options?.allowedCollections
+        super.init()
+    }
+
+    /// A copy of the options the index was made with.
+    public var options: YapDatabaseSecondaryIndexOptions {
+        let options = YapDatabaseSecondaryIndexOptions()
+        options.allowedCollections = allowedCollections
+        return options
+    }
+
+    /// A copy of the setup the index was made with.
+    public var setup: YapDatabaseSecondaryIndexSetup {
+        let setup = YapDatabaseSecondaryIndexSetup()
+        for column in columns { setup.addColumn(column.name, with: column.type) }
+        return setup
+    }
+
+    /// The column names and types, as the stored index records them.
+    var signature: String { columns.map(\.description).joined(separator: ", ") }
+
+    static func stateKey(_ name: String) -> String { "secondaryIndex:" + name }
+
+    func isAllowed(_ collection: String) -> Bool { allowedCollections?.isAllowed(collection) ?? true }
+
+    /// The columns as the query module sees them (BLOB columns have no affinity: left out).
+    let queryColumns: [String: ColumnType]
+    /// Column positions by name as spelled, and by lowercased name.
+    let positions: [String: Int]
+    let lowercasedPositions: [String: Int]
+
+    /// The index of column `name` (case-insensitive, as SQL names are), or nil.
+    func columnIndex(_ name: String) -> Int? {
+        positions[name] ?? lowercasedPositions[name.lowercased()]
+    }
+
+    /// The row's column values from the handler, after each column's affinity; nil when the
+    /// handler set no value (the row is not in the index).
+    func indexedValues(collection: String, key: String, transaction: YapDatabaseReadTransaction) -> [SQLValue]? {
+        let dict = handler.values(transaction, collection: collection, key: key)
+        guard dict.count > 0 else { return nil }
+        var values = [SQLValue](repeating: .null, count: columns.count)
+        for (rawKey, rawValue) in dict {
+            guard let name = rawKey as? String, let i = columnIndex(name) else {
+                YapDatabaseLogging.log(.warning, "secondary index: the handler set \(rawKey), which is not a column; ignored")
+                continue
+            }
+            values[i] = SecondaryIndexRow.columnValue(rawValue, type: columns[i].type)
+        }
+        return values
+    }
+
+    // MARK: Extension hooks
+
+    override func prepare(name: String, transaction: YapDatabaseReadWriteTransaction) -> Bool {
+        let key = Self.stateKey(name)
+        if let existing = transaction.extensionState(key) as? SecondaryIndexState,
+           existing.versionTag == versionTag, existing.signature == signature {
+            return true
+        }
+        // The roots the last checkpoint recorded, if the tag and columns match: open them (no
+        // page is read) and re-index only the rows changed since.
+        if let claimed = transaction.connection.database.engine.claimExtensionRoots(key),
+           var state = SecondaryIndexState(claimed: claimed), state.versionTag == versionTag, state.signature == signature,
+           (try? catchUp(&state, claimed.catchUp, transaction: transaction)) != nil {
+            transaction.setExtensionState(state, forKey: key)
+            // Nothing to catch up: the trees describe the rows as they are, so publishing them
+            // needs no commit (and no sync).
+            if claimed.catchUp.isEmpty {
+                transaction.engineTransaction.publishExtensionsWithoutCommit()
+            } else {
+                transaction.engineTransaction.markChanged()
+            }
+            return true
+        }
+        do throws(PageError) {
+            let state = try rebuild(transaction: transaction)
+            transaction.setExtensionState(state, forKey: key)
+            transaction.engineTransaction.markChanged()
+            return true
+        } catch {
+            YapDatabaseLogging.log(.error, "secondary index \(name) could not be built: \(error)")
+            return false
+        }
+    }
+
+    /// Brings claimed trees up to the transaction's rows: rows removed since leave them; rows
+    /// written since are indexed anew.
+    func catchUp(_ state: inout SecondaryIndexState, _ changes: ExtensionCatchUp,
+                 transaction: YapDatabaseReadWriteTransaction) throws(PageError) {
+        if changes.removedAll { state.removeAll() }
+        for rowid in changes.removedRowids { try state.removeRow(rowid) }
+        for pair in changes.changedKeys {
+            try reindex(collection: pair.collection, key: pair.key, in: &state, transaction: transaction)
+        }
+    }
+
+    /// The index built from every allowed row of the transaction.
+    func rebuild(transaction: YapDatabaseReadTransaction) throws(PageError) -> SecondaryIndexState {
+        let keydir = transaction.keydir
+        // The index's page format, so the checkpoint can write these trees with the key directory.
+        var state = SecondaryIndexState(versionTag: versionTag, signature: signature, columnCount: columns.count,
+                                        format: keydir.rows.format)
+        var failure: PageError?
+        for collection in keydir.collectionNames() where isAllowed(collection) {
+            keydir.eachKey(inCollection: collection) { key, entry in
+                guard let values = indexedValues(collection: collection, key: key, transaction: transaction) else { return true }
+                do throws(PageError) { try state.setRow(entry.rowid, values: values) } catch {
+                    failure = error
+                    return false
+                }
+                return true
+            }
+            if let failure { throw failure }
+        }
+        return state
+    }
+
+    /// Re-reads the row (collection, key) through the handler and puts its values in `state`
+    /// (or takes it out when the row is gone, not allowed, or the handler sets nothing).
+    func reindex(collection: String, key: String, in state: inout SecondaryIndexState,
+                 transaction: YapDatabaseReadTransaction) throws(PageError) {
+        guard let entry = transaction.keydir.lookup(collection: collection, key: key) else { return }
+        if isAllowed(collection), let values = indexedValues(collection: collection, key: key, transaction: transaction) {
+            try state.setRow(entry.rowid, values: values)
+        } else {
+            try state.removeRow(entry.rowid)
+        }
+    }
+
+    override func dropState(name: String, transaction: YapDatabaseReadWriteTransaction) {
+        transaction.setExtensionState(nil, forKey: Self.stateKey(name))
+        transaction.engineTransaction.markChanged()
+    }
+
+    override func makeConnection(name: String, connection: YapDatabaseConnection) -> AnyObject? {
+        YapDatabaseSecondaryIndexConnection(index: self, name: name, connection: connection)
+    }
+
+    override func makeTransaction(name: String, extensionConnection: AnyObject?, transaction: YapDatabaseReadTransaction) -> AnyObject? {
+        YapDatabaseSecondaryIndexTransaction(index: self, name: name, transaction: transaction)
+    }
+
+    override func didChangeRow(name: String, collection: String, key: String, transaction: YapDatabaseReadWriteTransaction) {
+        guard isAllowed(collection) else { return }
+        update(name, transaction) { state throws(PageError) in
+            try reindex(collection: collection, key: key, in: &state, transaction: transaction)
+        }
+    }
+
+    override func willRemoveRow(name: String, collection: String, key: String, transaction: YapDatabaseReadWriteTransaction) {
+        guard isAllowed(collection), let entry = transaction.keydir.lookup(collection: collection, key: key) else { return }
+        update(name, transaction) { state throws(PageError) in try state.removeRow(entry.rowid) }
+    }
+
+    override func willRemoveCollection(name: String, collection: String, transaction: YapDatabaseReadWriteTransaction) {
+        guard isAllowed(collection) else { return }
+        var rowids: [UInt64] = []
+        transaction.keydir.eachKey(inCollection: collection) { _, entry in
+            rowids.append(entry.rowid)
+            return true
+        }
+        update(name, transaction) { state throws(PageError) in
+            for rowid in rowids { try state.removeRow(rowid) }
+        }
+    }
+
+    override func willRemoveAll(name: String, transaction: YapDatabaseReadWriteTransaction) {
+        update(name, transaction) { state in state.removeAll() }
+    }
+
+    /// Runs `body` on the transaction's state of this index (taken out of the transaction so it
+    /// is uniquely referenced and its trees change in place), then puts it back. A failure
+    /// (a damaged page) fails the transaction.
+    func update(_ name: String, _ transaction: YapDatabaseReadWriteTransaction,
+                _ body: (inout SecondaryIndexState) throws(PageError) -> Void) {
+        let key = Self.stateKey(name)
+        guard var state = transaction.extensionState(key) as? SecondaryIndexState else { return }
+        transaction.setExtensionState(nil, forKey: key)
+        do throws(PageError) {
+            try body(&state)
+        } catch {
+            transaction.fail(.corrupted(offset: 0, reason: "secondary index \(name): \(error)"))
+        }
+        transaction.setExtensionState(state, forKey: key)
+    }
+
+    // MARK: Verification
+
+    override func verifyState(name: String, transaction: YapDatabaseReadTransaction) -> [String] {
+        guard let stored = transaction.extensionState(Self.stateKey(name)) as? SecondaryIndexState else {
+            return ["secondary index \(name): no stored index"]
+        }
+        do throws(PageError) {
+            let rebuilt = try rebuild(transaction: transaction)
+            return try stored.differences(from: rebuilt).map { "secondary index \(name): \($0)" }
+        } catch {
+            return ["secondary index \(name): \(error)"]
+        }
+    }
+}

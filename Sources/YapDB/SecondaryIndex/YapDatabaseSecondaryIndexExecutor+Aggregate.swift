@@ -1,0 +1,137 @@
+import YapDBIndex
+import YapDBQuery
+
+/// Counts, aggregates and `explain` of the executor. `COUNT` of an exact plan is a sum of
+/// range sizes read from the trees' subtree counts (O(log n) per range); `MIN`/`MAX` of a
+/// column the plan ranges over (or of every row) is the first non-NULL entry of that column's
+/// tree in the range; the other aggregates read the candidates' stored values (never objects).
+extension SecondaryIndexExecutor {
+    /// The number of rows matching `whereClause`.
+    func count(where whereClause: QueryExpression?) throws(PageError) -> Int {
+        let (_, prepared, check) = try prepared(whereClause)
+        if !check {
+            switch prepared {
+            case .nothing: return 0
+            case .everything: return state.rowCount
+            case let .ranges(column, ranges): return try rangeCount(column, ranges)
+            default:
+                var total = 0
+                try forEachCandidate(prepared) { _ in total += 1; return true }
+                return total
+            }
+        }
+        var total = 0
+        try run(BoundQuery(whereClause: whereClause)) { _, _ in total += 1; return true }
+        return total
+    }
+
+    /// The value of `function` over the rows of `query` (its order, limit and offset apply
+    /// first, as in an SQL subquery); nil when an integer `SUM` overflows.
+    func aggregate(_ function: AggregateFunction, of query: BoundQuery) throws(PageError) -> SQLValue? {
+        let unbounded = query.limit == nil && query.offset == 0
+        if unbounded, function.kind == .count, function.column == nil {
+            return .integer(Int64(try count(where: query.whereClause)))
+        }
+        if unbounded, !function.distinct, function.kind == .min || function.kind == .max,
+           let name = function.column, let column = columnIndex(name),
+           let value = try extreme(column: column, maximum: function.kind == .max, where: query.whereClause) {
+            return value
+        }
+        var rows: [QueryRow] = []
+        var failure: PageError?
+        try run(query) { rowid, known in
+            do throws(PageError) {
+                let read: [SQLValue]? = if let known { known } else { try state.values(ofRow: rowid) }
+                guard let values = read else { return true }
+                var dict: [String: SQLValue] = [:]
+                for (i, column) in columns.enumerated() { dict[column.name] = values[i] }
+                rows.append((Int64(bitPattern: rowid), dict))
+            } catch {
+                failure = error
+                return false
+            }
+            return true
+        }
+        if let failure { throw failure }
+        return evaluator.aggregate(function, of: BoundQuery(whereClause: nil), over: rows)
+    }
+
+    /// `MIN` or `MAX` of `column` from its tree, when the plan of `whereClause` is exact and
+    /// ranges over that column (or is every row); nil when the plan does not allow it (the
+    /// caller then reads the candidates). `.null` when no non-NULL value matches.
+    func extreme(column: Int, maximum: Bool, where whereClause: QueryExpression?) throws(PageError) -> SQLValue? {
+        let (_, prepared, check) = try prepared(whereClause)
+        guard !check, let ranges = streamableRanges(prepared, column: column) else { return nil }
+        var found: SQLValue? = nil
+        let tree = state.columns[column]
+        for range in maximum ? ranges.reversed() : ranges {
+            // Skip NULLs: start above them (or end there, walking down).
+            let nonNull = SecondaryIndexPlanner.overlap(range, ColumnRange(lower: SecondaryIndexPlanner.aboveNull, upper: nil, condition: ""))
+            var group: [UInt64] = []
+            var prefix: [UInt8] = []
+            try tree.forEachInKeyRange(from: nonNull.lower, to: nonNull.upper, reversed: maximum) { key, _ in
+                let valuePrefix = OrderedKeyEncoding.valuePrefix(ofKey: key)
+                if group.isEmpty {
+                    prefix = Array(valuePrefix)
+                } else if !valuePrefix.elementsEqual(prefix) {
+                    return false
+                }
+                group.append(OrderedKeyEncoding.rowid(ofKey: key))
+                // One entry settles it unless the value was cut (then its equals decide).
+                return prefix.withUnsafeBytes { OrderedKeyEncoding.isTruncated($0) }
+            }
+            // A number in a numeric column reads back from its key (no row values read).
+            if group.count == 1, let value = prefix.withUnsafeBytes({ SecondaryIndexRow.number(fromKey: $0, type: columns[column].type) }) {
+                found = value
+                break
+            }
+            var candidates: [SQLValue] = []
+            for rowid in group { if let values = try state.values(ofRow: rowid) { candidates.append(values[column]) } }
+            let best = maximum ? candidates.max { SQLValue.compare($0, $1) < 0 } : candidates.min { SQLValue.compare($0, $1) < 0 }
+            if let best {
+                found = best
+                break
+            }
+        }
+        return found ?? .null
+    }
+
+    // MARK: Explain
+
+    /// The plan of `query` as text: the candidate source with estimated sizes, whether each
+    /// candidate is checked against the `WHERE` clause, and how rows are ordered.
+    func explain(_ query: BoundQuery) throws(PageError) -> String {
+        let (planned, prepared, check) = try prepared(query.whereClause)
+        var lines: [String] = []
+        try describe(planned.plan, indent: "", into: &lines)
+        lines.append(check ? "check: each candidate against WHERE" : "check: none (the ranges are exact)")
+        if query.orderBy.isEmpty {
+            lines.append("order: index order")
+        } else if let column = columnIndex(query.orderBy[0].column), streamableRanges(prepared, column: column) != nil {
+            let stop = query.limit.map { ", stops after \(query.offset + $0) rows" } ?? ""
+            lines.append("order: streamed from column \(columns[column].name)\(query.orderBy[0].descending ? " descending" : "")\(stop)")
+        } else {
+            lines.append("order: sorted in memory")
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    private func describe(_ plan: SecondaryIndexPlan, indent: String, into lines: inout [String]) throws(PageError) {
+        switch plan {
+        case .nothing:
+            lines.append(indent + "no rows")
+        case .everything:
+            lines.append(indent + "scan every row (\(state.rowCount) rows)")
+        case let .ranges(column, ranges):
+            var conditions: [String] = []
+            for range in ranges where !conditions.contains(range.condition) { conditions.append(range.condition) }
+            lines.append(indent + "range of column \(columns[column].name): \(conditions.joined(separator: "; ")) (\(try estimate(plan)) rows)")
+        case let .intersection(parts):
+            lines.append(indent + "intersect (\(try estimate(plan)) rows at most):")
+            for part in parts { try describe(part, indent: indent + "  ", into: &lines) }
+        case let .union(parts):
+            lines.append(indent + "union (\(try estimate(plan)) rows at most):")
+            for part in parts { try describe(part, indent: indent + "  ", into: &lines) }
+        }
+    }
+}

@@ -1,0 +1,286 @@
+import YapDBIndex
+import YapDBQuery
+
+/// Runs bound queries against one snapshot of a secondary index: picks the candidate rows from
+/// the plan, checks them against the `WHERE` clause when the plan is not exact, orders them
+/// (streaming a column tree in order when the first `ORDER BY` column allows, stopping at the
+/// `LIMIT`), and answers counts and `MIN`/`MAX` from the trees. Reads only the index: objects
+/// and metadata are loaded by the caller for the rows it returns.
+///
+/// Errors: `PageError` from a damaged or unreadable page.
+struct SecondaryIndexExecutor {
+    let state: SecondaryIndexState
+    let columns: [YapDatabaseSecondaryIndexColumn]
+    let columnIndex: (String) -> Int?
+    let evaluator: QueryEvaluator
+
+    init(state: SecondaryIndexState, index: YapDatabaseSecondaryIndex) {
+        self.state = state
+        columns = index.columns
+        columnIndex = index.columnIndex
+        evaluator = QueryEvaluator(columns: index.queryColumns)
+    }
+
+    var planner: SecondaryIndexPlanner {
+        SecondaryIndexPlanner(columns: columns, limit: state.keyValueLimit, columnIndex: columnIndex)
+    }
+
+    /// The plan of `whereClause` (every row, exactly, when there is none).
+    func plan(_ whereClause: QueryExpression?) -> PlannedCondition {
+        whereClause.map { planner.plan($0) } ?? PlannedCondition(plan: .everything, exact: true)
+    }
+
+    // MARK: Candidates
+
+    /// The number of rows `plan` yields, without reading rows: counts of key ranges (O(log n)
+    /// each); intersections and unions are bounded by their parts.
+    func estimate(_ plan: SecondaryIndexPlan) throws(PageError) -> Int {
+        switch plan {
+        case .nothing: return 0
+        case .everything: return state.rowCount
+        case let .ranges(column, ranges):
+            return try rangeCount(column, ranges)
+        case let .intersection(parts):
+            var least = state.rowCount
+            for part in parts { least = min(least, try estimate(part)) }
+            return least
+        case let .union(parts):
+            var total = 0
+            for part in parts { total += try estimate(part) }
+            return min(total, state.rowCount)
+        }
+    }
+
+    /// The number of entries of `column`'s tree in `ranges` (subtree counts: O(log n) each).
+    func rangeCount(_ column: Int, _ ranges: [ColumnRange]) throws(PageError) -> Int {
+        var total = 0
+        for range in ranges { total += try state.columns[column].positions(from: range.lower, to: range.upper).count }
+        return total
+    }
+
+    /// The plan of `whereClause` made ready to run, and whether its candidates must be checked
+    /// against the clause (the plan is not exact, or an intersection left a part to the check).
+    func prepared(_ whereClause: QueryExpression?) throws(PageError) -> (planned: PlannedCondition, ready: Prepared, check: Bool) {
+        let planned = plan(whereClause)
+        var approximate = !planned.exact
+        let ready = try prepare(planned.plan, approximate: &approximate)
+        return (planned, ready, approximate)
+    }
+
+    /// A plan made ready to run: intersections pick their smallest part to drive and turn the
+    /// parts not much larger into row-id sets; larger parts are left to the row check
+    /// (`approximate` becomes true).
+    indirect enum Prepared {
+        case nothing, everything
+        case ranges(column: Int, [ColumnRange])
+        case filtered(driver: Prepared, sets: [Set<UInt64>])
+        case union([Prepared])
+    }
+
+    /// How much larger than the driver an intersection part may be and still be read into a set.
+    static let intersectionFactor = 8
+
+    func prepare(_ plan: SecondaryIndexPlan, approximate: inout Bool) throws(PageError) -> Prepared {
+        switch plan {
+        case .nothing: return .nothing
+        case .everything: return .everything
+        case let .ranges(column, ranges): return .ranges(column: column, ranges)
+        case let .union(parts):
+            var prepared: [Prepared] = []
+            for part in parts { prepared.append(try prepare(part, approximate: &approximate)) }
+            return .union(prepared)
+        case let .intersection(parts):
+            var sized: [(plan: SecondaryIndexPlan, size: Int)] = []
+            for part in parts { sized.append((part, try estimate(part))) }
+            sized.sort { $0.size < $1.size }
+            let driver = try prepare(sized[0].plan, approximate: &approximate)
+            var sets: [Set<UInt64>] = []
+            for part in sized.dropFirst() {
+                guard part.size <= Self.intersectionFactor * sized[0].size + 64 else {
+                    approximate = true
+                    continue
+                }
+                var set = Set<UInt64>(minimumCapacity: part.size)
+                try forEachCandidate(prepare(part.plan, approximate: &approximate)) { set.insert($0); return true }
+                sets.append(set)
+            }
+            return sets.isEmpty ? driver : .filtered(driver: driver, sets: sets)
+        }
+    }
+
+    /// Calls `body` with each candidate row id until it returns false. Ranges yield in key
+    /// order, everything and unions in row-id order.
+    func forEachCandidate(_ plan: Prepared, _ body: (UInt64) -> Bool) throws(PageError) {
+        _ = try visitCandidates(plan, body)
+    }
+
+    private func visitCandidates(_ plan: Prepared, _ body: (UInt64) -> Bool) throws(PageError) -> Bool {
+        switch plan {
+        case .nothing: return true
+        case .everything:
+            var going = true
+            try state.forEachRowid { going = body($0); return going }
+            return going
+        case let .ranges(column, ranges):
+            for range in ranges {
+                var going = true
+                try state.columns[column].forEachInKeyRange(from: range.lower, to: range.upper) { key, _ in
+                    going = body(OrderedKeyEncoding.rowid(ofKey: key))
+                    return going
+                }
+                if !going { return false }
+            }
+            return true
+        case let .filtered(driver, sets):
+            return try visitCandidates(driver) { rowid in sets.allSatisfy { $0.contains(rowid) } ? body(rowid) : true }
+        case let .union(parts):
+            var all = Set<UInt64>()
+            for part in parts { _ = try visitCandidates(part) { all.insert($0); return true } }
+            for rowid in all.sorted() where !body(rowid) { return false }
+            return true
+        }
+    }
+
+    // MARK: Running
+
+    /// Calls `body` with each row matching `query`, in its order, with its column values when
+    /// they were read (nil when the plan was exact and nothing needed them), until it returns
+    /// false.
+    func run(_ query: BoundQuery, _ body: (UInt64, [SQLValue]?) -> Bool) throws(PageError) {
+        let (_, prepared, check) = try prepared(query.whereClause)
+        let residual = check ? query.whereClause : nil
+        var skip = query.offset
+        var remaining = query.limit ?? Int.max
+        guard remaining > 0 else { return }
+        var failure: PageError?
+        // Checks one candidate and passes it on; false once the limit is reached or reading failed.
+        func emit(_ rowid: UInt64, _ known: [SQLValue]?, checked: Bool = false) -> Bool {
+            var values = known
+            if let residual, !checked {
+                do throws(PageError) {
+                    if values == nil { values = try state.values(ofRow: rowid) }
+                } catch {
+                    failure = error
+                    return false
+                }
+                guard let row = values, matches(residual, row) else { return true }
+            }
+            if skip > 0 { skip -= 1; return true }
+            remaining -= 1
+            return body(rowid, values) && remaining > 0
+        }
+        if query.orderBy.isEmpty {
+            try forEachCandidate(prepared) { emit($0, nil) }
+        } else if let column = columnIndex(query.orderBy[0].column), let ranges = streamableRanges(prepared, column: column) {
+            try streamOrdered(column: column, ranges: ranges, terms: query.orderBy) { rowid, values in emit(rowid, values) }
+        } else {
+            var rows: [(rowid: UInt64, values: [SQLValue])] = []
+            var readFailure: PageError?
+            try forEachCandidate(prepared) { rowid in
+                do throws(PageError) {
+                    if let values = try state.values(ofRow: rowid), residual.map({ matches($0, values) }) ?? true {
+                        rows.append((rowid, values))
+                    }
+                } catch {
+                    readFailure = error
+                    return false
+                }
+                return true
+            }
+            if let readFailure { throw readFailure }
+            let terms = orderColumns(query.orderBy)
+            rows.sort { a, b in
+                let order = compareRows(a.values, b.values, terms)
+                return order != 0 ? order < 0 : a.rowid < b.rowid
+            }
+            for row in rows where !emit(row.rowid, row.values, checked: true) { break }
+        }
+        if let failure { throw failure }
+    }
+
+    /// The ranges of `column`'s tree that hold exactly the prepared candidates, if the plan is
+    /// one: every row (the whole tree), or ranges of that column.
+    func streamableRanges(_ plan: Prepared, column: Int) -> [ColumnRange]? {
+        switch plan {
+        case .everything: return [ColumnRange(lower: nil, upper: nil, condition: "every row")]
+        case let .ranges(c, ranges) where c == column: return ranges
+        case .nothing: return []
+        default: return nil
+        }
+    }
+
+    /// Walks `ranges` of `column`'s tree in the first term's direction. Entries with equal
+    /// keys before the row id (a tie, or texts cut to the same prefix) are read and ordered by
+    /// every term, then row id ascending, before they are passed on.
+    func streamOrdered(column: Int, ranges: [ColumnRange], terms: [OrderTerm],
+                       _ body: (UInt64, [SQLValue]?) -> Bool) throws(PageError) {
+        let descending = terms[0].descending
+        let order = orderColumns(terms)
+        var group: [UInt64] = []
+        var groupPrefix: [UInt8] = []
+        var needsValues = false
+        var failure: PageError?
+        // Passes the pending group on; false when `body` stopped or reading failed.
+        func flush() -> Bool {
+            defer { group.removeAll(keepingCapacity: true) }
+            if group.count == 1 || (!needsValues && order.count == 1) {
+                if descending { group.reverse() }
+                for rowid in group where !body(rowid, nil) { return false }
+                return true
+            }
+            var rows: [(rowid: UInt64, values: [SQLValue])] = []
+            do throws(PageError) {
+                for rowid in group { if let values = try state.values(ofRow: rowid) { rows.append((rowid, values)) } }
+            } catch {
+                failure = error
+                return false
+            }
+            rows.sort { a, b in
+                let order = compareRows(a.values, b.values, order)
+                return order != 0 ? order < 0 : a.rowid < b.rowid
+            }
+            for row in rows where !body(row.rowid, row.values) { return false }
+            return true
+        }
+        var going = true
+        for range in descending ? ranges.reversed() : ranges {
+            try state.columns[column].forEachInKeyRange(from: range.lower, to: range.upper, reversed: descending) { key, _ in
+                let prefix = OrderedKeyEncoding.valuePrefix(ofKey: key)
+                if group.isEmpty || !prefix.elementsEqual(groupPrefix) {
+                    if !group.isEmpty {
+                        going = flush()
+                        if !going { return false }
+                    }
+                    groupPrefix = Array(prefix)
+                    needsValues = prefix.withUnsafeBytes { OrderedKeyEncoding.isTruncated($0) }
+                }
+                group.append(OrderedKeyEncoding.rowid(ofKey: key))
+                return true
+            }
+            if let failure { throw failure }
+            if !going { return }
+        }
+        if !group.isEmpty { _ = flush() }
+        if let failure { throw failure }
+    }
+
+    /// The column positions and directions of `terms` (unknown columns are dropped; queries are
+    /// checked against the columns before they run).
+    func orderColumns(_ terms: [OrderTerm]) -> [(column: Int, descending: Bool)] {
+        terms.compactMap { term in columnIndex(term.column).map { ($0, term.descending) } }
+    }
+
+    /// The order of two rows' values by `terms` (negative: `a` first).
+    func compareRows(_ a: [SQLValue], _ b: [SQLValue], _ terms: [(column: Int, descending: Bool)]) -> Int {
+        for term in terms {
+            let order = SQLValue.compare(a[term.column], b[term.column])
+            if order != 0 { return term.descending ? -order : order }
+        }
+        return 0
+    }
+
+    /// Whether a row's stored values satisfy `whereClause`.
+    func matches(_ whereClause: QueryExpression, _ values: [SQLValue]) -> Bool {
+        evaluator.evaluate(where: whereClause) { name in columnIndex(name).map { values[$0] } ?? .null }
+    }
+}

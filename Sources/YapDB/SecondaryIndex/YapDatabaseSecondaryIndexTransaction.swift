@@ -1,0 +1,156 @@
+import Foundation
+import YapDBIndex
+import YapDBQuery
+
+/// A transaction's handle on a secondary index (`transaction.ext(name) as?
+/// YapDatabaseSecondaryIndexTransaction`): runs `YapDatabaseQuery`s against the index as of
+/// the transaction's snapshot (a read-write transaction sees its own changes).
+///
+/// Threading: valid only inside its transaction's block, on the thread running it.
+public final class YapDatabaseSecondaryIndexTransaction {
+    let index: YapDatabaseSecondaryIndex
+    let name: String
+    /// The database transaction this handle reads through.
+    public let databaseTransaction: YapDatabaseReadTransaction
+
+    init(index: YapDatabaseSecondaryIndex, name: String, transaction: YapDatabaseReadTransaction) {
+        self.index = index
+        self.name = name
+        databaseTransaction = transaction
+    }
+
+    /// The index as of the transaction.
+    /// - Throws: `.corrupted` when the index has no state in this snapshot (its registration
+    ///   did not finish).
+    func executor() throws(YapDatabaseError) -> SecondaryIndexExecutor {
+        guard let state = databaseTransaction.extensionState(YapDatabaseSecondaryIndex.stateKey(name)) as? SecondaryIndexState else {
+            throw .corrupted(offset: 0, reason: "secondary index \(name) has no stored state")
+        }
+        return SecondaryIndexExecutor(state: state, index: index)
+    }
+
+    /// Runs `body` on the executor; a damaged index page becomes `.corrupted`.
+    func reading<T>(_ body: (SecondaryIndexExecutor) throws(PageError) -> T) throws(YapDatabaseError) -> T {
+        databaseTransaction.checkValid()
+        let executor = try executor()
+        do throws(PageError) { return try body(executor) } catch {
+            throw .corrupted(offset: 0, reason: "secondary index \(name): \(error); run verify()")
+        }
+    }
+
+    /// Logs `error` and returns `value` (the compatible forms answer false or nil).
+    func reporting<T>(_ error: YapDatabaseError, _ value: T) -> T {
+        YapDatabaseLogging.log(.error, "secondary index \(name): \(error)")
+        return value
+    }
+
+    // MARK: Core (the public forms in YapDatabaseSecondaryIndexTransaction+Query.swift call these)
+
+    /// Calls `body` with each matching row's collection, key, row id and stored column values
+    /// (nil when not read), in the query's order, until it sets its stop flag.
+    func forEachMatch(_ query: BoundQuery,
+                      _ body: (String, String, UInt64, [SQLValue]?, inout Bool) -> Void) throws(YapDatabaseError) {
+        let keydir = databaseTransaction.keydir
+        databaseTransaction.iterationDepth += 1
+        defer { databaseTransaction.iterationDepth -= 1 }
+        try reading { executor throws(PageError) in
+            try executor.run(query) { rowid, values in
+                guard let (collection, key) = keydir.owner(ofRowid: rowid) else { return true }
+                var stop = false
+                body(collection, key, rowid, values, &stop)
+                return !stop
+            }
+        }
+    }
+
+    /// The number of rows matching the query's `WHERE` clause.
+    func count(_ query: BoundQuery) throws(YapDatabaseError) -> Int {
+        try reading { executor throws(PageError) in try executor.count(where: query.whereClause) }
+    }
+
+    /// The aggregate `function` (its column spelled as the index does) over the query's rows;
+    /// nil when an integer SUM overflows.
+    func aggregate(_ function: AggregateFunction, _ query: BoundQuery) throws(YapDatabaseError) -> SQLValue? {
+        return try reading { executor throws(PageError) in try executor.aggregate(function, of: query) }
+    }
+
+    /// The plan of the query, as text.
+    func explain(_ query: BoundQuery) throws(YapDatabaseError) -> String {
+        try reading { executor throws(PageError) in try executor.explain(query) }
+    }
+
+    // MARK: Row ids
+
+    /// The row ids of `keys` in `collection` (keys without a row are left out), for queries
+    /// over a known set of rows.
+    public func rowids(forKeys keys: [String], inCollection collection: String?) -> [String: NSNumber] {
+        databaseTransaction.checkValid()
+        var result: [String: NSNumber] = [:]
+        for key in keys {
+            if let entry = databaseTransaction.keydir.lookup(collection: collection ?? "", key: key) {
+                result[key] = NSNumber(value: entry.rowid)
+            }
+        }
+        return result
+    }
+}
+
+extension YapDatabaseSecondaryIndex {
+    /// `query` parsed against the index's columns and bound to its parameters.
+    /// - Throws: `.invalidQuery` for a malformed query, an unknown column or unfitting parameters.
+    func bind(_ query: YapDatabaseQuery) throws(YapDatabaseError) -> BoundQuery {
+        if !columns.contains(where: { $0.type == .blob }) { return try query.bound(columns: queryColumns) }
+        // A BLOB column has no query column type: parse without the column list and resolve
+        // the names here.
+        do throws(QueryError) {
+            return try resolvingColumns(ParsedQuery(parsing: query.queryString).bind(query.parameterValues.get()))
+        } catch {
+            throw YapDatabaseQuery.publicError(error)
+        }
+    }
+
+    /// The aggregate function of `query` (nil: it selects rows), its column resolved.
+    func aggregateFunction(of query: YapDatabaseQuery) throws(YapDatabaseError) -> AggregateFunction? {
+        guard let text = query.aggregateFunction else { return nil }
+        do throws(QueryError) {
+            let function = try AggregateFunction(parsing: text)
+            guard let column = function.column else { return function }
+            guard let i = columnIndex(column) else { throw QueryError(offset: 0, reason: .unknownColumn(column)) }
+            return AggregateFunction(function.kind, column: columns[i].name, distinct: function.distinct)
+        } catch {
+            throw YapDatabaseQuery.publicError(error)
+        }
+    }
+
+    /// `query` with every column name spelled as the index spells it (names ignore ASCII case).
+    /// - Throws: `QueryError` `.unknownColumn` for a name that is no column of the index.
+    func resolvingColumns(_ query: BoundQuery) throws(QueryError) -> BoundQuery {
+        func resolve(_ name: String) throws(QueryError) -> String {
+            guard let i = columnIndex(name) else { throw QueryError(offset: 0, reason: .unknownColumn(name)) }
+            return columns[i].name
+        }
+        var result = query
+        result.whereClause = try query.whereClause?.mapOperands({ operand throws(QueryError) in
+            guard case let .column(name) = operand else { return operand }
+            return .column(try resolve(name))
+        }, expandList: { _ in nil })
+        var terms: [OrderTerm] = []
+        for term in query.orderBy { terms.append(OrderTerm(column: try resolve(term.column), descending: term.descending)) }
+        result.orderBy = terms
+        return result
+    }
+}
+
+/// A stored value as YapDatabase hands indexed values out: `Int`, `Double`, `String`, `Data`,
+/// or `NSNull` for NULL.
+extension SQLValue {
+    var objectValue: Any {
+        switch self {
+        case .null: NSNull()
+        case .integer(let v): Int(truncatingIfNeeded: v)
+        case .real(let v): v
+        case .text(let v): v
+        case .blob(let v): Data(v)
+        }
+    }
+}

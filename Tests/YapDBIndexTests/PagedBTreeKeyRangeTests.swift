@@ -1,0 +1,35 @@
+import Testing
+import TestSupport
+@testable import YapDBIndex
+
+/// `forEachInKeyRange` visits exactly what `forEach(from:to:reversed:)` visits, in the same
+/// order, for random bounds (inclusive or not, present or absent, inverted), and stops when
+/// the body does.
+@Suite struct PagedBTreeKeyRangeTests {
+    @Test func matchesThePositionalWalk() throws {
+        var rng = SeededRandom(seed: 0xB0B)
+        var tree = PagedBTree(format: PageFormat(pageSize: 256), source: EmptyPageSource())
+        for _ in 0..<600 {
+            let key = (0..<Int(rng.next() % 4)).map { _ in UInt8(rng.next() % 5) + 0x61 }
+            try tree.upsert(key, [UInt8(rng.next() % 256)])
+        }
+        func bound() -> KeyBound? {
+            guard rng.next() % 5 != 0 else { return nil }
+            return KeyBound((0..<Int(rng.next() % 4)).map { _ in UInt8(rng.next() % 6) + 0x60 }, inclusive: rng.next() % 2 == 0)
+        }
+        for _ in 0..<400 {
+            let lower = bound(), upper = bound(), reversed = rng.next() % 2 == 0
+            let limit = rng.next() % 3 == 0 ? Int(rng.next() % 5) + 1 : Int.max
+            var expected: [[UInt8]] = [], actual: [[UInt8]] = []
+            try tree.forEach(from: lower, to: upper, reversed: reversed) { key, _ in
+                expected.append(Array(key))
+                return expected.count < limit
+            }
+            try tree.forEachInKeyRange(from: lower, to: upper, reversed: reversed) { key, _ in
+                actual.append(Array(key))
+                return actual.count < limit
+            }
+            #expect(actual == expected, "\(String(describing: lower)) \(String(describing: upper)) reversed \(reversed)")
+        }
+    }
+}

@@ -1,0 +1,166 @@
+import Foundation
+import Testing
+import TestSupport
+import YapDBIndex
+import YapDBQuery
+@testable import YapDB
+
+/// The column trees' key encoding orders values exactly as `SQLValue.compare` (SQLite's order):
+/// NULL, numbers (integers and reals interleaved by exact value), text, blobs.
+@Suite struct SecondaryIndexEncodingTests {
+    static let limit = 16
+
+    static func key(_ value: SQLValue) -> [UInt8] { SecondaryIndexRow.orderedKey(value, limit: limit) }
+
+    /// Values around the places an encoding gets wrong: integer/real boundaries near 2^53 and
+    /// 2^63, subnormals, signed zeros, infinities, texts with NULs and shared prefixes.
+    static var tricky: [SQLValue] {
+        var values: [SQLValue] = [.null, .integer(0), .real(0), .real(-0.0), .integer(1), .real(1), .integer(-1), .real(-1),
+                                  .real(0.5), .real(-0.5), .integer(.max), .integer(.min), .integer(.max - 1), .integer(.min + 1),
+                                  .real(0x1p63), .real(-0x1p63), .real(0x1p62), .integer(1 << 53), .integer((1 << 53) + 1),
+                                  .real(0x1p53), .real(0x1p53 + 2), .real(.infinity), .real(-.infinity),
+                                  .real(.leastNonzeroMagnitude), .real(-.leastNonzeroMagnitude), .real(.greatestFiniteMagnitude),
+                                  .real(-.greatestFiniteMagnitude), .real(.leastNormalMagnitude), .real(2.5), .integer(2), .integer(3),
+                                  .text(""), .text("a"), .text("a\u{0}"), .text("a\u{0}b"), .text("ab"), .text("b"), .text("é"),
+                                  .text("5"), .blob([]), .blob([0]), .blob([0, 0]), .blob([1]), .blob([0xFF])]
+        values.append(.integer(Int64(1) << 62))
+        values.append(.real(Double(Int64.max)))
+        return values
+    }
+
+    static func sign(_ x: Int) -> Int { x < 0 ? -1 : (x > 0 ? 1 : 0) }
+
+    @Test func trickyValuesOrderAsSQLiteCompares() {
+        let values = Self.tricky
+        for a in values {
+            for b in values {
+                let byKey = Self.sign(compareBytes(Self.key(a), Self.key(b)))
+                #expect(byKey == Self.sign(SQLValue.compare(a, b)), "\(a) vs \(b)")
+            }
+        }
+    }
+
+    @Test func randomValuesOrderAsSQLiteCompares() {
+        var rng = SeededRandom(seed: 0x5EC1)
+        var values: [SQLValue] = []
+        for _ in 0..<600 {
+            switch rng.next() % 6 {
+            case 0: values.append(.integer(Int64(bitPattern: rng.next()) >> Int64(rng.next() % 63)))
+            case 1: values.append(.real(checking: Double(bitPattern: rng.next())))
+            case 2: values.append(.real(Double(Int64(bitPattern: rng.next()) >> Int64(rng.next() % 63))))
+            case 3: values.append(.integer(Int64(rng.next() % 20) - 10))
+            case 4: values.append(.text(String(decoding: rng.bytes(Int(rng.next() % 6)).map { $0 % 4 + 0x60 }, as: UTF8.self)))
+            default: values.append(.blob(rng.bytes(Int(rng.next() % 4)).map { $0 % 3 }))
+            }
+        }
+        for a in values {
+            for b in values.prefix(80) {
+                #expect(Self.sign(compareBytes(Self.key(a), Self.key(b))) == Self.sign(SQLValue.compare(a, b)), "\(a) vs \(b)")
+            }
+        }
+    }
+
+    /// Texts longer than the limit keep their order against every value they differ from
+    /// within the limit; texts sharing the cut prefix encode equally and are flagged truncated.
+    @Test func truncatedTextsKeepTheirPlace() {
+        let long = String(repeating: "m", count: Self.limit)
+        let values: [SQLValue] = [.text(long), .text(long + "a"), .text(long + "b"), .text(String(long.dropLast()) + "n"),
+                                  .text(String(long.dropLast())), .text(long + "\u{0}"), .blob(Array(long.utf8) + [1])]
+        for a in values {
+            for b in values {
+                let keyA = Self.key(a), keyB = Self.key(b)
+                let order = compareBytes(keyA, keyB)
+                if a == b {
+                    #expect(order == 0)
+                } else if order == 0 {
+                    #expect(keyA.withUnsafeBytes { OrderedKeyEncoding.isTruncated($0) }, "\(a) and \(b) encode equally")
+                } else {
+                    #expect(Self.sign(order) == Self.sign(SQLValue.compare(a, b)), "\(a) vs \(b)")
+                }
+            }
+        }
+        #expect(Self.key(.text(long)).withUnsafeBytes { !OrderedKeyEncoding.isTruncated($0) })
+        #expect(Self.key(.text(long + "\u{0}")).withUnsafeBytes { OrderedKeyEncoding.isTruncated($0) })
+    }
+
+    /// Numbers read back from their keys exactly; non-numbers and -2^63 (shared by an integer
+    /// and a real) do not.
+    @Test func numbersReadBackFromTheirKeys() {
+        for value in Self.tricky {
+            let key = Self.key(value)
+            let decoded = key.withUnsafeBytes { OrderedKeyEncoding.decodeNumber($0) }
+            switch value {
+            case .integer(.min), .real(-0x1p63):
+                #expect(decoded == nil)
+            case let .integer(i):
+                #expect(decoded == .integer(i), "\(value)")
+            case let .real(r):
+                if r == r.rounded(.towardZero) && abs(r) < 0x1p63 {
+                    #expect(decoded == .integer(Int64(r)), "\(value)")
+                } else {
+                    #expect(decoded == .real(r), "\(value)")
+                }
+            default:
+                #expect(decoded == nil, "\(value)")
+            }
+            // In a column, the key gives the stored value.
+            for type in [YapDatabaseSecondaryIndexType.integer, .real, .numeric] {
+                let stored = SecondaryIndexRow.columnValue(value, type: type)
+                let read = Self.key(stored).withUnsafeBytes { SecondaryIndexRow.number(fromKey: $0, type: type) }
+                if let read { #expect(read == stored, "\(value) in a \(type) column") }
+            }
+        }
+    }
+
+    /// A key is the value's encoding then the row id: equal values order by row id, and the
+    /// row id reads back.
+    @Test func rowidSuffixOrdersTiesAndReadsBack() {
+        var a = Self.key(.integer(7)), b = Self.key(.real(7))
+        OrderedKeyEncoding.appendRowid(9, to: &a)
+        OrderedKeyEncoding.appendRowid(300, to: &b)
+        #expect(compareBytes(a, b) < 0)
+        #expect(b.withUnsafeBytes { OrderedKeyEncoding.rowid(ofKey: $0) } == 300)
+        #expect(compareBytes(OrderedKeyEncoding.afterPrefix(Self.key(.integer(7))), b) > 0)
+    }
+
+    /// Stored row values survive the round trip, and damaged bytes are refused, not trapped on.
+    @Test func rowValuesRoundTrip() {
+        let values = Self.tricky
+        let bytes = SecondaryIndexRow.encode(values)
+        #expect(SecondaryIndexRow.decode(bytes, columnCount: values.count) == values)
+        #expect(SecondaryIndexRow.decode(Array(bytes.dropLast()), columnCount: values.count) == nil)
+        #expect(SecondaryIndexRow.decode(bytes + [0], columnCount: values.count) == nil)
+        #expect(SecondaryIndexRow.decode([9], columnCount: 1) == nil)
+    }
+
+    /// A row whose values do not fit one tree entry is stored in chunks, read back whole, and
+    /// removed without a trace; a long text's key is cut to the limit.
+    @Test func longRowsSpanChunksAndLeaveNothingBehind() throws {
+        var state = SecondaryIndexState(versionTag: "t", signature: "s", columnCount: 2)
+        let long = SQLValue.text(String(repeating: "x", count: 3 * state.chunkSize))
+        try state.setRow(7, values: [long, .integer(1)])
+        try state.setRow(8, values: [.text("short"), .null])
+        #expect(state.rows.count == 4 + 1, "four chunks for the long row, one for the short one")
+        #expect(try state.values(ofRow: 7) == [long, .integer(1)])
+        #expect(try state.values(ofRow: 8) == [.text("short"), .null])
+        #expect(state.rowCount == 2)
+        #expect(try state.removeRow(7))
+        #expect(try state.values(ofRow: 7) == nil)
+        #expect(state.rows.count == 1 && state.columns.allSatisfy { $0.count == 1 })
+        #expect(try !state.removeRow(7))
+        try state.validatePages()
+    }
+
+    /// The handler's values become column values with the column's affinity.
+    @Test func handlerValuesTakeTheColumnAffinity() {
+        #expect(SecondaryIndexRow.columnValue("12", type: .integer) == .integer(12))
+        #expect(SecondaryIndexRow.columnValue(3.0, type: .integer) == .integer(3))
+        #expect(SecondaryIndexRow.columnValue(3, type: .real) == .real(3))
+        #expect(SecondaryIndexRow.columnValue(12, type: .text) == .text("12"))
+        #expect(SecondaryIndexRow.columnValue(true, type: .integer) == .integer(1))
+        #expect(SecondaryIndexRow.columnValue(Double.nan, type: .real) == .null)
+        #expect(SecondaryIndexRow.columnValue(NSNull(), type: .text) == .null)
+        #expect(SecondaryIndexRow.columnValue(Data([1, 2]), type: .blob) == .blob([1, 2]))
+        #expect(SecondaryIndexRow.columnValue("x", type: .numeric) == .text("x"))
+    }
+}
