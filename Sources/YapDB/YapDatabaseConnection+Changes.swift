@@ -37,33 +37,44 @@ extension YapDatabaseConnection {
             objectCache.removeCollection(collection)
             metadataCache.removeCollection(collection)
         }
-        // One pass over the changed keys: at most one cache operation per cache per key.
+        // One pass over the changed keys: the key's string hash is computed once, and used for
+        // both caches; a cache that is empty is skipped (a commit never adds keys to it).
+        let objects = objectCache.count > 0, metadata = metadataCache.count > 0
+        guard objects || metadata else { return }
         let sharedObjects = record?.sharedObjects ?? [:], sharedMetadata = record?.sharedMetadata ?? [:]
         let touchedObjects = record?.touchedObjects ?? [], touchedMetadata = record?.touchedMetadata ?? []
-        if objectCache.count == 0 && metadataCache.count == 0 { return }
         changeset.forEachChange { pair, flags in
-            if flags.contains(.object) {
-                if !sharedObjects.isEmpty, objectCacheOn, objectCache.contains(collection: pair.collection, key: pair.key),
-                   let object = sharedObjects[YapCollectionKey(collection: pair.collection, key: pair.key)],
-                   let value = Self.policyValue(object, serialization.objectPolicy(forCollection: pair.collection)) {
-                    objectCache.set(value, collection: pair.collection, key: pair.key)
-                } else if touchedObjects.isEmpty || !touchedObjects.contains(pair) {
-                    objectCache.remove(collection: pair.collection, key: pair.key)
-                }
-            } else if flags.contains(.removed) {
-                objectCache.remove(collection: pair.collection, key: pair.key)
+            let removed = flags.contains(.removed)
+            let objectChange = objects && (removed || flags.contains(.object))
+            let metadataChange = metadata && (removed || flags.contains(.metadata))
+            guard objectChange || metadataChange else { return }
+            let key = ObjectCache.Key(pair)
+            if objectChange {
+                Self.sync(&objectCache, key, changed: flags.contains(.object), shared: sharedObjects, touched: touchedObjects,
+                          cacheOn: objectCacheOn) { serialization.objectPolicy(forCollection: pair.collection) }
             }
-            if flags.contains(.metadata) {
-                if !sharedMetadata.isEmpty, metadataCacheOn, metadataCache.contains(collection: pair.collection, key: pair.key),
-                   let metadata = sharedMetadata[YapCollectionKey(collection: pair.collection, key: pair.key)],
-                   let value = Self.policyValue(metadata, serialization.metadataPolicy(forCollection: pair.collection)) {
-                    metadataCache.set(value, collection: pair.collection, key: pair.key)
-                } else if touchedMetadata.isEmpty || !touchedMetadata.contains(pair) {
-                    metadataCache.remove(collection: pair.collection, key: pair.key)
-                }
-            } else if flags.contains(.removed) {
-                metadataCache.remove(collection: pair.collection, key: pair.key)
+            if metadataChange {
+                Self.sync(&metadataCache, key, changed: flags.contains(.metadata), shared: sharedMetadata, touched: touchedMetadata,
+                          cacheOn: metadataCacheOn) { serialization.metadataPolicy(forCollection: pair.collection) }
             }
+        }
+    }
+
+    /// One changed key against one cache: a set or touch (`changed`) takes the writer's value
+    /// when the cache holds the key and the policy shares or copies it, stays when it was only
+    /// touched, and is evicted otherwise; a removal is evicted.
+    private static func sync(_ cache: inout ObjectCache, _ key: ObjectCache.Key, changed: Bool, shared: [YapCollectionKey: Any],
+                             touched: Set<CollectionKeyPair>, cacheOn: Bool, policy: () -> YapDatabasePolicy) {
+        if changed {
+            if !shared.isEmpty, cacheOn, cache.contains(key),
+               let written = shared[YapCollectionKey(collection: key.pair.collection, key: key.pair.key)],
+               let value = policyValue(written, policy()) {
+                cache.set(value, key)
+            } else if touched.isEmpty || !touched.contains(key.pair) {
+                cache.remove(key)
+            }
+        } else {
+            cache.remove(key)
         }
     }
 
