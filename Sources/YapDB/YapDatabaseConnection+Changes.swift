@@ -37,12 +37,22 @@ extension YapDatabaseConnection {
             objectCache.removeCollection(collection)
             metadataCache.removeCollection(collection)
         }
-        // One pass over the changed keys: the key's string hash is computed once, and used for
-        // both caches; a cache that is empty is skipped (a commit never adds keys to it).
         let objects = objectCache.count > 0, metadata = metadataCache.count > 0
-        guard objects || metadata else { return }
+        guard objects || metadata else { return }   // a commit never adds keys to another connection's cache
         let sharedObjects = record?.sharedObjects ?? [:], sharedMetadata = record?.sharedMetadata ?? [:]
         let touchedObjects = record?.touchedObjects ?? [], touchedMetadata = record?.touchedMetadata ?? []
+        let objectPolicy = { (collection: String) in self.serialization.objectPolicy(forCollection: collection) }
+        let metadataPolicy = { (collection: String) in self.serialization.metadataPolicy(forCollection: collection) }
+        if changeset.changeCount > objectCache.count + metadataCache.count {
+            // Fewer cached keys than changes: look each cached key up in the changeset.
+            Self.syncCachedKeys(&objectCache, changeset, .object, shared: sharedObjects, touched: touchedObjects,
+                                cacheOn: objectCacheOn, policy: objectPolicy)
+            Self.syncCachedKeys(&metadataCache, changeset, .metadata, shared: sharedMetadata, touched: touchedMetadata,
+                                cacheOn: metadataCacheOn, policy: metadataPolicy)
+            return
+        }
+        // One pass over the changed keys: the key's string hash is computed once, and used for
+        // both caches; an empty cache is skipped.
         changeset.forEachChange { pair, flags in
             let removed = flags.contains(.removed)
             let objectChange = objects && (removed || flags.contains(.object))
@@ -51,12 +61,26 @@ extension YapDatabaseConnection {
             let key = ObjectCache.Key(pair)
             if objectChange {
                 Self.sync(&objectCache, key, changed: flags.contains(.object), shared: sharedObjects, touched: touchedObjects,
-                          cacheOn: objectCacheOn) { serialization.objectPolicy(forCollection: pair.collection) }
+                          cacheOn: objectCacheOn, policy: objectPolicy)
             }
             if metadataChange {
                 Self.sync(&metadataCache, key, changed: flags.contains(.metadata), shared: sharedMetadata, touched: touchedMetadata,
-                          cacheOn: metadataCacheOn) { serialization.metadataPolicy(forCollection: pair.collection) }
+                          cacheOn: metadataCacheOn, policy: metadataPolicy)
             }
+        }
+    }
+
+    /// The sync of one cache that holds fewer keys than the commit changed: each cached key is
+    /// looked up in the changeset (`kind`: the flag that changes this cache's values). Rows the
+    /// commit inserted without hashing are not looked up: they did not exist at the snapshot the
+    /// cache reflects, and a cache holds only rows read or written at that snapshot.
+    private static func syncCachedKeys(_ cache: inout ObjectCache, _ changeset: Changeset, _ kind: Changeset.ChangeFlags,
+                                       shared: [YapCollectionKey: Any], touched: Set<CollectionKeyPair>, cacheOn: Bool,
+                                       policy: (String) -> YapDatabasePolicy) {
+        guard cache.count > 0 else { return }
+        for key in cache.keys {
+            guard let flags = changeset.hashedFlags(for: key.pair), flags.contains(.removed) || flags.contains(kind) else { continue }
+            sync(&cache, key, changed: flags.contains(kind), shared: shared, touched: touched, cacheOn: cacheOn, policy: policy)
         }
     }
 
@@ -64,11 +88,11 @@ extension YapDatabaseConnection {
     /// when the cache holds the key and the policy shares or copies it, stays when it was only
     /// touched, and is evicted otherwise; a removal is evicted.
     private static func sync(_ cache: inout ObjectCache, _ key: ObjectCache.Key, changed: Bool, shared: [YapCollectionKey: Any],
-                             touched: Set<CollectionKeyPair>, cacheOn: Bool, policy: () -> YapDatabasePolicy) {
+                             touched: Set<CollectionKeyPair>, cacheOn: Bool, policy: (String) -> YapDatabasePolicy) {
         if changed {
             if !shared.isEmpty, cacheOn, cache.contains(key),
                let written = shared[YapCollectionKey(collection: key.pair.collection, key: key.pair.key)],
-               let value = policyValue(written, policy()) {
+               let value = policyValue(written, policy(key.pair.collection)) {
                 cache.set(value, key)
             } else if touched.isEmpty || !touched.contains(key.pair) {
                 cache.remove(key)

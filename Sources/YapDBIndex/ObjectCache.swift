@@ -92,6 +92,18 @@ package struct ObjectCache {
     /// Whether a key made once by the caller is cached (does not change the order).
     package func contains(_ key: Key) -> Bool { !lru.isEmpty && lru.contains(key) }
 
+    /// Every cached key, most recently used first (a copy: the cache may change while it is
+    /// walked). O(count).
+    package var keys: [Key] {
+        var keys: [Key] = []
+        keys.reserveCapacity(count)
+        lru.forEach { key, _ in
+            keys.append(key)
+            return true
+        }
+        return keys
+    }
+
     /// The most entries kept (0 = unlimited); lowering it evicts at once.
     package var limit: Int {
         get { lru.limit }
