@@ -37,33 +37,68 @@ extension YapDatabaseConnection {
             objectCache.removeCollection(collection)
             metadataCache.removeCollection(collection)
         }
-        // One pass over the changed keys: at most one cache operation per cache per key.
+        let objects = objectCache.count > 0, metadata = metadataCache.count > 0
+        guard objects || metadata else { return }   // a commit never adds keys to another connection's cache
         let sharedObjects = record?.sharedObjects ?? [:], sharedMetadata = record?.sharedMetadata ?? [:]
         let touchedObjects = record?.touchedObjects ?? [], touchedMetadata = record?.touchedMetadata ?? []
-        if objectCache.count == 0 && metadataCache.count == 0 { return }
+        let objectPolicy = { (collection: String) in self.serialization.objectPolicy(forCollection: collection) }
+        let metadataPolicy = { (collection: String) in self.serialization.metadataPolicy(forCollection: collection) }
+        if changeset.changeCount > objectCache.count + metadataCache.count {
+            // Fewer cached keys than changes: look each cached key up in the changeset.
+            Self.syncCachedKeys(&objectCache, changeset, .object, shared: sharedObjects, touched: touchedObjects,
+                                cacheOn: objectCacheOn, policy: objectPolicy)
+            Self.syncCachedKeys(&metadataCache, changeset, .metadata, shared: sharedMetadata, touched: touchedMetadata,
+                                cacheOn: metadataCacheOn, policy: metadataPolicy)
+            return
+        }
+        // One pass over the changed keys: the key's string hash is computed once, and used for
+        // both caches; an empty cache is skipped.
         changeset.forEachChange { pair, flags in
-            if flags.contains(.object) {
-                if !sharedObjects.isEmpty, objectCacheOn, objectCache.contains(collection: pair.collection, key: pair.key),
-                   let object = sharedObjects[YapCollectionKey(collection: pair.collection, key: pair.key)],
-                   let value = Self.policyValue(object, serialization.objectPolicy(forCollection: pair.collection)) {
-                    objectCache.set(value, collection: pair.collection, key: pair.key)
-                } else if touchedObjects.isEmpty || !touchedObjects.contains(pair) {
-                    objectCache.remove(collection: pair.collection, key: pair.key)
-                }
-            } else if flags.contains(.removed) {
-                objectCache.remove(collection: pair.collection, key: pair.key)
+            let removed = flags.contains(.removed)
+            let objectChange = objects && (removed || flags.contains(.object))
+            let metadataChange = metadata && (removed || flags.contains(.metadata))
+            guard objectChange || metadataChange else { return }
+            let key = ObjectCache.Key(pair)
+            if objectChange {
+                Self.sync(&objectCache, key, changed: flags.contains(.object), shared: sharedObjects, touched: touchedObjects,
+                          cacheOn: objectCacheOn, policy: objectPolicy)
             }
-            if flags.contains(.metadata) {
-                if !sharedMetadata.isEmpty, metadataCacheOn, metadataCache.contains(collection: pair.collection, key: pair.key),
-                   let metadata = sharedMetadata[YapCollectionKey(collection: pair.collection, key: pair.key)],
-                   let value = Self.policyValue(metadata, serialization.metadataPolicy(forCollection: pair.collection)) {
-                    metadataCache.set(value, collection: pair.collection, key: pair.key)
-                } else if touchedMetadata.isEmpty || !touchedMetadata.contains(pair) {
-                    metadataCache.remove(collection: pair.collection, key: pair.key)
-                }
-            } else if flags.contains(.removed) {
-                metadataCache.remove(collection: pair.collection, key: pair.key)
+            if metadataChange {
+                Self.sync(&metadataCache, key, changed: flags.contains(.metadata), shared: sharedMetadata, touched: touchedMetadata,
+                          cacheOn: metadataCacheOn, policy: metadataPolicy)
             }
+        }
+    }
+
+    /// The sync of one cache that holds fewer keys than the commit changed: each cached key is
+    /// looked up in the changeset (`kind`: the flag that changes this cache's values). Rows the
+    /// commit inserted without hashing are not looked up: they did not exist at the snapshot the
+    /// cache reflects, and a cache holds only rows read or written at that snapshot.
+    private static func syncCachedKeys(_ cache: inout ObjectCache, _ changeset: Changeset, _ kind: Changeset.ChangeFlags,
+                                       shared: [YapCollectionKey: Any], touched: Set<CollectionKeyPair>, cacheOn: Bool,
+                                       policy: (String) -> YapDatabasePolicy) {
+        guard cache.count > 0 else { return }
+        for key in cache.keys {
+            guard let flags = changeset.hashedFlags(for: key.pair), flags.contains(.removed) || flags.contains(kind) else { continue }
+            sync(&cache, key, changed: flags.contains(kind), shared: shared, touched: touched, cacheOn: cacheOn, policy: policy)
+        }
+    }
+
+    /// One changed key against one cache: a set or touch (`changed`) takes the writer's value
+    /// when the cache holds the key and the policy shares or copies it, stays when it was only
+    /// touched, and is evicted otherwise; a removal is evicted.
+    private static func sync(_ cache: inout ObjectCache, _ key: ObjectCache.Key, changed: Bool, shared: [YapCollectionKey: Any],
+                             touched: Set<CollectionKeyPair>, cacheOn: Bool, policy: (String) -> YapDatabasePolicy) {
+        if changed {
+            if !shared.isEmpty, cacheOn, cache.contains(key),
+               let written = shared[YapCollectionKey(collection: key.pair.collection, key: key.pair.key)],
+               let value = policyValue(written, policy(key.pair.collection)) {
+                cache.set(value, key)
+            } else if touched.isEmpty || !touched.contains(key.pair) {
+                cache.remove(key)
+            }
+        } else {
+            cache.remove(key)
         }
     }
 

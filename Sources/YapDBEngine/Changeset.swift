@@ -82,6 +82,11 @@ package struct Changeset: Sendable {
     /// How many (key, flags) pairs `forEachChange` visits.
     package var changeCount: Int { appended.count + keyed.count }
 
+    /// The flags recorded for `key` by hashing, or nil: O(1). Rows appended as inserts without
+    /// hashing (see `appended`) are found only if the commit changed them again; they did not
+    /// exist before this commit, so no cache of an earlier snapshot can hold them.
+    package func hashedFlags(for key: CollectionKeyPair) -> ChangeFlags? { keyed[key] }
+
     /// The keys whose flags include `flag`. O(changed keys).
     package func keys(with flag: ChangeFlags) -> Set<CollectionKeyPair> {
         var out = Set<CollectionKeyPair>()
