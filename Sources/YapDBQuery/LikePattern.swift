@@ -12,42 +12,44 @@ package enum LikePattern {
         scalar >= "A" && scalar <= "Z" ? Unicode.Scalar(scalar.value + 32)! : scalar
     }
 
+    /// The match, without recursion: on a mismatch it returns to the last `%` and lets it take
+    /// one more character (the classic wildcard walk: O(text × pattern) at worst, constant
+    /// stack, whatever the pattern).
     private static func matches(_ text: ArraySlice<Unicode.Scalar>, _ pattern: ArraySlice<Unicode.Scalar>, escape: Unicode.Scalar?) -> Bool {
-        var text = text
-        var pattern = pattern
-        while let head = pattern.first {
-            if head == escape {
-                pattern.removeFirst()
-                // A trailing escape character matches nothing (SQLite reports no match).
-                guard let literal = pattern.first, let character = text.first,
-                      folded(literal) == folded(character) else { return false }
-                pattern.removeFirst()
-                text.removeFirst()
-            } else if head == "%" {
-                while let next = pattern.first, next == "%" || next == "_" {
-                    pattern.removeFirst()
-                    if next == "_" {
-                        guard !text.isEmpty else { return false }
-                        text.removeFirst()
+        let text = Array(text)
+        let pattern = Array(pattern)
+        var t = 0
+        var p = 0
+        var lastPercent: Int?
+        var resumeAt = 0
+        while t < text.count {
+            if p < pattern.count {
+                let head = pattern[p]
+                if head == escape {
+                    // The next pattern character stands for itself; a trailing escape matches nothing.
+                    if p + 1 < pattern.count, folded(pattern[p + 1]) == folded(text[t]) {
+                        p += 2
+                        t += 1
+                        continue
                     }
+                } else if head == "%" {
+                    lastPercent = p
+                    resumeAt = t
+                    p += 1
+                    continue
+                } else if head == "_" || folded(head) == folded(text[t]) {
+                    p += 1
+                    t += 1
+                    continue
                 }
-                if pattern.isEmpty { return true }
-                while true {
-                    if matches(text, pattern, escape: escape) { return true }
-                    if text.isEmpty { return false }
-                    text.removeFirst()
-                }
-            } else if head == "_" {
-                guard !text.isEmpty else { return false }
-                pattern.removeFirst()
-                text.removeFirst()
-            } else {
-                guard let character = text.first, folded(head) == folded(character) else { return false }
-                pattern.removeFirst()
-                text.removeFirst()
             }
+            guard let percent = lastPercent else { return false }
+            resumeAt += 1
+            t = resumeAt
+            p = percent + 1
         }
-        return text.isEmpty
+        while p < pattern.count, pattern[p] == "%", pattern[p] != escape { p += 1 }
+        return p == pattern.count
     }
 
     /// The literal prefix of a pattern before its first wildcard (or escape), for a planner that

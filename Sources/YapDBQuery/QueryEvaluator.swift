@@ -36,16 +36,8 @@ package struct QueryEvaluator: Sendable {
     package func truth(
         of expression: QueryExpression, parameters: [QueryParameter] = [], value: (String) -> SQLValue
     ) -> Bool? {
-        if let chain = expression.chain {
-            // Left to right; false decides an AND and true an OR whatever follows (NULL does not).
-            var result: Bool? = chain.connective == .and
-            for operand in chain.operands {
-                let next = truth(of: operand, parameters: parameters, value: value)
-                result = chain.connective == .and ? Self.and(result, next) : Self.or(result, next)
-                if result == (chain.connective == .or) { break }
-            }
-            return result
-        }
+        if case .and = expression { return chainTruth(expression, isAnd: true, parameters: parameters, value: value) }
+        if case .or = expression { return chainTruth(expression, isAnd: false, parameters: parameters, value: value) }
         func operand(_ operand: QueryOperand) -> (SQLValue, ColumnType?) {
             switch operand {
             case let .column(name):
@@ -109,34 +101,43 @@ package struct QueryEvaluator: Sendable {
             }
             let matched = LikePattern.matches(text, pattern: patternText, escape: escapeCharacter)
             return matched != negated
-        case let .and(lhs, rhs):
-            return Self.and(truth(of: lhs, parameters: parameters, value: value), truth(of: rhs, parameters: parameters, value: value))
-        case let .or(lhs, rhs):
-            return Self.or(truth(of: lhs, parameters: parameters, value: value), truth(of: rhs, parameters: parameters, value: value))
+        case .and, .or:
+            return nil  // answered by chainTruth above
         case let .not(inner):
             return truth(of: inner, parameters: parameters, value: value).map(!)
+        }
+    }
+
+    /// The truth of an AND (or OR) chain, walked down its left spine without recursion or
+    /// allocation, right operands first (the result does not depend on the order): false decides
+    /// an AND and true an OR whatever else holds (NULL does not).
+    private func chainTruth(
+        _ expression: QueryExpression, isAnd: Bool, parameters: [QueryParameter], value: (String) -> SQLValue
+    ) -> Bool? {
+        var result: Bool? = isAnd
+        var node = expression
+        while true {
+            let operand: QueryExpression
+            var rest: QueryExpression?
+            switch (isAnd, node) {
+            case let (true, .and(lhs, rhs)), let (false, .or(lhs, rhs)):
+                operand = rhs
+                rest = lhs
+            default:
+                operand = node
+            }
+            let next = truth(of: operand, parameters: parameters, value: value)
+            result = isAnd ? Self.and(result, next) : Self.or(result, next)
+            if result == !isAnd { return result }
+            guard let rest else { return result }
+            node = rest
         }
     }
 
     /// A comparison of two operands (value and affinity) with SQLite's conversions and NULL rule.
     static func compare(_ lhs: (SQLValue, ColumnType?), _ op: ComparisonOperator, _ rhs: (SQLValue, ColumnType?)) -> Bool? {
         let (left, right) = SQLValue.comparisonOperands(lhs.0, affinity: lhs.1, rhs.0, affinity: rhs.1)
-        switch op {
-        case .is: return SQLValue.compare(left, right) == 0 && left.isNull == right.isNull
-        case .isNot: return !(SQLValue.compare(left, right) == 0 && left.isNull == right.isNull)
-        default: break
-        }
-        if left.isNull || right.isNull { return nil }
-        let order = SQLValue.compare(left, right)
-        switch op {
-        case .equal: return order == 0
-        case .notEqual: return order != 0
-        case .less: return order < 0
-        case .lessOrEqual: return order <= 0
-        case .greater: return order > 0
-        case .greaterOrEqual: return order >= 0
-        case .is, .isNot: return nil
-        }
+        return compareConverted(left, op, right)
     }
 
     /// A value's truth: non-zero numeric value (a text by its numeric prefix), NULL for NULL.

@@ -97,7 +97,7 @@ struct QueryParser {
             throw unexpected(expected: "a column name")
         }
         if current.isKeyword("COLLATE") {
-            throw QueryError(offset: current.offset, reason: .unsupported("COLLATE"))
+            throw QueryError(offset: current.offset, reason: .unsupported("COLLATE (comparisons use SQLite's BINARY collation)"))
         }
         if accept(keyword: "DESC") { return OrderTerm(column: name, descending: true) }
         _ = accept(keyword: "ASC")
@@ -136,23 +136,19 @@ struct QueryParser {
     }
 
     private mutating func parseOr() throws(QueryError) -> Parsed {
-        var parsed = try parseAnd()
-        while current.isKeyword("OR") {
-            let offset = current.offset
-            advance()
-            let rhs = try parseAnd()
-            parsed = try checked((.or(parsed.expression, rhs.expression), max(parsed.depth, rhs.depth) + 1), at: offset)
-        }
-        return parsed
+        try parseChain(.or)
     }
 
-    private mutating func parseAnd() throws(QueryError) -> Parsed {
-        var parsed = try parseNot()
-        while current.isKeyword("AND") {
+    /// A chain of operands joined by `connective`, nested to the left: ORs of ANDs of NOTs.
+    private mutating func parseChain(_ connective: QueryConnective) throws(QueryError) -> Parsed {
+        let keyword = connective == .or ? "OR" : "AND"
+        var parsed = connective == .or ? try parseChain(.and) : try parseNot()
+        while current.isKeyword(keyword) {
             let offset = current.offset
             advance()
-            let rhs = try parseNot()
-            parsed = try checked((.and(parsed.expression, rhs.expression), max(parsed.depth, rhs.depth) + 1), at: offset)
+            let rhs = connective == .or ? try parseChain(.and) : try parseNot()
+            let joined = QueryExpression.joined(connective, [parsed.expression, rhs.expression])
+            parsed = try checked((joined, max(parsed.depth, rhs.depth) + 1), at: offset)
         }
         return parsed
     }
@@ -222,6 +218,11 @@ struct QueryParser {
             let negated = accept(keyword: "NOT")
             if accept(keyword: "NULL") { return .isNull(operand, negated: negated) }
             if let truth = booleanKeyword() { return .isBoolean(operand, value: truth, negated: negated) }
+            // `IS [NOT] DISTINCT FROM x` is `IS NOT x` / `IS x`.
+            if accept(keyword: "DISTINCT") {
+                try expect(keyword: "FROM")
+                return .comparison(operand, negated ? .is : .isNot, try parseOperand())
+            }
             return .comparison(operand, negated ? .isNot : .is, try parseOperand())
         }
         let negated = accept(keyword: "NOT")
@@ -276,6 +277,14 @@ struct QueryParser {
 
     /// A column, a literal, a `?`, a signed number, or a parenthesised operand.
     private mutating func parseOperand() throws(QueryError) -> QueryOperand {
+        let operand = try parseOperandItself()
+        if current.isKeyword("COLLATE") {
+            throw QueryError(offset: current.offset, reason: .unsupported("COLLATE (comparisons use SQLite's BINARY collation)"))
+        }
+        return operand
+    }
+
+    private mutating func parseOperandItself() throws(QueryError) -> QueryOperand {
         let token = current
         switch token.kind {
         case .parameter:
@@ -296,7 +305,7 @@ struct QueryParser {
             advance()
             nesting += 1
             try checkNesting(at: token.offset)
-            let operand = try parseOperand()
+            let operand = try parseOperandItself()
             nesting -= 1
             try expect(symbol: ")")
             return operand

@@ -53,7 +53,11 @@ package enum SQLRenderer {
             return operands.map { operand in
                 grouped(operand, if: isOr(operand) || (connective == .and && isAnd(operand)))
             }.joined(separator: connective == .and ? " AND " : " OR ")
-        case let .comparison(lhs, op, rhs): return "\(operand(lhs)) \(op.rawValue) \(operand(rhs))"
+        case let .comparison(lhs, op, rhs):
+            // `x IS (NULL)`: bare, `IS NULL` would read back as the NULL test (same meaning,
+            // another tree).
+            let right = (op == .is || op == .isNot) && rhs == .literal(.null) ? "(NULL)" : operand(rhs)
+            return "\(operand(lhs)) \(op.rawValue) \(right)"
         case let .isNull(target, negated): return "\(operand(target)) IS \(negated ? "NOT " : "")NULL"
         case let .truth(target): return operand(target)
         case let .isBoolean(target, value, negated):

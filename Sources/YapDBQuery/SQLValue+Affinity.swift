@@ -156,15 +156,37 @@ extension SQLValue {
         }
     }
 
-    /// The number spelled by the longest prefix of `text` that reads as one (SQLite's CAST to
-    /// NUMERIC): `'12abc'` gives 12, `'abc'` gives 0.
+    /// The number spelled by the longest prefix of `text` that reads as one, as SQLite reads a
+    /// text for a truth test or a sum: `'12abc'` gives 12, `' 1.5e3x'` 1500.0, `'abc'` 0 (a
+    /// point or an exponent makes it a real; SQLite's CAST would turn an integral real into an
+    /// integer, which no caller here can tell apart). One forward scan of the prefix, so a long
+    /// text costs no more than its numeric start.
     static func numericPrefix(of text: String) -> SQLValue {
-        let characters = Array(text)
-        var end = characters.count
-        while end > 0 {
-            if let number = number(fromText: String(characters[..<end])) { return number }
-            end -= 1
+        var end = text.utf8.startIndex
+        let utf8 = text.utf8
+        func isDigit(_ byte: UInt8) -> Bool { byte >= 0x30 && byte <= 0x39 }
+        func at(_ index: String.UTF8View.Index) -> UInt8? { index < utf8.endIndex ? utf8[index] : nil }
+        while let byte = at(end), byte == 0x20 || (byte >= 0x09 && byte <= 0x0D) { end = utf8.index(after: end) }
+        if let byte = at(end), byte == UInt8(ascii: "+") || byte == UInt8(ascii: "-") { end = utf8.index(after: end) }
+        var digits = 0
+        while let byte = at(end), isDigit(byte) { end = utf8.index(after: end); digits += 1 }
+        if at(end) == UInt8(ascii: ".") {
+            var afterPoint = utf8.index(after: end)
+            var fraction = 0
+            while let byte = at(afterPoint), isDigit(byte) { afterPoint = utf8.index(after: afterPoint); fraction += 1 }
+            if digits + fraction > 0 {
+                end = afterPoint
+                digits += fraction
+            }
         }
-        return .integer(0)
+        guard digits > 0 else { return .integer(0) }
+        if let byte = at(end), byte == UInt8(ascii: "e") || byte == UInt8(ascii: "E") {
+            var exponent = utf8.index(after: end)
+            if let sign = at(exponent), sign == UInt8(ascii: "+") || sign == UInt8(ascii: "-") { exponent = utf8.index(after: exponent) }
+            var exponentDigits = 0
+            while let byte = at(exponent), isDigit(byte) { exponent = utf8.index(after: exponent); exponentDigits += 1 }
+            if exponentDigits > 0 { end = exponent }
+        }
+        return number(fromText: String(text[..<end])) ?? .integer(0)
     }
 }

@@ -32,6 +32,9 @@ extension SQLValue {
 
     /// An integer against a real, exactly (no rounding of the integer to a double).
     static func compare(integer: Int64, real: Double) -> Int {
+        // NaN (which SQLite stores as NULL, and ``real(checking:)`` never makes) sorts below
+        // every number rather than trapping in the conversion below.
+        if real.isNaN { return 1 }
         if real < -9.223372036854775808e18 { return 1 }
         if real >= 9.223372036854775808e18 { return -1 }
         let floor = real.rounded(.down)

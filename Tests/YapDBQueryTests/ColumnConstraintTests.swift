@@ -46,6 +46,13 @@ import Testing
         var exact = 0
         for _ in 0..<3000 {
             let expression = randomPredicate(&random, depth: 2)
+            let prepared = evaluator.prepare(expression, columnOrder: ["other", "c"])
+            for raw in Self.values {
+                for other in [SQLValue.null, .integer(3), .integer(12)] {
+                    let row = ["c": raw.applying(type), "other": other]
+                    #expect(prepared.matches([other, raw.applying(type)]) == evaluator.evaluate(where: expression, row: row), "\(expression)")
+                }
+            }
             guard let constraint = expression.constraint(on: "c", type: type) else { continue }
             constrained += 1
             if constraint.isExact { exact += 1 }

@@ -227,3 +227,49 @@ import Testing
         #expect(bound.referencedColumns == ["i", "a"])
     }
 }
+
+/// LIKE on hostile patterns: no recursion, bounded work.
+@Suite struct LikePatternStressTests {
+    @Test func manyPercentsNeitherRecurseNorExplode() {
+        let text = String(repeating: "a", count: 2_000)
+        let pattern = String(repeating: "%a", count: 10_000) + "%b"
+        #expect(!LikePattern.matches(text, pattern: pattern))
+        #expect(LikePattern.matches(text + "b", pattern: String(repeating: "%a", count: 1_000) + "%b"))
+        #expect(LikePattern.matches(text, pattern: String(repeating: "%", count: 50_000)))
+        #expect(!LikePattern.matches(String(repeating: "ab", count: 500), pattern: "%b%b%b_"))
+        #expect(LikePattern.matches(String(repeating: "ab", count: 500), pattern: "%b%b%b"))
+        #expect(!LikePattern.matches("abc", pattern: "abc\\", escape: "\\"))
+        #expect(LikePattern.matches("a%", pattern: "a%%", escape: "%"))
+        #expect(!LikePattern.matches("ab", pattern: "a%%", escape: "%"))
+    }
+}
+
+/// Numeric prefixes of texts (SQLite's CAST to NUMERIC), as truth tests and sums read them.
+@Suite struct NumericPrefixTests {
+    @Test(arguments: [("12abc", SQLValue.integer(12)), (" 1.5e3x", .real(1500)), ("abc", .integer(0)), ("", .integer(0)),
+                      ("-7", .integer(-7)), ("+.5.5", .real(0.5)), ("1e", .integer(1)), ("1e+", .integer(1)), (".", .integer(0)),
+                      ("5.", .real(5)), ("  -", .integer(0)), ("99999999999999999999", .real(1e20)), ("0x10", .integer(0))])
+    func prefixes(_ text: String, _ expected: SQLValue) {
+        #expect(SQLValue.numericPrefix(of: text) == expected)
+    }
+
+    @Test func aLongTextIsReadInOnePass() {
+        let long = "12" + String(repeating: "x", count: 1_000_000)
+        #expect(SQLValue.text(long).numericValue == .integer(12))
+    }
+}
+
+/// A NaN built directly (not through `real(checking:)`) never traps a comparison.
+@Suite struct NaNTests {
+    @Test func nanComparesWithoutTrapping() {
+        #expect(SQLValue.compare(.integer(1), .real(.nan)) == 1)
+        #expect(SQLValue.compare(.real(.nan), .integer(1)) == -1)
+        // Affinity leaves it a real (no integer conversion of NaN).
+        guard case let .real(value) = SQLValue.real(.nan).applying(.integer) else {
+            Issue.record("NaN did not stay a real")
+            return
+        }
+        #expect(value.isNaN)
+        #expect(!SQLValue.text(fromReal: .nan).isEmpty)
+    }
+}

@@ -38,6 +38,8 @@ import Testing
         #expect(try whereOf("WHERE age NOT NULL") == .isNull(age, negated: true))
         #expect(try whereOf("WHERE age IS TRUE") == .isBoolean(age, value: true, negated: false))
         #expect(try whereOf("WHERE age IS NOT FALSE") == .isBoolean(age, value: false, negated: true))
+        #expect(try whereOf("WHERE age IS DISTINCT FROM 3") == .comparison(age, .isNot, .literal(.integer(3))))
+        #expect(try whereOf("WHERE age IS NOT DISTINCT FROM ?") == .comparison(age, .is, .parameter(0)))
     }
 
     @Test func betweenInAndLike() throws {

@@ -67,7 +67,11 @@ import Testing
         #expect(error("WHERE age + 1 = 2") == QueryError(offset: 10, reason: .unsupported("the operator +")))
         #expect(error("WHERE name GLOB 'a*'") == QueryError(offset: 11, reason: .unsupported("GLOB")))
         #expect(error("WHERE age IN (SELECT 1)") == QueryError(offset: 14, reason: .unsupported("a subquery")))
-        #expect(error("ORDER BY age COLLATE NOCASE") == QueryError(offset: 13, reason: .unsupported("COLLATE")))
+        let collate = QueryError.Reason.unsupported("COLLATE (comparisons use SQLite's BINARY collation)")
+        #expect(error("ORDER BY age COLLATE NOCASE") == QueryError(offset: 13, reason: collate))
+        #expect(error("WHERE name = ? COLLATE NOCASE") == QueryError(offset: 15, reason: collate))
+        #expect(error("WHERE name COLLATE NOCASE = ?") == QueryError(offset: 11, reason: collate))
+        #expect(error("WHERE age IS DISTINCT 3") == QueryError(offset: 22, reason: .unexpectedToken("3", expected: "FROM")))
         #expect(error("LIMIT 2.5") == QueryError(offset: 6, reason: .limitNotInteger))
     }
 

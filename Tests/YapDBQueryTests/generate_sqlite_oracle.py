@@ -85,7 +85,7 @@ def predicate(params, depth):
     if kind == 6:
         return "%s %sLIKE %s" % (column, random.choice(["", "NOT "]), random.choice(PATTERNS))
     if kind == 7:
-        return "%s IS %s%s" % (column, random.choice(["", "NOT "]), operand(params))
+        return "%s IS %s%s" % (column, random.choice(["", "NOT ", "DISTINCT FROM ", "NOT DISTINCT FROM "]), operand(params))
     if kind == 8:
         return "%s IS %s%s" % (column, random.choice(["", "NOT "]), random.choice(["TRUE", "FALSE"]))
     if kind == 9:

@@ -62,12 +62,12 @@ public struct YapDatabaseQueryColumn: Sendable {
 
     /// `column IS value`: equality where NULL is NULL (never unknown).
     public func `is`(_ value: YapDatabaseQueryValue) -> YapDatabaseQueryCondition {
-        YapDatabaseQueryCondition(.comparison(operand, .is, .literal(value.value)))
+        value.value.isNull ? isNull : YapDatabaseQueryCondition(.comparison(operand, .is, .literal(value.value)))
     }
 
     /// `column IS NOT value`.
     public func isNot(_ value: YapDatabaseQueryValue) -> YapDatabaseQueryCondition {
-        YapDatabaseQueryCondition(.comparison(operand, .isNot, .literal(value.value)))
+        value.value.isNull ? isNotNull : YapDatabaseQueryCondition(.comparison(operand, .isNot, .literal(value.value)))
     }
 
     /// This column, ascending, as an `ORDER BY` term.

@@ -12,7 +12,7 @@ import YapDBQuery
 /// ```
 ///
 /// The language: `WHERE` with `=`/`==`, `!=`/`<>`, `<`, `<=`, `>`, `>=`, `IS [NOT]`,
-/// `IS [NOT] NULL`, `[NOT] BETWEEN … AND …`, `[NOT] IN (…)` (a `?` there may be an array, whose
+/// `IS [NOT] DISTINCT FROM`, `IS [NOT] NULL`, `IS [NOT] TRUE`/`FALSE`, `[NOT] BETWEEN … AND …`, `[NOT] IN (…)` (a `?` there may be an array, whose
 /// elements join the list; an empty array binds NULL, as in YapDatabase), `[NOT] LIKE` with `%`
 /// and `_` (ASCII letters match either case) and an optional `ESCAPE`, `AND`, `OR`, `NOT`,
 /// parentheses; column names bare or quoted (in double quotes, square brackets or backticks),
