@@ -10,18 +10,24 @@ extension YapDatabase {
     /// Opens the database whose main file is `path` on `fileSystem` — the simulated disk, for
     /// power cuts — exactly as `open(url:options:)` does on the real one.
     ///
-    /// - Parameter segmentLimit: the size at which log segments roll (small values make a short
-    ///   workload span several segments); nil keeps the default.
+    /// - Parameters:
+    ///   - segmentLimit: the size at which log segments roll (small values make a short
+    ///     workload span several segments); nil keeps the default.
+    ///   - indexPageSize: the index page size of a database this call creates (small pages make
+    ///     small index files with several levels); nil keeps the default.
+    ///   - countsExtensionPageReads: count the pages views' trees read (`extensionPagesRead`).
     /// - Throws: what `open(url:options:)` throws.
     package static func open(path: String, options: YapDatabaseOptions, fileSystem: any FileSystem = PosixFileSystem.shared,
-                             segmentLimit: Int? = nil, harness: HarnessTuning = HarnessTuning()) throws(YapDatabaseError) -> YapDatabase {
+                             segmentLimit: Int? = nil, indexPageSize: Int? = nil,
+                             countsExtensionPageReads: Bool = false) throws(YapDatabaseError) -> YapDatabase {
         let url = URL(fileURLWithPath: path)
-        let engine = try openEngine(url: url, options: options, fileSystem: fileSystem, segmentLimit: segmentLimit, harness: harness)
+        let engine = try openEngine(url: url, options: options, fileSystem: fileSystem, segmentLimit: segmentLimit,
+                                    indexPageSize: indexPageSize, countsExtensionPageReads: countsExtensionPageReads)
         return YapDatabase(engine: engine, url: url, options: options)
     }
 
     /// Pages the views' trees have read since open, when the database was opened with
-    /// `HarnessTuning.countsExtensionPageReads` (nil otherwise): how tests prove that a
+    /// `countsExtensionPageReads` (nil otherwise): how tests prove that a
     /// registration read nothing.
     package var extensionPagesRead: Int? { engine.extensionPagesRead }
 
@@ -32,19 +38,6 @@ extension YapDatabase {
         closedFlag.store(true, ordering: .releasing)
         engine.abandon()
         finishChangeStreams()
-    }
-}
-
-/// Engine settings only tests choose (`YapDatabase.open(path:options:fileSystem:segmentLimit:harness:)`).
-package struct HarnessTuning: Sendable {
-    /// The index page size (nil: the default, 4 KiB); tests use 512 so trees split early.
-    package var indexPageSize: Int?
-    /// Count the pages extension trees read (`YapDatabase.extensionPagesRead`).
-    package var countsExtensionPageReads = false
-
-    package init(indexPageSize: Int? = nil, countsExtensionPageReads: Bool = false) {
-        self.indexPageSize = indexPageSize
-        self.countsExtensionPageReads = countsExtensionPageReads
     }
 }
 

@@ -85,8 +85,11 @@ public final class YapDatabase: Sendable {
     ///   - fileSystem: the files the engine uses; the real one except in the fuzz harness
     ///     (see `YapDatabase+Harness.swift`).
     ///   - segmentLimit: the size at which log segments roll; nil keeps the engine's default.
+    ///   - indexPageSize: the index page size of a new database; nil keeps the engine's default.
+    ///   - countsExtensionPageReads: count the pages views' trees read (tests).
     static func openEngine(url: URL, options: YapDatabaseOptions, fileSystem: any FileSystem = PosixFileSystem.shared,
-                           segmentLimit: Int? = nil, harness: HarnessTuning = HarnessTuning()) throws(YapDatabaseError) -> Engine {
+                           segmentLimit: Int? = nil, indexPageSize: Int? = nil,
+                           countsExtensionPageReads: Bool = false) throws(YapDatabaseError) -> Engine {
         guard url.isFileURL else { throw .io(errno: EINVAL, operation: "open: not a file URL") }
         var engineOptions = EngineOptions()
         engineOptions.createIfMissing = options.createIfMissing
@@ -104,10 +107,14 @@ public final class YapDatabase: Sendable {
         engineOptions.maxValueSize = min(max(0, options.maxValueSize), Format.maxValueSize)
         engineOptions.checkpointThreshold = max(0, options.checkpointThreshold)
         engineOptions.compactionThreshold = options.compactionThreshold
+        engineOptions.indexReadMode = switch options.indexReadMode {
+        case .memoryMapped: .mapped
+        case .cached(let pages): .cached(pages: max(1, pages))
+        }
         engineOptions.fileSystem = fileSystem
         if let segmentLimit { engineOptions.segmentLimit = segmentLimit }
-        if let pageSize = harness.indexPageSize { engineOptions.indexPageSize = pageSize }
-        engineOptions.countsExtensionPageReads = harness.countsExtensionPageReads
+        if let indexPageSize { engineOptions.indexPageSize = indexPageSize }
+        engineOptions.countsExtensionPageReads = countsExtensionPageReads
         do throws(StorageError) {
             return try Engine.open(path: url.path, options: engineOptions)
         } catch {
@@ -167,9 +174,21 @@ public final class YapDatabase: Sendable {
     /// Checks every checksum, the commit sequence, and that the index equals a rebuild from
     /// the log, and that each registered extension (a secondary index) equals a rebuild from its
     /// blocks. Problems are in the report; it throws only when it cannot read at all.
-    public func verify() throws(YapDatabaseError) -> YapDatabaseIntegrityReport {
+    ///
+    /// - Parameter progress: called during the check with how far it got (see
+    ///   ``YapDatabaseVerifyProgress``), at most every 1,024 pages, commits or records and once
+    ///   at the end; `nil` (the default) for none.
+    /// - Throws: `closed`; `io` when the files cannot be listed.
+    /// - Threading: any thread; `progress` runs on the calling thread while writes wait, so it
+    ///   must not use the database.
+    public func verify(progress: ((YapDatabaseVerifyProgress) -> Void)? = nil) throws(YapDatabaseError) -> YapDatabaseIntegrityReport {
         do throws(StorageError) {
-            let report = try engine.verify()
+            let report = try engine.verify(progress: progress.map { report in
+                { (step: VerifyProgress) in
+                    report(YapDatabaseVerifyProgress(pagesWalked: step.pagesWalked, commitsReplayed: step.commitsReplayed,
+                                                     recordsRead: step.recordsRead, recordsTotal: step.recordsTotal))
+                }
+            })
             let extensionProblems = verifyExtensions()
             return YapDatabaseIntegrityReport(isValid: report.isValid && extensionProblems.isEmpty,
                                               problems: report.problems + extensionProblems, commitsChecked: report.commitsChecked,
@@ -194,7 +213,11 @@ public final class YapDatabase: Sendable {
             return YapDatabaseStats(fileBytes: stats.fileBytes, liveBytes: stats.liveBytes, deadBytes: stats.deadBytes,
                                     rowCount: stats.rowCount, snapshot: stats.snapshot,
                                     recoveredTruncatedBytes: stats.recoveredTruncatedBytes, indexBytes: stats.indexFileBytes,
-                                    hasUnwrittenIndexChanges: stats.hasUnwrittenIndexChanges)
+                                    hasUnwrittenIndexChanges: stats.hasUnwrittenIndexChanges,
+                                    segmentBytes: stats.segmentBytes, indexPageSize: stats.indexPageSize, indexPages: stats.indexPages,
+                                    indexLiveBytes: stats.indexLiveBytes, indexDeadBytes: stats.indexDeadBytes,
+                                    unwrittenIndexPages: stats.unwrittenIndexPages, checkpointBytes: stats.checkpointBytes,
+                                    deadCheckpointBytes: stats.deadCheckpointBytes)
         } catch { throw YapDatabaseError(error) }
     }
 
@@ -226,13 +249,28 @@ public struct YapDatabaseIntegrityReport: Sendable, Equatable {
     public var bytesChecked: Int64
 }
 
-/// Sizes and counts of a database.
+/// How far ``YapDatabase/verify(progress:)`` has got. Every figure only grows from one report
+/// to the next; the last report has `recordsRead == recordsTotal`.
+public struct YapDatabaseVerifyProgress: Sendable, Equatable {
+    /// Index pages read so far (checking the index page by page, rebuilding it from the log,
+    /// comparing the two, listing the records; a page read twice counts twice).
+    public var pagesWalked: Int
+    /// Commits of the log replayed so far.
+    public var commitsReplayed: Int
+    /// Value records read and checked so far.
+    public var recordsRead: Int
+    /// Value records to read in all; 0 until the index has been listed.
+    public var recordsTotal: Int
+}
+
+/// Sizes and counts of a database, per kind of file: log segments (the values), index files
+/// (the index's pages) and the checkpoint.
 public struct YapDatabaseStats: Sendable, Equatable {
     /// Bytes of every file of the database.
     public var fileBytes: Int64
-    /// Bytes of the current values.
+    /// Log segments: bytes of the current values.
     public var liveBytes: Int64
-    /// Bytes compaction could reclaim (old versions, removals, framing).
+    /// Log segments: bytes compaction could reclaim (old versions, removals, framing).
     public var deadBytes: Int64
     /// Rows in all collections.
     public var rowCount: Int
@@ -245,4 +283,20 @@ public struct YapDatabaseStats: Sendable, Equatable {
     /// Whether changes to the key directory are held in memory, waiting for the next index
     /// checkpoint (`checkpoint()`, automatic, or at close).
     public var hasUnwrittenIndexChanges = false
+    /// Log segments: bytes of every segment (``liveBytes`` + ``deadBytes``).
+    public var segmentBytes: Int64 = 0
+    /// The index files' page size in bytes.
+    public var indexPageSize = 0
+    /// Pages in the index files, each file's header page included (``indexBytes`` / ``indexPageSize``).
+    public var indexPages = 0
+    /// Index files: bytes of the pages the current index references (plus each file's header).
+    public var indexLiveBytes: Int64 = 0
+    /// Index files: bytes of older versions of pages, reclaimed by index compaction.
+    public var indexDeadBytes: Int64 = 0
+    /// Index pages changed since the last index checkpoint and held only in memory (dirty).
+    public var unwrittenIndexPages = 0
+    /// Checkpoint: bytes of the newest checkpoint file (all live).
+    public var checkpointBytes: Int64 = 0
+    /// Checkpoint: bytes of older checkpoint files not yet removed (dead).
+    public var deadCheckpointBytes: Int64 = 0
 }

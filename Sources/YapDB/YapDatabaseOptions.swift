@@ -40,6 +40,30 @@ public enum YapDatabaseCompression: Int, Sendable, Hashable, CaseIterable {
     case lz4 = 1
 }
 
+/// How the database reads the pages of its index files (docs/architecture.md, "Reads").
+///
+/// The index — every collection's keys in order, with where each row's values are — lives in
+/// checksummed pages in the database's index files, read on demand.
+public enum YapDatabaseIndexReadMode: Sendable, Hashable {
+    /// Through a read-only memory map of what the newest index checkpoint published: a lookup
+    /// makes no system call, and the operating system's page cache holds the pages (its memory
+    /// is reclaimable, not the process's own). The default. The database maps only bytes that
+    /// are synced and never written again, so its own writes never disturb a mapping; another
+    /// program that truncates the files while the database is open could (a read of a
+    /// truncated mapped page stops the process), which is what ``cached(pages:)`` is for.
+    case memoryMapped
+    /// With `pread` through a cache of at most `pages` pages (least recently used dropped
+    /// first), each page's checksum checked when it is read: for file systems where a memory
+    /// map is unsafe or unsupported (network file systems, files other programs may change).
+    /// Memory for the cache is about `pages` × the page size (4 KiB by default). Values below 1
+    /// act as 1. A lookup that misses the cache costs a system call per page of the tree's
+    /// path.
+    case cached(pages: Int)
+
+    /// A cache of 1,024 pages (4 MiB with the default page size) for ``cached(pages:)``.
+    public static let defaultCachedPages = 1024
+}
+
 /// Options for opening a database (YapDatabase's `YapDatabaseOptions`).
 ///
 /// `YapDatabaseOptions()` gives the defaults. The database keeps a copy when it opens, so
@@ -58,6 +82,7 @@ public final class YapDatabaseOptions: Sendable {
         var maxValueSize = YapDatabaseOptions.defaultMaxValueSize
         var checkpointThreshold = YapDatabaseOptions.defaultCheckpointThreshold
         var compactionThreshold = YapDatabaseOptions.defaultCompactionThreshold
+        var indexReadMode = YapDatabaseIndexReadMode.memoryMapped
     }
 
     /// Default of ``maxValueSize``: 1 GiB.
@@ -70,7 +95,8 @@ public final class YapDatabaseOptions: Sendable {
     private let storage: Mutex<Values>
 
     /// Options with every default: create if missing, fail on corruption, full durability,
-    /// LZ4 compression, 1 GiB values, 64 MiB checkpoint threshold, 0.5 compaction threshold.
+    /// LZ4 compression, 1 GiB values, 64 MiB checkpoint threshold, 0.5 compaction threshold,
+    /// index pages read through a memory map.
     public init() { storage = Mutex(Values()) }
 
     /// Options holding `values` (used by the database to hand out its copy).
@@ -134,5 +160,20 @@ public final class YapDatabaseOptions: Sendable {
     public var compactionThreshold: Double {
         get { storage.withLock { $0.compactionThreshold } }
         set { storage.withLock { $0.compactionThreshold = newValue } }
+    }
+
+    /// How index pages are read: ``YapDatabaseIndexReadMode/memoryMapped`` (the default) or
+    /// `pread` through a bounded page cache (``YapDatabaseIndexReadMode/cached(pages:)``), for
+    /// file systems where a memory map is unsafe. A YapDB addition (YapDatabase has no index
+    /// files). Both modes read the same files; a database may be opened in either.
+    ///
+    /// ```swift
+    /// let options = YapDatabaseOptions()
+    /// options.indexReadMode = .cached(pages: YapDatabaseIndexReadMode.defaultCachedPages)
+    /// let database = try YapDatabase.open(url: url, options: options)
+    /// ```
+    public var indexReadMode: YapDatabaseIndexReadMode {
+        get { storage.withLock { $0.indexReadMode } }
+        set { storage.withLock { $0.indexReadMode = newValue } }
     }
 }

@@ -58,9 +58,6 @@ final class IndexFiles: @unchecked Sendable {
     /// A page source over the files readable now.
     func source() -> IndexPageSource { IndexPageSource(view: store.view(), format: format) }
 
-    /// The file a writer appends to (read with `pread`, never mapped), if any.
-    var activeFile: UInt32? { writer?.activeNumber ?? published.last?.number }
-
     /// Writes the dirty nodes of `keydir`, then of each extension state
     /// (`PagedExtensionState.writePages`), as pages and syncs them (children before parents);
     /// returns the flushes (to publish once the checkpoint naming them is durable), what each
@@ -131,7 +128,7 @@ final class IndexFiles: @unchecked Sendable {
     }
 
     /// Records that the checkpoint naming `extents` is durable: the store reads the new pages
-    /// (mapping files that are sealed now). After an index compaction (`copied`), `extents`
+    /// (mapping each file up to its published length, the active one's included). After an index compaction (`copied`), `extents`
     /// are the copy's files only: the store forgets the others (snapshots holding older views
     /// still read them) and they are returned, for the caller to remove.
     @discardableResult
@@ -140,7 +137,7 @@ final class IndexFiles: @unchecked Sendable {
         nextFileNumber = max(nextFileNumber, (kept.max() ?? 0) + 1)
         let replaced = copied ? store.view().fileNumbers.filter { !kept.contains($0) } : []
         publishedExtents.withLock { $0 = extents }
-        do throws(IndexFileError) { try store.adopt(extents, activeFile: activeFile) } catch { throw error.storageError }
+        do throws(IndexFileError) { try store.adopt(extents) } catch { throw error.storageError }
         if copied {
             store.retire(replaced)
             copyBaseline = extents.reduce(0) { $0 + $1.length }

@@ -113,7 +113,7 @@ extension Engine {
             let opened = IndexFiles(files: files, fileSystem: fs, uuid: header.uuid, format: format, mode: options.indexReadMode,
                                     fileSizeLimit: options.indexFileSizeLimit, published: extents,
                                     nextFileNumber: (indexFileNumbers.max() ?? 0) + 1)
-            do throws(IndexFileError) { try opened.store.open(root: loaded.root, activeFile: extents.last?.number) } catch { throw error.storageError }
+            do throws(IndexFileError) { try opened.store.open(root: loaded.root) } catch { throw error.storageError }
             let keydir = try Engine.keydir(of: loaded.root, format: format, source: opened.source())
             replayer = Replayer(keydir: keydir, usage: loaded.usage, nextRowid: max(loaded.info.nextRowid, 1))
             index = opened

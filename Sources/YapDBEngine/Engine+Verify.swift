@@ -15,39 +15,34 @@ package struct IntegrityReport: Sendable, Equatable {
     package var isValid: Bool { problems.isEmpty }
 }
 
-/// Sizes and counts of a database.
-package struct EngineStats: Sendable, Equatable {
-    /// Bytes of every file of the database (main file, segments, checkpoint).
-    package var fileBytes: Int64
-    /// Bytes of the records the key directory points to.
-    package var liveBytes: Int64
-    /// Segment bytes that are not live (old versions, removals, commit records, headers).
-    package var deadBytes: Int64
-    package var rowCount: Int
-    package var snapshot: UInt64
-    package var recoveredTruncatedBytes: Int64
-    package var segmentCount: Int
-    /// Bytes of the index files the newest checkpoint names (part of `fileBytes`).
-    package var indexFileBytes: Int64 = 0
-    /// Index pages changed since the last index checkpoint and held in memory (an estimate:
-    /// whether the directory has unwritten changes, not their count).
-    package var hasUnwrittenIndexChanges = false
-}
-
 extension Engine {
     /// Checks the database against itself (DESIGN.md §6 promise 4): loads the checkpoint and
     /// replays the log after it into a fresh key directory, which must equal the live one;
     /// checks commit continuity and every checksum on the way; reads and checks every record
     /// the key directory points to. Runs under the writer lock (writes wait; readers do not).
     /// Throws only when it cannot run at all (`closed`); every problem found is in the report.
-    package func verify() throws(StorageError) -> IntegrityReport {
+    ///
+    /// - Parameter progress: called on the calling thread, during the walk, with how far it got
+    ///   (every `VerifyProgress.stride` pages, commits or records, and once at the end, when
+    ///   `recordsRead == recordsTotal`); every figure only grows. It runs under the writer
+    ///   lock: it must not use the engine.
+    package func verify(progress: ((VerifyProgress) -> Void)? = nil) throws(StorageError) -> IntegrityReport {
+        let meter = VerifyMeter(progress)
+        defer { meter.finish() }
+        return try verify(meter)
+    }
+
+    private func verify(_ meter: VerifyMeter) throws(StorageError) -> IntegrityReport {
         try maintenance.withLock { (_: inout Void) throws(StorageError) -> IntegrityReport in
             try writer.withLock { (state: inout WriterState) throws(StorageError) -> IntegrityReport in
                 if state.closed { throw .closed }
                 var report = IntegrityReport()
+                // Every page read below goes through the meter (counted as walked).
+                let source = meter.counting(index.source())
+                let live = state.keydir.replacingSource(source)
                 // 1. Every page of the live directory: checksums, order, counts, depth, and
                 //    the two trees agreeing row by row.
-                do throws(PageError) { try state.keydir.validate() } catch {
+                do throws(PageError) { try live.validate() } catch {
                     report.problems.append("index: \(StorageError(error))")
                 }
                 // 1b. Every page of the extension trees (`PagedExtensionState`).
@@ -59,7 +54,7 @@ extension Engine {
                 }
                 // 2. The directory the newest checkpoint names, with the log after it replayed,
                 //    must equal the live one.
-                var replayer = Replayer(keydir: Keydir(format: index.format, source: index.source()))
+                var replayer = Replayer(keydir: Keydir(format: index.format, source: source))
                 var start = LogPosition(segment: 1, offset: UInt32(Format.headerSize))
                 var base: UInt64 = 0
                 var listing = DatabaseFiles.Listing()
@@ -71,7 +66,7 @@ extension Engine {
                 if state.checkpointNumber > 0 {
                     do throws(StorageError) {
                         let loaded = try Self.loadCheckpoint(state.checkpointNumber, files: files, fs: fileSystem, uuid: uuid)
-                        let keydir = try Self.keydir(of: loaded.root, format: index.format, source: index.source())
+                        let keydir = try Self.keydir(of: loaded.root, format: index.format, source: source)
                         replayer = Replayer(keydir: keydir, usage: loaded.usage, nextRowid: max(loaded.info.nextRowid, 1))
                         start = loaded.info.replay
                         base = loaded.info.snapshot
@@ -84,6 +79,7 @@ extension Engine {
                 do throws(StorageError) {
                     let scan = try scanner.scan(segments: listing.segments, from: start, baseSnapshot: base, repair: false) { (commit) throws(StorageError) in
                         try replayer.apply(commit)
+                        meter.commitReplayed()
                     }
                     report.commitsChecked = scan.commits
                     report.bytesChecked += scan.bytesScanned
@@ -94,11 +90,11 @@ extension Engine {
                 } catch {
                     report.problems.append("log: \(error)")
                 }
-                compare(rebuilt: replayer.keydir, live: state.keydir, into: &report)
+                compare(rebuilt: replayer.keydir, live: live, into: &report)
                 if replayer.nextRowid > state.nextRowid {
                     report.problems.append("next row id \(state.nextRowid) is below a row id in the log (\(replayer.nextRowid - 1))")
                 }
-                checkRecords(state.keydir, table: state.segments, into: &report)
+                checkRecords(live, table: state.segments, meter: meter, into: &report)
                 return report
             }
         }
@@ -135,7 +131,7 @@ extension Engine {
     /// compressed value that decompresses. The records are visited in file order, each segment
     /// read sequentially through a `SequentialRecordReader` (a few large reads instead of one
     /// `pread` per record).
-    func checkRecords(_ keydir: Keydir, table: SegmentTable, into report: inout IntegrityReport) {
+    func checkRecords(_ keydir: Keydir, table: SegmentTable, meter: VerifyMeter, into report: inout IntegrityReport) {
         struct Check {
             var location: ValueLocation
             var collection: String
@@ -154,10 +150,12 @@ extension Engine {
             report.problems.append("reading the index: \(error)")
         }
         checks.sort { ($0.location.segment, $0.location.offset) < ($1.location.segment, $1.location.offset) }
+        meter.recordsToRead(checks.count)
         var failures = 0
         var reader: SequentialRecordReader?
         var readerSegment: UInt32?
         for check in checks {
+            defer { meter.recordRead() }
             let location = check.location
             do throws(StorageError) {
                 if readerSegment != location.segment {
@@ -209,27 +207,5 @@ extension Engine {
             throw .invalid("value record: invalid UTF-8")
         }
         return decoded == name
-    }
-
-    /// Sizes and counts.
-    package func stats() throws(StorageError) -> EngineStats {
-        try writer.withLock { (state: inout WriterState) throws(StorageError) -> EngineStats in
-            if state.closed { throw .closed }
-            var segmentBytes: Int64 = 0
-            for file in state.segments.files.values {
-                do throws(IOFailure) { segmentBytes += try file.size() } catch { throw .io(error) }
-            }
-            let indexBytes = index.published.reduce(0) { $0 + $1.length }
-            var other: Int64 = Int64(Format.mainFileSize) + indexBytes
-            if state.checkpointNumber > 0, let file = try? fileSystem.open(files.checkpointPath(state.checkpointNumber), mode: .readOnly) {
-                other += (try? file.size()) ?? 0
-                file.close()
-            }
-            let live = Int64(state.usage.values.reduce(0, +))
-            return EngineStats(fileBytes: segmentBytes + other, liveBytes: live, deadBytes: max(0, segmentBytes - live),
-                               rowCount: state.keydir.count, snapshot: state.snapshotNumber,
-                               recoveredTruncatedBytes: openReport.recoveredTruncatedBytes, segmentCount: state.segments.files.count,
-                               indexFileBytes: indexBytes, hasUnwrittenIndexChanges: state.keydir.hasUnwrittenChanges)
-        }
     }
 }

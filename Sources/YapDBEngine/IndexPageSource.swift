@@ -9,27 +9,37 @@ import YapDBIndex
 /// makes a new source over the store's newer view for the trees that come after it
 /// (`Keydir.replacingSource`).
 ///
-/// Checksums: a page read with `pread` (the file still being appended, or `.cached` mode) is
-/// checked before it is handed out; a mapped page is not checked on every visit (the trees
-/// bounds-check every access, so a damaged mapped page gives `PageError.corrupt`, never a
-/// trap), and `verify()` checks every page's checksum.
+/// Checksums: a page read with `pread` (`.cached` mode) is checked before it is handed out,
+/// once: it enters the page cache only when its checksum holds, marked checked, so a cache hit
+/// is not checked again (a damaged page is never cached and fails on every visit); a mapped page (`.mapped` mode: every published page, the active file's included) is not
+/// checked on every visit (the trees bounds-check every access, so a damaged mapped page gives
+/// `PageError.corrupt`, never a trap), and `verify()` checks every page's checksum.
 ///
 /// Threading: immutable; any thread.
 struct IndexPageSource: PageSource {
     let view: IndexPageView
     let format: PageFormat
+    /// Whether a page read with `pread` has the size and checksum of `format` (made once: a
+    /// closure value passed on, not formed per page visit).
+    let check: @Sendable (UnsafeRawBufferPointer) -> Bool
+
+    init(view: IndexPageView, format: PageFormat) {
+        self.view = view
+        self.format = format
+        check = { bytes in (try? format.verify(bytes, id: .none)) != nil }
+    }
 
     func withPage(_ id: PageID, _ body: (UnsafeRawBufferPointer) throws(PageError) -> Void) throws(PageError) {
         let pageID = IndexPageID(rawValue: id)
         let page: IndexPage
-        do throws(IndexFileError) { page = try view.page(pageID) } catch {
+        do throws(IndexFileError) { page = try view.page(pageID, check: check) } catch {
             switch error {
             case .badPageID: throw .corrupt(page: id, reason: .missing)
             default: throw .unreadable(page: id, underlying: error)
             }
         }
         try withExtendedLifetime(page) { () throws(PageError) in
-            if !page.isMapped { try format.verify(page.bytes, id: id) }
+            if !page.isMapped && !page.isChecked { try format.verify(page.bytes, id: id) }
             try body(page.bytes)
         }
     }

@@ -20,7 +20,11 @@ import YapDBIndex
 /// 2. **Publish.** Once durable, the engine publishes your flushes and, under the writer lock,
 ///    replaces the writer's newest state of that name with `adopting(_:)` (release the
 ///    written nodes: `releasingFlushedNodes()`), then `reading(from:)` the newer page source.
-///    Both are applied to a value that may have changed since the capture.
+///    Both are applied to a value that may have changed since the capture — even one replaced
+///    by a state built anew (a rebuild, a remove-all): releasing and re-pointing are safe on
+///    any tree, but a state that stores roots *inside* a tree (a catalog) must take the
+///    written catalog only if it still derives from the captured one (views keep a lineage
+///    token for this, `ViewState.Lineage`).
 /// 3. **Index compaction.** `copyPages(_:)` instead: copy every tree with `pages.copy(_:)`
 ///    (trees whose values are roots stored inside another tree must be copied first and the
 ///    outer tree rewritten with the new roots); `adopting(_:)` then re-points the writer's
@@ -58,10 +62,19 @@ package protocol PagedExtensionState: Sendable {
     /// Checks every page of every tree (`validate()`) and whatever ties the trees together;
     /// `Engine.verify()` reports what it throws. The default checks nothing.
     func validatePages() throws(PageError)
+
+    /// Nodes the next checkpoint would write (`Engine.stats()`). The default says 0.
+    var unwrittenPageCount: Int { get }
+
+    /// Written pages the state's trees reference (`Engine.stats()`'s live index bytes; see
+    /// `PagedTree.writtenPageCount()`). The default says 0.
+    func writtenPageCount() throws(PageError) -> Int
 }
 
 extension PagedExtensionState {
     package func validatePages() throws(PageError) {}
+    package var unwrittenPageCount: Int { 0 }
+    package func writtenPageCount() throws(PageError) -> Int { 0 }
 }
 
 /// What `PagedExtensionState.writePages` / `copyPages` wrote.

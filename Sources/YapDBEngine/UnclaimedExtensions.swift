@@ -90,7 +90,7 @@ extension Engine {
     /// `EngineOptions.countsExtensionPageReads` asked for it.
     func extensionSource(_ source: IndexPageSource) -> any PageSource {
         guard let counter = extensionPageReads else { return source }
-        return CountingPageSource(base: source, counter: counter)
+        return ExtensionCountingPageSource(base: source, counter: counter)
     }
 
     /// Pages read by extension trees since open (`EngineOptions.countsExtensionPageReads`; nil
@@ -104,7 +104,7 @@ final class PageReadCounter: Sendable {
 }
 
 /// A page source that counts the pages it hands out.
-struct CountingPageSource: PageSource {
+struct ExtensionCountingPageSource: PageSource {
     let base: IndexPageSource
     let counter: PageReadCounter
 

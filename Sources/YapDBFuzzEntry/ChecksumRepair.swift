@@ -33,6 +33,9 @@ enum ChecksumRepair {
                 store(CRC32C.mask(crc), at: payload + 12, in: &bytes)
                 store(UInt32(offset - commitStart), at: payload + 16, in: &bytes)
                 store(UInt32(0), at: payload + 20, in: &bytes)
+            case RecordType.checkpointIndexRoot.rawValue:
+                // The root record inside (§10): its own header and crc, before the record's.
+                repairRoot(&bytes, at: payload, length: length)
             case RecordType.checkpointEnd.rawValue where length == Format.checkpointEndPayloadSize:
                 let crc = bytes.withUnsafeBytes { CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[max(0, start)..<offset])) }
                 store(recordsInFile, at: payload + 8, in: &bytes)
@@ -50,6 +53,38 @@ enum ChecksumRepair {
                 recordsInCommit += 1
             }
             offset = payload + length
+        }
+    }
+
+    /// Fixes a root record (docs/format.md §10) of `length` bytes at `offset`: its file header
+    /// checksum, and the crc after the body when the body length fits.
+    static func repairRoot(_ bytes: inout [UInt8], at offset: Int, length: Int) {
+        repairHeader(&bytes, at: offset)
+        guard length >= Format.rootBodyOffset + 4 else { return }
+        let body = Int(load32(bytes, at: offset + Format.rootBodyLengthOffset))
+        guard body <= length - Format.rootBodyOffset - 4 else { return }
+        let end = offset + Format.rootBodyOffset + body
+        let crc = bytes.withUnsafeBytes { CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[(offset + Format.rootBodyLengthOffset)..<end])) }
+        store(CRC32C.mask(crc), at: end, in: &bytes)
+    }
+
+    /// Fixes an index file (docs/format.md §9, §11): the file header checksum, the page-size
+    /// crc of the header page, and — when the page size there is a valid one — every whole
+    /// page's checksum (CRC32C of bytes 4 ..< pageSize, stored plain at 0).
+    static func repairIndexFile(_ bytes: inout [UInt8]) {
+        repairHeader(&bytes, at: 0)
+        guard bytes.count >= Format.indexHeaderChecksumOffset + 4 else { return }
+        let crc = bytes.withUnsafeBytes {
+            CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[Format.indexPageSizeOffset..<Format.indexHeaderChecksumOffset]))
+        }
+        store(CRC32C.mask(crc), at: Format.indexHeaderChecksumOffset, in: &bytes)
+        let pageSize = Int(load32(bytes, at: Format.indexPageSizeOffset))
+        guard pageSize >= Format.indexMinimumPageSize, pageSize <= Format.indexMaximumPageSize, pageSize & (pageSize - 1) == 0 else { return }
+        var page = pageSize
+        while bytes.count - page >= pageSize {
+            let crc = bytes.withUnsafeBytes { CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[(page + 4)..<(page + pageSize)])) }
+            store(crc, at: page, in: &bytes)
+            page += pageSize
         }
     }
 

@@ -7,19 +7,23 @@ import YapDBSimulatedDisk
 /// options: u8  bits 0-1 corrupt action (0 fail, 1 rename, 2 delete, 3 fail), bit 2 durability
 ///              normal (else full), bit 3 create if missing, bit 4 no compression, bit 5 compact,
 ///              bit 6 recompute every header, record, commit and end-record checksum
-///              (`ChecksumRepair`) so that mutations reach the decoders behind them
+///              (`ChecksumRepair`) so that mutations reach the decoders behind them,
+///              bit 7 read index pages with `pread` through a cache of 4 pages (else mapped)
 /// then, until the input ends, files:
 ///   tag u8 (kind = tag % 8), number u8, length u16 LE (cut to the bytes left), bytes
 ///   kind 0 main file as is · 1 main file from two 64-byte header copies (placed at 0 and
 ///   4096, size 8192) · 2 segment NUMBER · 3 checkpoint NUMBER · 4 temporary (NUMBER % 3:
 ///   creating, checkpoint .tmp, segment .tmp) · 5 a file whose name only starts like ours
-///   · 6, 7 nothing (the bytes are skipped)
+///   · 6 index file NUMBER (format 2, §9: header page, then tree pages; the checkpoint's
+///   record 22 names the files and tree roots) · 7 nothing (the bytes are skipped)
 /// ```
 /// The main file is `/fuzz/db`. Every file is written, synced and its directory synced, so the
-/// image is what the disk holds after a clean shutdown.
+/// image is what the disk holds after a clean shutdown. With bit 6, an index file gets its
+/// header crcs and every page checksum recomputed, and a checkpoint's root record its header
+/// and crc, so hostile pages and roots reach the tree and root decoders.
 struct RecoveryImage {
     enum Kind: Int {
-        case main = 0, mainFromHeaders, segment, checkpoint, temporary, stray
+        case main = 0, mainFromHeaders, segment, checkpoint, temporary, stray, index
     }
 
     struct File {
@@ -30,6 +34,8 @@ struct RecoveryImage {
 
     static let directory = "/fuzz"
     static let mainPath = "/fuzz/db"
+    /// What every index file's path starts with.
+    static let indexPathPrefix = mainPath + Format.indexInfix
 
     var corruptAction: Int = 0
     var normalDurability = false
@@ -37,6 +43,7 @@ struct RecoveryImage {
     var compression = true
     var compact = false
     var repairChecksums = false
+    var cachedIndexPages = false
     var files: [File] = []
 
     init() {}
@@ -49,6 +56,7 @@ struct RecoveryImage {
         compression = options & 16 == 0
         compact = options & 32 != 0
         repairChecksums = options & 64 != 0
+        cachedIndexPages = options & 128 != 0
         while !input.isAtEnd {
             let tag = Int(input.byte())
             let number = UInt32(input.byte())
@@ -63,7 +71,7 @@ struct RecoveryImage {
     func encoded() -> [UInt8] {
         var out = FuzzOutput()
         out.byte(corruptAction | (normalDurability ? 4 : 0) | (createIfMissing ? 8 : 0) | (compression ? 0 : 16) | (compact ? 32 : 0)
-                 | (repairChecksums ? 64 : 0))
+                 | (repairChecksums ? 64 : 0) | (cachedIndexPages ? 128 : 0))
         for file in files {
             let bytes = file.bytes.prefix(0xFFFF)
             out.byte(file.kind.rawValue)
@@ -82,6 +90,8 @@ struct RecoveryImage {
             ChecksumRepair.repairHeader(&bytes, at: 0)
             if path == Self.mainPath {
                 ChecksumRepair.repairHeader(&bytes, at: Format.mainHeaderCopyOffset)
+            } else if path.hasPrefix(Self.indexPathPrefix) {
+                ChecksumRepair.repairIndexFile(&bytes)
             } else {
                 ChecksumRepair.repairRecords(&bytes, from: Format.headerSize)
             }
@@ -116,6 +126,8 @@ struct RecoveryImage {
                 return (path, file.bytes)
             case .stray:
                 return (Self.mainPath + "-stray-\(file.number)", file.bytes)
+            case .index:
+                return (names.indexPath(file.number), file.bytes)
             }
         }
     }
@@ -144,6 +156,11 @@ struct RecoveryImage {
         for number in listing.checkpoints {
             if let bytes = disk.durableBytes(of: names.checkpointPath(number)) {
                 image.files.append(File(kind: .checkpoint, number: number, bytes: bytes))
+            }
+        }
+        for number in (try? names.listIndexFiles(disk)) ?? [] where number <= UInt8.max {
+            if let bytes = disk.durableBytes(of: names.indexPath(number)) {
+                image.files.append(File(kind: .index, number: number, bytes: bytes))
             }
         }
         return image

@@ -124,13 +124,14 @@ enum Seeds {
     /// A database on a fresh simulated disk after `rounds` rounds of writes through the public
     /// API (values small and large, compressible and not; removes; a cleared collection).
     static func workload(rounds: Int, durability: YapDatabaseDurability = .full, segmentLimit: Int? = nil,
-                         checkpointEvery: Int = 0, compact: Bool = false) -> (SimulatedDisk, YapDatabase) {
+                         checkpointEvery: Int = 0, compact: Bool = false, indexPageSize: Int? = nil) -> (SimulatedDisk, YapDatabase) {
         let disk = SimulatedDisk(seed: 3)
         try? disk.mkdir(RecoveryImage.directory)
         let options = YapDatabaseOptions()
         options.durability = durability
         options.compactionThreshold = 0.2
-        guard let database = try? YapDatabase.open(path: workloadPath, options: options, fileSystem: disk, segmentLimit: segmentLimit) else {
+        guard let database = try? YapDatabase.open(path: workloadPath, options: options, fileSystem: disk, segmentLimit: segmentLimit,
+                                                   indexPageSize: indexPageSize) else {
             fatalError("Seeds: cannot create a database on the simulated disk")
         }
         let connection = database.newConnection()
@@ -151,25 +152,34 @@ enum Seeds {
 
     // MARK: (b) database images
 
+    /// Index page size of the recovery seeds: small, so a short workload's index files have
+    /// several pages and levels and fit an image's 65,535-byte file limit (256-byte pages hold
+    /// no row key at all: `Keydir.maximumRowKeyLength`).
+    static let recoveryIndexPageSize = 512
+
     static func recovery() -> [[UInt8]] {
         var seeds: [[UInt8]] = []
         let base = RecoveryImage()
-        // Clean shutdowns: log only, log plus checkpoint, several segments, after compaction.
+        // Clean shutdowns: log only, log plus checkpoint (index files and a record-22 root),
+        // several segments, after compaction; some read in the cached index mode.
         let shapes: [(rounds: Int, segmentLimit: Int?, checkpointEvery: Int, compact: Bool, close: Bool)] = [
             (6, nil, 0, false, false), (12, nil, 5, false, true), (14, 2048, 0, false, false),
-            (16, 2048, 6, true, true), (0, nil, 0, false, true),
+            (16, 2048, 6, true, true), (0, nil, 0, false, true), (40, nil, 8, false, true), (60, 2048, 15, true, false),
         ]
-        for shape in shapes {
+        for (index, shape) in shapes.enumerated() {
             let (disk, database) = workload(rounds: shape.rounds, segmentLimit: shape.segmentLimit,
-                                            checkpointEvery: shape.checkpointEvery, compact: shape.compact)
+                                            checkpointEvery: shape.checkpointEvery, compact: shape.compact,
+                                            indexPageSize: recoveryIndexPageSize)
             if shape.close { try? database.close() } else { database.abandon() }
             var options = base
             options.repairChecksums = shape.rounds % 4 == 0
+            options.cachedIndexPages = index % 2 == 1
             seeds.append(RecoveryImage.capture(disk, options: options).encoded())
         }
         // Power cuts with unsynced commits (durability normal), each damage mode.
         for (index, mode) in PowerCutMode.allCases.enumerated() {
-            let (disk, database) = workload(rounds: 10, durability: .normal, segmentLimit: 4096, checkpointEvery: 4)
+            let (disk, database) = workload(rounds: 10, durability: .normal, segmentLimit: 4096, checkpointEvery: 4,
+                                            indexPageSize: recoveryIndexPageSize)
             database.abandon()
             disk.powerCut(seed: UInt64(index + 1), mode: mode)
             var options = base
@@ -177,6 +187,7 @@ enum Seeds {
             options.corruptAction = index % 3
             options.compact = index % 2 == 0
             options.repairChecksums = index % 2 == 1
+            options.cachedIndexPages = index % 2 == 0
             seeds.append(RecoveryImage.capture(disk, options: options).encoded())
         }
         // A torn creation: only the temporary main file, and a missing main file.

@@ -306,6 +306,17 @@ package struct Keydir: Sendable {
     /// Whether some change is held only in memory (a checkpoint would write pages).
     package var hasUnwrittenChanges: Bool { rows.cleanRootPage == nil || rowids.cleanRootPage == nil }
 
+    /// Pages the next checkpoint would write (both trees' dirty nodes not yet published):
+    /// O(dirty nodes), for statistics.
+    package var unwrittenPageCount: Int { rows.unwrittenPageCount + rowids.unwrittenPageCount }
+
+    /// Written pages both trees reference (see `PagedTree.writtenPageCount()`): the live pages
+    /// of the index files. Reads the branch pages.
+    /// - Throws: `PageError` from reading a page.
+    package func writtenPageCount() throws(PageError) -> Int {
+        try rows.writtenPageCount() + rowids.writtenPageCount()
+    }
+
     /// Writes the dirty nodes of both trees as pages (see `PagedBTree.flush`): `allocate` gives
     /// each page its id, `write` receives it. Returns the two flushes, whose `root`s the root
     /// record names; call `publish()` on both once that record is durable, then

@@ -14,9 +14,10 @@ struct MeasureEngine: ParsableCommand {
     @Option(help: "Rows to load.") var rows = 1_000_000
     @Option(help: "Value size in bytes.") var valueSize = 100
     @Option(help: "Point reads to time.") var reads = 200_000
-    @Option(help: "Stop after this step (load, read, verify, open), for profiling one step.") var stopAfter: String?
+    @Option(help: "Stop after this step (load, read, verify, open, reread), for profiling one step.") var stopAfter: String?
     @Flag(help: "Time with the thread's CPU clock instead of the wall clock (for a loaded machine).") var cpuTime = false
     @Option(help: "Keep the database in this folder (for `yapdb-measure open`) instead of a temporary one.") var keep: String?
+    @Option(help: "Index read mode: mapped (default) or cached:N (pread through a cache of N pages).") var readMode = "mapped"
     @Option(help: "With --stop-after open: then overwrite this many rows in commits of 1,000 and exit without closing, as a killed process would (the next open replays them).") var tailRows = 0
 
     func run() throws {
@@ -26,6 +27,12 @@ struct MeasureEngine: ParsableCommand {
         let path = folder + "/bench.yapdb"
         var options = EngineOptions()
         options.checkpointThreshold = 0
+        if readMode != "mapped" {
+            guard readMode.hasPrefix("cached:"), let pages = Int(readMode.dropFirst(7)), pages > 0 else {
+                throw ValidationError("--read-mode is mapped or cached:N, not \(readMode)")
+            }
+            options.indexReadMode = .cached(pages: pages)
+        }
         var rng = FastRandom(seed: 7)
         let keys = (0..<rows).map { _ in String(format16: Int(rng.next() % 1_000_000_000_000)) }
         let values = (0..<1024).map { _ in (0..<valueSize).map { _ in UInt8(truncatingIfNeeded: rng.next()) } }
@@ -48,20 +55,24 @@ struct MeasureEngine: ParsableCommand {
         // Point reads of uncached bytes (random keys, each a hash probe + one pread).
         let snapshot = engine!.snapshot()
         var check = 0
-        let t1 = now()
-        for i in 0..<reads {
-            let key = keys[Int(rng.next() % UInt64(rows))]
-            check &+= Int(try snapshot.object(collection: "c", key: key)?.first ?? 0) &+ i
+        /// Nanoseconds per point read of random keys (value bytes), then per key directory
+        /// lookup alone (the entry only).
+        func pointReads(_ snapshot: EngineSnapshot) throws -> (read: Double, lookup: Double) {
+            let t0 = now()
+            for i in 0..<reads {
+                let key = keys[Int(rng.next() % UInt64(rows))]
+                check &+= Int(try snapshot.object(collection: "c", key: key)?.first ?? 0) &+ i
+            }
+            let t1 = now()
+            for i in 0..<reads {
+                let key = keys[Int(rng.next() % UInt64(rows))]
+                check &+= Int(try snapshot.entry(collection: "c", key: key)?.rowid ?? 0) &+ i
+            }
+            return ((t1 - t0) / Double(reads) * 1e9, (now() - t1) / Double(reads) * 1e9)
         }
-        let read = now() - t1
-        print("point read (random key, value bytes, page cache warm): \(fmt(read / Double(reads) * 1e9)) ns (check \(check & 0xFF))")
-        let t1b = now()
-        for i in 0..<reads {
-            let key = keys[Int(rng.next() % UInt64(rows))]
-            check &+= Int(try snapshot.entry(collection: "c", key: key)?.rowid ?? 0) &+ i
-        }
-        let lookup = now() - t1b
-        print("  of which keydir lookup (random key, entry only): \(fmt(lookup / Double(reads) * 1e9)) ns (check \(check & 0xFF))")
+        let (read, lookup) = try pointReads(snapshot)
+        print("point read (random key, value bytes, page cache warm): \(fmt(read)) ns (check \(check & 0xFF))")
+        print("  of which keydir lookup (random key, entry only): \(fmt(lookup)) ns (check \(check & 0xFF))")
 
         if stopAfter == "read" { try engine!.close(); return }
         // verify().
@@ -79,6 +90,13 @@ struct MeasureEngine: ParsableCommand {
         engine = try Engine.open(path: path, options: options)
         let open = now() - t4
         print("close (checkpoint of \(rows) rows): \(fmt(closeTime * 1000)) ms; clean open (checkpoint + tail): \(fmt(open * 1000)) ms, \(engine!.snapshot().rowCount) rows")
+        // Point reads again, now that every page comes from the index files (after a clean
+        // close the whole index of a small database is in the active index file).
+        if stopAfter != "open" {
+            let (reread, relookup) = try pointReads(engine!.snapshot())
+            print("point read after the clean open (index pages from the files): \(fmt(reread)) ns; keydir lookup only: \(fmt(relookup)) ns (check \(check & 0xFF))")
+            if stopAfter == "reread" { try engine!.close(); return }
+        }
 
         if stopAfter == "open" {
             guard tailRows > 0 else { try engine!.close(); return }

@@ -16,8 +16,9 @@ import Darwin
 /// while any snapshot can still reach it.
 ///
 /// The caller must never shrink the file below `count` while the mapping lives (a read of a
-/// truncated page of a real map is `SIGBUS`); the index keeps that rule by mapping only sealed,
-/// synced files and reading the file still being appended with `pread`.
+/// truncated page of a real map is `SIGBUS`); the index keeps that rule by mapping a file only
+/// up to the synced length a published root record vouches for, below which no writer ever
+/// truncates (IndexPageStore).
 ///
 /// Sendable (`@unchecked`): every stored property is a `let` set in `init`; the memory is
 /// never written through this object, so concurrent reads from any thread are safe.

@@ -11,9 +11,10 @@ struct Verify: ParsableCommand {
         try reportingFailures {
             let database = try openExisting(path)
             let progress = Progress("verify")
-            progress.update(0, unit: "records")
             let report: YapDatabaseIntegrityReport
-            do throws(YapDatabaseError) { report = try database.verify() } catch { throw ToolFailure(error, path: path) }
+            do throws(YapDatabaseError) {
+                report = try database.verify { step in progress.show(Verify.describe(step)) }
+            } catch { throw ToolFailure(error, path: path) }
             progress.finish()
             print("commits checked: \(report.commitsChecked)")
             print("records checked: \(report.recordsChecked)")
@@ -25,6 +26,15 @@ struct Verify: ParsableCommand {
                 throw ToolFailure("\(report.problems.count) problem(s) found", code: 4)
             }
         }
+    }
+}
+
+extension Verify {
+    /// One progress line: "12,288 index pages walked, 3,072 commits replayed, 1,024 / 40,000 records read".
+    static func describe(_ step: YapDatabaseVerifyProgress) -> String {
+        var text = "\(step.pagesWalked) index pages walked, \(step.commitsReplayed) commits replayed"
+        if step.recordsTotal > 0 { text += ", \(step.recordsRead) / \(step.recordsTotal) records read" }
+        return text
     }
 }
 
@@ -42,9 +52,10 @@ struct Stats: ParsableCommand {
             print("snapshot: \(stats.snapshot)")
             print("rows: \(stats.rowCount) in \(collections) collection(s)")
             print("file bytes: \(stats.fileBytes)")
-            print("live bytes: \(stats.liveBytes)")
-            print("dead bytes: \(stats.deadBytes)")
-            print("index file bytes: \(stats.indexBytes) (\(stats.hasUnwrittenIndexChanges ? "changes waiting for the next index checkpoint" : "all written"))")
+            print("log segments: \(stats.segmentBytes) bytes, live \(stats.liveBytes), dead \(stats.deadBytes)")
+            print("index files: \(stats.indexBytes) bytes, live \(stats.indexLiveBytes), dead \(stats.indexDeadBytes)")
+            print("index pages: \(stats.indexPages) of \(stats.indexPageSize) bytes (\(stats.indexBytes) bytes); dirty (unwritten): \(stats.unwrittenIndexPages)")
+            print("checkpoint: \(stats.checkpointBytes + stats.deadCheckpointBytes) bytes, live \(stats.checkpointBytes), dead \(stats.deadCheckpointBytes)")
             print("torn tail cut at the last open: \(stats.recoveredTruncatedBytes) bytes")
         }
     }

@@ -74,25 +74,36 @@ func openExisting(_ path: String) throws -> YapDatabase {
     }
 }
 
-/// A line on standard error that shows a long operation's progress, at most every half second.
+/// A long operation's progress on standard error, from half a second on: one line updated in
+/// place when standard error is a terminal (at most every half second), else a new line at
+/// most every two seconds (a log file or pipe gets readable lines, not carriage returns).
 final class Progress {
     let label: String
     let start = Date()
     var last = Date.distantPast
     var shown = false
+    let inPlace = isatty(2) != 0
 
     init(_ label: String) { self.label = label }
 
     func update(_ count: Int, unit: String) {
+        show("\(count) \(unit)")
+    }
+
+    /// Shows `text` after the label, if the last line is old enough.
+    func show(_ text: String) {
         let now = Date()
-        guard now.timeIntervalSince(last) >= 0.5, now.timeIntervalSince(start) >= 0.5 else { return }
+        guard now.timeIntervalSince(last) >= (inPlace ? 0.5 : 2), now.timeIntervalSince(start) >= 0.5 else { return }
         last = now
         shown = true
-        FileHandle.standardError.write(Data("\r\(label): \(count) \(unit)…".utf8))
+        let line = "\(label): \(text)…"
+        FileHandle.standardError.write(Data((inPlace ? "\r\(line)\u{1B}[K" : "\(line)\n").utf8))
     }
 
     func finish() {
-        if shown { FileHandle.standardError.write(Data("\r\(label): done in \(String(format: "%.1f", Date().timeIntervalSince(start))) s\n".utf8)) }
+        guard shown else { return }
+        let line = "\(label): done in \(String(format: "%.1f", Date().timeIntervalSince(start))) s"
+        FileHandle.standardError.write(Data((inPlace ? "\r\(line)\u{1B}[K\n" : "\(line)\n").utf8))
     }
 }
 

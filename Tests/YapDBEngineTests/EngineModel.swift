@@ -46,13 +46,21 @@ extension EngineSnapshot {
 
 /// Engine helpers for tests.
 enum EngineTesting {
+    /// Options for a test on `disk`; the index read mode is the environment's
+    /// (`YAPDB_TEST_INDEX_READ_MODE`, `make test`'s cached-mode step) unless a test sets one.
     static func options(_ disk: any FileSystem, segmentLimit: Int = 4096, sync: SyncMode = .full) -> EngineOptions {
         var options = EngineOptions()
+        options.indexReadMode = environmentReadMode
         options.fileSystem = disk
         options.segmentLimit = segmentLimit
         options.syncMode = sync
         options.checkpointThreshold = 0
         return options
+    }
+
+    /// The read mode `YAPDB_TEST_INDEX_READ_MODE` asks for (mapped when unset).
+    static var environmentReadMode: IndexReadMode {
+        TestEnvironment.cachedIndexPages.map { .cached(pages: $0) } ?? .mapped
     }
 
     static func simulated(seed: UInt64 = 1) throws -> SimulatedDisk {

@@ -7,13 +7,21 @@ import TestSupport
 
 /// The seeded model test: random operations against the engine and a dictionary model,
 /// with commits, rollbacks, reopens, checkpoints, compactions and old snapshots re-read.
+/// Seed 1 runs in the environment's index read mode (mapped unless `YAPDB_TEST_INDEX_READ_MODE`
+/// says otherwise); seed 2 always reads index pages of 512 bytes with `pread` through a cache
+/// of 8 pages, so the cached mode (misses, evictions, checksums on read) runs under the model.
 @Suite struct EngineModelTests {
-    @Test(arguments: [UInt64(1), 2])
-    func randomOperationsMatchTheModel(seed: UInt64) throws {
+    @Test(arguments: zip([UInt64(1), 2], [0, 8]))
+    func randomOperationsMatchTheModel(seed: UInt64, cachedPages: Int) throws {
         let operations = 20_000
         var rng = SeededRandom(seed: seed)
         let disk = try EngineTesting.simulated(seed: seed)
-        let options = EngineTesting.options(disk, segmentLimit: 8192)
+        var options = EngineTesting.options(disk, segmentLimit: 8192)
+        if cachedPages > 0 {
+            // Small pages, so the trees are several pages deep and the cache evicts.
+            options.indexReadMode = .cached(pages: cachedPages)
+            options.indexPageSize = 512
+        }
         var engine: Engine? = try Engine.open(path: "/db/main", options: options)
         var model = Model()
         var committedSnapshot: UInt64 = 0

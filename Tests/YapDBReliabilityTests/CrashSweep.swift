@@ -35,6 +35,7 @@ struct CrashSweep {
 
     func options(_ disk: SimulatedDisk) -> EngineOptions {
         var options = EngineOptions()
+        options.indexReadMode = TestEnvironment.cachedIndexPages.map { .cached(pages: $0) } ?? .mapped
         options.fileSystem = disk
         options.syncMode = mode
         options.segmentLimit = segmentLimit

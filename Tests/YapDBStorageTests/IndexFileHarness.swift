@@ -73,9 +73,9 @@ struct IndexFileHarness {
     }
 
     /// A store over `root`'s files in `mode`.
-    func store(_ root: IndexRoot, mode: IndexReadMode, activeFile: UInt32? = nil) throws(IndexFileError) -> IndexPageStore {
+    func store(_ root: IndexRoot, mode: IndexReadMode) throws(IndexFileError) -> IndexPageStore {
         let store = IndexPageStore(files: files, fileSystem: fs, uuid: Self.uuid, pageSize: pageSize, mode: mode)
-        try store.open(root: root, activeFile: activeFile)
+        try store.open(root: root)
         return store
     }
 

@@ -87,27 +87,63 @@ import YapDBSimulatedDisk
         #expect(failure { try file.map(length: 1) }?.operation == "power lost")
     }
 
+    /// The file still being appended is mapped up to its published length only; publishing
+    /// more of it maps it again, longer, in a new view; older views keep the shorter mapping.
     @Test(arguments: modes)
-    func theActiveFileIsReadWithPreadAndMappedOnceSealed(mode: IndexReadMode) throws {
+    func theActiveFileIsMappedUpToItsPublishedLength(mode: IndexReadMode) throws {
         let harness = try simulated()
         let (first, writer) = try harness.cycle(after: nil, count: 3)
-        let store = try harness.store(first.root, mode: mode, activeFile: writer.activeNumber)
+        let store = try harness.store(first.root, mode: mode)
         #expect(writer.activeNumber == 1)
-        #expect(!store.view().isMapped(1))
+        #expect(store.view().mappedLength(1) == (mode == .mapped ? 4 * 256 : nil))
         let before = store.view()
-        // More pages: file 1 fills (4 data pages) and the writer rolls to file 2.
+        // More pages: file 1 fills (4 data pages) and the writer rolls to file 2. Before they
+        // are adopted, the store maps nothing past what was published.
         var pages = first.pages
         for index in 0..<3 { pages[try writer.append(harness.page(sequence: 9, index: index))] = harness.page(sequence: 9, index: index) }
-        try store.adopt(try writer.sync(), activeFile: writer.activeNumber)
+        let extents = try writer.sync()
+        #expect(store.view().mappedLength(1) == (mode == .mapped ? 4 * 256 : nil))
+        try store.adopt(extents)
         #expect(writer.activeNumber == 2)
-        #expect(store.view().isMapped(1) == (mode == .mapped))
-        #expect(!store.view().isMapped(2))
+        #expect(store.view().mappedLength(1) == (mode == .mapped ? 5 * 256 : nil))
+        #expect(store.view().mappedLength(2) == (mode == .mapped ? 3 * 256 : nil))
+        #expect(before.mappedLength(1) == (mode == .mapped ? 4 * 256 : nil))
         #expect(IndexFileHarness.mismatches(store.view(), pages).isEmpty)
         // The older view still reads what it knew, and refuses what it did not.
         #expect(IndexFileHarness.mismatches(before, first.pages).isEmpty)
         let late = pages.keys.max()!
         #expect(throws: IndexFileError.badPageID(late, reason: .unknownFile(2))) { try before.page(late) }
         writer.close()
+    }
+
+    /// On real files (a real `mmap`): the active file's published prefix is mapped while a
+    /// checkpoint that never publishes writes past it and a resuming writer (as after a crash,
+    /// or the cut-back after a failed sync) truncates that tail away, then appends again. The
+    /// mapped view reads every published page throughout; a truncation below the mapped
+    /// length would make these reads fault (`SIGBUS`) or differ.
+    @Test func truncatingAnUnpublishedTailNeverTouchesTheMappedPrefix() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        var harness = IndexFileHarness(fs: PosixFileSystem.shared, mainPath: dir.file("db"))
+        harness.fileSizeLimit = 256 * 64
+        let (first, writer) = try harness.cycle(after: nil, count: 5)
+        let store = try harness.store(first.root, mode: .mapped)
+        let mapped = store.view()
+        #expect(mapped.mappedLength(1) == 6 * 256)
+        #expect(try mapped.page(first.root.trees[0].root).isMapped)
+        // A checkpoint that never publishes: 20 pages past the published length, synced.
+        for index in 0..<20 { _ = try writer.append(harness.page(sequence: 50, index: index)) }
+        try writer.sync()
+        writer.close()
+        #expect(IndexFileHarness.mismatches(mapped, first.pages).isEmpty)
+        // The next writer resumes at the published length, cutting the tail, and appends.
+        let (second, resumed) = try harness.cycle(after: first, count: 3)
+        #expect(second.root.files.map(\.length) == [9 * 256])
+        #expect(IndexFileHarness.mismatches(mapped, first.pages).isEmpty)
+        try store.adopt(second.root.files.map(\.extent))
+        #expect(store.view().mappedLength(1) == 9 * 256)
+        #expect(IndexFileHarness.mismatches(store.view(), second.pages).isEmpty)
+        resumed.close()
     }
 
     @Test func resumingCutsAnUnpublishedTailAndContinuesThePageNumbers() throws {
@@ -141,6 +177,28 @@ import YapDBSimulatedDisk
         #expect(throws: IndexFileError.badPageID(past, reason: .pastEnd(fileLength: 768))) { try view.page(past) }
         let far = IndexPageID(file: 1, page: UInt32.max)
         #expect(throws: IndexFileError.badPageID(far, reason: .pastEnd(fileLength: 768))) { try view.page(far) }
+    }
+
+    /// A page read with a check is cached only when the check passes, and a hit then says it
+    /// was checked; one that fails is never cached (read, and failed, on every visit).
+    @Test func theCacheKeepsOnlyPagesThatPassedTheReadersCheck() throws {
+        let harness = try simulated()
+        let (first, writer) = try harness.cycle(after: nil, count: 3)
+        writer.close()
+        let store = try harness.store(first.root, mode: .cached(pages: 8))
+        let ids = first.pages.keys.sorted()
+        let view = store.view()
+        let good = try view.page(ids[0], check: { _ in true })
+        #expect(good.isChecked)
+        #expect(try view.page(ids[0]).isChecked, "a hit of a checked page")
+        let bad = try view.page(ids[1], check: { _ in false })
+        #expect(!bad.isChecked && bad.array == first.pages[ids[1]])
+        #expect(store.cache?.count == 1, "the page that failed its check is not cached")
+        var checks = 0
+        _ = try view.page(ids[1], check: { _ in checks += 1; return false })
+        #expect(checks == 1, "read and checked again")
+        #expect(!(try view.page(ids[2])).isChecked, "no check given: cached unchecked")
+        #expect(store.cache?.count == 2)
     }
 
     @Test func theCacheHoldsAtMostItsCapacityAndServesHitsWithoutReading() throws {

@@ -13,10 +13,12 @@ final class DatabaseFixture: @unchecked Sendable {
         configure(database)
     }
 
-    /// Durability `.normal`: tests do not need an fsync per commit.
+    /// Durability `.normal`: tests do not need an fsync per commit. The index read mode is
+    /// the environment's (`YAPDB_TEST_INDEX_READ_MODE`, `make test`'s cached-mode step).
     static func fastOptions() -> YapDatabaseOptions {
         let options = YapDatabaseOptions()
         options.durability = .normal
+        if let pages = TestEnvironment.cachedIndexPages { options.indexReadMode = .cached(pages: pages) }
         return options
     }
 

@@ -81,8 +81,7 @@ import YapDBSimulatedDisk
     static func database(in state: State, path: String) throws -> YapDatabase {
         let disk = SimulatedDisk(seed: 10)
         try disk.mkdir("/matrix")
-        let options = YapDatabaseOptions()
-        options.durability = .normal
+        let options = DatabaseFixture.fastOptions()   // .normal, and the environment's index read mode
         let database = try YapDatabase.open(path: path, options: options, fileSystem: disk)
         try database.newConnection().write { tx in tx.setObject("v", forKey: "k", inCollection: "c") }
         switch state {

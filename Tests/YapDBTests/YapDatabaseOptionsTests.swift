@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import YapDB
+import YapDBStorage
 
 @Suite struct YapDatabaseOptionsTests {
     @Test func defaults() {
@@ -13,6 +14,43 @@ import Testing
         #expect(o.maxValueSize == 1 << 30)
         #expect(o.checkpointThreshold == 64 << 20)
         #expect(o.compactionThreshold == 0.5)
+        #expect(o.indexReadMode == .memoryMapped)
+    }
+
+    /// The index read mode reaches the engine (a page count below 1 acts as 1), survives
+    /// `copy()`, and a database written in one mode reads back in the other: 2,000 rows read
+    /// with `pread` through a cache of 2 pages, then through the map again.
+    @Test func indexReadModeReachesTheEngineAndBothModesReadTheSameFiles() throws {
+        let options = DatabaseFixture.fastOptions()
+        options.indexReadMode = .cached(pages: 2)
+        #expect(options.copy().indexReadMode == .cached(pages: 2))
+        let fixture = try DatabaseFixture(options: options)
+        #expect(fixture.database.engine.options.indexReadMode == .cached(pages: 2))
+        #expect(fixture.database.options.indexReadMode == .cached(pages: 2))
+        let keys = (0..<2000).map { "row-\(($0 * 7919) % 2000)" }
+        fixture.database.newConnection().readWrite { tx in
+            for key in keys { tx.setObject(key, forKey: key, inCollection: "c") }
+        }
+        try fixture.database.checkpoint()
+        func check() {
+            fixture.database.newConnection().read { tx in
+                var wrong = 0
+                for key in keys where tx.object(forKey: key, inCollection: "c") as? String != key { wrong += 1 }
+                #expect(wrong == 0)
+                #expect(tx.numberOfKeys(inCollection: "c") == 2000)
+            }
+        }
+        check()
+        let zero = DatabaseFixture.fastOptions()
+        zero.indexReadMode = .cached(pages: 0)
+        try fixture.reopen(options: zero)
+        #expect(fixture.database.engine.options.indexReadMode == .cached(pages: 1))
+        check()
+        let mapped = DatabaseFixture.fastOptions()
+        mapped.indexReadMode = .memoryMapped
+        try fixture.reopen(options: mapped)
+        #expect(fixture.database.engine.options.indexReadMode == .mapped)
+        check()
     }
 
     @Test func rawValuesMatchYapDatabase() {

@@ -97,6 +97,16 @@ extension ViewState: PagedExtensionState {
 
     func validatePages() throws(PageError) { try validate() }
 
+    var unwrittenPageCount: Int {
+        changed.values.reduce(catalog.unwrittenPageCount + rowGroups.unwrittenPageCount) { $0 + $1.unwrittenPageCount }
+    }
+
+    func writtenPageCount() throws(PageError) -> Int {
+        var total = try catalog.writtenPageCount() + rowGroups.writtenPageCount()
+        for name in try groupNames() { total += try tree(name)?.writtenPageCount() ?? 0 }
+        return total
+    }
+
     func reading(from source: any PageSource) -> ViewState {
         var state = self
         state.rebind(catalog: catalog.reading(from: source), changed: changed.mapValues { $0.reading(from: source) },

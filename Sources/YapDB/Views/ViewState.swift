@@ -57,6 +57,9 @@ struct ViewState: Sendable {
 
     // MARK: Reads
 
+    /// Whether the state is exactly what an index checkpoint wrote (no change held in memory).
+    var isAsWritten: Bool { changed.isEmpty && catalog.writtenRoot != nil && rowGroups.writtenRoot != nil }
+
     /// Rows in the view. O(1).
     var rowCount: Int { rowGroups.count }
 

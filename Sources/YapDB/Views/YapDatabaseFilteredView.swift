@@ -47,7 +47,7 @@ open class YapDatabaseFilteredView: YapDatabaseView, @unchecked Sendable {
     /// The view's own version tag.
     public var versionTag: String { config.withLock { $0.versionTag } }
 
-    /// Separates the view's own tag from its parent's in the stored tag, so a stored image is
+    /// Separates the view's own tag from its parent's in the stored tag, so stored trees are
     /// reused only when neither this view nor any view above it changed.
     static let tagSeparator = "\u{1F}"
 
@@ -67,6 +67,14 @@ open class YapDatabaseFilteredView: YapDatabaseView, @unchecked Sendable {
         if let existing = transaction.extensionState(key) as? ViewState, existing.versionTag == tag { return true }
         if let claimed = transaction.connection.database.engine.claimExtensionRoots(key),
            var state = ViewState(claimed: claimed), state.versionTag == tag {
+            // Nothing written since and the parent as that checkpoint wrote it (had the parent
+            // been rebuilt since, it would hold unwritten changes: a checkpoint in between
+            // would have dropped these roots): the trees are right as they are.
+            if claimed.catchUp.isEmpty && context.parentState.isAsWritten {
+                transaction.setExtensionState(state, forKey: key)
+                transaction.engineTransaction.publishExtensionsWithoutCommit()
+                return true
+            }
             context.catchUp(&state, claimed.catchUp)
             transaction.setExtensionState(state, forKey: key)
             transaction.engineTransaction.markChanged()

@@ -2,9 +2,9 @@
 
 /// Where a tree reads its clean (written) pages.
 ///
-/// The engine implements it over YapDBStorage's index files: a memory map of sealed files
-/// (hand out the mapped bytes, no copy), `pread` into a bounded cache for the file still being
-/// appended. Tests use an in-memory dictionary.
+/// The engine implements it over YapDBStorage's index files: a memory map of each file's
+/// published bytes (hand out the mapped bytes, no copy), or `pread` into a bounded cache.
+/// Tests use an in-memory dictionary.
 ///
 /// **Contract.** `withPage` calls `body` with exactly the bytes of page `id` and returns what
 /// `body` returns; the bytes stay valid and unchanged only during the call (a cache may evict

@@ -14,7 +14,9 @@ import Darwin
 /// Files roll: before a page would take the active file past `fileSizeLimit`, the writer
 /// starts file `number + 1` (`createNew`: a leftover of that number is an error; the engine
 /// removes index files no root names before it starts a writer). A file left behind by a roll
-/// is *sealed*: it is never written again, and once `sync()` returned it may be mapped.
+/// is *sealed*: it is never written again. Once `sync()` returned and a root record naming the
+/// lengths is published, a page store may map any file up to that length (the active one
+/// included): the writer only appends past it.
 ///
 /// `sync()` syncs every file written since the last sync (older first), then the directory
 /// when a file was created since the last sync, and returns every file this writer wrote with
@@ -39,7 +41,7 @@ package final class IndexFileWriter {
     /// Bytes buffered before a `pwrite`; tests lower it to make many writes.
     package var bufferLimit = 256 << 10
 
-    /// The file being appended to (the one read with `pread`, never mapped).
+    /// The file being appended to (mapped by a page store only up to its published length).
     package private(set) var activeNumber: UInt32
     /// Files this writer wrote to and their lengths, buffered bytes included, ascending.
     package private(set) var extents: [IndexFileExtent] = []
@@ -81,8 +83,8 @@ package final class IndexFileWriter {
     /// `length` (pages of a checkpoint that never published) are truncated away (made durable
     /// by the next `sync()`).
     ///
-    /// The caller must not have mapped this file (the page store reads it with `pread` once
-    /// it is given as the active file).
+    /// A page store may have mapped this file up to `length` (the published prefix), never
+    /// further: the truncation cuts only bytes past it, which no mapping covers.
     ///
     /// - Throws: the errors of `IndexFileHeader.read`; `.corrupted` with `.fileTooShort` when
     ///   the file holds fewer than `length` bytes, `.invalidField("length")` when `length` is

@@ -3,8 +3,9 @@ import Synchronization
 /// A bounded least-recently-used cache of index pages, for the `pread` read mode
 /// (`IndexReadMode.cached`).
 ///
-/// Holds at most `capacity` pages; a hit moves the page to the front, an insert past the
-/// capacity drops the least recently used one. A dropped page stays valid for whoever still
+/// Holds at most `capacity` pages, each with whether the reader's check (its checksum) passed
+/// when it was read; a hit moves the page to the front, an insert past the capacity drops the
+/// least recently used one. A dropped page stays valid for whoever still
 /// holds its `IndexPage` (its bytes are reference counted).
 ///
 /// Threading: any thread; one `Mutex` guards the table and the recency list, held only for
@@ -20,14 +21,21 @@ package final class IndexPageCache: Sendable {
         state = Mutex(LRU(capacity: max(1, capacity)))
     }
 
+    /// A cached page: its bytes, and whether they passed the reader's check when read.
+    package struct Entry: Sendable {
+        package var page: FileMapping
+        package var checked: Bool
+    }
+
     /// The cached bytes of `id`, marked most recently used.
-    package func lookup(_ id: IndexPageID) -> FileMapping? {
+    package func lookup(_ id: IndexPageID) -> Entry? {
         state.withLock { $0.lookup(id) }
     }
 
-    /// Caches `page` for `id`, dropping the least recently used page when full.
-    package func insert(_ id: IndexPageID, _ page: FileMapping) {
-        state.withLock { $0.insert(id, page) }
+    /// Caches `page` for `id` (`checked`: it passed the reader's check), dropping the least
+    /// recently used page when full.
+    package func insert(_ id: IndexPageID, _ page: FileMapping, checked: Bool = false) {
+        state.withLock { $0.insert(id, Entry(page: page, checked: checked)) }
     }
 
     /// Drops every page of index file `file` (it was retired; its number may be used again).
@@ -42,7 +50,7 @@ package final class IndexPageCache: Sendable {
     struct LRU {
         struct Node {
             var id: IndexPageID
-            var page: FileMapping?
+            var page: Entry?
             var previous: Int
             var next: Int
         }
@@ -58,14 +66,14 @@ package final class IndexPageCache: Sendable {
 
         init(capacity: Int) { self.capacity = capacity }
 
-        mutating func lookup(_ id: IndexPageID) -> FileMapping? {
+        mutating func lookup(_ id: IndexPageID) -> Entry? {
             guard let index = table[id] else { return nil }
             unlink(index)
             pushFront(index)
             return nodes[index].page
         }
 
-        mutating func insert(_ id: IndexPageID, _ page: FileMapping) {
+        mutating func insert(_ id: IndexPageID, _ page: Entry) {
             if let index = table[id] {
                 nodes[index].page = page
                 unlink(index)

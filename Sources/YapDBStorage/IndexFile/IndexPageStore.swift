@@ -7,8 +7,9 @@ import Synchronization
 
 /// How index pages are read (docs/format.md §9).
 package enum IndexReadMode: Sendable, Equatable {
-    /// Sealed, synced files through a memory map (no system call per read); the file still
-    /// being appended with `pread`.
+    /// Every file through a memory map of the part a root record vouches for (no system call
+    /// and no checksum per read). For the file still being appended that is its published,
+    /// synced prefix, which never changes; its tail beyond is never read.
     case mapped
     /// Every file with `pread`, through an LRU cache of at most `pages` pages: for file
     /// systems where a memory map is unsafe (network file systems, files others may truncate).
@@ -25,33 +26,37 @@ package struct IndexPage: @unchecked Sendable {
     /// Exactly `pageSize` bytes.
     package let bytes: UnsafeRawBufferPointer
     private let owner: FileMapping
+    /// Whether the bytes passed the check given to `IndexPageView.page(_:check:)` — now, or
+    /// when they were read into the cache.
+    package let isChecked: Bool
 
-    init(id: IndexPageID, bytes: UnsafeRawBufferPointer, owner: FileMapping) {
+    init(id: IndexPageID, bytes: UnsafeRawBufferPointer, owner: FileMapping, isChecked: Bool = false) {
         self.id = id
         self.bytes = bytes
         self.owner = owner
+        self.isChecked = isChecked
     }
 
     /// A copy of the bytes.
     package var array: [UInt8] { Array(bytes) }
 
-    /// Whether the bytes are in a memory map of a sealed file (else they were read with
-    /// `pread`, now or earlier into the cache).
+    /// Whether the bytes are in a memory map of a file's published prefix (else they were read
+    /// with `pread`, now or earlier into the cache).
     package var isMapped: Bool { owner.backing == .memoryMap }
 }
 
 /// The index files a reader can reach, frozen at one moment: what a snapshot holds.
 ///
-/// Reading through a view takes no lock in `.mapped` mode (a dictionary lookup and a pointer
-/// into a mapping; `pread` for the active file); in `.cached` mode it takes the cache's lock
-/// for the lookup. A view keeps every mapping and file handle it names alive, so a file
+/// Reading through a view takes no lock and makes no system call in `.mapped` mode (a
+/// dictionary lookup and a pointer into a mapping); in `.cached` mode it takes the cache's
+/// lock for the lookup and `pread`s a miss. A view keeps every mapping and file handle it names alive, so a file
 /// retired by the store stays readable by the snapshots that still reach it, and is unmapped
 /// (and closed) when the last of them is released.
 ///
 /// Threading: a value; `page(_:)` from any thread.
 package struct IndexPageView: Sendable {
     /// One readable file: its handle, the length the root record or the last writer sync
-    /// vouches for, and its mapping (`.mapped` mode, sealed files only).
+    /// vouches for, and its mapping of exactly that length (`.mapped` mode).
     struct Source: Sendable {
         let file: any StorageFile
         let length: Int64
@@ -69,13 +74,21 @@ package struct IndexPageView: Sendable {
     /// Whether file `number` is read through a memory map in this view.
     package func isMapped(_ number: UInt32) -> Bool { sources[number]?.mapping != nil }
 
-    /// The page `id`: from the mapping of a sealed file, else from the cache, else by `pread`
-    /// (then cached in `.cached` mode).
+    /// The bytes of file `number` this view has mapped (its vouched length), or `nil` when it
+    /// reads the file with `pread` or does not know it.
+    package func mappedLength(_ number: UInt32) -> Int? { sources[number]?.mapping?.count }
+
+    /// The page `id`: from the file's mapping (`.mapped` mode), else from the cache, else by
+    /// `pread` (then cached).
+    ///
+    /// - Parameter check: run on the bytes of a page read with `pread`; a page that fails it
+    ///   is not cached (the caller reports it), one that passes is cached as checked, so a
+    ///   later hit needs no check (`IndexPage.isChecked`). `nil`: cache unchecked.
     ///
     /// - Throws: `.badPageID` with `.invalidPageID` (file or page 0), `.unknownFile` (a file
     ///   this view does not know), `.pastEnd` (past the file's vouched length); `.io` from
     ///   `pread` (a short read is `EIO` "short read").
-    package func page(_ id: IndexPageID) throws(IndexFileError) -> IndexPage {
+    package func page(_ id: IndexPageID, check: ((UnsafeRawBufferPointer) -> Bool)? = nil) throws(IndexFileError) -> IndexPage {
         guard id.isValid else { throw .badPageID(id, reason: .invalidPageID) }
         guard let source = sources[id.file] else { throw .badPageID(id, reason: .unknownFile(id.file)) }
         let offset = id.offset(pageSize: pageSize)
@@ -87,7 +100,7 @@ package struct IndexPageView: Sendable {
             return IndexPage(id: id, bytes: UnsafeRawBufferPointer(rebasing: mapping.bytes[start..<(start + pageSize)]), owner: mapping)
         }
         if let cache, let cached = cache.lookup(id) {
-            return IndexPage(id: id, bytes: cached.bytes, owner: cached)
+            return IndexPage(id: id, bytes: cached.page.bytes, owner: cached.page, isChecked: cached.checked)
         }
         let memory = UnsafeMutableRawPointer.allocate(byteCount: pageSize, alignment: 16)
         let buffer = UnsafeMutableRawBufferPointer(start: memory, count: pageSize)
@@ -99,8 +112,9 @@ package struct IndexPageView: Sendable {
             throw .io(error)
         }
         let owner = FileMapping(bytes: UnsafeRawBufferPointer(buffer), backing: .copy, path: source.file.path)
-        cache?.insert(id, owner)
-        return IndexPage(id: id, bytes: owner.bytes, owner: owner)
+        let checked = check?(owner.bytes) ?? false
+        if check == nil || checked { cache?.insert(id, owner, checked: checked) }
+        return IndexPage(id: id, bytes: owner.bytes, owner: owner, isChecked: checked)
     }
 
     /// Runs `body` on the bytes of page `id` (valid only inside `body`).
@@ -116,11 +130,16 @@ package struct IndexPageView: Sendable {
 /// what an index checkpoint wrote, retires files index compaction replaced, and hands out
 /// `IndexPageView`s (docs/format.md §9).
 ///
-/// Mapping rule: in `.mapped` mode only *sealed* files are mapped — files that are synced and
-/// will never be written again. The file a writer still appends to (`activeFile`) is read
-/// with `pread`, so the writer's truncations (resuming after a crash, cutting back after a
-/// failed sync) never touch a mapping. Each file's size is checked against the length the root
-/// record (or the writer's sync) vouches for before it is mapped.
+/// Mapping rule: in `.mapped` mode a file is mapped only up to the length a published root
+/// record (or the writer's successful sync, adopted once the root naming it is durable)
+/// vouches for: bytes that are synced and are never written again. A sealed file is mapped
+/// whole; the file a writer still appends to is mapped up to its published length, and mapped
+/// again (a longer mapping, in a new view) when a checkpoint publishes more of it. Nothing
+/// past that length is ever read, and the writer never shrinks a file below it: resuming
+/// after a crash truncates to the published length, and the cut-back after a failed sync is
+/// that same truncation by the next writer — so truncations never touch a mapped byte
+/// (a read of a truncated page of a map is `SIGBUS`). Each file's size is checked against the
+/// vouched length before it is mapped. Views made earlier keep their shorter mappings.
 ///
 /// Threading: any thread. One `Mutex` guards the current view, held only to read or replace
 /// it; files are opened and mapped outside it. `open`, `adopt` and `retire` come from one
@@ -159,40 +178,33 @@ package final class IndexPageStore: Sendable {
 
     /// Opens every file `root` lists, replacing what the store knew: each must exist, carry a
     /// valid header of this database with this page size, and hold at least the length the
-    /// root vouches for; sealed files are then mapped (`.mapped` mode).
+    /// root vouches for; each is then mapped up to that length (`.mapped` mode).
     ///
-    /// - Parameters:
-    ///   - root: the newest valid root record (`IndexRootFile.load`).
-    ///   - activeFile: the file a writer will resume appending to (read with `pread`), if any.
+    /// - Parameter root: the newest valid root record (`IndexRootFile.load`).
     /// - Throws: `.corrupted` with `.badPageSize` (the root's page size is not the store's),
     ///   `.fileMissing`, `.fileTooShort`, the header errors of `IndexFileHeader.read`; `.io`
     ///   (`mmap` included). On error the store is unchanged.
-    package func open(root: IndexRoot, activeFile: UInt32? = nil) throws(IndexFileError) {
+    package func open(root: IndexRoot) throws(IndexFileError) {
         guard root.pageSize == pageSize else {
             throw .corrupted(path: files.rootPath, offset: Int64(Format.rootBodyOffset), reason: .badPageSize(UInt32(truncatingIfNeeded: root.pageSize)))
         }
         var sources: [UInt32: IndexPageView.Source] = [:]
         for file in root.files {
-            sources[file.number] = try source(file.extent, existing: nil, active: file.number == activeFile)
+            sources[file.number] = try source(file.extent, existing: nil)
         }
         current.withLock { $0 = IndexPageView(sources: sources, cache: cache, pageSize: pageSize) }
     }
 
-    /// Takes in what a writer's `sync()` returned: new files are opened (header and length
-    /// checked), known files get their new length; a file that stopped being the active one
-    /// is mapped now (`.mapped` mode). Files not in `extents` are kept.
+    /// Takes in what a writer's `sync()` returned, once a root record naming it is durable:
+    /// new files are opened (header and length checked), known files get their new length
+    /// (and, in `.mapped` mode, a mapping of that length). Files not in `extents` are kept.
     ///
-    /// - Parameters:
-    ///   - extents: `IndexFileWriter.sync()`'s result (durable lengths).
-    ///   - activeFile: the writer's `activeNumber` (read with `pread`), or `nil` after it closed.
+    /// - Parameter extents: `IndexFileWriter.sync()`'s result (durable, published lengths).
     /// - Throws: as `open`. On error the store is unchanged.
-    package func adopt(_ extents: [IndexFileExtent], activeFile: UInt32?) throws(IndexFileError) {
+    package func adopt(_ extents: [IndexFileExtent]) throws(IndexFileError) {
         var sources = view().sources
         for extent in extents {
-            sources[extent.number] = try source(extent, existing: sources[extent.number], active: extent.number == activeFile)
-        }
-        if let activeFile, let existing = sources[activeFile], existing.mapping != nil {
-            sources[activeFile] = try source(IndexFileExtent(number: activeFile, length: existing.length), existing: existing, active: true)
+            sources[extent.number] = try source(extent, existing: sources[extent.number])
         }
         current.withLock { $0 = IndexPageView(sources: sources, cache: cache, pageSize: pageSize) }
     }
@@ -214,15 +226,15 @@ package final class IndexPageStore: Sendable {
     }
 
     /// A readable source for `extent`: the existing handle when there is one, else a newly
-    /// opened and checked file; mapped when sealed in `.mapped` mode.
-    private func source(_ extent: IndexFileExtent, existing: IndexPageView.Source?, active: Bool) throws(IndexFileError) -> IndexPageView.Source {
+    /// opened and checked file; mapped up to `extent.length` in `.mapped` mode.
+    private func source(_ extent: IndexFileExtent, existing: IndexPageView.Source?) throws(IndexFileError) -> IndexPageView.Source {
         let path = files.indexPath(extent.number)
         guard extent.length >= Int64(pageSize), extent.length % Int64(pageSize) == 0 else {
             throw .corrupted(path: path, offset: 0, reason: .invalidField("length"))
         }
         let file: any StorageFile
         if let existing {
-            if existing.length == extent.length, (existing.mapping == nil) == (active || mode != .mapped) { return existing }
+            if existing.length == extent.length { return existing }
             file = existing.file
         } else {
             do {
@@ -238,7 +250,7 @@ package final class IndexPageStore: Sendable {
         guard size >= extent.length else {
             throw .corrupted(path: path, offset: size, reason: .fileTooShort(number: extent.number, expected: extent.length, found: size))
         }
-        guard mode == .mapped, !active else { return IndexPageView.Source(file: file, length: extent.length, mapping: nil) }
+        guard mode == .mapped else { return IndexPageView.Source(file: file, length: extent.length, mapping: nil) }
         guard let length = Int(exactly: extent.length) else { throw .corrupted(path: path, offset: 0, reason: .overLimit) }
         let mapping: FileMapping
         do { mapping = try file.map(length: length) } catch { throw .io(error) }
