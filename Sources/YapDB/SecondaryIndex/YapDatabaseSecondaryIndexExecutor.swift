@@ -148,7 +148,8 @@ struct SecondaryIndexExecutor {
     /// false.
     func run(_ query: BoundQuery, _ body: (UInt64, [SQLValue]?) -> Bool) throws(PageError) {
         let (_, prepared, check) = try prepared(query.whereClause)
-        let residual = check ? query.whereClause : nil
+        // The row check, prepared once: columns by position, literals converted once.
+        let residual = check ? evaluator.prepare(query.whereClause, columnOrder: columns.map(\.name)) : nil
         var skip = query.offset
         var remaining = query.limit ?? Int.max
         guard remaining > 0 else { return }
@@ -163,7 +164,7 @@ struct SecondaryIndexExecutor {
                     failure = error
                     return false
                 }
-                guard let row = values, matches(residual, row) else { return true }
+                guard let row = values, residual.matches(row) else { return true }
             }
             if skip > 0 { skip -= 1; return true }
             remaining -= 1
@@ -178,7 +179,7 @@ struct SecondaryIndexExecutor {
             var readFailure: PageError?
             try forEachCandidate(prepared) { rowid in
                 do throws(PageError) {
-                    if let values = try state.values(ofRow: rowid), residual.map({ matches($0, values) }) ?? true {
+                    if let values = try state.values(ofRow: rowid), residual?.matches(values) ?? true {
                         rows.append((rowid, values))
                     }
                 } catch {
@@ -277,10 +278,5 @@ struct SecondaryIndexExecutor {
             if order != 0 { return term.descending ? -order : order }
         }
         return 0
-    }
-
-    /// Whether a row's stored values satisfy `whereClause`.
-    func matches(_ whereClause: QueryExpression, _ values: [SQLValue]) -> Bool {
-        evaluator.evaluate(where: whereClause) { name in columnIndex(name).map { values[$0] } ?? .null }
     }
 }
