@@ -1,5 +1,5 @@
 // PagedRowTree+Search: binary searches driven by the view's comparator. The convention is that
-// of OrderedRowTree+Search: `compare(existing)` says how the searched-for row compares to the
+// of RowComparison.swift: `compare(existing)` says how the searched-for row compares to the
 // existing row id `existing`.
 
 extension PagedRowTree {

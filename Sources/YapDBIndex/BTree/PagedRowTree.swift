@@ -5,7 +5,7 @@
 ///
 /// **Positions are the truth.** The tree never compares row ids: the caller inserts at a
 /// position found with its own comparator (`insertionIndex`, `lowerBound`, `upperBound`,
-/// `findRange` take `(UInt64) -> RowComparison`, with the convention of `OrderedRowTree`: how
+/// `findRange` take `(UInt64) -> RowComparison`, with the convention in RowComparison.swift: how
 /// the searched-for row compares to the existing row). Branches record each child's entry count
 /// and first row id, so positional operations and comparator searches cost O(log n) page visits
 /// and the searches call the comparator O(log n) times without reading the children's pages.

@@ -1,4 +1,4 @@
-// Micro-benchmarks: LRU hit path, HAMT insert/lookup of 1M 16-byte String keys, B-tree ops.
+// Micro-benchmarks: LRU hit path and the order-statistic row tree's operations, in memory.
 // Prints nanoseconds per operation (best of 3 runs). Figures, not pass/fail.
 import YapDBIndex
 #if canImport(Glibc)
@@ -47,41 +47,6 @@ func runAll() {
     var lookupOrder = Array(0..<n)
     lookupOrder.shuffle(using: &rng)
 
-    // MARK: HAMT
-    var map = PersistentHashMap<String, Int>()
-    measure("PersistentHashMap insert 1M String(16)", operations: n) {
-        map = PersistentHashMap()
-        for (i, key) in keys.enumerated() { map.updateValue(i, forKey: key) }
-        return map.count
-    }
-    measure("PersistentHashMap lookup hit (random order)", operations: n) {
-        var sum = 0
-        for i in lookupOrder { sum &+= map[keys[i]]! }
-        return sum
-    }
-    measure("Dictionary insert 1M String(16) (reference)", operations: n) {
-        var dict: [String: Int] = [:]
-        for (i, key) in keys.enumerated() { dict[key] = i }
-        return dict.count
-    }
-    var dict: [String: Int] = [:]
-    for (i, key) in keys.enumerated() { dict[key] = i }
-    measure("Dictionary lookup hit (reference)", operations: n) {
-        var sum = 0
-        for i in lookupOrder { sum &+= dict[keys[i]]! }
-        return sum
-    }
-    measure("PersistentHashMap update after snapshot (path copy), 100k", operations: 100_000) {
-        var copy = map
-        var sum = 0
-        for i in 0..<100_000 {
-            let snapshot = copy   // a fresh snapshot before each write forces a path copy
-            copy.updateValue(-i, forKey: keys[lookupOrder[i]])
-            sum &+= snapshot.count
-        }
-        return sum
-    }
-
     // MARK: LRU
     var cache = LRUCache<String, Int>(limit: 1000)
     for i in 0..<1000 { cache.setValue(i, forKey: keys[i]) }
@@ -96,31 +61,39 @@ func runAll() {
         return cache.count
     }
 
-    // MARK: B-tree
-    measure("OrderedRowTree append 1M (insertionIndex fast path + insert)", operations: n) {
-        var tree = OrderedRowTree()
+    // MARK: B-tree (a view group's order-statistic tree, its nodes in memory: nothing written)
+    let format = PageFormat(pageSize: 4096)
+    measure("PagedRowTree append 1M (insertionIndex fast path + insert)", operations: n) {
+        var tree = PagedRowTree(format: format, source: NoPages())
         for i in 0..<UInt64(n) {
-            let index = tree.insertionIndex { existing in i < existing ? .orderedAscending : i == existing ? .orderedSame : .orderedDescending }
-            tree.insert(i, at: index)
+            let index = try! tree.insertionIndex { existing in i < existing ? .orderedAscending : i == existing ? .orderedSame : .orderedDescending }
+            try! tree.insert(i, at: index)
         }
         return tree.count
     }
-    var tree = OrderedRowTree()
-    for i in 0..<UInt64(n) { tree.append(i &* 2) }
-    measure("OrderedRowTree random insert+remove at searched index, 1M items", operations: 200_000) {
+    var tree = PagedRowTree(format: format, source: NoPages())
+    for i in 0..<UInt64(n) { try! tree.append(i &* 2) }
+    measure("PagedRowTree random insert+remove at searched index, 1M items", operations: 200_000) {
         var r = SplitMix(state: 9)
         for _ in 0..<200_000 {
             let v = (r.next() % UInt64(2 * n)) | 1
-            let index = tree.insertionIndex { existing in v < existing ? .orderedAscending : v == existing ? .orderedSame : .orderedDescending }
-            tree.insert(v, at: index)
-            tree.remove(at: index)
+            let index = try! tree.insertionIndex { existing in v < existing ? .orderedAscending : v == existing ? .orderedSame : .orderedDescending }
+            try! tree.insert(v, at: index)
+            _ = try! tree.remove(at: index)
         }
         return tree.count
     }
-    measure("OrderedRowTree subscript (random), 1M items", operations: n) {
+    measure("PagedRowTree element(at:) (random), 1M items", operations: n) {
         var sum: UInt64 = 0
-        for i in lookupOrder { sum &+= tree[i] }
+        for i in lookupOrder { sum &+= try! tree.element(at: i) }
         return Int(truncatingIfNeeded: sum)
+    }
+}
+
+/// A page source with no pages: the trees here are never written, so it is never read.
+struct NoPages: PageSource {
+    func withPage(_ id: PageID, _ body: (UnsafeRawBufferPointer) throws(PageError) -> Void) throws(PageError) {
+        fatalError("IndexMicro writes no pages")
     }
 }
 
