@@ -16,13 +16,17 @@ extension YapDatabase {
     ///   - indexPageSize: the index page size of a database this call creates (small pages make
     ///     small index files with several levels); nil keeps the default.
     ///   - countsExtensionPageReads: count the pages views' trees read (`extensionPagesRead`).
+    ///
+    /// No idle checkpoints: a harness counts and cuts the I/O calls, and a background
+    /// checkpoint would interleave with them by the clock.
     /// - Throws: what `open(url:options:)` throws.
     package static func open(path: String, options: YapDatabaseOptions, fileSystem: any FileSystem = PosixFileSystem.shared,
                              segmentLimit: Int? = nil, indexPageSize: Int? = nil,
                              countsExtensionPageReads: Bool = false) throws(YapDatabaseError) -> YapDatabase {
         let url = URL(fileURLWithPath: path)
         let engine = try openEngine(url: url, options: options, fileSystem: fileSystem, segmentLimit: segmentLimit,
-                                    indexPageSize: indexPageSize, countsExtensionPageReads: countsExtensionPageReads)
+                                    indexPageSize: indexPageSize, countsExtensionPageReads: countsExtensionPageReads,
+                                    idleCheckpoints: false)
         return YapDatabase(engine: engine, url: url, options: options)
     }
 

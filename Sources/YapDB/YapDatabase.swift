@@ -89,7 +89,7 @@ public final class YapDatabase: Sendable {
     ///   - countsExtensionPageReads: count the pages views' trees read (tests).
     static func openEngine(url: URL, options: YapDatabaseOptions, fileSystem: any FileSystem = PosixFileSystem.shared,
                            segmentLimit: Int? = nil, indexPageSize: Int? = nil,
-                           countsExtensionPageReads: Bool = false) throws(YapDatabaseError) -> Engine {
+                           countsExtensionPageReads: Bool = false, idleCheckpoints: Bool = true) throws(YapDatabaseError) -> Engine {
         guard url.isFileURL else { throw .io(errno: EINVAL, operation: "open: not a file URL") }
         var engineOptions = EngineOptions()
         engineOptions.createIfMissing = options.createIfMissing
@@ -110,6 +110,9 @@ public final class YapDatabase: Sendable {
         engineOptions.indexReadMode = switch options.indexReadMode {
         case .memoryMapped: .mapped
         case .cached(let pages): .cached(pages: max(1, pages))
+        }
+        if idleCheckpoints, options.idleCheckpointDelay > 0, options.idleCheckpointDelay.isFinite {
+            engineOptions.idleCheckpointDelay = .milliseconds(Int64(min(options.idleCheckpointDelay, 86_400) * 1000))
         }
         engineOptions.fileSystem = fileSystem
         if let segmentLimit { engineOptions.segmentLimit = segmentLimit }

@@ -1,3 +1,4 @@
+import Foundation
 import Synchronization
 
 /// What opening a damaged database does.
@@ -83,12 +84,15 @@ public final class YapDatabaseOptions: Sendable {
         var checkpointThreshold = YapDatabaseOptions.defaultCheckpointThreshold
         var compactionThreshold = YapDatabaseOptions.defaultCompactionThreshold
         var indexReadMode = YapDatabaseIndexReadMode.memoryMapped
+        var idleCheckpointDelay = YapDatabaseOptions.defaultIdleCheckpointDelay
     }
 
     /// Default of ``maxValueSize``: 1 GiB.
     public static let defaultMaxValueSize = 1 << 30
     /// Default of ``checkpointThreshold``: 64 MiB of log since the last checkpoint.
     public static let defaultCheckpointThreshold = 64 << 20
+    /// Default of ``idleCheckpointDelay``: 5 seconds without a commit.
+    public static let defaultIdleCheckpointDelay: TimeInterval = 5
     /// Default of ``compactionThreshold``: half of a segment's bytes dead.
     public static let defaultCompactionThreshold = 0.5
 
@@ -153,6 +157,18 @@ public final class YapDatabaseOptions: Sendable {
     public var checkpointThreshold: Int {
         get { storage.withLock { $0.checkpointThreshold } }
         set { storage.withLock { $0.checkpointThreshold = newValue } }
+    }
+
+    /// Seconds without a commit after which a background checkpoint writes the index changes
+    /// held in memory (the pages that commits since the last checkpoint changed), so a quiet
+    /// database holds no unwritten index pages and reopening after a crash replays nothing.
+    /// Default 5 seconds; 0 or less turns it off (checkpoints then run only on
+    /// ``checkpointThreshold``, every 4,096 rows written, at compaction and at `close()`).
+    /// It runs on a background queue, never blocks readers, and holds the writer only to
+    /// capture and to publish.
+    public var idleCheckpointDelay: TimeInterval {
+        get { storage.withLock { $0.idleCheckpointDelay } }
+        set { storage.withLock { $0.idleCheckpointDelay = newValue } }
     }
 
     /// Fraction (0...1) of a segment's bytes that must be dead before compaction rewrites it.

@@ -85,6 +85,9 @@ package final class Engine: Sendable {
     let maintenance = Mutex(())
     /// Extension roots (and images) from the checkpoint, until their extensions register.
     let unclaimed = UnclaimedExtensions()
+    /// When the last commit happened and whether an idle check is scheduled
+    /// (`Engine+IdleCheckpoint.swift`).
+    let idle = Mutex(IdleCheckpointState())
     /// Counts the pages extension trees read (`EngineOptions.countsExtensionPageReads`).
     let extensionPageReads: PageReadCounter?
     /// The index files (used under `maintenance`).
@@ -177,7 +180,10 @@ package final class Engine: Sendable {
         // it as failed. The log is intact, a failed log sync has poisoned the engine (later
         // writes throw `poisoned`), and the next checkpoint — due, explicit or at close —
         // tries again.
-        if outcome.changeset != nil { try? checkpointIfDue() }
+        if outcome.changeset != nil {
+            try? checkpointIfDue()
+            noteCommitForIdleCheckpoint()
+        }
         return outcome
     }
 

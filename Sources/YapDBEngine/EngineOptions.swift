@@ -27,6 +27,11 @@ package struct EngineOptions: Sendable {
     /// path), so this bounds the memory the changes since the last checkpoint hold — about
     /// 7 KiB per dirty leaf of 4 KiB — and the log a crash leaves to replay.
     package var checkpointRowLimit = 4096
+    /// How long commits must stop before a background checkpoint writes the index changes
+    /// held in memory (nil = never; then only the thresholds above, `checkpoint()`,
+    /// compaction and close write them). The public layer sets it; engine tests and the crash
+    /// sweep leave it off so that no background I/O interleaves with their counted calls.
+    package var idleCheckpointDelay: Duration?
     /// Dead-byte fraction of a sealed segment above which compaction rewrites it.
     package var compactionThreshold = 0.5
     /// Size at which log segments roll.

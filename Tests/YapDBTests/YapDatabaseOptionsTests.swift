@@ -15,6 +15,30 @@ import YapDBStorage
         #expect(o.checkpointThreshold == 64 << 20)
         #expect(o.compactionThreshold == 0.5)
         #expect(o.indexReadMode == .memoryMapped)
+        #expect(o.idleCheckpointDelay == 5)
+    }
+
+    /// The idle delay reaches the engine (off at 0), and a quiet database writes its index
+    /// changes in the background: the stats stop reporting unwritten changes without a
+    /// checkpoint call (a bounded poll, not a timing).
+    @Test func idleCheckpointDelayReachesTheEngineAndWritesTheIndex() throws {
+        let off = DatabaseFixture.fastOptions()
+        off.idleCheckpointDelay = 0
+        let fixture = try DatabaseFixture(options: off)
+        #expect(fixture.database.engine.options.idleCheckpointDelay == nil)
+        let options = DatabaseFixture.fastOptions()
+        options.idleCheckpointDelay = 0.02
+        try fixture.reopen(options: options)
+        #expect(fixture.database.engine.options.idleCheckpointDelay == .milliseconds(20))
+        fixture.database.newConnection().readWrite { tx in
+            for i in 0..<300 { tx.setObject("v\(i)", forKey: "k\(i)", inCollection: "c") }
+        }
+        var written = false
+        for _ in 0..<2000 where !written {
+            written = try !fixture.database.stats().hasUnwrittenIndexChanges
+            if !written { Thread.sleep(forTimeInterval: 0.01) }
+        }
+        #expect(written, "the idle checkpoint wrote the index changes")
     }
 
     /// The index read mode reaches the engine (a page count below 1 acts as 1), survives

@@ -1,0 +1,56 @@
+import Dispatch
+import Synchronization
+
+/// The idle checkpoint's bookkeeping: when the last commit happened and whether a check is
+/// already scheduled (one at a time, however many commits arrive).
+struct IdleCheckpointState: Sendable {
+    var lastCommit = ContinuousClock.now
+    var scheduled = false
+}
+
+// The idle checkpoint (docs/architecture.md, "Checkpoints"): when commits stop for
+// `options.idleCheckpointDelay`, a background checkpoint writes the index changes held in
+// memory, so a quiet database holds no dirty pages and a crash has nothing to replay. A commit
+// costs one clock read and one uncontended lock; the check reschedules itself while commits keep
+// coming, and does nothing once the engine is closed.
+extension Engine {
+    /// Notes a commit; schedules the idle check when none is pending.
+    func noteCommitForIdleCheckpoint() {
+        guard let delay = options.idleCheckpointDelay else { return }
+        let schedule = idle.withLock { state in
+            state.lastCommit = .now
+            if state.scheduled { return false }
+            state.scheduled = true
+            return true
+        }
+        if schedule { scheduleIdleCheck(after: delay) }
+    }
+
+    private func scheduleIdleCheck(after delay: Duration) {
+        let (seconds, attoseconds) = delay.components
+        let nanoseconds = max(0, seconds) * 1_000_000_000 + attoseconds / 1_000_000_000
+        DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + .nanoseconds(Int(clamping: nanoseconds))) { [weak self] in
+            self?.idleCheckFired()
+        }
+    }
+
+    /// Checkpoints when the database has been quiet for the whole delay; otherwise waits for
+    /// the rest of it from the last commit.
+    private func idleCheckFired() {
+        guard let delay = options.idleCheckpointDelay else { return }
+        let remaining: Duration? = idle.withLock { state in
+            let quiet = ContinuousClock.now - state.lastCommit
+            if quiet < delay { return delay - quiet }
+            state.scheduled = false
+            return nil
+        }
+        if let remaining {
+            scheduleIdleCheck(after: remaining)
+            return
+        }
+        // Closed, poisoned or failing: nothing to do now. A failed checkpoint changes nothing
+        // on disk that a reader relies on, and the next one (due, explicit or at close) retries.
+        guard !isClosed else { return }
+        try? checkpoint(onlyIfLogGrew: true)
+    }
+}
