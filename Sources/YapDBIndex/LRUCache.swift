@@ -182,9 +182,8 @@ extension LRUCache {
     /// its value.
     @inlinable
     mutating func freeSlot(_ i: Int32) -> Value? {
-        let value = slots[Int(i)].value
+        let value = slots[Int(i)].value.take()   // moved out: no retain and release of the value
         slots[Int(i)].key = nil
-        slots[Int(i)].value = nil
         slots[Int(i)].previous = -1
         slots[Int(i)].next = freeList
         freeList = i
