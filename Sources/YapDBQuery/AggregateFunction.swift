@@ -80,13 +80,17 @@ package struct AggregateFunction: Sendable, Hashable {
 }
 
 extension QueryEvaluator {
-    /// The value of `function` over the rows matching `query` (its `ORDER BY`, `LIMIT` and
-    /// `OFFSET` apply first, as in an SQL subquery), by brute force.
+    /// The value of `function` over every row matching `query`'s `WHERE` clause, by brute
+    /// force, as YapDatabase runs an aggregate query (`SELECT function FROM table <query>`):
+    /// `ORDER BY` does not change it, and `LIMIT`/`OFFSET` apply to the one result row, so
+    /// `LIMIT 0` or an `OFFSET` of 1 or more leaves no row (`.null`, which the public API
+    /// reports as nil).
     ///
     /// - Returns: The aggregate, or nil when an integer `SUM` overflows 64 bits (SQLite's
     ///   "integer overflow" error).
     package func aggregate(_ function: AggregateFunction, of query: BoundQuery, over rows: [QueryRow]) -> SQLValue? {
-        let matchingIDs = run(query, over: rows)
+        if query.leavesNoAggregateRow { return .null }
+        let matchingIDs = run(BoundQuery(whereClause: query.whereClause), over: rows)
         let byID = Dictionary(rows.map { ($0.rowid, $0.columns) }, uniquingKeysWith: { first, _ in first })
         guard let column = function.column else { return .integer(Int64(matchingIDs.count)) }
         var values = matchingIDs.map { storedValue(column, in: byID[$0] ?? [:]) }.filter { !$0.isNull }
@@ -153,4 +157,11 @@ extension QueryEvaluator {
             }
         }
     }
+}
+
+extension BoundQuery {
+    /// Whether `LIMIT`/`OFFSET` remove the single row an aggregate query returns: `LIMIT 0`,
+    /// or an `OFFSET` of 1 or more (SQLite reads a negative `LIMIT` as none and a negative
+    /// `OFFSET` as 0).
+    package var leavesNoAggregateRow: Bool { limit == 0 || offset > 0 }
 }

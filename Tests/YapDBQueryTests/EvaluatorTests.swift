@@ -212,8 +212,12 @@ import Testing
         #expect(try aggregate("AVG(i)", none) == .null)
         #expect(try aggregate("MIN(i)", none) == .null)
         #expect(try aggregate("COUNT(*)", none) == .integer(0))
-        // LIMIT applies before the aggregate, as in a subquery.
-        #expect(try aggregate("COUNT(*)", BoundQuery(whereClause: nil, limit: 2)) == .integer(2))
+        // As YapDatabase's `SELECT COUNT(*) FROM table LIMIT 2`: LIMIT and OFFSET apply to the
+        // one result row, not to the rows counted.
+        #expect(try aggregate("COUNT(*)", BoundQuery(whereClause: nil, limit: 2)) == .integer(4))
+        #expect(try aggregate("MIN(i)", BoundQuery(whereClause: nil, orderBy: [OrderTerm(column: "i", descending: true)], limit: 1)) == .integer(3))
+        #expect(try aggregate("COUNT(*)", BoundQuery(whereClause: nil, limit: 0)) == .null)
+        #expect(try aggregate("COUNT(*)", BoundQuery(whereClause: nil, limit: 5, offset: 1)) == .null)
         // An integer SUM that overflows is an error (nil), as in SQLite.
         let huge: [QueryRow] = [(1, ["i": .integer(.max)]), (2, ["i": .integer(1)])]
         #expect(evaluator.aggregate(AggregateFunction(.sum, column: "i"), of: BoundQuery(whereClause: nil), over: huge) == nil)

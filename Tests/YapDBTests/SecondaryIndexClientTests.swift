@@ -106,6 +106,12 @@ import Testing
             #expect(idx.performAggregateQuery(YapDatabaseQuery(aggregateFunction: "AVG(salary)", string: "WHERE age = 25")) as? Double == 75)
             #expect(idx.performAggregateQuery(YapDatabaseQuery(aggregateFunction: "COUNT(email)", string: "")) as? Int == 3)
             #expect(idx.performAggregateQuery(YapDatabaseQuery(aggregateFunction: "MIN(age)", string: "WHERE age > 100")) == nil)
+            // As YapDatabase's `SELECT COUNT(*) FROM table <query>`: LIMIT and OFFSET apply to the
+            // one result row, ORDER BY changes nothing.
+            #expect(idx.performAggregateQuery(YapDatabaseQuery(aggregateFunction: "COUNT(*)", string: "ORDER BY age LIMIT 2")) as? Int == 5)
+            #expect(idx.performAggregateQuery(YapDatabaseQuery(aggregateFunction: "MIN(age)", string: "ORDER BY age DESC LIMIT 1")) as? Int == 25)
+            #expect(idx.performAggregateQuery(YapDatabaseQuery(aggregateFunction: "COUNT(*)", string: "LIMIT 0")) == nil)
+            #expect(idx.performAggregateQuery(YapDatabaseQuery(aggregateFunction: "COUNT(*)", string: "LIMIT 10 OFFSET 1")) == nil)
 
             // A bad query answers false / nil, never traps.
             #expect(!idx.iterateKeys(matching: YapDatabaseQuery(string: "WHERE nope = 1")) { _, _, _ in })

@@ -68,10 +68,14 @@ public final class YapDatabaseSecondaryIndexTransaction {
         try reading { executor throws(PageError) in try executor.count(where: query.whereClause) }
     }
 
-    /// The aggregate `function` (its column spelled as the index does) over the query's rows;
-    /// nil when an integer SUM overflows.
+    /// The aggregate `function` (its column spelled as the index does) over every row the
+    /// query's `WHERE` clause matches, as YapDatabase's `SELECT function FROM table <query>`:
+    /// `LIMIT`/`OFFSET` apply to the one result row (`.null` when they remove it); nil when an
+    /// integer SUM overflows.
     func aggregate(_ function: AggregateFunction, _ query: BoundQuery) throws(YapDatabaseError) -> SQLValue? {
-        return try reading { executor throws(PageError) in try executor.aggregate(function, of: query) }
+        if query.leavesNoAggregateRow { return .null }
+        let whole = BoundQuery(whereClause: query.whereClause)
+        return try reading { executor throws(PageError) in try executor.aggregate(function, of: whole) }
     }
 
     /// The plan of the query, as text.
