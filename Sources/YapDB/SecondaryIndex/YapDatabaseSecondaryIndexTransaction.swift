@@ -13,9 +13,17 @@ public final class YapDatabaseSecondaryIndexTransaction {
     /// The database transaction this handle reads through.
     public let databaseTransaction: YapDatabaseReadTransaction
 
+    /// The key of the index's state in the snapshot (made once).
+    let stateKey: String
+    /// A read-only transaction's executor, made on first use: its snapshot, and so the index
+    /// state, cannot change. A read-write transaction makes one per query (its writes change
+    /// the state).
+    private var readOnlyExecutor: SecondaryIndexExecutor?
+
     init(index: YapDatabaseSecondaryIndex, name: String, transaction: YapDatabaseReadTransaction) {
         self.index = index
         self.name = name
+        stateKey = YapDatabaseSecondaryIndex.stateKey(name)
         databaseTransaction = transaction
     }
 
@@ -23,10 +31,13 @@ public final class YapDatabaseSecondaryIndexTransaction {
     /// - Throws: `.corrupted` when the index has no state in this snapshot (its registration
     ///   did not finish).
     func executor() throws(YapDatabaseError) -> SecondaryIndexExecutor {
-        guard let state = databaseTransaction.extensionState(YapDatabaseSecondaryIndex.stateKey(name)) as? SecondaryIndexState else {
+        if let readOnlyExecutor { return readOnlyExecutor }
+        guard let state = databaseTransaction.extensionState(stateKey) as? SecondaryIndexState else {
             throw .corrupted(offset: 0, reason: "secondary index \(name) has no stored state")
         }
-        return SecondaryIndexExecutor(state: state, index: index)
+        let executor = SecondaryIndexExecutor(state: state, index: index)
+        if !(databaseTransaction is YapDatabaseReadWriteTransaction) { readOnlyExecutor = executor }
+        return executor
     }
 
     /// Runs `body` on the executor; a damaged index page becomes `.corrupted`.
