@@ -37,6 +37,12 @@ extension YapDatabaseQuery {
     /// An optional is unwrapped by the casts themselves (a cast of `.some(x)` sees `x`); only
     /// a value no case takes is inspected for `.none` (NULL), the slow path.
     static func sqlValue(of parameter: Any) -> SQLValue? {
+        // The common exact types by their metadata first: one comparison, no cast search.
+        let type = ObjectIdentifier(Swift.type(of: parameter))
+        if type == ObjectIdentifier(Int.self) { return .integer(Int64(parameter as! Int)) }
+        if type == ObjectIdentifier(Int64.self) { return .integer(parameter as! Int64) }
+        if type == ObjectIdentifier(String.self) { return .text(parameter as! String) }
+        if type == ObjectIdentifier(Double.self) { return .real(checking: parameter as! Double) }
         switch parameter {
         case is NSNull: return .null
         case let value as Bool: return .integer(value ? 1 : 0)

@@ -148,10 +148,12 @@ struct SecondaryIndexPlanner {
         let prefix = SecondaryIndexRow.orderedKey(value, limit: limit)
         let cut = prefix.withUnsafeBytes { OrderedKeyEncoding.isTruncated($0) }
         let name = columns[column].name
-        let atOrAbove = KeyBound(prefix), atOrBelow = KeyBound(OrderedKeyEncoding.afterPrefix(prefix))
+        // Made when a case needs them (each bound past the prefix is a new array).
+        var atOrAbove: KeyBound { KeyBound(prefix) }
+        var atOrBelow: KeyBound { KeyBound(OrderedKeyEncoding.afterPrefix(prefix)) }
         // A truncated value's prefix is shared with other values: widen to include them all.
-        let above = cut ? atOrAbove : KeyBound(OrderedKeyEncoding.afterPrefix(prefix), inclusive: false)
-        let below = cut ? atOrBelow : KeyBound(prefix, inclusive: false)
+        var above: KeyBound { cut ? atOrAbove : KeyBound(OrderedKeyEncoding.afterPrefix(prefix), inclusive: false) }
+        var below: KeyBound { cut ? atOrBelow : KeyBound(prefix, inclusive: false) }
         let text = RangeCondition.comparison(column: name, op: op, value: value)
         func ranges(_ list: [ColumnRange]) -> PlannedCondition {
             PlannedCondition(plan: .ranges(column: column, list), exact: !cut)
