@@ -29,9 +29,9 @@ extension Keydir {
         }
     }
 
-    /// The (collection, key) and entry of row `rowid`, or nil.
-    func row(ofRowid rowid: UInt64) -> (collection: String, key: String, entry: KeydirEntry?)? {
-        do { return try row(forRowid: rowid) } catch {
+    /// The (collection, key) and entry of row `rowid`, or nil; `memo` as `row(forRowid:memo:)`.
+    func row(ofRowid rowid: UInt64, memo: inout CollectionMemo) -> (collection: String, key: String, entry: KeydirEntry?)? {
+        do { return try row(forRowid: rowid, memo: &memo) } catch {
             Self.report(error, "row id \(rowid)")
             return nil
         }

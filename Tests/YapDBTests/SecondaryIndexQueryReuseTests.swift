@@ -81,10 +81,11 @@ import YapDBIndex
         fixture.database.newConnection().read { transaction in
             let keydir = transaction.keydir
             var checked = 0
+            var memo = CollectionMemo()
             let idx = transaction.ext("idx") as! YapDatabaseSecondaryIndexTransaction
             idx.iterateKeys(matching: YapDatabaseQuery.queryMatchingAll()) { collection, key, _ in
                 guard let entry = keydir.lookup(collection: collection, key: key),
-                      let row = keydir.row(ofRowid: entry.rowid) else {
+                      let row = keydir.row(ofRowid: entry.rowid, memo: &memo) else {
                     Issue.record("no row for \(collection)/\(key)")
                     return
                 }
@@ -92,7 +93,12 @@ import YapDBIndex
                 checked += 1
             }
             #expect(checked == 5)
-            #expect(keydir.row(ofRowid: 999_999) == nil)
+            #expect(keydir.row(ofRowid: 999_999, memo: &memo) == nil)
+            // The memo of "people" does not leak into a row of another collection.
+            let other = keydir.lookup(collection: "elsewhere", key: "other")!
+            #expect(keydir.row(ofRowid: other.rowid, memo: &memo).map { [$0.collection, $0.key] } == ["elsewhere", "other"])
+            let back = keydir.lookup(collection: "people", key: "p2")!
+            #expect(keydir.row(ofRowid: back.rowid, memo: &memo).map { [$0.collection, $0.key] } == ["people", "p2"])
         }
     }
 }

@@ -66,11 +66,12 @@ public final class YapDatabaseSecondaryIndexTransaction {
         let keydir = databaseTransaction.keydir
         databaseTransaction.iterationDepth += 1
         defer { databaseTransaction.iterationDepth -= 1 }
+        var memo = CollectionMemo()
         try reading { executor throws(PageError) in
             try executor.run(query) { rowid, values in
                 var stop = false
                 if entries {
-                    guard let (collection, key, entry) = keydir.row(ofRowid: rowid) else { return true }
+                    guard let (collection, key, entry) = keydir.row(ofRowid: rowid, memo: &memo) else { return true }
                     body(collection, key, rowid, values, entry, &stop)
                 } else {
                     guard let (collection, key) = keydir.owner(ofRowid: rowid) else { return true }
