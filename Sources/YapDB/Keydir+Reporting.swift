@@ -29,6 +29,14 @@ extension Keydir {
         }
     }
 
+    /// The (collection, key) and entry of row `rowid`, or nil; `memo` as `row(forRowid:memo:)`.
+    func row(ofRowid rowid: UInt64, memo: inout CollectionMemo) -> (collection: String, key: String, entry: KeydirEntry?)? {
+        do { return try row(forRowid: rowid, memo: &memo) } catch {
+            Self.report(error, "row id \(rowid)")
+            return nil
+        }
+    }
+
     /// The number of rows in `collection`.
     func rowCount(inCollection collection: String) -> Int {
         do { return try count(inCollection: collection) } catch {

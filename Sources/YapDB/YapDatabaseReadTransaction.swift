@@ -109,6 +109,23 @@ public class YapDatabaseReadTransaction {
         return decodeMetadata(entry, collection: collection, key: key)
     }
 
+    /// The row's object when its key-directory `entry` is already known (nil: no row): the
+    /// connection's cache first, as `object(forKey:inCollection:)`, without a second lookup.
+    func object(forKey key: String, inCollection collection: String, entry: KeydirEntry?) -> Any? {
+        if connection.objectCacheOn, let cached = connection.objectCache.value(collection: collection, key: key) { return cached }
+        guard let entry else { return nil }
+        return decodeObject(entry, collection: collection, key: key)
+    }
+
+    /// The row's metadata when its key-directory `entry` is already known (nil: no row).
+    func metadata(forKey key: String, inCollection collection: String, entry: KeydirEntry?) -> Any? {
+        if connection.metadataCacheOn, let cached = connection.metadataCache.value(collection: collection, key: key) {
+            return cached is NoMetadata ? nil : cached
+        }
+        guard let entry else { return nil }
+        return decodeMetadata(entry, collection: collection, key: key)
+    }
+
     /// The row's object as `O` and metadata as `M`, or nil when the row is missing or its
     /// object is not an `O`.
     public func row<O, M>(forKey key: String, inCollection collection: String?) -> (object: O, metadata: M?)? {

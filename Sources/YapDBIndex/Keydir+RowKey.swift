@@ -104,3 +104,23 @@ package enum RowKey {
         withUnsafeBytes(of: rowid.bigEndian) { Array($0) }
     }
 }
+
+/// The collection name a walk over rows by row id decoded last, with its encoded part (see
+/// `Keydir.row(forRowid:memo:)`).
+package struct CollectionMemo {
+    private var part: [UInt8] = []
+    private var name: String?
+
+    package init() {}
+
+    /// The collection name of a row key whose collection part is `length` bytes: the kept one
+    /// when the part is the same bytes, else decoded (and kept); nil when it does not decode.
+    mutating func name(_ bytes: UnsafeRawBufferPointer, partLength length: Int) -> String? {
+        let encoded = UnsafeRawBufferPointer(rebasing: bytes[..<length])
+        if let name, part.count == length, part.withUnsafeBytes({ $0.elementsEqual(encoded) }) { return name }
+        guard let decoded = RowKey.collection(bytes, partLength: length) else { return nil }
+        part = Array(encoded)
+        name = decoded
+        return decoded
+    }
+}

@@ -130,6 +130,27 @@ package struct Keydir: Sendable {
         return pair
     }
 
+    /// The (collection, key) and entry of the row with id `rowid`, or nil: the row-ids tree's
+    /// value is the row's key in the rows tree, so the second walk uses those bytes as they are
+    /// (no re-encoding of the names). The entry is nil if the rows tree lacks that key.
+    /// `memo` carries the last collection decoded, so a walk over many rows of one collection
+    /// decodes its name once.
+    package func row(forRowid rowid: UInt64, memo: inout CollectionMemo) throws(PageError)
+        -> (collection: String, key: String, entry: KeydirEntry?)? {
+        var rowKey: [UInt8] = []
+        var pair: (String, String)?
+        let found = try rowids.withValue(forKey: RowKey.rowid(rowid)) { bytes in
+            guard let length = RowKey.collectionPartLength(bytes),
+                  let collection = memo.name(bytes, partLength: length),
+                  let key = RowKey.key(bytes, partLength: length) else { return }
+            pair = (collection, key)
+            rowKey = Array(bytes)
+        }
+        guard found else { return nil }
+        guard let (collection, key) = pair else { throw .corrupt(page: .none, reason: .badEntry) }
+        return (collection, key, try rows.entry(forKey: rowKey))
+    }
+
     /// Calls `body` with each key and entry of `collection` in key order (or `reversed`),
     /// from the first key ≥ `from` to the last ≤ `through` (nil: unbounded), until it returns
     /// false. O(log n + k); never visits other collections.

@@ -4,7 +4,8 @@ import TestSupport
 
 /// `forEachInKeyRange` visits exactly what `forEach(from:to:reversed:)` visits, in the same
 /// order, for random bounds (inclusive or not, present or absent, inverted), and stops when
-/// the body does.
+/// the body does — on a tree in memory, on written pages (the key-directed descent reads
+/// branch and leaf pages), and on written pages with fresh in-memory changes on top.
 @Suite struct PagedBTreeKeyRangeTests {
     @Test func matchesThePositionalWalk() throws {
         var rng = SeededRandom(seed: 0xB0B)
@@ -13,9 +14,34 @@ import TestSupport
             let key = (0..<Int(rng.next() % 4)).map { _ in UInt8(rng.next() % 5) + 0x61 }
             try tree.upsert(key, [UInt8(rng.next() % 256)])
         }
+        try check(tree, &rng)
+    }
+
+    @Test func matchesThePositionalWalkOnWrittenPages() throws {
+        var rng = SeededRandom(seed: 0xB0C)
+        let format = PageFormat(pageSize: 256)
+        let source = MemoryPageSource(format: format)
+        var tree = PagedBTree(format: format, source: source)
+        for _ in 0..<3_000 {
+            let key = (0..<Int(rng.next() % 6)).map { _ in UInt8(rng.next() % 5) + 0x61 }
+            try tree.upsert(key, [UInt8(rng.next() % 256)])
+        }
+        let written = try PagedBTree(rootPage: source.flush(tree).root, format: format, source: source)
+        #expect(written.height >= 3, "branch pages on the path")
+        try check(written, &rng)
+        var mixed = written
+        for _ in 0..<200 {
+            let key = (0..<Int(rng.next() % 6)).map { _ in UInt8(rng.next() % 5) + 0x61 }
+            if rng.next() % 3 == 0 { _ = try mixed.remove(key) } else { try mixed.upsert(key, [7]) }
+        }
+        try check(mixed, &rng)
+    }
+
+    /// Compares the two walks over 400 random ranges and limits.
+    func check(_ tree: PagedBTree, _ rng: inout SeededRandom) throws {
         func bound() -> KeyBound? {
             guard rng.next() % 5 != 0 else { return nil }
-            return KeyBound((0..<Int(rng.next() % 4)).map { _ in UInt8(rng.next() % 6) + 0x60 }, inclusive: rng.next() % 2 == 0)
+            return KeyBound((0..<Int(rng.next() % 6)).map { _ in UInt8(rng.next() % 6) + 0x60 }, inclusive: rng.next() % 2 == 0)
         }
         for _ in 0..<400 {
             let lower = bound(), upper = bound(), reversed = rng.next() % 2 == 0

@@ -190,7 +190,7 @@ import YapDBSimulatedDisk
             let bound = try parsed.bind(parameters)
             queriesChecked += 1
             var actual: [String] = []
-            try ext.forEachMatch(bound) { collection, key, _, _, _ in actual.append(collection + "/" + key) }
+            try ext.forEachMatch(bound) { collection, key, _, _, _, _ in actual.append(collection + "/" + key) }
             let expected = evaluator.run(bound, over: rows).map { keyOf[$0]! }
             let all = evaluator.run(BoundQuery(whereClause: bound.whereClause), over: rows).map { keyOf[$0]! }
             #expect(Set(actual).count == actual.count, "\(context): a row came twice")

@@ -34,11 +34,15 @@ extension YapDatabaseQuery {
 
     /// One parameter as an SQL value, or nil for a type a query cannot bind. Swift's own types
     /// are tried before `NSNumber`, which on Apple platforms every Swift number also casts to.
+    /// An optional is unwrapped by the casts themselves (a cast of `.some(x)` sees `x`); only
+    /// a value no case takes is inspected for `.none` (NULL), the slow path.
     static func sqlValue(of parameter: Any) -> SQLValue? {
-        if let unwrapped = unwrapOptional(parameter) {
-            guard let value = unwrapped else { return .null }
-            return sqlValue(of: value)
-        }
+        // The common exact types by their metadata first: one comparison, no cast search.
+        let type = ObjectIdentifier(Swift.type(of: parameter))
+        if type == ObjectIdentifier(Int.self) { return .integer(Int64(parameter as! Int)) }
+        if type == ObjectIdentifier(Int64.self) { return .integer(parameter as! Int64) }
+        if type == ObjectIdentifier(String.self) { return .text(parameter as! String) }
+        if type == ObjectIdentifier(Double.self) { return .real(checking: parameter as! Double) }
         switch parameter {
         case is NSNull: return .null
         case let value as Bool: return .integer(value ? 1 : 0)
@@ -63,7 +67,10 @@ extension YapDatabaseQuery {
         case let value as NSString: return .text(value.description)
         case let value as NSData: return .blob([UInt8](Data(referencing: value)))
         case let value as NSDate: return .real(checking: value.timeIntervalSinceReferenceDate)
-        default: return nil
+        default:
+            guard let unwrapped = unwrapOptional(parameter) else { return nil }
+            guard let value = unwrapped else { return .null }
+            return sqlValue(of: value)
         }
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import YapDBIndex
 import YapDBEngine
 import YapDBQuery
@@ -29,6 +30,11 @@ open class YapDatabaseSecondaryIndex: YapDatabaseExtension, @unchecked Sendable 
 
     /// The version tag: a different tag at registration rebuilds the index.
     public let versionTag: String
+
+    /// Query texts and aggregate functions already parsed against this index's columns, by
+    /// text (valid parses only), so a query object made per call with a known text neither
+    /// re-lexes it nor hashes the column table. Bounded by `ParseMemo.capacity`.
+    let parses = Mutex(ParseMemo())
 
     /// A secondary index with the columns of `setup`, filled by `handler`.
     /// - Parameters:

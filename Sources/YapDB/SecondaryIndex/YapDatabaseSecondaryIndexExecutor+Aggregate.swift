@@ -124,7 +124,7 @@ extension SecondaryIndexExecutor {
             lines.append(indent + "scan every row (\(state.rowCount) rows)")
         case let .ranges(column, ranges):
             var conditions: [String] = []
-            for range in ranges where !conditions.contains(range.condition) { conditions.append(range.condition) }
+            for range in ranges where !conditions.contains(range.condition.description) { conditions.append(range.condition.description) }
             lines.append(indent + "range of column \(columns[column].name): \(conditions.joined(separator: "; ")) (\(try estimate(plan)) rows)")
         case let .intersection(parts):
             lines.append(indent + "intersect (\(try estimate(plan)) rows at most):")

@@ -252,7 +252,8 @@ struct SecondaryIndexExecutor {
                         going = flush()
                         if !going { return false }
                     }
-                    groupPrefix = Array(prefix)
+                    groupPrefix.removeAll(keepingCapacity: true)
+                    groupPrefix.append(contentsOf: prefix)
                     needsValues = prefix.withUnsafeBytes { OrderedKeyEncoding.isTruncated($0) }
                 }
                 group.append(OrderedKeyEncoding.rowid(ofKey: key))

@@ -20,7 +20,25 @@ indirect enum SecondaryIndexPlan: Sendable {
 struct ColumnRange: Sendable {
     var lower: KeyBound?
     var upper: KeyBound?
-    var condition: String
+    var condition: RangeCondition
+}
+
+/// The condition a range came from, kept as parts and spelled only when `explain` asks, so
+/// planning a query builds no text.
+indirect enum RangeCondition: Sendable, CustomStringConvertible, ExpressibleByStringLiteral {
+    case text(String)
+    case comparison(column: String, op: ComparisonOperator, value: SQLValue)
+    case both(RangeCondition, RangeCondition)
+
+    init(stringLiteral value: String) { self = .text(value) }
+
+    var description: String {
+        switch self {
+        case let .text(text): text
+        case let .comparison(column, op, value): "\(column) \(op.rawValue) \(value.sqlLiteral)"
+        case let .both(a, b): "\(a) AND \(b)"
+        }
+    }
 }
 
 /// memcmp of two byte strings: negative, zero or positive.
@@ -130,18 +148,20 @@ struct SecondaryIndexPlanner {
         let prefix = SecondaryIndexRow.orderedKey(value, limit: limit)
         let cut = prefix.withUnsafeBytes { OrderedKeyEncoding.isTruncated($0) }
         let name = columns[column].name
-        let atOrAbove = KeyBound(prefix), atOrBelow = KeyBound(OrderedKeyEncoding.afterPrefix(prefix))
+        // Made when a case needs them (each bound past the prefix is a new array).
+        var atOrAbove: KeyBound { KeyBound(prefix) }
+        var atOrBelow: KeyBound { KeyBound(OrderedKeyEncoding.afterPrefix(prefix)) }
         // A truncated value's prefix is shared with other values: widen to include them all.
-        let above = cut ? atOrAbove : KeyBound(OrderedKeyEncoding.afterPrefix(prefix), inclusive: false)
-        let below = cut ? atOrBelow : KeyBound(prefix, inclusive: false)
-        let text = "\(name) \(op.rawValue) \(value.sqlLiteral)"
+        var above: KeyBound { cut ? atOrAbove : KeyBound(OrderedKeyEncoding.afterPrefix(prefix), inclusive: false) }
+        var below: KeyBound { cut ? atOrBelow : KeyBound(prefix, inclusive: false) }
+        let text = RangeCondition.comparison(column: name, op: op, value: value)
         func ranges(_ list: [ColumnRange]) -> PlannedCondition {
             PlannedCondition(plan: .ranges(column: column, list), exact: !cut)
         }
         if value.isNull {
             switch op {
-            case .is: return ranges([ColumnRange(lower: atOrAbove, upper: atOrBelow, condition: "\(name) IS NULL")])
-            case .isNot: return ranges([ColumnRange(lower: Self.aboveNull, upper: nil, condition: "\(name) IS NOT NULL")])
+            case .is: return ranges([ColumnRange(lower: atOrAbove, upper: atOrBelow, condition: .text("\(name) IS NULL"))])
+            case .isNot: return ranges([ColumnRange(lower: Self.aboveNull, upper: nil, condition: .text("\(name) IS NOT NULL"))])
             default: return .none  // any comparison with NULL is NULL
             }
         }
@@ -181,7 +201,7 @@ struct SecondaryIndexPlanner {
         let ranges = keys.sorted { compareBytes($0.key, $1.key) < 0 }.map { prefix, value in
             if prefix.withUnsafeBytes({ OrderedKeyEncoding.isTruncated($0) }) { exact = false }
             return ColumnRange(lower: KeyBound(prefix), upper: KeyBound(OrderedKeyEncoding.afterPrefix(prefix)),
-                               condition: "\(name) = \(value.sqlLiteral)")
+                               condition: .comparison(column: name, op: .equal, value: value))
         }
         return PlannedCondition(plan: .ranges(column: column, ranges), exact: exact)
     }
@@ -198,10 +218,10 @@ struct SecondaryIndexPlanner {
         let name = columns[column].name
         guard columns[column].type == .text else {
             return PlannedCondition(plan: .ranges(column: column, [ColumnRange(lower: Self.aboveNull, upper: nil,
-                                                                                 condition: "\(name) IS NOT NULL (LIKE)")]), exact: false)
+                                                                                 condition: .text("\(name) IS NOT NULL (LIKE)"))]), exact: false)
         }
         let prefix = Array(pattern.utf8.prefix { $0 != UInt8(ascii: "%") && $0 != UInt8(ascii: "_") }.prefix(limit))
-        let condition = "\(name) LIKE '\(String(decoding: prefix, as: UTF8.self))%' (prefix)"
+        let condition = RangeCondition.text("\(name) LIKE '\(String(decoding: prefix, as: UTF8.self))%' (prefix)")
         // The encoding of `bytes` without its terminator: a prefix of every longer text's.
         func bound(_ bytes: [UInt8]) -> [UInt8] {
             var key: [UInt8] = []
@@ -269,6 +289,6 @@ struct SecondaryIndexPlanner {
             return (order > 0) == lower ? x : y
         }
         return ColumnRange(lower: tighter(a.lower, b.lower, lower: true), upper: tighter(a.upper, b.upper, lower: false),
-                           condition: "\(a.condition) AND \(b.condition)")
+                           condition: .both(a.condition, b.condition))
     }
 }

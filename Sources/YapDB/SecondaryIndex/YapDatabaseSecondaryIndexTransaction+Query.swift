@@ -11,10 +11,10 @@ import YapDBQuery
 /// to the block; which rows match is decided from the index alone.
 extension YapDatabaseSecondaryIndexTransaction {
     /// Runs `query` and calls `body` per match; false (logged) on an invalid query or a damaged index.
-    private func iterate(_ query: YapDatabaseQuery,
-                         _ body: (String, String, UInt64, [SQLValue]?, inout Bool) -> Void) -> Bool {
+    private func iterate(_ query: YapDatabaseQuery, entries: Bool = false,
+                         _ body: (String, String, UInt64, [SQLValue]?, KeydirEntry?, inout Bool) -> Void) -> Bool {
         do throws(YapDatabaseError) {
-            try forEachMatch(index.bind(query), body)
+            try forEachMatch(index.bind(query), entries: entries, body)
             return true
         } catch {
             return reporting(error, false)
@@ -26,15 +26,15 @@ extension YapDatabaseSecondaryIndexTransaction {
     /// - Returns: false if the query is invalid (or the index cannot be read); true otherwise.
     @discardableResult
     public func iterateKeys(matching query: YapDatabaseQuery, using block: (String, String, inout Bool) -> Void) -> Bool {
-        iterate(query) { collection, key, _, _, stop in block(collection, key, &stop) }
+        iterate(query) { collection, key, _, _, _, stop in block(collection, key, &stop) }
     }
 
     /// Calls `block` with the collection, key and metadata of each matching row until it sets `stop`.
     /// - Returns: false if the query is invalid; true otherwise.
     @discardableResult
     public func iterateKeysAndMetadata(matching query: YapDatabaseQuery, using block: (String, String, Any?, inout Bool) -> Void) -> Bool {
-        iterate(query) { collection, key, _, _, stop in
-            block(collection, key, databaseTransaction.metadata(forKey: key, inCollection: collection), &stop)
+        iterate(query, entries: true) { collection, key, _, _, entry, stop in
+            block(collection, key, databaseTransaction.metadata(forKey: key, inCollection: collection, entry: entry), &stop)
         }
     }
 
@@ -42,8 +42,8 @@ extension YapDatabaseSecondaryIndexTransaction {
     /// - Returns: false if the query is invalid; true otherwise.
     @discardableResult
     public func iterateKeysAndObjects(matching query: YapDatabaseQuery, using block: (String, String, Any?, inout Bool) -> Void) -> Bool {
-        iterate(query) { collection, key, _, _, stop in
-            block(collection, key, databaseTransaction.object(forKey: key, inCollection: collection), &stop)
+        iterate(query, entries: true) { collection, key, _, _, entry, stop in
+            block(collection, key, databaseTransaction.object(forKey: key, inCollection: collection, entry: entry), &stop)
         }
     }
 
@@ -52,9 +52,9 @@ extension YapDatabaseSecondaryIndexTransaction {
     /// - Returns: false if the query is invalid; true otherwise.
     @discardableResult
     public func iterateRows(matching query: YapDatabaseQuery, using block: (String, String, Any, Any?, inout Bool) -> Void) -> Bool {
-        iterate(query) { collection, key, _, _, stop in
-            guard let object = databaseTransaction.object(forKey: key, inCollection: collection) else { return }
-            block(collection, key, object, databaseTransaction.metadata(forKey: key, inCollection: collection), &stop)
+        iterate(query, entries: true) { collection, key, _, _, entry, stop in
+            guard let object = databaseTransaction.object(forKey: key, inCollection: collection, entry: entry) else { return }
+            block(collection, key, object, databaseTransaction.metadata(forKey: key, inCollection: collection, entry: entry), &stop)
         }
     }
 
@@ -68,7 +68,7 @@ extension YapDatabaseSecondaryIndexTransaction {
             return reporting(YapDatabaseQuery.publicError(QueryError(offset: 0, reason: .unknownColumn(column))), false)
         }
         var failure: YapDatabaseError?
-        let ok = iterate(query) { _, _, rowid, known, stop in
+        let ok = iterate(query) { _, _, rowid, known, _, stop in
             do throws(YapDatabaseError) {
                 let read: [SQLValue]? = if let known { known } else {
                     try reading { executor throws(PageError) in try executor.state.values(ofRow: rowid) }

@@ -13,9 +13,17 @@ public final class YapDatabaseSecondaryIndexTransaction {
     /// The database transaction this handle reads through.
     public let databaseTransaction: YapDatabaseReadTransaction
 
+    /// The key of the index's state in the snapshot (made once).
+    let stateKey: String
+    /// A read-only transaction's executor, made on first use: its snapshot, and so the index
+    /// state, cannot change. A read-write transaction makes one per query (its writes change
+    /// the state).
+    private var readOnlyExecutor: SecondaryIndexExecutor?
+
     init(index: YapDatabaseSecondaryIndex, name: String, transaction: YapDatabaseReadTransaction) {
         self.index = index
         self.name = name
+        stateKey = YapDatabaseSecondaryIndex.stateKey(name)
         databaseTransaction = transaction
     }
 
@@ -23,10 +31,13 @@ public final class YapDatabaseSecondaryIndexTransaction {
     /// - Throws: `.corrupted` when the index has no state in this snapshot (its registration
     ///   did not finish).
     func executor() throws(YapDatabaseError) -> SecondaryIndexExecutor {
-        guard let state = databaseTransaction.extensionState(YapDatabaseSecondaryIndex.stateKey(name)) as? SecondaryIndexState else {
+        if let readOnlyExecutor { return readOnlyExecutor }
+        guard let state = databaseTransaction.extensionState(stateKey) as? SecondaryIndexState else {
             throw .corrupted(offset: 0, reason: "secondary index \(name) has no stored state")
         }
-        return SecondaryIndexExecutor(state: state, index: index)
+        let executor = SecondaryIndexExecutor(state: state, index: index)
+        if !(databaseTransaction is YapDatabaseReadWriteTransaction) { readOnlyExecutor = executor }
+        return executor
     }
 
     /// Runs `body` on the executor; a damaged index page becomes `.corrupted`.
@@ -46,18 +57,26 @@ public final class YapDatabaseSecondaryIndexTransaction {
 
     // MARK: Core (the public forms in YapDatabaseSecondaryIndexTransaction+Query.swift call these)
 
-    /// Calls `body` with each matching row's collection, key, row id and stored column values
-    /// (nil when not read), in the query's order, until it sets its stop flag.
-    func forEachMatch(_ query: BoundQuery,
-                      _ body: (String, String, UInt64, [SQLValue]?, inout Bool) -> Void) throws(YapDatabaseError) {
+    /// Calls `body` with each matching row's collection, key, row id, stored column values
+    /// (nil when not read) and, when `entries` is set, its key-directory entry (read in the same
+    /// pass as the key, for callers that load objects or metadata), in the query's order, until
+    /// it sets its stop flag.
+    func forEachMatch(_ query: BoundQuery, entries: Bool = false,
+                      _ body: (String, String, UInt64, [SQLValue]?, KeydirEntry?, inout Bool) -> Void) throws(YapDatabaseError) {
         let keydir = databaseTransaction.keydir
         databaseTransaction.iterationDepth += 1
         defer { databaseTransaction.iterationDepth -= 1 }
+        var memo = CollectionMemo()
         try reading { executor throws(PageError) in
             try executor.run(query) { rowid, values in
-                guard let (collection, key) = keydir.owner(ofRowid: rowid) else { return true }
                 var stop = false
-                body(collection, key, rowid, values, &stop)
+                if entries {
+                    guard let (collection, key, entry) = keydir.row(ofRowid: rowid, memo: &memo) else { return true }
+                    body(collection, key, rowid, values, entry, &stop)
+                } else {
+                    guard let (collection, key) = keydir.owner(ofRowid: rowid) else { return true }
+                    body(collection, key, rowid, values, nil, &stop)
+                }
                 return !stop
             }
         }
@@ -103,7 +122,19 @@ extension YapDatabaseSecondaryIndex {
     /// `query` parsed against the index's columns and bound to its parameters.
     /// - Throws: `.invalidQuery` for a malformed query, an unknown column or unfitting parameters.
     func bind(_ query: YapDatabaseQuery) throws(YapDatabaseError) -> BoundQuery {
-        if !columns.contains(where: { $0.type == .blob }) { return try query.bound(columns: queryColumns) }
+        if !columns.contains(where: { $0.type == .blob }) {
+            let text = query.queryString
+            let parsed: ParsedQuery
+            if let known = parses.withLock({ $0.queries[text] }) {
+                parsed = known
+            } else {
+                parsed = try query.parsed(columns: queryColumns)
+                parses.withLock { $0.keep(parsed, for: text) }
+            }
+            do throws(QueryError) { return try parsed.bind(query.parameterValues.get()) } catch {
+                throw YapDatabaseQuery.publicError(error)
+            }
+        }
         // A BLOB column has no query column type: parse without the column list and resolve
         // the names here.
         do throws(QueryError) {
@@ -116,11 +147,15 @@ extension YapDatabaseSecondaryIndex {
     /// The aggregate function of `query` (nil: it selects rows), its column resolved.
     func aggregateFunction(of query: YapDatabaseQuery) throws(YapDatabaseError) -> AggregateFunction? {
         guard let text = query.aggregateFunction else { return nil }
+        if let known = parses.withLock({ $0.aggregates[text] }) { return known }
         do throws(QueryError) {
-            let function = try AggregateFunction(parsing: text)
-            guard let column = function.column else { return function }
-            guard let i = columnIndex(column) else { throw QueryError(offset: 0, reason: .unknownColumn(column)) }
-            return AggregateFunction(function.kind, column: columns[i].name, distinct: function.distinct)
+            var function = try AggregateFunction(parsing: text)
+            if let column = function.column {
+                guard let i = columnIndex(column) else { throw QueryError(offset: 0, reason: .unknownColumn(column)) }
+                function = AggregateFunction(function.kind, column: columns[i].name, distinct: function.distinct)
+            }
+            parses.withLock { $0.keep(function, for: text) }
+            return function
         } catch {
             throw YapDatabaseQuery.publicError(error)
         }
@@ -142,6 +177,27 @@ extension YapDatabaseSecondaryIndex {
         for term in query.orderBy { terms.append(OrderTerm(column: try resolve(term.column), descending: term.descending)) }
         result.orderBy = terms
         return result
+    }
+}
+
+/// The valid parses an index keeps, by text: query texts (parsed against its columns) and
+/// aggregate functions (their column spelled as the index does). When a table is full it
+/// starts over (an application uses few distinct texts).
+struct ParseMemo {
+    /// The most entries kept in each table.
+    static let capacity = 256
+
+    var queries: [String: ParsedQuery] = [:]
+    var aggregates: [String: AggregateFunction] = [:]
+
+    mutating func keep(_ parsed: ParsedQuery, for text: String) {
+        if queries.count >= Self.capacity { queries.removeAll(keepingCapacity: true) }
+        queries[text] = parsed
+    }
+
+    mutating func keep(_ function: AggregateFunction, for text: String) {
+        if aggregates.count >= Self.capacity { aggregates.removeAll(keepingCapacity: true) }
+        aggregates[text] = function
     }
 }
 

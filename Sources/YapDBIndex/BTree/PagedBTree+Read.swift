@@ -210,6 +210,13 @@ extension PagedBTree {
         _ = try visit(root, level: height - 1, range, reversed: reversed, body)
     }
 
+    /// Walks the whole subtree of `ref` in ascending order; returns false once `body` stops.
+    func forEach(
+        _ ref: ChildRef<KeyedNode>, level: Int, _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> Bool
+    ) throws(PageError) -> Bool {
+        try visit(ref, level: level, 0..<ref.count, reversed: false, body)
+    }
+
     /// Walks `range` (positions within the subtree of `ref`); returns false once `body` stops.
     private func visit(
         _ ref: ChildRef<KeyedNode>, level: Int, _ range: Range<Int>, reversed: Bool,
