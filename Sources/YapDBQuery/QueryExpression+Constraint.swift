@@ -64,17 +64,7 @@ extension QueryExpression {
     var negatedPredicate: QueryExpression? {
         switch self {
         case let .comparison(lhs, op, rhs):
-            let opposite: ComparisonOperator = switch op {
-            case .equal: .notEqual
-            case .notEqual: .equal
-            case .less: .greaterOrEqual
-            case .lessOrEqual: .greater
-            case .greater: .lessOrEqual
-            case .greaterOrEqual: .less
-            case .is: .isNot
-            case .isNot: .is
-            }
-            return .comparison(lhs, opposite, rhs)
+            return .comparison(lhs, op.negated, rhs)
         case let .isNull(operand, negated): return .isNull(operand, negated: !negated)
         case let .between(operand, low, high, negated): return .between(operand, low: low, high: high, negated: !negated)
         case let .inList(operand, items, negated): return .inList(operand, items, negated: !negated)
@@ -140,6 +130,23 @@ extension QueryExpression {
         case .greater: return [ValueInterval(lower: value, lowerInclusive: false, upper: nil)]
         case .greaterOrEqual: return [ValueInterval(lower: value, upper: nil)]
         case .is, .isNot: return []
+        }
+    }
+}
+
+extension ComparisonOperator {
+    /// The operator of `NOT (a op b)` under three-valued logic (`NOT (a < b)` is `a >= b`,
+    /// NULL staying NULL; `IS` and `IS NOT` swap).
+    package var negated: ComparisonOperator {
+        switch self {
+        case .equal: .notEqual
+        case .notEqual: .equal
+        case .less: .greaterOrEqual
+        case .lessOrEqual: .greater
+        case .greater: .lessOrEqual
+        case .greaterOrEqual: .less
+        case .is: .isNot
+        case .isNot: .is
         }
     }
 }

@@ -25,8 +25,10 @@ extension SecondaryIndexExecutor {
         return total
     }
 
-    /// The value of `function` over the rows of `query` (its order, limit and offset apply
-    /// first, as in an SQL subquery); nil when an integer `SUM` overflows.
+    /// The value of `function` over the rows of `query` (its order, limit and offset, if any,
+    /// apply first; the public aggregate passes the `WHERE` clause alone, as YapDatabase's
+    /// `SELECT function FROM table <query>` counts every matching row); nil when an integer
+    /// `SUM` overflows.
     func aggregate(_ function: AggregateFunction, of query: BoundQuery) throws(PageError) -> SQLValue? {
         let unbounded = query.limit == nil && query.offset == 0
         if unbounded, function.kind == .count, function.column == nil {

@@ -79,7 +79,7 @@ struct SecondaryIndexPlanner {
             return plan(inner, negated: !negated)
         case let .comparison(lhs, op, rhs):
             guard let (column, value, op) = columnComparison(lhs, op, rhs) else { return .unplanned }
-            return comparison(column, negated ? Self.negation(op) : op, value)
+            return comparison(column, negated ? op.negated : op, value)
         case let .isNull(operand, isNegated):
             guard case let .column(name) = operand, let column = columnIndex(name) else { return .unplanned }
             return comparison(column, isNegated != negated ? .isNot : .is, .null)
@@ -122,20 +122,6 @@ struct SecondaryIndexPlanner {
     func affinity(_ value: SQLValue, _ column: Int) -> SQLValue {
         guard let type = SecondaryIndexRow.columnType(columns[column].type) else { return value }
         return value.applyingComparisonAffinity(type)
-    }
-
-    /// The operator of `NOT (a op b)` in three-valued logic.
-    static func negation(_ op: ComparisonOperator) -> ComparisonOperator {
-        switch op {
-        case .equal: .notEqual
-        case .notEqual: .equal
-        case .less: .greaterOrEqual
-        case .lessOrEqual: .greater
-        case .greater: .lessOrEqual
-        case .greaterOrEqual: .less
-        case .is: .isNot
-        case .isNot: .is
-        }
     }
 
     /// The key bound of NULL's entries (every key of a NULL value starts with it).
