@@ -16,12 +16,12 @@ extension SecondaryIndexExecutor {
             case let .ranges(column, ranges): return try rangeCount(column, ranges)
             default:
                 var total = 0
-                try forEachCandidate(prepared) { _ in total += 1; return true }
+                try forEachCandidate(prepared) { _, _ in total += 1; return true }
                 return total
             }
         }
         var total = 0
-        try run(BoundQuery(whereClause: whereClause)) { _, _ in total += 1; return true }
+        try run(BoundQuery(whereClause: whereClause)) { _, _, _ in total += 1; return true }
         return total
     }
 
@@ -41,7 +41,7 @@ extension SecondaryIndexExecutor {
         }
         var rows: [QueryRow] = []
         var failure: PageError?
-        try run(query) { rowid, known in
+        try run(query) { rowid, known, _ in
             do throws(PageError) {
                 let read: [SQLValue]? = if let known { known } else { try state.values(ofRow: rowid) }
                 guard let values = read else { return true }
