@@ -118,9 +118,6 @@ struct RowChange {
         if metadata { invoke.insert(.ifMetadataTouched) }
         return RowChange(isInsert: false, invoke: invoke)
     }
-
-    /// Every block runs: a change whose kind is not known.
-    static let everything = RowChange(isInsert: true, invoke: .any)
 }
 
 /// One of the four forms of an extension's block, by what the block reads of a row: the key

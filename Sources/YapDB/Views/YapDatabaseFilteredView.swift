@@ -101,17 +101,14 @@ open class YapDatabaseFilteredView: YapDatabaseView, @unchecked Sendable {
                                                   transaction: transaction)
     }
 
-    override func willChangeRow(name: String, collection: String, key: String, transaction: YapDatabaseReadWriteTransaction) {
-        guard holds(name, collection, key, transaction) else { return }
-        update(name, transaction) { state, context in context.remove(collection: collection, key: key, from: &state) }
+    override func willChangeRow(name: String, collection: String, key: String, change: RowChange,
+                                transaction: YapDatabaseReadWriteTransaction) {
+        recordRowBefore(name, collection: collection, key: key, change: change, transaction: transaction)
     }
 
-    override func didChangeRow(name: String, collection: String, key: String, transaction: YapDatabaseReadWriteTransaction) {
-        guard holds(name, collection, key, transaction) || holds(parentViewName, collection, key, transaction) else { return }
-        update(name, transaction) { state, context in
-            let removed = context.remove(collection: collection, key: key, from: &state)
-            return context.place(collection: collection, key: key, into: &state) || removed
-        }
+    override func didChangeRow(name: String, collection: String, key: String, change: RowChange,
+                               transaction: YapDatabaseReadWriteTransaction) {
+        refilterRow(name, collection: collection, key: key, change: change, transaction: transaction, touched: false)
     }
 
     override func willRemoveRow(name: String, collection: String, key: String, transaction: YapDatabaseReadWriteTransaction) {
@@ -139,11 +136,13 @@ open class YapDatabaseFilteredView: YapDatabaseView, @unchecked Sendable {
         }
     }
 
-    /// A touched row is filtered again (a filter may depend on more than the row), and
-    /// observers see it as updated.
-    override func didTouchRow(name: String, collection: String, key: String, transaction: YapDatabaseReadWriteTransaction) {
-        // The views below this one get their own call from the transaction.
-        replaceRow(name: name, collection: collection, key: key, transaction: transaction, tellDependents: false)
+    /// A touched row is filtered again if the filter's options name the touch (or it moved in
+    /// the parent view), and observers see it as updated. The views below this one get their
+    /// own call from the transaction.
+    override func didTouchRow(name: String, collection: String, key: String, change: RowChange,
+                              transaction: YapDatabaseReadWriteTransaction) {
+        recordRowBefore(name, collection: collection, key: key, change: change, transaction: transaction)
+        refilterRow(name, collection: collection, key: key, change: change, transaction: transaction, touched: true)
     }
 
     // MARK: Maintenance
@@ -161,16 +160,6 @@ open class YapDatabaseFilteredView: YapDatabaseView, @unchecked Sendable {
         }
         if held { transaction.noteViewChange(name, touching: YapCollectionKey(collection: collection, key: key)) }
         if tellDependents { transaction.viewDidReplaceRow(name, collection: collection, key: key) }
-    }
-
-    /// Whether the view registered as `name` holds the row now (a cheap test before the blocks run).
-    func holds(_ name: String, _ collection: String, _ key: String, _ transaction: YapDatabaseReadWriteTransaction) -> Bool {
-        guard let state = transaction.extensionState(YapDatabaseAutoView.stateKey(name)) as? ViewState,
-              let entry = transaction.keydir.lookup(collection: collection, key: key) else { return false }
-        do { return try state.contains(rowid: entry.rowid) } catch {
-            ViewEngine.report(error, "row id \(entry.rowid)", transaction)
-            return false
-        }
     }
 
     /// Runs `body` on the transaction's state of this view (taken out of the transaction so it
