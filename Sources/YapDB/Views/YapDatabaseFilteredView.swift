@@ -162,6 +162,16 @@ open class YapDatabaseFilteredView: YapDatabaseView, @unchecked Sendable {
         if tellDependents { transaction.viewDidReplaceRow(name, collection: collection, key: key) }
     }
 
+    /// Whether the view registered as `name` holds the row now (a cheap test before the blocks run).
+    func holds(_ name: String, _ collection: String, _ key: String, _ transaction: YapDatabaseReadWriteTransaction) -> Bool {
+        guard let state = transaction.extensionState(YapDatabaseAutoView.stateKey(name)) as? ViewState,
+              let entry = transaction.keydir.lookup(collection: collection, key: key) else { return false }
+        do { return try state.contains(rowid: entry.rowid) } catch {
+            ViewEngine.report(error, "row id \(entry.rowid)", transaction)
+            return false
+        }
+    }
+
     /// Runs `body` on the transaction's state of this view (taken out of the transaction so it
     /// is uniquely referenced and mutated in place), then puts it back. `body` returns whether
     /// it changed the view's rows; if so the commit is noted as changing the view. Does nothing
