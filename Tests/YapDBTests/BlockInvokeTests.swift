@@ -262,7 +262,9 @@ import TestSupport
         let fixture = try DatabaseFixture()
         let counter = Counter()
         let grouping = YapDatabaseViewGrouping.withMetadataBlock { _, _, _, metadata in metadata as? String }
-        let sorting = YapDatabaseViewSorting.withKeyBlock { _, _, _, key1, _, key2 in key1.compare(key2) }
+        let sorting = YapDatabaseViewSorting.withObjectBlock { _, _, _, _, o1, _, _, o2 in
+            (o1 as! Int) < (o2 as! Int) ? .orderedAscending : (o1 as! Int) > (o2 as! Int) ? .orderedDescending : .orderedSame
+        }
         let filtering = YapDatabaseViewFiltering.withOptions([], keyBlock: { _, group, _, _ in
             counter.increment()
             return group != "hidden"
@@ -270,8 +272,17 @@ import TestSupport
         #expect(fixture.database.register(YapDatabaseAutoView(grouping: grouping, sorting: sorting), withName: "v"))
         #expect(fixture.database.register(YapDatabaseFilteredView(parentViewName: "v", filtering: filtering), withName: "f"))
         let connection = fixture.database.newConnection()
-        connection.readWrite { tx in tx.setObject(1, forKey: "a", inCollection: "c", withMetadata: "shown") }
-        #expect(counter.calls { connection.readWrite { tx in tx.replaceObject(2, forKey: "a", inCollection: "c") } } == 0)
+        connection.readWrite { tx in
+            tx.setObject(1, forKey: "a", inCollection: "c", withMetadata: "shown")
+            tx.setObject(5, forKey: "b", inCollection: "c", withMetadata: "shown")
+        }
+        // The row moves after b in the parent; the filter keeps its answer and the row its place.
+        #expect(counter.calls { connection.readWrite { tx in tx.replaceObject(9, forKey: "a", inCollection: "c") } } == 0)
+        connection.read { tx in
+            let filtered = tx.ext("f") as! YapDatabaseViewTransaction
+            #expect(filtered.key(at: 0, inGroup: "shown") == "b" && filtered.key(at: 1, inGroup: "shown") == "a")
+        }
+        connection.readWrite { tx in tx.removeObject(forKey: "b", inCollection: "c") }
         #expect(counter.calls { connection.readWrite { tx in tx.replaceMetadata("hidden", forKey: "a", inCollection: "c") } } == 1)
         connection.read { tx in #expect((tx.ext("f") as! YapDatabaseViewTransaction).numberOfItemsInAllGroups() == 0) }
         // Out of the parent and back in: filtered again.
@@ -318,19 +329,19 @@ import TestSupport
         let database = fixture.database!
         // Objects are unique (value * 100 + key number), metadata "g<0…2>-<0…99>": sort keys
         // never tie, so the expected order is exact.
-        func group(_ object: Int, _ metadata: String?) -> String? {
+        @Sendable func group(_ object: Int, _ metadata: String?) -> String? {
             switch layout {
             case .groupByMetadataSortByObject: metadata.map { String($0.prefix(2)) }
             case .groupByObjectSortByMetadata: metadata == nil ? nil : "g\(object / 100 % 3)"
             }
         }
-        func sortKey(_ object: Int, _ metadata: String?) -> String {
+        @Sendable func sortKey(_ object: Int, _ metadata: String?) -> String {
             switch layout {
             case .groupByMetadataSortByObject: String(format: "%08d", object)
             case .groupByObjectSortByMetadata: (metadata ?? "") + String(format: "%08d", object)
             }
         }
-        func passes(_ object: Int, group: String) -> Bool { object % 3 != 0 || group == "g0" }
+        @Sendable func passes(_ object: Int, group: String) -> Bool { object % 3 != 0 || group == "g0" }
         let grouping: YapDatabaseViewGrouping, sorting: YapDatabaseViewSorting
         switch layout {
         case .groupByMetadataSortByObject:

@@ -51,7 +51,7 @@ extension YapDatabaseFilteredView {
                 return false
             }
             let removed = takeOut(&state)
-            held = keeps && context.place(collection: collection, key: key, into: &state)
+            held = keeps && context.place(collection: collection, key: key, into: &state, filtered: true)
             return removed || held
         }
         guard held, inPlace || touched else { return }
