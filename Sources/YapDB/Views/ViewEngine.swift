@@ -159,6 +159,17 @@ struct ViewEngine {
         return true
     }
 
+    /// Before a change (or touch) of row `rowid`: where `state` holds it, taken out now when
+    /// the sorting will run again for `change` (found by its sort values, still the old ones).
+    func rowBefore(rowid: UInt64, collection: String, key: String, change: RowChange,
+                   in state: inout ViewState) -> ViewRowBefore {
+        var before = ViewRowBefore(rowid: rowid, group: group(ofRowid: rowid, in: state), removed: false)
+        if before.group != nil, config.sorting.blockInvokeOptions.runs(for: change) {
+            before.removed = removeRow(collection: collection, key: key, from: &state)
+        }
+        return before
+    }
+
     /// Takes many rows out at once (a collection clear, or rows removed since a checkpoint,
     /// which no longer exist): one pass over each group that holds some of them. Returns
     /// whether any of them was in the view.

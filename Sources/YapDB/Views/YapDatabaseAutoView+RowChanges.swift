@@ -27,12 +27,8 @@ extension YapDatabaseAutoView {
     func recordRowBefore(_ name: String, collection: String, key: String, change: RowChange,
                          transaction: YapDatabaseReadWriteTransaction) {
         guard let entry = transaction.keydir.lookup(collection: collection, key: key) else { return }
-        let resorts = sorting.blockInvokeOptions.runs(for: change)
         update(name, transaction) { state, engine in
-            var before = ViewRowBefore(rowid: entry.rowid, group: engine.group(ofRowid: entry.rowid, in: state), removed: false)
-            if resorts, before.group != nil {
-                before.removed = engine.removeRow(collection: collection, key: key, from: &state)
-            }
+            let before = engine.rowBefore(rowid: entry.rowid, collection: collection, key: key, change: change, in: &state)
             transaction.viewRowsBefore[name] = before
             return before.removed
         }

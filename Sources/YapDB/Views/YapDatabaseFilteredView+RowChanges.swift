@@ -10,11 +10,8 @@ extension YapDatabaseFilteredView {
         transaction.viewRowsBefore[name] = nil
         guard let entry = transaction.keydir.lookup(collection: collection, key: key) else { return }
         update(name, transaction) { state, context in
-            var before = ViewRowBefore(rowid: entry.rowid, group: context.sorter.group(ofRowid: entry.rowid, in: state),
-                                       removed: false)
-            if before.group != nil, context.sorter.config.sorting.blockInvokeOptions.runs(for: change) {
-                before.removed = context.remove(collection: collection, key: key, from: &state)
-            }
+            // The root's engine: its sorting orders this view too.
+            let before = context.sorter.rowBefore(rowid: entry.rowid, collection: collection, key: key, change: change, in: &state)
             transaction.viewRowsBefore[name] = before
             return before.removed
         }
