@@ -27,10 +27,15 @@ open class YapDatabaseExtension: @unchecked Sendable {
     func makeTransaction(name: String, extensionConnection: AnyObject?, transaction: YapDatabaseReadTransaction) -> AnyObject? { nil }
 
     /// A row's object or metadata is about to change (it exists; its old values are readable).
-    func willChangeRow(name: String, collection: String, key: String, transaction: YapDatabaseReadWriteTransaction) {}
+    /// `change` says what will change (never an insert), so the extension can tell which of its
+    /// blocks will run again (`YapDatabaseBlockInvoke`).
+    func willChangeRow(name: String, collection: String, key: String, change: RowChange,
+                       transaction: YapDatabaseReadWriteTransaction) {}
 
-    /// A row was inserted or its object or metadata changed (after the change).
-    func didChangeRow(name: String, collection: String, key: String, transaction: YapDatabaseReadWriteTransaction) {}
+    /// A row was inserted or its object or metadata changed (after the change); `change` says
+    /// which.
+    func didChangeRow(name: String, collection: String, key: String, change: RowChange,
+                      transaction: YapDatabaseReadWriteTransaction) {}
 
     /// A row is about to be removed.
     func willRemoveRow(name: String, collection: String, key: String, transaction: YapDatabaseReadWriteTransaction) {}
@@ -41,8 +46,10 @@ open class YapDatabaseExtension: @unchecked Sendable {
     /// Every row is about to be removed.
     func willRemoveAll(name: String, transaction: YapDatabaseReadWriteTransaction) {}
 
-    /// A row was touched (no data changed).
-    func didTouchRow(name: String, collection: String, key: String, transaction: YapDatabaseReadWriteTransaction) {}
+    /// A row was touched (no data changed); `change` says whether its object, its metadata or
+    /// both.
+    func didTouchRow(name: String, collection: String, key: String, change: RowChange,
+                     transaction: YapDatabaseReadWriteTransaction) {}
 
     /// Checks the extension's stored state in `transaction`'s snapshot against a rebuild from
     /// its blocks (`YapDatabase.verify()`); returns one line per problem.

@@ -31,6 +31,9 @@ public final class YapDatabaseReadWriteTransaction: YapDatabaseReadTransaction {
     /// changed groups are not known (rebuilt, or filtered views): those answer for any group.
     var viewGroupChanges: [String: Set<String>] = [:]
     var viewGroupsUnknown: Set<String> = []
+    /// Where each view held the row being changed or touched before the change, by view name
+    /// (set by the view as it hears of the change; read by the view and the filtered views of it).
+    var viewRowsBefore: [String: ViewRowBefore] = [:]
 
     /// The object passed to observers as the notification's `"custom"` value.
     public var yapDatabaseModifiedNotificationCustomObject: Any?
@@ -95,7 +98,10 @@ public final class YapDatabaseReadWriteTransaction: YapDatabaseReadTransaction {
         noteMutation()
         let hook = rowHookCall(collection: name, key: key, replacingMetadata: metadata)
         runModifyHooks(will: true, hook)
-        for (extName, ext) in extensions { ext.willChangeRow(name: extName, collection: name, key: key, transaction: self) }
+        let change = RowChange.modified(object: false, metadata: true)
+        for (extName, ext) in extensions {
+            ext.willChangeRow(name: extName, collection: name, key: key, change: change, transaction: self)
+        }
         let pair = CollectionKeyPair(collection: name, key: key)
         if let metadata {
             let sanitized = connection.serialization.preSanitize(.metadata, metadata, forKey: key, inCollection: name)
@@ -112,7 +118,9 @@ public final class YapDatabaseReadWriteTransaction: YapDatabaseReadTransaction {
             cacheMetadata(nil, pair)
         }
         touchedOnlyMetadata.remove(pair)
-        for (extName, ext) in extensions { ext.didChangeRow(name: extName, collection: name, key: key, transaction: self) }
+        for (extName, ext) in extensions {
+            ext.didChangeRow(name: extName, collection: name, key: key, change: change, transaction: self)
+        }
         runModifyHooks(will: false, hook)
     }
 
@@ -229,8 +237,13 @@ public final class YapDatabaseReadWriteTransaction: YapDatabaseReadTransaction {
         }
         let hook = rowHookCall(collection: collection, key: key, object: sanitizedObject, metadata: metadata, newMetadata: sanitizedMetadata)
         runModifyHooks(will: true, hook)
-        if !extensions.isEmpty && keydir.lookup(collection: collection, key: key) != nil {
-            for (extName, ext) in extensions { ext.willChangeRow(name: extName, collection: collection, key: key, transaction: self) }
+        // An existing row changes its object, and its metadata unless kept; a new row is an insert.
+        let change: RowChange = extensions.isEmpty || keydir.lookup(collection: collection, key: key) == nil
+            ? .insert : .modified(object: true, metadata: { if case .keep = metadata { false } else { true } }())
+        if !change.isInsert {
+            for (extName, ext) in extensions {
+                ext.willChangeRow(name: extName, collection: collection, key: key, change: change, transaction: self)
+            }
         }
         let ok = engine { () throws(StorageError) in
             try objectData.withBytes { (o: UnsafeRawBufferPointer) throws(StorageError) in
@@ -260,7 +273,9 @@ public final class YapDatabaseReadWriteTransaction: YapDatabaseReadTransaction {
         serialization.postSanitize(.object, sanitizedObject, forKey: key, inCollection: collection)
         if let sanitizedMetadata { serialization.postSanitize(.metadata, sanitizedMetadata, forKey: key, inCollection: collection) }
         objectBeingWritten = (pair, sanitizedObject)
-        for (extName, ext) in extensions { ext.didChangeRow(name: extName, collection: collection, key: key, transaction: self) }
+        for (extName, ext) in extensions {
+            ext.didChangeRow(name: extName, collection: collection, key: key, change: change, transaction: self)
+        }
         objectBeingWritten = nil
         runModifyHooks(will: false, hook)
     }
@@ -294,7 +309,10 @@ public final class YapDatabaseReadWriteTransaction: YapDatabaseReadTransaction {
         let start = try? engineTransaction.entryAtStart(collection: name, key: key)
         if object, let start, start.rowid == now.rowid, start.object == now.object { touchedOnlyObjects.insert(pair) }
         if metadata, let start, start.rowid == now.rowid, start.metadata == now.metadata { touchedOnlyMetadata.insert(pair) }
-        for (extName, ext) in extensions { ext.didTouchRow(name: extName, collection: name, key: key, transaction: self) }
+        let change = RowChange.touched(object: object, metadata: metadata)
+        for (extName, ext) in extensions {
+            ext.didTouchRow(name: extName, collection: name, key: key, change: change, transaction: self)
+        }
         runModifyHooks(will: false, rowHookCall(collection: name, key: key, touchingObject: object, metadata: metadata))
     }
 

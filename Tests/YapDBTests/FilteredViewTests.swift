@@ -115,10 +115,11 @@ import YapDB
     @Test func aTouchFiltersTheRowAgain() throws {
         let fixture = try Self.populated(3)
         let database = fixture.database!
-        // The filter reads another row: only a touch tells the view to look again.
-        let filtering = YapDatabaseViewFiltering.withKeyBlock { tx, _, _, key in
+        // The filter reads another row: only a touch tells the view to look again (a key
+        // block runs on insert only unless its options name the touch).
+        let filtering = YapDatabaseViewFiltering.withOptions(.ifObjectTouched, keyBlock: { tx, _, _, key in
             (tx.object(forKey: "hidden", inCollection: "settings") as? String) != key
-        }
+        })
         database.registerCodableSerialization(String.self, forCollection: "settings")
         #expect(database.register(YapDatabaseFilteredView(parentViewName: "all", filtering: filtering), withName: "f"))
         let connection = database.newConnection()

@@ -207,11 +207,20 @@ open class YapDatabaseSecondaryIndex: YapDatabaseExtension, @unchecked Sendable 
         YapDatabaseSecondaryIndexTransaction(index: self, name: name, transaction: transaction)
     }
 
-    override func didChangeRow(name: String, collection: String, key: String, transaction: YapDatabaseReadWriteTransaction) {
-        guard isAllowed(collection) else { return }
+    /// A new row is indexed; a changed one again only when the handler's options name the
+    /// change (otherwise its values stay as they are).
+    override func didChangeRow(name: String, collection: String, key: String, change: RowChange,
+                               transaction: YapDatabaseReadWriteTransaction) {
+        guard isAllowed(collection), handler.blockInvokeOptions.runs(for: change) else { return }
         update(name, transaction) { state throws(PageError) in
             try reindex(collection: collection, key: key, in: &state, transaction: transaction)
         }
+    }
+
+    /// A touched row is indexed again when the handler's options name the touch.
+    override func didTouchRow(name: String, collection: String, key: String, change: RowChange,
+                              transaction: YapDatabaseReadWriteTransaction) {
+        didChangeRow(name: name, collection: collection, key: key, change: change, transaction: transaction)
     }
 
     override func willRemoveRow(name: String, collection: String, key: String, transaction: YapDatabaseReadWriteTransaction) {

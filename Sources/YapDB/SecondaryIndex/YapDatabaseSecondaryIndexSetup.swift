@@ -104,19 +104,33 @@ public final class YapDatabaseSecondaryIndexOptions {
 /// `NSNull`). A row whose block leaves the dictionary empty is not in the index; a column the
 /// block leaves out is NULL. Build one with `withKeyBlock`, `withObjectBlock`,
 /// `withMetadataBlock` or `withRowBlock`: the block receives what it names, and the index reads
-/// no more than that (a metadata-only change does not rerun an object block).
+/// no more than that. It runs for every inserted row, and again for the changes its
+/// `blockInvokeOptions` name — by default when what it reads is written or touched (a
+/// metadata-only change does not rerun an object block); the `withOptions(_:…)` forms choose.
 ///
 /// Threading: the block runs inside read-write transactions, on the thread running them.
 public final class YapDatabaseSecondaryIndexHandler: Sendable {
-    enum Block: Sendable {
-        case key(@Sendable (YapDatabaseReadTransaction, NSMutableDictionary, String, String) -> Void)
-        case object(@Sendable (YapDatabaseReadTransaction, NSMutableDictionary, String, String, Any) -> Void)
-        case metadata(@Sendable (YapDatabaseReadTransaction, NSMutableDictionary, String, String, Any?) -> Void)
-        case row(@Sendable (YapDatabaseReadTransaction, NSMutableDictionary, String, String, Any, Any?) -> Void)
-    }
+    typealias Block = BlockForm<
+        @Sendable (YapDatabaseReadTransaction, NSMutableDictionary, String, String) -> Void,
+        @Sendable (YapDatabaseReadTransaction, NSMutableDictionary, String, String, Any) -> Void,
+        @Sendable (YapDatabaseReadTransaction, NSMutableDictionary, String, String, Any?) -> Void,
+        @Sendable (YapDatabaseReadTransaction, NSMutableDictionary, String, String, Any, Any?) -> Void
+    >
     let block: Block
 
-    init(_ block: Block) { self.block = block }
+    /// What the block reads of a row.
+    public let blockType: YapDatabaseBlockType
+
+    /// Which changes of an existing row run the block again (its values are kept otherwise).
+    public let blockInvokeOptions: YapDatabaseBlockInvoke
+
+    /// A handler running `block`, again for the changes `options` names (nil: the defaults of
+    /// the block's type).
+    init(_ block: Block, options: YapDatabaseBlockInvoke? = nil) {
+        self.block = block
+        blockType = block.type
+        blockInvokeOptions = options ?? .defaults(for: block.type)
+    }
 
     /// A handler reading (transaction, dictionary, collection, key).
     public static func withKeyBlock(
@@ -146,13 +160,9 @@ public final class YapDatabaseSecondaryIndexHandler: Sendable {
         YapDatabaseSecondaryIndexHandler(.row(block))
     }
 
-    var needsObject: Bool {
-        switch block { case .object, .row: true; default: false }
-    }
+    var needsObject: Bool { blockType.contains(.objectFlag) }
 
-    var needsMetadata: Bool {
-        switch block { case .metadata, .row: true; default: false }
-    }
+    var needsMetadata: Bool { blockType.contains(.metadataFlag) }
 
     /// Runs the block on a row and returns the dictionary it filled (empty: not indexed).
     func values(_ transaction: YapDatabaseReadTransaction, collection: String, key: String) -> NSMutableDictionary {

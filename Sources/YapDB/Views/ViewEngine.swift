@@ -107,12 +107,24 @@ struct ViewEngine {
 
     // MARK: Changes
 
+    /// The row's group by the grouping block (nil: the view leaves it out).
+    func group(collection: String, key: String) -> String? {
+        config.grouping.group(transaction, row(collection: collection, key: key, forGrouping: true))
+    }
+
     /// Puts the row into its group at its sorted place (after its equals), if it belongs.
     /// Returns whether it did.
     @discardableResult
     func insertRow(collection: String, key: String, into state: inout ViewState) -> Bool {
+        guard let group = group(collection: collection, key: key) else { return false }
+        return insertRow(collection: collection, key: key, group: group, into: &state)
+    }
+
+    /// Puts the row into `group` (its group, already known) at its sorted place. Returns
+    /// whether it did.
+    @discardableResult
+    func insertRow(collection: String, key: String, group: String, into state: inout ViewState) -> Bool {
         guard let entry = transaction.keydir.lookup(collection: collection, key: key) else { return false }
-        guard let group = config.grouping.group(transaction, row(collection: collection, key: key, forGrouping: true)) else { return false }
         guard group.utf8.count <= state.maximumGroupNameLength else {
             YapDatabaseLogging.log(.error, "view group name of \(group.utf8.count) bytes is longer than the \(state.maximumGroupNameLength) an index page holds: row \(collection)/\(key) left out of the view")
             return false
@@ -145,6 +157,17 @@ struct ViewEngine {
         }
         groupLog?.groups.insert(group)
         return true
+    }
+
+    /// Before a change (or touch) of row `rowid`: where `state` holds it, taken out now when
+    /// the sorting will run again for `change` (found by its sort values, still the old ones).
+    func rowBefore(rowid: UInt64, collection: String, key: String, change: RowChange,
+                   in state: inout ViewState) -> ViewRowBefore {
+        var before = ViewRowBefore(rowid: rowid, group: group(ofRowid: rowid, in: state), removed: false)
+        if before.group != nil, config.sorting.blockInvokeOptions.runs(for: change) {
+            before.removed = removeRow(collection: collection, key: key, from: &state)
+        }
+        return before
     }
 
     /// Takes many rows out at once (a collection clear, or rows removed since a checkpoint,

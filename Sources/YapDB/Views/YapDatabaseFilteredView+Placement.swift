@@ -44,12 +44,13 @@ struct FilteredViewContext {
     }
 
     /// Puts the row in at its parent's position, if the parent holds it and it passes the
-    /// filter. Returns whether it did.
+    /// filter (run here unless `filtered` says the caller already knows it passes). Returns
+    /// whether it did.
     @discardableResult
-    func place(collection: String, key: String, into state: inout ViewState) -> Bool {
+    func place(collection: String, key: String, into state: inout ViewState, filtered: Bool = false) -> Bool {
         guard let entry = transaction.keydir.lookup(collection: collection, key: key),
               let group = sorter.group(ofRowid: entry.rowid, in: parentState), let parentTree = sorter.tree(group, in: parentState),
-              keeps(collection: collection, key: key, group: group) else { return false }
+              filtered || keeps(collection: collection, key: key, group: group) else { return false }
         let sortRow = sorter.row(collection: collection, key: key, forGrouping: false)
         let compare = { (existing: UInt64) in sorter.compare(sortRow, with: existing, in: group) }
         return sorter.run("place in group \(group)", false) { () throws(PageError) in

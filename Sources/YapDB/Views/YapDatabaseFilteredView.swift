@@ -101,17 +101,14 @@ open class YapDatabaseFilteredView: YapDatabaseView, @unchecked Sendable {
                                                   transaction: transaction)
     }
 
-    override func willChangeRow(name: String, collection: String, key: String, transaction: YapDatabaseReadWriteTransaction) {
-        guard holds(name, collection, key, transaction) else { return }
-        update(name, transaction) { state, context in context.remove(collection: collection, key: key, from: &state) }
+    override func willChangeRow(name: String, collection: String, key: String, change: RowChange,
+                                transaction: YapDatabaseReadWriteTransaction) {
+        recordRowBefore(name, collection: collection, key: key, change: change, transaction: transaction)
     }
 
-    override func didChangeRow(name: String, collection: String, key: String, transaction: YapDatabaseReadWriteTransaction) {
-        guard holds(name, collection, key, transaction) || holds(parentViewName, collection, key, transaction) else { return }
-        update(name, transaction) { state, context in
-            let removed = context.remove(collection: collection, key: key, from: &state)
-            return context.place(collection: collection, key: key, into: &state) || removed
-        }
+    override func didChangeRow(name: String, collection: String, key: String, change: RowChange,
+                               transaction: YapDatabaseReadWriteTransaction) {
+        refilterRow(name, collection: collection, key: key, change: change, transaction: transaction, touched: false)
     }
 
     override func willRemoveRow(name: String, collection: String, key: String, transaction: YapDatabaseReadWriteTransaction) {
@@ -139,11 +136,13 @@ open class YapDatabaseFilteredView: YapDatabaseView, @unchecked Sendable {
         }
     }
 
-    /// A touched row is filtered again (a filter may depend on more than the row), and
-    /// observers see it as updated.
-    override func didTouchRow(name: String, collection: String, key: String, transaction: YapDatabaseReadWriteTransaction) {
-        // The views below this one get their own call from the transaction.
-        replaceRow(name: name, collection: collection, key: key, transaction: transaction, tellDependents: false)
+    /// A touched row is filtered again if the filter's options name the touch (or it moved in
+    /// the parent view), and observers see it as updated. The views below this one get their
+    /// own call from the transaction.
+    override func didTouchRow(name: String, collection: String, key: String, change: RowChange,
+                              transaction: YapDatabaseReadWriteTransaction) {
+        recordRowBefore(name, collection: collection, key: key, change: change, transaction: transaction)
+        refilterRow(name, collection: collection, key: key, change: change, transaction: transaction, touched: true)
     }
 
     // MARK: Maintenance

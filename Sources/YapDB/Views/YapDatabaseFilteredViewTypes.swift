@@ -4,19 +4,33 @@ import Foundation
 /// row. Build one with `withKeyBlock`, `withObjectBlock`, `withMetadataBlock` or `withRowBlock`;
 /// the block receives the transaction, the row's group in the parent view, its collection and
 /// key, and what the form names (object, metadata, or both). Only what the form names is read,
-/// so a key block never deserializes the row.
+/// so a key block never deserializes the row. The `withOptions(_:…)` forms say which later
+/// changes of a row run the filter again (`YapDatabaseBlockInvoke`); it also runs again when
+/// the row enters its parent view or changes group there (the group is one of its inputs).
 ///
 /// Threading: immutable; the block runs inside read-write transactions, on their thread.
 public final class YapDatabaseViewFiltering: Sendable {
-    enum Block: Sendable {
-        case key(@Sendable (YapDatabaseReadTransaction, String, String, String) -> Bool)
-        case object(@Sendable (YapDatabaseReadTransaction, String, String, String, Any) -> Bool)
-        case metadata(@Sendable (YapDatabaseReadTransaction, String, String, String, Any?) -> Bool)
-        case row(@Sendable (YapDatabaseReadTransaction, String, String, String, Any, Any?) -> Bool)
-    }
+    typealias Block = BlockForm<
+        @Sendable (YapDatabaseReadTransaction, String, String, String) -> Bool,
+        @Sendable (YapDatabaseReadTransaction, String, String, String, Any) -> Bool,
+        @Sendable (YapDatabaseReadTransaction, String, String, String, Any?) -> Bool,
+        @Sendable (YapDatabaseReadTransaction, String, String, String, Any, Any?) -> Bool
+    >
     let block: Block
 
-    init(_ block: Block) { self.block = block }
+    /// What the block reads of a row.
+    public let blockType: YapDatabaseBlockType
+
+    /// Which changes of an existing row run the block again.
+    public let blockInvokeOptions: YapDatabaseBlockInvoke
+
+    /// A filter running `block`, again for the changes `options` names (nil: the defaults of
+    /// the block's type).
+    init(_ block: Block, options: YapDatabaseBlockInvoke? = nil) {
+        self.block = block
+        blockType = block.type
+        blockInvokeOptions = options ?? .defaults(for: block.type)
+    }
 
     /// Filters by (transaction, group, collection, key).
     /// - Parameter block: returns true to keep the row.

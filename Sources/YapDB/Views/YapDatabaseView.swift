@@ -120,18 +120,17 @@ open class YapDatabaseAutoView: YapDatabaseView, @unchecked Sendable {
                                        transaction: transaction)
     }
 
-    override func willChangeRow(name: String, collection: String, key: String, transaction: YapDatabaseReadWriteTransaction) {
+    override func willChangeRow(name: String, collection: String, key: String, change: RowChange,
+                                transaction: YapDatabaseReadWriteTransaction) {
+        transaction.viewRowsBefore[name] = nil
         guard isAllowed(collection) else { return }
-        update(name, transaction) { state, engine in engine.removeRow(collection: collection, key: key, from: &state) }
+        recordRowBefore(name, collection: collection, key: key, change: change, transaction: transaction)
     }
 
-    override func didChangeRow(name: String, collection: String, key: String, transaction: YapDatabaseReadWriteTransaction) {
+    override func didChangeRow(name: String, collection: String, key: String, change: RowChange,
+                               transaction: YapDatabaseReadWriteTransaction) {
         guard isAllowed(collection) else { return }
-        update(name, transaction) { state, engine in
-            // An insert or a change: the old position, if any, was removed by willChangeRow.
-            let removed = engine.removeRow(collection: collection, key: key, from: &state)
-            return engine.insertRow(collection: collection, key: key, into: &state) || removed
-        }
+        replaceRow(name, collection: collection, key: key, change: change, transaction: transaction, touched: false)
     }
 
     override func willRemoveRow(name: String, collection: String, key: String, transaction: YapDatabaseReadWriteTransaction) {
@@ -159,7 +158,16 @@ open class YapDatabaseAutoView: YapDatabaseView, @unchecked Sendable {
         }
     }
 
-    override func didTouchRow(name: String, collection: String, key: String, transaction: YapDatabaseReadWriteTransaction) {
+    override func didTouchRow(name: String, collection: String, key: String, change: RowChange,
+                              transaction: YapDatabaseReadWriteTransaction) {
+        transaction.viewRowsBefore[name] = nil
+        guard isAllowed(collection) else { return }
+        recordRowBefore(name, collection: collection, key: key, change: change, transaction: transaction)
+        replaceRow(name, collection: collection, key: key, change: change, transaction: transaction, touched: true)
+    }
+
+    /// Records the row's view touch for observers (a view-level touch, which re-placed it).
+    func noteTouch(name: String, collection: String, key: String, transaction: YapDatabaseReadWriteTransaction) {
         guard isAllowed(collection), let entry = transaction.keydir.lookup(collection: collection, key: key),
               let state = transaction.extensionState(Self.stateKey(name)) as? ViewState else { return }
         let engine = ViewEngine(view: self, config: config.withLock { $0 }, transaction: transaction)

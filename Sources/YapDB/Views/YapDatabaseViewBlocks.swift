@@ -2,17 +2,32 @@ import Foundation
 
 /// How a view puts rows into groups: a block returning the row's group, or nil to leave the
 /// row out of the view. Build one with `withKeyBlock`, `withObjectBlock`, `withMetadataBlock`
-/// or `withRowBlock` (the block then receives what it names).
+/// or `withRowBlock` (the block then receives what it names), or with the `withOptions(_:…)`
+/// forms to say which later changes of a row run the block again (`YapDatabaseBlockInvoke`).
+///
+/// Threading: immutable; the block runs inside read-write transactions, on their thread.
 public final class YapDatabaseViewGrouping: Sendable {
-    enum Block: Sendable {
-        case key(@Sendable (YapDatabaseReadTransaction, String, String) -> String?)
-        case object(@Sendable (YapDatabaseReadTransaction, String, String, Any) -> String?)
-        case metadata(@Sendable (YapDatabaseReadTransaction, String, String, Any?) -> String?)
-        case row(@Sendable (YapDatabaseReadTransaction, String, String, Any, Any?) -> String?)
-    }
+    typealias Block = BlockForm<
+        @Sendable (YapDatabaseReadTransaction, String, String) -> String?,
+        @Sendable (YapDatabaseReadTransaction, String, String, Any) -> String?,
+        @Sendable (YapDatabaseReadTransaction, String, String, Any?) -> String?,
+        @Sendable (YapDatabaseReadTransaction, String, String, Any, Any?) -> String?
+    >
     let block: Block
 
-    init(_ block: Block) { self.block = block }
+    /// What the block reads of a row.
+    public let blockType: YapDatabaseBlockType
+
+    /// Which changes of an existing row run the block again.
+    public let blockInvokeOptions: YapDatabaseBlockInvoke
+
+    /// A grouping running `block`, again for the changes `options` names (nil: the defaults of
+    /// the block's type).
+    init(_ block: Block, options: YapDatabaseBlockInvoke? = nil) {
+        self.block = block
+        blockType = block.type
+        blockInvokeOptions = options ?? .defaults(for: block.type)
+    }
 
     /// Groups by (transaction, collection, key).
     public static func withKeyBlock(_ block: @escaping @Sendable (YapDatabaseReadTransaction, String, String) -> String?) -> YapDatabaseViewGrouping {
@@ -34,13 +49,9 @@ public final class YapDatabaseViewGrouping: Sendable {
         YapDatabaseViewGrouping(.row(block))
     }
 
-    var needsObject: Bool {
-        switch block { case .object, .row: true; default: false }
-    }
+    var needsObject: Bool { blockType.contains(.objectFlag) }
 
-    var needsMetadata: Bool {
-        switch block { case .metadata, .row: true; default: false }
-    }
+    var needsMetadata: Bool { blockType.contains(.metadataFlag) }
 
     func group(_ tx: YapDatabaseReadTransaction, _ row: ViewRow) -> String? {
         switch block {
@@ -53,17 +64,33 @@ public final class YapDatabaseViewGrouping: Sendable {
 }
 
 /// How a view orders the rows of a group: a block comparing two rows (`.orderedAscending`
-/// puts the first before the second).
+/// puts the first before the second). Build one with the `with…Block` factories, or with the
+/// `withOptions(_:…)` forms to say which later changes of a row re-sort it
+/// (`YapDatabaseBlockInvoke`).
+///
+/// Threading: immutable; the block runs inside transactions, on their thread.
 public final class YapDatabaseViewSorting: Sendable {
-    enum Block: Sendable {
-        case key(@Sendable (YapDatabaseReadTransaction, String, String, String, String, String) -> ComparisonResult)
-        case object(@Sendable (YapDatabaseReadTransaction, String, String, String, Any, String, String, Any) -> ComparisonResult)
-        case metadata(@Sendable (YapDatabaseReadTransaction, String, String, String, Any?, String, String, Any?) -> ComparisonResult)
-        case row(@Sendable (YapDatabaseReadTransaction, String, String, String, Any, Any?, String, String, Any, Any?) -> ComparisonResult)
-    }
+    typealias Block = BlockForm<
+        @Sendable (YapDatabaseReadTransaction, String, String, String, String, String) -> ComparisonResult,
+        @Sendable (YapDatabaseReadTransaction, String, String, String, Any, String, String, Any) -> ComparisonResult,
+        @Sendable (YapDatabaseReadTransaction, String, String, String, Any?, String, String, Any?) -> ComparisonResult,
+        @Sendable (YapDatabaseReadTransaction, String, String, String, Any, Any?, String, String, Any, Any?) -> ComparisonResult
+    >
     let block: Block
 
-    init(_ block: Block) { self.block = block }
+    /// What the block reads of each row.
+    public let blockType: YapDatabaseBlockType
+
+    /// Which changes of an existing row re-sort it.
+    public let blockInvokeOptions: YapDatabaseBlockInvoke
+
+    /// A sorting running `block`, again for the changes `options` names (nil: the defaults of
+    /// the block's type).
+    init(_ block: Block, options: YapDatabaseBlockInvoke? = nil) {
+        self.block = block
+        blockType = block.type
+        blockInvokeOptions = options ?? .defaults(for: block.type)
+    }
 
     /// Sorts by (transaction, group, collection1, key1, collection2, key2).
     public static func withKeyBlock(_ block: @escaping @Sendable (YapDatabaseReadTransaction, String, String, String, String, String) -> ComparisonResult) -> YapDatabaseViewSorting {
@@ -85,13 +112,9 @@ public final class YapDatabaseViewSorting: Sendable {
         YapDatabaseViewSorting(.row(block))
     }
 
-    var needsObject: Bool {
-        switch block { case .object, .row: true; default: false }
-    }
+    var needsObject: Bool { blockType.contains(.objectFlag) }
 
-    var needsMetadata: Bool {
-        switch block { case .metadata, .row: true; default: false }
-    }
+    var needsMetadata: Bool { blockType.contains(.metadataFlag) }
 
     func compare(_ tx: YapDatabaseReadTransaction, _ group: String, _ a: ViewRow, _ b: ViewRow) -> ComparisonResult {
         switch block {
@@ -107,13 +130,16 @@ public final class YapDatabaseViewSorting: Sendable {
 /// (`.orderedAscending`), inside (`.orderedSame`) or after (`.orderedDescending`) the range.
 /// The rows that compare `.orderedSame` must be contiguous in the group's sort order.
 public final class YapDatabaseViewFind: Sendable {
-    enum Block: Sendable {
-        case key(@Sendable (String, String) -> ComparisonResult)
-        case object(@Sendable (String, String, Any) -> ComparisonResult)
-        case metadata(@Sendable (String, String, Any?) -> ComparisonResult)
-        case row(@Sendable (String, String, Any, Any?) -> ComparisonResult)
-    }
+    typealias Block = BlockForm<
+        @Sendable (String, String) -> ComparisonResult,
+        @Sendable (String, String, Any) -> ComparisonResult,
+        @Sendable (String, String, Any?) -> ComparisonResult,
+        @Sendable (String, String, Any, Any?) -> ComparisonResult
+    >
     let block: Block
+
+    /// What the find block reads of each row.
+    public var findBlockType: YapDatabaseBlockType { block.type }
 
     init(_ block: Block) { self.block = block }
 

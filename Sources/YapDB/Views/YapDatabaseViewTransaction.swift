@@ -289,7 +289,7 @@ extension YapDatabaseAutoViewTransaction {
             let removed = engine.removeRow(collection: name, key: key, from: &state)
             return engine.insertRow(collection: name, key: key, into: &state) || removed
         }
-        view.didTouchRow(name: self.name, collection: name, key: key, transaction: writeTransaction)
+        view.noteTouch(name: self.name, collection: name, key: key, transaction: writeTransaction)
         writeTransaction.viewDidReplaceRow(self.name, collection: name, key: key)
         writeTransaction.engineTransaction.markChanged()
     }
