@@ -34,6 +34,12 @@ extension Runner {
         try runW12Maintenance(indexed, engines: engines)
     }
 
+    /// W12's queries without the maintenance loads (`--only W12Q`, for profiling the queries).
+    func runW12QueriesOnly() throws {
+        let data = dataset("indexed") { Dataset(count: self.settings.rows, valueSize: 100, kind: .random, seed: 0x5EED_0001) }
+        try runW12Queries(IndexedDataset(base: data, seed: 0x5EED_0121), engines: w12Engines)
+    }
+
     /// One database per engine with every row and both indexes (not timed), then the queries,
     /// interleaved, each checked against the dataset.
     func runW12Queries(_ data: IndexedDataset, engines: [Engine]) throws {

@@ -254,15 +254,15 @@ struct SecondaryIndexExecutor {
         var going = true
         for range in descending ? ranges.reversed() : ranges {
             try state.columns[column].forEachInKeyRange(from: range.lower, to: range.upper, reversed: descending) { key, rowKey in
-                let prefix = OrderedKeyEncoding.valuePrefix(ofKey: key)
-                if group.isEmpty || !prefix.elementsEqual(groupPrefix) {
+                let prefix = OrderedKeyEncoding.valueBytes(ofKey: key)
+                if group.isEmpty || !groupPrefix.withUnsafeBytes({ $0.elementsEqual(prefix) }) {
                     if !group.isEmpty {
                         going = flush()
                         if !going { return false }
                     }
                     groupPrefix.removeAll(keepingCapacity: true)
                     groupPrefix.append(contentsOf: prefix)
-                    needsValues = prefix.withUnsafeBytes { OrderedKeyEncoding.isTruncated($0) }
+                    needsValues = OrderedKeyEncoding.isTruncated(prefix)
                 }
                 group.append((OrderedKeyEncoding.rowid(ofKey: key), rowKeys.append(rowKey)))
                 return true
