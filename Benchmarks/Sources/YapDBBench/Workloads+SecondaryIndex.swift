@@ -82,7 +82,7 @@ extension Runner {
         add("W12", "equality lookup `\(W12Query.equality)` among \(rows) rows, per query", .time, figures, "equality",
             note: "\(equalities.count.formatted()) lookups in one read transaction; keys returned")
         add("W12", "ordered range `\(W12Query.orderedRange)`, per query", .time, figures, "range",
-            note: "\(starts.count.formatted()) ranges in one read transaction; order checked")
+            note: "\(starts.count.formatted()) ranges in one read transaction; each row's key and value (object) returned, order checked on `b` read from the value")
         add("W12", "`\(W12Query.count)` of a range of \((n / 10).formatted()) rows, per query", .time, figures, "count")
         add("W12", "`\(W12Query.minimum)` over \(rows) rows, per query", .time, figures, "min")
     }
