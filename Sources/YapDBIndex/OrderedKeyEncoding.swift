@@ -184,7 +184,11 @@ package enum OrderedKeyEncoding {
     /// The bound just past every key that starts with the value encoding `prefix` (inclusive
     /// use: the greatest such key; exclusive use as a lower bound: skips them all).
     package static func afterPrefix(_ prefix: [UInt8]) -> [UInt8] {
-        prefix + [UInt8](repeating: 0xFF, count: rowidSize)
+        var key: [UInt8] = []
+        key.reserveCapacity(prefix.count + rowidSize)
+        key.append(contentsOf: prefix)
+        for _ in 0..<rowidSize { key.append(0xFF) }
+        return key
     }
 
     static func appendBigEndian<T: FixedWidthInteger>(_ value: T, to bytes: inout [UInt8]) {

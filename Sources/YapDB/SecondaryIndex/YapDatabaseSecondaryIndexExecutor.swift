@@ -70,10 +70,10 @@ struct SecondaryIndexExecutor {
     /// A plan made ready to run: intersections pick their smallest part to drive and turn the
     /// parts not much larger into row-id sets; larger parts are left to the row check
     /// (`approximate` becomes true).
-    indirect enum Prepared {
+    enum Prepared {
         case nothing, everything
         case ranges(column: Int, [ColumnRange])
-        case filtered(driver: Prepared, sets: [Set<UInt64>])
+        indirect case filtered(driver: Prepared, sets: [Set<UInt64>])
         case union([Prepared])
     }
 
