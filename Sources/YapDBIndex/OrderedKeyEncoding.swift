@@ -167,23 +167,28 @@ package enum OrderedKeyEncoding {
         appendBigEndian(rowid, to: &bytes)
     }
 
-    /// The row id at the end of `key`. - Precondition: `key.count >= 8`.
+    /// The row id at the end of `key`; `UInt64.max` (no row has it) for a key shorter than a
+    /// row id, which only a damaged page holds.
     package static func rowid(ofKey key: UnsafeRawBufferPointer) -> UInt64 {
-        precondition(key.count >= rowidSize, "OrderedKeyEncoding: a key shorter than its row id")
+        guard key.count >= rowidSize else { return .max }
         var value: UInt64 = 0
         for byte in key[(key.count - rowidSize)...] { value = value << 8 | UInt64(byte) }
         return value
     }
 
-    /// The value part of `key` (everything before the row id).
-    package static func valuePrefix(ofKey key: UnsafeRawBufferPointer) -> ArraySlice<UInt8> {
-        ArraySlice(key[..<max(0, key.count - rowidSize)])
+    /// The value part of `key` (everything before the row id), as a view of the same bytes.
+    package static func valueBytes(ofKey key: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(rebasing: key[..<max(0, key.count - rowidSize)])
     }
 
     /// The bound just past every key that starts with the value encoding `prefix` (inclusive
     /// use: the greatest such key; exclusive use as a lower bound: skips them all).
     package static func afterPrefix(_ prefix: [UInt8]) -> [UInt8] {
-        prefix + [UInt8](repeating: 0xFF, count: rowidSize)
+        var key: [UInt8] = []
+        key.reserveCapacity(prefix.count + rowidSize)
+        key.append(contentsOf: prefix)
+        for _ in 0..<rowidSize { key.append(0xFF) }
+        return key
     }
 
     static func appendBigEndian<T: FixedWidthInteger>(_ value: T, to bytes: inout [UInt8]) {

@@ -138,8 +138,8 @@ import YapDBQuery
     @Test func longRowsSpanChunksAndLeaveNothingBehind() throws {
         var state = SecondaryIndexState(versionTag: "t", signature: "s", columnCount: 2)
         let long = SQLValue.text(String(repeating: "x", count: 3 * state.chunkSize))
-        try state.setRow(7, values: [long, .integer(1)])
-        try state.setRow(8, values: [.text("short"), .null])
+        try state.setRow(7, rowKey: RowKey.encode(collection: "c", key: "7"), values: [long, .integer(1)])
+        try state.setRow(8, rowKey: RowKey.encode(collection: "c", key: "8"), values: [.text("short"), .null])
         #expect(state.rows.count == 4 + 1, "four chunks for the long row, one for the short one")
         #expect(try state.values(ofRow: 7) == [long, .integer(1)])
         #expect(try state.values(ofRow: 8) == [.text("short"), .null])
@@ -148,6 +148,24 @@ import YapDBQuery
         #expect(try state.values(ofRow: 7) == nil)
         #expect(state.rows.count == 1 && state.columns.allSatisfy { $0.count == 1 })
         #expect(try !state.removeRow(7))
+        try state.validatePages()
+    }
+
+    /// Column entries carry the row's key when key and row key fit one entry, and nothing
+    /// when they do not (the row id is looked up then).
+    @Test func columnEntriesCarryTheRowKeyWhenItFits() throws {
+        var state = SecondaryIndexState(versionTag: "t", signature: "s", columnCount: 1)
+        let limit = state.rows.format.maximumEntrySize
+        let short = RowKey.encode(collection: "c", key: "short")
+        let long = RowKey.encode(collection: "c", key: String(repeating: "k", count: limit))
+        try state.setRow(1, rowKey: short, values: [.integer(5)])
+        try state.setRow(2, rowKey: long, values: [.integer(6)])
+        var carried: [UInt64: [UInt8]] = [:]
+        try state.columns[0].forEach { key, value in
+            carried[OrderedKeyEncoding.rowid(ofKey: key)] = Array(value)
+            return true
+        }
+        #expect(carried == [1: short, 2: []])
         try state.validatePages()
     }
 

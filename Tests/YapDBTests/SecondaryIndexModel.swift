@@ -65,6 +65,10 @@ enum SecondaryIndexModel {
     // MARK: Random rows
 
     static let longPrefix = String(repeating: "p", count: 300)
+
+    /// The key of row `n` (of 30): short, except `k29`, whose row key with a long text's
+    /// column key does not fit one column entry (the entry carries no row key then).
+    static func key(_ n: UInt64) -> String { n == 29 ? "k29" + String(repeating: "x", count: 750) : "k\(n)" }
     /// Longer than a tree entry: the row's values span several chunks.
     static let huge = String(repeating: "q", count: 1200)
     static let texts = ["", "a", "A", "ab", "abc", "B", "b", "ba", "5", "1.5", "é", "a\u{0}b", longPrefix, longPrefix + "a", longPrefix + "b"]

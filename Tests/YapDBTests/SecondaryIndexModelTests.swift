@@ -81,7 +81,7 @@ import YapDBSimulatedDisk
                     tx.rollback()
                 }
             case 73..<76:
-                let key = "k\(rng.next() % 30)", collection = SecondaryIndexModel.collections[Int(rng.next() % 3)]
+                let key = SecondaryIndexModel.key(rng.next() % 30), collection = SecondaryIndexModel.collections[Int(rng.next() % 3)]
                 try write { tx, _ in tx.touchObject(forKey: key, inCollection: collection) }
             case 76..<79:
                 // Re-registration: the same tag keeps the stored index, a new one rebuilds it.
@@ -126,7 +126,7 @@ import YapDBSimulatedDisk
         }
 
         func setRandom(_ tx: YapDatabaseReadWriteTransaction, _ rows: inout Rows) {
-            let key = "k\(rng.next() % 30)", collection = SecondaryIndexModel.collections[Int(rng.next() % 3)]
+            let key = SecondaryIndexModel.key(rng.next() % 30), collection = SecondaryIndexModel.collections[Int(rng.next() % 3)]
             let item = SecondaryIndexModel.randomItem(&rng)
             if rng.next() % 4 == 0 && rows[collection]?[key] != nil {
                 tx.replace(item, forKey: key, inCollection: collection)
@@ -137,7 +137,7 @@ import YapDBSimulatedDisk
         }
 
         func removeRandom(_ tx: YapDatabaseReadWriteTransaction, _ rows: inout Rows) {
-            let key = "k\(rng.next() % 30)", collection = SecondaryIndexModel.collections[Int(rng.next() % 3)]
+            let key = SecondaryIndexModel.key(rng.next() % 30), collection = SecondaryIndexModel.collections[Int(rng.next() % 3)]
             tx.removeObject(forKey: key, inCollection: collection)
             rows[collection]?[key] = nil
             if rows[collection]?.isEmpty == true { rows[collection] = nil }

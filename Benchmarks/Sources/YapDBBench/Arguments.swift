@@ -1,7 +1,7 @@
 import Foundation
 
 let usage = """
-    usage: yapdb-bench [--size quick|full] [--only W1,W4] [--engines sqlite,grdb,lmdb,floor] [--huge] [--work DIR]
+    usage: yapdb-bench [--size quick|full] [--only W1,W4 (W12Q: W12's queries alone)] [--engines sqlite,grdb,lmdb,floor] [--huge] [--work DIR]
                        [--markdown PATH] [--json PATH] [--profiles PATH] [--perf-control CTL,ACK]
            yapdb-bench --report-from RESULTS.json --markdown PATH [--profiles PATH]
     """

@@ -62,8 +62,9 @@ protocol IndexedStore: AnyObject {
     func load(_ data: IndexedDataset, rows: ArraySlice<Int>, batch: Int) throws
     /// `W12Query.equality` for each value, in one read transaction: (rows found, checksum of their keys).
     func equality(_ values: [Int64]) throws -> (rows: Int, checksum: UInt64)
-    /// `W12Query.orderedRange` from each start, in one read transaction: (rows, checksum of the
-    /// keys, whether every result came in ascending `b` order with no gap).
+    /// `W12Query.orderedRange` from each start, in one read transaction, each row's key and value
+    /// (object) returned, as YapDB's `iterateKeysAndObjects` returns them: (rows, checksum of the
+    /// keys); throws unless every result came in ascending `b` order (read from the value) with no gap.
     func orderedRanges(_ starts: [Int64], data: IndexedDataset) throws -> (rows: Int, checksum: UInt64)
     /// `COUNT(*)` over `W12Query.countRange` for each (low, high), in one read transaction: the sum of the counts.
     func counts(_ ranges: [(Int64, Int64)]) throws -> Int
@@ -95,7 +96,7 @@ final class SQLiteIndexedStore: IndexedStore {
             """ + (indexed ? "CREATE INDEX IF NOT EXISTS bench_a ON bench (a); CREATE INDEX IF NOT EXISTS bench_b ON bench (b);" : ""))
         insert = try connection.prepare("INSERT OR REPLACE INTO bench (collection, key, data, a, b) VALUES (?, ?, ?, ?, ?)")
         equalityStatement = try connection.prepare("SELECT key FROM bench " + W12Query.equality)
-        rangeStatement = try connection.prepare("SELECT key, b FROM bench " + W12Query.orderedRange)
+        rangeStatement = try connection.prepare("SELECT key, data FROM bench " + W12Query.orderedRange)
         countStatement = try connection.prepare("SELECT \(W12Query.count) FROM bench " + W12Query.countRange)
         minimumStatement = try connection.prepare("SELECT \(W12Query.minimum) FROM bench")
         begin = try connection.prepare("BEGIN")
@@ -158,7 +159,10 @@ final class SQLiteIndexedStore: IndexedStore {
                 sqlite3_bind_int64(rangeStatement, 1, start)
                 var expected = start
                 while sqlite3_step(rangeStatement) == SQLITE_ROW {
-                    if sqlite3_column_int64(rangeStatement, 1) != expected { throw BenchError("SQLite W12: range out of order") }
+                    // The row's value as an object, as YapDB hands it out; `b` is read from it.
+                    guard let blob = sqlite3_column_blob(rangeStatement, 1) else { throw BenchError("SQLite W12: no value") }
+                    let value = Data(bytes: blob, count: Int(sqlite3_column_bytes(rangeStatement, 1)))
+                    if IndexedDataset.b(of: value) != expected { throw BenchError("SQLite W12: range out of order") }
                     expected += 1
                     rows += 1
                     sum &+= checksum(Self.text(rangeStatement, 0))
@@ -256,15 +260,15 @@ final class GRDBIndexedStore: IndexedStore {
 
     func orderedRanges(_ starts: [Int64], data: IndexedDataset) throws -> (rows: Int, checksum: UInt64) {
         try pool.read { db in
-            let statement = try db.cachedStatement(sql: "SELECT key, b FROM bench " + W12Query.orderedRange)
+            let statement = try db.cachedStatement(sql: "SELECT key, data FROM bench " + W12Query.orderedRange)
             var rows = 0
             var sum: UInt64 = 0
             for start in starts {
                 var expected = start
                 let cursor = try GRDB.Row.fetchCursor(statement, arguments: [start])
                 while let row = try cursor.next() {
-                    let b: Int64 = row[1]
-                    if b != expected { throw BenchError("GRDB W12: range out of order") }
+                    let value: Data = row[1]
+                    if IndexedDataset.b(of: value) != expected { throw BenchError("GRDB W12: range out of order") }
                     expected += 1
                     rows += 1
                     let key: String = row[0]

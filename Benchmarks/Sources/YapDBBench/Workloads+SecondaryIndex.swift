@@ -34,6 +34,12 @@ extension Runner {
         try runW12Maintenance(indexed, engines: engines)
     }
 
+    /// W12's queries without the maintenance loads (`--only W12Q`, for profiling the queries).
+    func runW12QueriesOnly() throws {
+        let data = dataset("indexed") { Dataset(count: self.settings.rows, valueSize: 100, kind: .random, seed: 0x5EED_0001) }
+        try runW12Queries(IndexedDataset(base: data, seed: 0x5EED_0121), engines: w12Engines)
+    }
+
     /// One database per engine with every row and both indexes (not timed), then the queries,
     /// interleaved, each checked against the dataset.
     func runW12Queries(_ data: IndexedDataset, engines: [Engine]) throws {
@@ -76,7 +82,7 @@ extension Runner {
         add("W12", "equality lookup `\(W12Query.equality)` among \(rows) rows, per query", .time, figures, "equality",
             note: "\(equalities.count.formatted()) lookups in one read transaction; keys returned")
         add("W12", "ordered range `\(W12Query.orderedRange)`, per query", .time, figures, "range",
-            note: "\(starts.count.formatted()) ranges in one read transaction; order checked")
+            note: "\(starts.count.formatted()) ranges in one read transaction; each row's key and value (object) returned, order checked on `b` read from the value")
         add("W12", "`\(W12Query.count)` of a range of \((n / 10).formatted()) rows, per query", .time, figures, "count")
         add("W12", "`\(W12Query.minimum)` over \(rows) rows, per query", .time, figures, "min")
     }

@@ -75,8 +75,13 @@ open class YapDatabaseSecondaryIndex: YapDatabaseExtension, @unchecked Sendable 
         return setup
     }
 
-    /// The column names and types, as the stored index records them.
-    var signature: String { columns.map(\.description).joined(separator: ", ") }
+    /// The column names and types, as the stored index records them, and the layout of its
+    /// entries: an index stored before column entries carried row keys has a signature without
+    /// `entryLayout` and rebuilds once.
+    var signature: String { columns.map(\.description).joined(separator: ", ") + Self.entryLayout }
+
+    /// The signature's mark of column entries that carry the row key (docs/format.md §11).
+    static let entryLayout = "; row keys"
 
     static func stateKey(_ name: String) -> String { "secondaryIndex:" + name }
 
@@ -164,7 +169,9 @@ open class YapDatabaseSecondaryIndex: YapDatabaseExtension, @unchecked Sendable 
         for collection in keydir.collectionNames() where isAllowed(collection) {
             keydir.eachKey(inCollection: collection) { key, entry in
                 guard let values = indexedValues(collection: collection, key: key, transaction: transaction) else { return true }
-                do throws(PageError) { try state.setRow(entry.rowid, values: values) } catch {
+                do throws(PageError) {
+                    try state.setRow(entry.rowid, rowKey: RowKey.encode(collection: collection, key: key), values: values)
+                } catch {
                     failure = error
                     return false
                 }
@@ -181,7 +188,7 @@ open class YapDatabaseSecondaryIndex: YapDatabaseExtension, @unchecked Sendable 
                  transaction: YapDatabaseReadTransaction) throws(PageError) {
         guard let entry = transaction.keydir.lookup(collection: collection, key: key) else { return }
         if isAllowed(collection), let values = indexedValues(collection: collection, key: key, transaction: transaction) {
-            try state.setRow(entry.rowid, values: values)
+            try state.setRow(entry.rowid, rowKey: RowKey.encode(collection: collection, key: key), values: values)
         } else {
             try state.removeRow(entry.rowid)
         }

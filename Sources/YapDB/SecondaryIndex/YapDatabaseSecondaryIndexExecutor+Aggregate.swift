@@ -16,12 +16,12 @@ extension SecondaryIndexExecutor {
             case let .ranges(column, ranges): return try rangeCount(column, ranges)
             default:
                 var total = 0
-                try forEachCandidate(prepared) { _ in total += 1; return true }
+                try forEachCandidate(prepared) { _, _ in total += 1; return true }
                 return total
             }
         }
         var total = 0
-        try run(BoundQuery(whereClause: whereClause)) { _, _ in total += 1; return true }
+        try run(BoundQuery(whereClause: whereClause)) { _, _, _ in total += 1; return true }
         return total
     }
 
@@ -41,7 +41,7 @@ extension SecondaryIndexExecutor {
         }
         var rows: [QueryRow] = []
         var failure: PageError?
-        try run(query) { rowid, known in
+        try run(query) { rowid, known, _ in
             do throws(PageError) {
                 let read: [SQLValue]? = if let known { known } else { try state.values(ofRow: rowid) }
                 guard let values = read else { return true }
@@ -62,31 +62,38 @@ extension SecondaryIndexExecutor {
     /// ranges over that column (or is every row); nil when the plan does not allow it (the
     /// caller then reads the candidates). `.null` when no non-NULL value matches.
     func extreme(column: Int, maximum: Bool, where whereClause: QueryExpression?) throws(PageError) -> SQLValue? {
-        let (_, prepared, check) = try prepared(whereClause)
-        guard !check, let ranges = streamableRanges(prepared, column: column) else { return nil }
+        let ranges: [ColumnRange]
+        if whereClause == nil {
+            ranges = Self.nonNullRanges
+        } else {
+            let (_, prepared, check) = try prepared(whereClause)
+            guard !check, let planned = streamableRanges(prepared, column: column) else { return nil }
+            // Skip NULLs: start above them (or end there, walking down).
+            ranges = planned.map { SecondaryIndexPlanner.overlap($0, Self.nonNullRanges[0]) }
+        }
         var found: SQLValue? = nil
         let tree = state.columns[column]
+        let type = columns[column].type
         for range in maximum ? ranges.reversed() : ranges {
-            // Skip NULLs: start above them (or end there, walking down).
-            let nonNull = SecondaryIndexPlanner.overlap(range, ColumnRange(lower: SecondaryIndexPlanner.aboveNull, upper: nil, condition: ""))
             var group: [UInt64] = []
             var prefix: [UInt8] = []
-            try tree.forEachInKeyRange(from: nonNull.lower, to: nonNull.upper, reversed: maximum) { key, _ in
-                let valuePrefix = OrderedKeyEncoding.valuePrefix(ofKey: key)
+            try tree.forEachInKeyRange(from: range.lower, to: range.upper, reversed: maximum) { key, _ in
+                let value = OrderedKeyEncoding.valueBytes(ofKey: key)
                 if group.isEmpty {
-                    prefix = Array(valuePrefix)
-                } else if !valuePrefix.elementsEqual(prefix) {
+                    // A whole number in a numeric column settles it from its key alone.
+                    if !OrderedKeyEncoding.isTruncated(value), let number = SecondaryIndexRow.number(fromKey: value, type: type) {
+                        found = number
+                        return false
+                    }
+                    prefix = Array(value)
+                } else if !prefix.withUnsafeBytes({ $0.elementsEqual(value) }) {
                     return false
                 }
                 group.append(OrderedKeyEncoding.rowid(ofKey: key))
                 // One entry settles it unless the value was cut (then its equals decide).
-                return prefix.withUnsafeBytes { OrderedKeyEncoding.isTruncated($0) }
+                return OrderedKeyEncoding.isTruncated(value)
             }
-            // A number in a numeric column reads back from its key (no row values read).
-            if group.count == 1, let value = prefix.withUnsafeBytes({ SecondaryIndexRow.number(fromKey: $0, type: columns[column].type) }) {
-                found = value
-                break
-            }
+            if found != nil { break }
             var candidates: [SQLValue] = []
             for rowid in group { if let values = try state.values(ofRow: rowid) { candidates.append(values[column]) } }
             let best = maximum ? candidates.max { SQLValue.compare($0, $1) < 0 } : candidates.min { SQLValue.compare($0, $1) < 0 }
@@ -97,6 +104,9 @@ extension SecondaryIndexExecutor {
         }
         return found ?? .null
     }
+
+    /// Every non-NULL value of a column: the range `MIN`/`MAX` walk (made once).
+    static let nonNullRanges = [ColumnRange(lower: SecondaryIndexPlanner.aboveNull, upper: nil, condition: "every non-NULL value")]
 
     // MARK: Explain
 

@@ -70,10 +70,10 @@ struct SecondaryIndexExecutor {
     /// A plan made ready to run: intersections pick their smallest part to drive and turn the
     /// parts not much larger into row-id sets; larger parts are left to the row check
     /// (`approximate` becomes true).
-    indirect enum Prepared {
+    enum Prepared {
         case nothing, everything
         case ranges(column: Int, [ColumnRange])
-        case filtered(driver: Prepared, sets: [Set<UInt64>])
+        indirect case filtered(driver: Prepared, sets: [Set<UInt64>])
         case union([Prepared])
     }
 
@@ -101,42 +101,43 @@ struct SecondaryIndexExecutor {
                     continue
                 }
                 var set = Set<UInt64>(minimumCapacity: part.size)
-                try forEachCandidate(prepare(part.plan, approximate: &approximate)) { set.insert($0); return true }
+                try forEachCandidate(prepare(part.plan, approximate: &approximate)) { rowid, _ in set.insert(rowid); return true }
                 sets.append(set)
             }
             return sets.isEmpty ? driver : .filtered(driver: driver, sets: sets)
         }
     }
 
-    /// Calls `body` with each candidate row id until it returns false. Ranges yield in key
-    /// order, everything and unions in row-id order.
-    func forEachCandidate(_ plan: Prepared, _ body: (UInt64) -> Bool) throws(PageError) {
+    /// Calls `body` with each candidate row id and its stored row key (`RowKey` bytes, valid
+    /// only during the call; empty when the entry does not carry it) until it returns false.
+    /// Ranges yield in key order, everything and unions in row-id order (without row keys).
+    func forEachCandidate(_ plan: Prepared, _ body: (UInt64, UnsafeRawBufferPointer) -> Bool) throws(PageError) {
         _ = try visitCandidates(plan, body)
     }
 
-    private func visitCandidates(_ plan: Prepared, _ body: (UInt64) -> Bool) throws(PageError) -> Bool {
+    private func visitCandidates(_ plan: Prepared, _ body: (UInt64, UnsafeRawBufferPointer) -> Bool) throws(PageError) -> Bool {
         switch plan {
         case .nothing: return true
         case .everything:
             var going = true
-            try state.forEachRowid { going = body($0); return going }
+            try state.forEachRowid { going = body($0, noRowKey); return going }
             return going
         case let .ranges(column, ranges):
             for range in ranges {
                 var going = true
-                try state.columns[column].forEachInKeyRange(from: range.lower, to: range.upper) { key, _ in
-                    going = body(OrderedKeyEncoding.rowid(ofKey: key))
+                try state.columns[column].forEachInKeyRange(from: range.lower, to: range.upper) { key, rowKey in
+                    going = body(OrderedKeyEncoding.rowid(ofKey: key), rowKey)
                     return going
                 }
                 if !going { return false }
             }
             return true
         case let .filtered(driver, sets):
-            return try visitCandidates(driver) { rowid in sets.allSatisfy { $0.contains(rowid) } ? body(rowid) : true }
+            return try visitCandidates(driver) { rowid, rowKey in sets.allSatisfy { $0.contains(rowid) } ? body(rowid, rowKey) : true }
         case let .union(parts):
             var all = Set<UInt64>()
-            for part in parts { _ = try visitCandidates(part) { all.insert($0); return true } }
-            for rowid in all.sorted() where !body(rowid) { return false }
+            for part in parts { _ = try visitCandidates(part) { rowid, _ in all.insert(rowid); return true } }
+            for rowid in all.sorted() where !body(rowid, noRowKey) { return false }
             return true
         }
     }
@@ -144,9 +145,9 @@ struct SecondaryIndexExecutor {
     // MARK: Running
 
     /// Calls `body` with each row matching `query`, in its order, with its column values when
-    /// they were read (nil when the plan was exact and nothing needed them), until it returns
-    /// false.
-    func run(_ query: BoundQuery, _ body: (UInt64, [SQLValue]?) -> Bool) throws(PageError) {
+    /// they were read (nil when the plan was exact and nothing needed them) and its stored row
+    /// key (empty when unknown; valid only during the call), until it returns false.
+    func run(_ query: BoundQuery, _ body: (UInt64, [SQLValue]?, UnsafeRawBufferPointer) -> Bool) throws(PageError) {
         let (_, prepared, check) = try prepared(query.whereClause)
         // The row check, prepared once: columns by position, literals converted once.
         let residual = check ? evaluator.prepare(query.whereClause, columnOrder: columns.map(\.name)) : nil
@@ -155,7 +156,7 @@ struct SecondaryIndexExecutor {
         guard remaining > 0 else { return }
         var failure: PageError?
         // Checks one candidate and passes it on; false once the limit is reached or reading failed.
-        func emit(_ rowid: UInt64, _ known: [SQLValue]?, checked: Bool = false) -> Bool {
+        func emit(_ rowid: UInt64, _ known: [SQLValue]?, _ rowKey: UnsafeRawBufferPointer, checked: Bool = false) -> Bool {
             var values = known
             if let residual, !checked {
                 do throws(PageError) {
@@ -168,19 +169,20 @@ struct SecondaryIndexExecutor {
             }
             if skip > 0 { skip -= 1; return true }
             remaining -= 1
-            return body(rowid, values) && remaining > 0
+            return body(rowid, values, rowKey) && remaining > 0
         }
         if query.orderBy.isEmpty {
-            try forEachCandidate(prepared) { emit($0, nil) }
+            try forEachCandidate(prepared) { emit($0, nil, $1) }
         } else if let column = columnIndex(query.orderBy[0].column), let ranges = streamableRanges(prepared, column: column) {
-            try streamOrdered(column: column, ranges: ranges, terms: query.orderBy) { rowid, values in emit(rowid, values) }
+            try streamOrdered(column: column, ranges: ranges, terms: query.orderBy) { rowid, values, rowKey in emit(rowid, values, rowKey) }
         } else {
-            var rows: [(rowid: UInt64, values: [SQLValue])] = []
+            var rows: [(rowid: UInt64, values: [SQLValue], rowKey: Range<Int>)] = []
+            var rowKeys = RowKeyBuffer()
             var readFailure: PageError?
-            try forEachCandidate(prepared) { rowid in
+            try forEachCandidate(prepared) { rowid, rowKey in
                 do throws(PageError) {
                     if let values = try state.values(ofRow: rowid), residual?.matches(values) ?? true {
-                        rows.append((rowid, values))
+                        rows.append((rowid, values, rowKeys.append(rowKey)))
                     }
                 } catch {
                     readFailure = error
@@ -194,7 +196,7 @@ struct SecondaryIndexExecutor {
                 let order = compareRows(a.values, b.values, terms)
                 return order != 0 ? order < 0 : a.rowid < b.rowid
             }
-            for row in rows where !emit(row.rowid, row.values, checked: true) { break }
+            for row in rows where !rowKeys.with(row.rowKey, { emit(row.rowid, row.values, $0, checked: true) }) { break }
         }
         if let failure { throw failure }
     }
@@ -214,24 +216,30 @@ struct SecondaryIndexExecutor {
     /// keys before the row id (a tie, or texts cut to the same prefix) are read and ordered by
     /// every term, then row id ascending, before they are passed on.
     func streamOrdered(column: Int, ranges: [ColumnRange], terms: [OrderTerm],
-                       _ body: (UInt64, [SQLValue]?) -> Bool) throws(PageError) {
+                       _ body: (UInt64, [SQLValue]?, UnsafeRawBufferPointer) -> Bool) throws(PageError) {
         let descending = terms[0].descending
         let order = orderColumns(terms)
-        var group: [UInt64] = []
+        // The pending group: row ids and their stored row keys (copied: the page may change
+        // before the group is passed on).
+        var group: [(rowid: UInt64, rowKey: Range<Int>)] = []
+        var rowKeys = RowKeyBuffer()
         var groupPrefix: [UInt8] = []
         var needsValues = false
         var failure: PageError?
         // Passes the pending group on; false when `body` stopped or reading failed.
         func flush() -> Bool {
-            defer { group.removeAll(keepingCapacity: true) }
+            defer {
+                group.removeAll(keepingCapacity: true)
+                rowKeys.removeAll()
+            }
             if group.count == 1 || (!needsValues && order.count == 1) {
                 if descending { group.reverse() }
-                for rowid in group where !body(rowid, nil) { return false }
+                for row in group where !rowKeys.with(row.rowKey, { body(row.rowid, nil, $0) }) { return false }
                 return true
             }
-            var rows: [(rowid: UInt64, values: [SQLValue])] = []
+            var rows: [(rowid: UInt64, values: [SQLValue], rowKey: Range<Int>)] = []
             do throws(PageError) {
-                for rowid in group { if let values = try state.values(ofRow: rowid) { rows.append((rowid, values)) } }
+                for row in group { if let values = try state.values(ofRow: row.rowid) { rows.append((row.rowid, values, row.rowKey)) } }
             } catch {
                 failure = error
                 return false
@@ -240,23 +248,23 @@ struct SecondaryIndexExecutor {
                 let order = compareRows(a.values, b.values, order)
                 return order != 0 ? order < 0 : a.rowid < b.rowid
             }
-            for row in rows where !body(row.rowid, row.values) { return false }
+            for row in rows where !rowKeys.with(row.rowKey, { body(row.rowid, row.values, $0) }) { return false }
             return true
         }
         var going = true
         for range in descending ? ranges.reversed() : ranges {
-            try state.columns[column].forEachInKeyRange(from: range.lower, to: range.upper, reversed: descending) { key, _ in
-                let prefix = OrderedKeyEncoding.valuePrefix(ofKey: key)
-                if group.isEmpty || !prefix.elementsEqual(groupPrefix) {
+            try state.columns[column].forEachInKeyRange(from: range.lower, to: range.upper, reversed: descending) { key, rowKey in
+                let prefix = OrderedKeyEncoding.valueBytes(ofKey: key)
+                if group.isEmpty || !groupPrefix.withUnsafeBytes({ $0.elementsEqual(prefix) }) {
                     if !group.isEmpty {
                         going = flush()
                         if !going { return false }
                     }
                     groupPrefix.removeAll(keepingCapacity: true)
                     groupPrefix.append(contentsOf: prefix)
-                    needsValues = prefix.withUnsafeBytes { OrderedKeyEncoding.isTruncated($0) }
+                    needsValues = OrderedKeyEncoding.isTruncated(prefix)
                 }
-                group.append(OrderedKeyEncoding.rowid(ofKey: key))
+                group.append((OrderedKeyEncoding.rowid(ofKey: key), rowKeys.append(rowKey)))
                 return true
             }
             if let failure { throw failure }
@@ -280,4 +288,27 @@ struct SecondaryIndexExecutor {
         }
         return 0
     }
+}
+
+/// An empty row key: the candidate's entry carries none (its row id is looked up instead).
+var noRowKey: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: nil, count: 0) }
+
+/// Row keys copied out of pages, back to back in one buffer (no allocation per row once it has
+/// grown), each found again by its byte range.
+struct RowKeyBuffer {
+    private var bytes: [UInt8] = []
+
+    /// Appends `rowKey` and returns where it lies.
+    mutating func append(_ rowKey: UnsafeRawBufferPointer) -> Range<Int> {
+        let start = bytes.count
+        bytes.append(contentsOf: rowKey)
+        return start..<bytes.count
+    }
+
+    /// Calls `body` with the bytes at `range` (valid only during the call).
+    func with<R>(_ range: Range<Int>, _ body: (UnsafeRawBufferPointer) -> R) -> R {
+        bytes.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[range])) }
+    }
+
+    mutating func removeAll() { bytes.removeAll(keepingCapacity: true) }
 }

@@ -2,8 +2,9 @@ import YapDBIndex
 import YapDBQuery
 
 /// Where a query's candidate rows come from: key ranges of one column's tree, the
-/// intersection or union of such sources, every indexed row, or none.
-indirect enum SecondaryIndexPlan: Sendable {
+/// intersection or union of such sources, every indexed row, or none. (Not `indirect`: the
+/// arrays already hold the nested plans, and a range plan is then made without a box.)
+enum SecondaryIndexPlan: Sendable {
     /// No row can match (a comparison with NULL, an empty IN list).
     case nothing
     /// Every indexed row.
@@ -24,11 +25,11 @@ struct ColumnRange: Sendable {
 }
 
 /// The condition a range came from, kept as parts and spelled only when `explain` asks, so
-/// planning a query builds no text.
-indirect enum RangeCondition: Sendable, CustomStringConvertible, ExpressibleByStringLiteral {
+/// planning a query builds no text (and boxes nothing but the pairs of `both`).
+enum RangeCondition: Sendable, CustomStringConvertible, ExpressibleByStringLiteral {
     case text(String)
     case comparison(column: String, op: ComparisonOperator, value: SQLValue)
-    case both(RangeCondition, RangeCondition)
+    indirect case both(RangeCondition, RangeCondition)
 
     init(stringLiteral value: String) { self = .text(value) }
 

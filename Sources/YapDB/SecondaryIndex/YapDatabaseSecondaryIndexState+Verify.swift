@@ -27,7 +27,7 @@ extension SecondaryIndexState {
             problems.append("row \(rowid) is indexed but should not be")
         }
         for i in columns.indices where i < expected.columns.count {
-            if try !Self.sameKeys(columns[i], expected.columns[i]) {
+            if try !Self.sameEntries(columns[i], expected.columns[i]) {
                 problems.append("column \(i) entries differ from a rebuild (\(columns[i].count), expected \(expected.columns[i].count))")
             }
         }
@@ -46,15 +46,15 @@ extension SecondaryIndexState {
         return result
     }
 
-    /// Whether two trees hold the same keys.
-    static func sameKeys(_ a: PagedBTree, _ b: PagedBTree) throws(PageError) -> Bool {
+    /// Whether two trees hold the same entries (keys, and the row keys they carry).
+    static func sameEntries(_ a: PagedBTree, _ b: PagedBTree) throws(PageError) -> Bool {
         guard a.count == b.count else { return false }
-        var keys: [[UInt8]] = []
-        keys.reserveCapacity(a.count)
-        try a.forEach { key, _ in keys.append(Array(key)); return true }
+        var entries: [(key: [UInt8], value: [UInt8])] = []
+        entries.reserveCapacity(a.count)
+        try a.forEach { key, value in entries.append((Array(key), Array(value))); return true }
         var i = 0, same = true
-        try b.forEach { key, _ in
-            same = keys[i].elementsEqual(key)
+        try b.forEach { key, value in
+            same = entries[i].key.elementsEqual(key) && entries[i].value.elementsEqual(value)
             i += 1
             return same
         }

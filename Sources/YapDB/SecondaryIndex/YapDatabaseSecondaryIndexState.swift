@@ -10,8 +10,11 @@ import YapDBQuery
 /// snapshot reads its own version.
 ///
 /// - `columns[i]`: keys `OrderedKeyEncoding` of the row's value in column `i` (after the
-///   column's affinity), then its row id; empty values. Every indexed row has one entry in
-///   every column tree (NULL included), so a tree's count is the number of indexed rows.
+///   column's affinity), then its row id; values the row's key in the key directory's rows
+///   tree (`RowKey`), so a query finds a match's collection and key without a walk of the
+///   row-ids tree — or empty when key and row key together would not fit an entry (then the
+///   row id is looked up). Every indexed row has one entry in every column tree (NULL
+///   included), so a tree's count is the number of indexed rows.
 /// - `rows`: keys the row id (8 bytes, big-endian) and a chunk number (1 byte); values the
 ///   row's encoded column values (`SecondaryIndexRow`), split into chunks that fit a tree
 ///   entry. Updates and removals read the old values here to find the old column entries.
@@ -92,9 +95,10 @@ struct SecondaryIndexState: Sendable {
 
     // MARK: Changes
 
-    /// Indexes row `rowid` with `values` (one per column), replacing what it had.
+    /// Indexes row `rowid`, whose key in the key directory's rows tree is `rowKey`, with
+    /// `values` (one per column), replacing what it had.
     /// - Throws: `PageError`; then discard the state (the transaction fails).
-    mutating func setRow(_ rowid: UInt64, values: [SQLValue]) throws(PageError) {
+    mutating func setRow(_ rowid: UInt64, rowKey: [UInt8], values: [SQLValue]) throws(PageError) {
         precondition(values.count == columns.count, "SecondaryIndexState: \(values.count) values for \(columns.count) columns")
         try removeRow(rowid)
         let encoded = SecondaryIndexRow.encode(values)
@@ -105,8 +109,10 @@ struct SecondaryIndexState: Sendable {
             offset = end
             chunk += 1
         } while offset < encoded.count
+        let limit = rows.format.maximumEntrySize
         for (i, value) in values.enumerated() {
-            try columns[i].upsert(columnKey(value, rowid: rowid), [])
+            let key = columnKey(value, rowid: rowid)
+            try columns[i].upsert(key, key.count + rowKey.count <= limit ? rowKey : [])
         }
     }
 

@@ -68,9 +68,19 @@ public final class YapDatabaseSecondaryIndexTransaction {
         defer { databaseTransaction.iterationDepth -= 1 }
         var memo = CollectionMemo()
         try reading { executor throws(PageError) in
-            try executor.run(query) { rowid, values in
+            var failure: PageError?
+            try executor.run(query) { rowid, values, rowKey in
                 var stop = false
-                if entries {
+                if rowKey.count > 0 {
+                    // The column entry carries the row key: no walk of the row-ids tree.
+                    do throws(PageError) {
+                        let (collection, key, entry) = try keydir.row(forRowKey: rowKey, withEntry: entries, memo: &memo)
+                        body(collection, key, rowid, values, entry, &stop)
+                    } catch {
+                        failure = error
+                        return false
+                    }
+                } else if entries {
                     guard let (collection, key, entry) = keydir.row(ofRowid: rowid, memo: &memo) else { return true }
                     body(collection, key, rowid, values, entry, &stop)
                 } else {
@@ -79,6 +89,7 @@ public final class YapDatabaseSecondaryIndexTransaction {
                 }
                 return !stop
             }
+            if let failure { throw failure }
         }
     }
 
