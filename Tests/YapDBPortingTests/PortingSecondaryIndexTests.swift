@@ -90,4 +90,33 @@ final class PortingSecondaryIndexTests: PortingTestCase {
             XCTAssertNil(ext.numberOfRows(matching: YapDatabaseQuery(string: "WHERE timestamp >")))
         }
     }
+
+    /// The header's example of a query over a known set of rows: row ids for keys, then an
+    /// aggregate restricted with `rowid IN (?)`.
+    func testAggregateOverKnownKeysByRowid() throws {
+        let database = try XCTUnwrap(YapDatabase(url: directory.appendingPathComponent("playlist.sqlite")))
+        database.registerCodableSerialization(Message.self, forCollection: "messages")
+        XCTAssertTrue(database.register(Self.makeIndex(), withName: Self.indexName))
+        let connection = database.newConnection()
+        connection.readWrite { transaction in
+            for i in 0..<10 {
+                let message = Message(uniqueId: "m\(i)", threadId: "t", timestamp: Int64(i * 10), read: false)
+                transaction.setObject(message, forKey: message.uniqueId, inCollection: "messages")
+            }
+        }
+        connection.read { transaction in
+            guard let ext = transaction.ext(Self.indexName) as? YapDatabaseSecondaryIndexTransaction else {
+                return XCTFail("the index transaction")
+            }
+            let keys = ["m2", "m3", "m9"]
+            let rowids = Array(ext.rowids(forKeys: keys, inCollection: "messages").values)
+            let query = YapDatabaseQuery(aggregateFunction: "SUM(timestamp)", string: "WHERE rowid IN (?)", parameters: [rowids])
+            XCTAssertEqual(ext.performAggregateQuery(query) as? Int, 20 + 30 + 90)
+            var found: [String] = []
+            ext.iterateKeys(matching: YapDatabaseQuery(string: "WHERE timestamp > 25 AND rowid IN (?)", parameters: [rowids])) { _, key, _ in
+                found.append(key)
+            }
+            XCTAssertEqual(Set(found), ["m3", "m9"])
+        }
+    }
 }

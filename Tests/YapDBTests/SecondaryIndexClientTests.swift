@@ -121,6 +121,48 @@ import Testing
         }
     }
 
+    /// YapDatabase's documented pattern for a query over a known set of rows: row ids from
+    /// `rowids(forKeys:inCollection:)`, then `rowid IN (?)` (any case), with other conditions,
+    /// an aggregate, an order, and the row id as an indexed value.
+    @Test func theRowidPseudoColumnSelectsKnownRows() throws {
+        let fixture = try Self.fixture()
+        fixture.database.newConnection().read { transaction in
+            guard let idx = transaction.ext("idx") as? YapDatabaseSecondaryIndexTransaction else {
+                Issue.record("no index transaction")
+                return
+            }
+            let ids = idx.rowids(forKeys: ["p1", "p2", "p4", "missing"], inCollection: "people")
+            #expect(Set(ids.keys) == ["p1", "p2", "p4"])
+            let rowids = Array(ids.values)
+            var keys: [String] = []
+            idx.iterateKeys(matching: YapDatabaseQuery(string: "WHERE rowid IN (?)", parameters: [rowids])) { _, key, _ in keys.append(key) }
+            #expect(Set(keys) == ["p1", "p2", "p4"])
+            let sum = YapDatabaseQuery(aggregateFunction: "SUM(age)", string: "WHERE ROWID IN (?) AND age > ?", parameters: [rowids, 30])
+            #expect(idx.performAggregateQuery(sum) as? Int == 62 + 71)
+            #expect(idx.numberOfRows(matching: YapDatabaseQuery(string: "WHERE RowId = ?", parameters: [ids["p2"]!])) == 1)
+            #expect(idx.numberOfRows(matching: YapDatabaseQuery(string: "WHERE rowid = ?", parameters: ["\(ids["p2"]!)"])) == 1,
+                    "a text compared with rowid takes its INTEGER affinity")
+            #expect(idx.numberOfRows(matching: YapDatabaseQuery(string: "WHERE rowid NOT IN (?)", parameters: [rowids])) == 2)
+            #expect(idx.numberOfRows(matching: YapDatabaseQuery(string: "WHERE rowid IN (?)", parameters: [[Int64.max, -1]])) == 0)
+            let p0 = idx.rowids(forKeys: ["p0"], inCollection: "people")["p0"]!.int64Value
+            #expect(idx.numberOfRows(matching: YapDatabaseQuery(string: "WHERE rowid > ?", parameters: [p0])) == 4)
+
+            var ordered: [String] = []
+            idx.iterateKeys(matching: YapDatabaseQuery(string: "WHERE age = 25 ORDER BY rowid DESC")) { _, key, _ in ordered.append(key) }
+            let expected = ["p1", "p3"].sorted { idx.rowids(forKeys: [$0], inCollection: "people")[$0]!.int64Value
+                > idx.rowids(forKeys: [$1], inCollection: "people")[$1]!.int64Value }
+            #expect(ordered == expected)
+            var values: [Int] = []
+            idx.iterateIndexedValues(inColumn: "rowid", matching: YapDatabaseQuery(string: "WHERE name = 'Cy'")) { value, _ in
+                values.append(value as? Int ?? -1)
+            }
+            #expect(values == [ids["p2"]!.intValue])
+            #expect(idx.performAggregateQuery(YapDatabaseQuery(aggregateFunction: "MIN(rowid)", string: "")) as? Int == Int(p0))
+            let plan = try? idx.explain(YapDatabaseQuery(string: "WHERE rowid IN (?)", parameters: [rowids]))
+            #expect(plan?.contains("rows by id: 3 listed") == true, "\(plan ?? "no plan")")
+        }
+    }
+
     @available(*, deprecated)
     @Test func deprecatedEnumerateFormsStillWork() throws {
         let fixture = try Self.fixture()

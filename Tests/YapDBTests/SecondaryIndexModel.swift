@@ -59,6 +59,8 @@ enum SecondaryIndexModel {
     static var evaluator: QueryEvaluator {
         var columns: [String: ColumnType] = [:]
         for (name, type) in columnTypes { if let t = SecondaryIndexRow.columnType(type) { columns[name] = t } }
+        // The `rowid` pseudo-column: each row's id, an INTEGER (the checks put it in each row).
+        columns["rowid"] = .integer
         return QueryEvaluator(columns: columns)
     }
 
@@ -106,11 +108,23 @@ enum SecondaryIndexModel {
     static func randomQuery(_ rng: inout SeededRandom) -> (text: String, parameters: [QueryParameter]) {
         var parameters: [QueryParameter] = []
         func column() -> String {
+            // Now and then the `rowid` pseudo-column (as the index spells it: these texts are
+            // parsed without the index's columns).
+            if rng.next() % 10 == 0 { return "rowid" }
             let name = columnTypes[Int(rng.next() % UInt64(columnTypes.count))].0
             return rng.next() % 5 == 0 ? "\"\(name)\"" : name
         }
+        // A row id of the model's rows (they are small numbers), or a value of another kind.
+        func rowid() -> SQLValue {
+            switch rng.next() % 6 {
+            case 0: return randomValue(&rng)
+            case 1: return .text("\(rng.next() % 40)")
+            case 2: return .real(Double(rng.next() % 40))
+            default: return .integer(Int64(rng.next() % 40))
+            }
+        }
         func condition(_ depth: Int) -> String {
-            let choice = depth > 2 ? rng.next() % 6 : rng.next() % 9
+            let choice = depth > 2 ? rng.next() % 6 : rng.next() % 10
             switch choice {
             case 0, 1:
                 let op = ["=", "==", "!=", "<>", "<", "<=", ">", ">="][Int(rng.next() % 8)]
@@ -130,6 +144,14 @@ enum SecondaryIndexModel {
                 return "\(column()) LIKE ?"
             case 6: return "NOT (\(condition(depth + 1)))"
             case 7: return "(\(condition(depth + 1)) AND \(condition(depth + 1)))"
+            case 8:
+                // YapDatabase's documented form: `rowid IN (?)` with ids from `rowids(forKeys:)`.
+                if rng.next() % 2 == 0 {
+                    parameters.append(.list((0..<Int(rng.next() % 6)).map { _ in rowid() }))
+                    return "rowid \(rng.next() % 4 == 0 ? "NOT " : "")IN (?)"
+                }
+                parameters.append(.value(rowid()))
+                return rng.next() % 3 == 0 ? "? = rowid" : "rowid \(["=", "IS", ">", "<="][Int(rng.next() % 4)]) ?"
             default: return "(\(condition(depth + 1)) OR \(condition(depth + 1)))"
             }
         }

@@ -165,7 +165,9 @@ import YapDBSimulatedDisk
                             Issue.record("seed \(seed) \(label): \(collection)/\(key) has no row")
                             continue
                         }
-                        queryRows.append((rowid, item.columns))
+                        var columns = item.columns
+                        columns["rowid"] = .integer(rowid)
+                        queryRows.append((rowid, columns))
                         keyOf[rowid] = collection + "/" + key
                     }
                 }

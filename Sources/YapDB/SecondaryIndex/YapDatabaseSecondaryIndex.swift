@@ -52,6 +52,11 @@ open class YapDatabaseSecondaryIndex: YapDatabaseExtension, @unchecked Sendable 
             positions[column.name] = i
             lowercased[column.name.lowercased()] = i
         }
+        // `rowid`, as in the SQL table YapDatabase keeps per index: the row's id in the
+        // database, an INTEGER (`rowids(forKeys:inCollection:)` gives them), unless a column
+        // has that name.
+        hasRowidColumn = lowercased[Self.rowidColumn] == nil
+        if hasRowidColumn { queryColumns[Self.rowidColumn] = .integer }
         self.queryColumns = queryColumns
         self.positions = positions
         lowercasedPositions = lowercased
@@ -96,6 +101,22 @@ open class YapDatabaseSecondaryIndex: YapDatabaseExtension, @unchecked Sendable 
     /// The index of column `name` (case-insensitive, as SQL names are), or nil.
     func columnIndex(_ name: String) -> Int? {
         positions[name] ?? lowercasedPositions[name.lowercased()]
+    }
+
+    /// The pseudo-column of each row's id, when no column is named so.
+    static let rowidColumn = "rowid"
+    /// Whether queries can name `rowid` (no column has that name).
+    let hasRowidColumn: Bool
+
+    /// Whether `name` names the `rowid` pseudo-column.
+    func isRowid(_ name: String) -> Bool {
+        hasRowidColumn && name.count == Self.rowidColumn.count && name.lowercased() == Self.rowidColumn
+    }
+
+    /// The position of `name` in a row's values as the executor reads them (the columns, then
+    /// the row id: `SecondaryIndexExecutor.rowValues`), or nil.
+    func valuePosition(_ name: String) -> Int? {
+        columnIndex(name) ?? (isRowid(name) ? columns.count : nil)
     }
 
     /// The row's column values from the handler, after each column's affinity; nil when the

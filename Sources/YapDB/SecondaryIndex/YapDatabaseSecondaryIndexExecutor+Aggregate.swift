@@ -13,6 +13,10 @@ extension SecondaryIndexExecutor {
             switch prepared {
             case .nothing: return 0
             case .everything: return state.rowCount
+            case let .rowids(rowids):
+                var total = 0
+                for rowid in rowids where try state.contains(rowid) { total += 1 }
+                return total
             case let .ranges(column, ranges): return try rangeCount(column, ranges)
             default:
                 var total = 0
@@ -43,10 +47,10 @@ extension SecondaryIndexExecutor {
         var failure: PageError?
         try run(query) { rowid, known, _ in
             do throws(PageError) {
-                let read: [SQLValue]? = if let known { known } else { try state.values(ofRow: rowid) }
+                let read: [SQLValue]? = if let known { known } else { try rowValues(rowid) }
                 guard let values = read else { return true }
                 var dict: [String: SQLValue] = [:]
-                for (i, column) in columns.enumerated() { dict[column.name] = values[i] }
+                for (i, name) in valueOrder.enumerated() { dict[name] = values[i] }
                 rows.append((Int64(bitPattern: rowid), dict))
             } catch {
                 failure = error
@@ -134,6 +138,8 @@ extension SecondaryIndexExecutor {
             lines.append(indent + "no rows")
         case .everything:
             lines.append(indent + "scan every row (\(state.rowCount) rows)")
+        case let .rowids(rowids):
+            lines.append(indent + "rows by id: \(rowids.count) listed")
         case let .ranges(column, ranges):
             var conditions: [String] = []
             for range in ranges where !conditions.contains(range.condition.description) { conditions.append(range.condition.description) }

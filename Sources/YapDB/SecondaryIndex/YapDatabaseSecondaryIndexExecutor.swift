@@ -12,17 +12,33 @@ struct SecondaryIndexExecutor {
     let state: SecondaryIndexState
     let columns: [YapDatabaseSecondaryIndexColumn]
     let columnIndex: (String) -> Int?
+    /// A name's position in `rowValues` (the columns, then `rowid`).
+    let valuePosition: (String) -> Int?
+    let isRowid: (String) -> Bool
+    /// The names of `rowValues`' positions, for the row check.
+    let valueOrder: [String]
     let evaluator: QueryEvaluator
 
     init(state: SecondaryIndexState, index: YapDatabaseSecondaryIndex) {
         self.state = state
         columns = index.columns
         columnIndex = index.columnIndex
+        valuePosition = index.valuePosition
+        isRowid = index.isRowid
+        valueOrder = index.columns.map(\.name) + (index.hasRowidColumn ? [YapDatabaseSecondaryIndex.rowidColumn] : [])
         evaluator = QueryEvaluator(columns: index.queryColumns)
     }
 
     var planner: SecondaryIndexPlanner {
-        SecondaryIndexPlanner(columns: columns, limit: state.keyValueLimit, columnIndex: columnIndex)
+        SecondaryIndexPlanner(columns: columns, limit: state.keyValueLimit, columnIndex: columnIndex, isRowid: isRowid)
+    }
+
+    /// Row `rowid`'s stored column values followed by its row id (the `rowid` pseudo-column),
+    /// or nil when the row is not indexed.
+    func rowValues(_ rowid: UInt64) throws(PageError) -> [SQLValue]? {
+        guard var values = try state.values(ofRow: rowid) else { return nil }
+        values.append(.integer(Int64(bitPattern: rowid)))
+        return values
     }
 
     /// The plan of `whereClause` (every row, exactly, when there is none).
@@ -38,6 +54,7 @@ struct SecondaryIndexExecutor {
         switch plan {
         case .nothing: return 0
         case .everything: return state.rowCount
+        case let .rowids(rowids): return rowids.count
         case let .ranges(column, ranges):
             return try rangeCount(column, ranges)
         case let .intersection(parts):
@@ -72,6 +89,7 @@ struct SecondaryIndexExecutor {
     /// (`approximate` becomes true).
     enum Prepared {
         case nothing, everything
+        case rowids([UInt64])
         case ranges(column: Int, [ColumnRange])
         indirect case filtered(driver: Prepared, sets: [Set<UInt64>])
         case union([Prepared])
@@ -84,6 +102,7 @@ struct SecondaryIndexExecutor {
         switch plan {
         case .nothing: return .nothing
         case .everything: return .everything
+        case let .rowids(rowids): return .rowids(rowids)
         case let .ranges(column, ranges): return .ranges(column: column, ranges)
         case let .union(parts):
             var prepared: [Prepared] = []
@@ -122,6 +141,11 @@ struct SecondaryIndexExecutor {
             var going = true
             try state.forEachRowid { going = body($0, noRowKey); return going }
             return going
+        case let .rowids(rowids):
+            for rowid in rowids where try state.contains(rowid) {
+                if !body(rowid, noRowKey) { return false }
+            }
+            return true
         case let .ranges(column, ranges):
             for range in ranges {
                 var going = true
@@ -150,7 +174,7 @@ struct SecondaryIndexExecutor {
     func run(_ query: BoundQuery, _ body: (UInt64, [SQLValue]?, UnsafeRawBufferPointer) -> Bool) throws(PageError) {
         let (_, prepared, check) = try prepared(query.whereClause)
         // The row check, prepared once: columns by position, literals converted once.
-        let residual = check ? evaluator.prepare(query.whereClause, columnOrder: columns.map(\.name)) : nil
+        let residual = check ? evaluator.prepare(query.whereClause, columnOrder: valueOrder) : nil
         var skip = query.offset
         var remaining = query.limit ?? Int.max
         guard remaining > 0 else { return }
@@ -160,7 +184,7 @@ struct SecondaryIndexExecutor {
             var values = known
             if let residual, !checked {
                 do throws(PageError) {
-                    if values == nil { values = try state.values(ofRow: rowid) }
+                    if values == nil { values = try rowValues(rowid) }
                 } catch {
                     failure = error
                     return false
@@ -181,7 +205,7 @@ struct SecondaryIndexExecutor {
             var readFailure: PageError?
             try forEachCandidate(prepared) { rowid, rowKey in
                 do throws(PageError) {
-                    if let values = try state.values(ofRow: rowid), residual?.matches(values) ?? true {
+                    if let values = try rowValues(rowid), residual?.matches(values) ?? true {
                         rows.append((rowid, values, rowKeys.append(rowKey)))
                     }
                 } catch {
@@ -239,7 +263,7 @@ struct SecondaryIndexExecutor {
             }
             var rows: [(rowid: UInt64, values: [SQLValue], rowKey: Range<Int>)] = []
             do throws(PageError) {
-                for row in group { if let values = try state.values(ofRow: row.rowid) { rows.append((row.rowid, values, row.rowKey)) } }
+                for row in group { if let values = try rowValues(row.rowid) { rows.append((row.rowid, values, row.rowKey)) } }
             } catch {
                 failure = error
                 return false
@@ -277,7 +301,7 @@ struct SecondaryIndexExecutor {
     /// The column positions and directions of `terms` (unknown columns are dropped; queries are
     /// checked against the columns before they run).
     func orderColumns(_ terms: [OrderTerm]) -> [(column: Int, descending: Bool)] {
-        terms.compactMap { term in columnIndex(term.column).map { ($0, term.descending) } }
+        terms.compactMap { term in valuePosition(term.column).map { ($0, term.descending) } }
     }
 
     /// The order of two rows' values by `terms` (negative: `a` first).

@@ -9,6 +9,8 @@ enum SecondaryIndexPlan: Sendable {
     case nothing
     /// Every indexed row.
     case everything
+    /// The indexed rows among these ids (ascending, distinct): `rowid = …` or `rowid IN (…)`.
+    case rowids([UInt64])
     /// The rows whose value in `column` falls in one of `ranges` (sorted, disjoint).
     case ranges(column: Int, [ColumnRange])
     /// The rows every source yields.
@@ -67,6 +69,8 @@ struct SecondaryIndexPlanner {
     let columns: [YapDatabaseSecondaryIndexColumn]
     let limit: Int
     let columnIndex: (String) -> Int?
+    /// Whether a name is the `rowid` pseudo-column.
+    let isRowid: (String) -> Bool
 
     func plan(_ expression: QueryExpression, negated: Bool = false) -> PlannedCondition {
         switch expression {
@@ -79,6 +83,9 @@ struct SecondaryIndexPlanner {
         case let .not(inner):
             return plan(inner, negated: !negated)
         case let .comparison(lhs, op, rhs):
+            if !negated, op == .equal || op == .is, let value = rowidComparison(lhs, rhs) {
+                return rowids([value])
+            }
             guard let (column, value, op) = columnComparison(lhs, op, rhs) else { return .unplanned }
             return comparison(column, negated ? op.negated : op, value)
         case let .isNull(operand, isNegated):
@@ -90,6 +97,14 @@ struct SecondaryIndexPlanner {
             return intersect(comparison(column, .greaterOrEqual, affinity(lowValue, column)),
                              comparison(column, .lessOrEqual, affinity(highValue, column)))
         case let .inList(operand, list, isNegated):
+            if !isNegated, !negated, case let .column(name) = operand, isRowid(name) {
+                var values: [SQLValue] = []
+                for item in list {
+                    guard case let .literal(value) = item else { return .unplanned }
+                    values.append(value)
+                }
+                return rowids(values)
+            }
             guard !isNegated, !negated, case let .column(name) = operand, let column = columnIndex(name) else { return .unplanned }
             return inList(column, list)
         case let .like(operand, pattern, escape, isNegated):
@@ -102,6 +117,29 @@ struct SecondaryIndexPlanner {
     }
 
     // MARK: Leaves
+
+    /// The value compared with `rowid` in `rowid = value` (either order), or nil.
+    func rowidComparison(_ lhs: QueryOperand, _ rhs: QueryOperand) -> SQLValue? {
+        switch (lhs, rhs) {
+        case let (.column(name), .literal(value)) where isRowid(name): value
+        case let (.literal(value), .column(name)) where isRowid(name): value
+        default: nil
+        }
+    }
+
+    /// The rows whose id equals one of `values` (after the INTEGER comparison affinity; a value
+    /// that is no whole number matches no row id).
+    func rowids(_ values: [SQLValue]) -> PlannedCondition {
+        var ids = Set<UInt64>()
+        for value in values {
+            switch value.applyingComparisonAffinity(.integer) {
+            case let .integer(id): ids.insert(UInt64(bitPattern: id))
+            case let .real(real) where real.rounded() == real && abs(real) < 0x1p63: ids.insert(UInt64(bitPattern: Int64(real)))
+            default: continue
+            }
+        }
+        return ids.isEmpty ? .none : PlannedCondition(plan: .rowids(ids.sorted()), exact: true)
+    }
 
     /// `column op value` from either operand order, with the literal converted by the column's
     /// comparison affinity; nil when it is not a column compared with a literal.

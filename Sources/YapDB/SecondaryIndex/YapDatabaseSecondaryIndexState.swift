@@ -85,6 +85,11 @@ struct SecondaryIndexState: Sendable {
         return values
     }
 
+    /// Whether row `rowid` is indexed (one lookup; its values are not decoded).
+    func contains(_ rowid: UInt64) throws(PageError) -> Bool {
+        try rows.contains(Self.rowKey(rowid, chunk: 0))
+    }
+
     /// Calls `body` with every indexed row id in ascending order until it returns false.
     func forEachRowid(_ body: (UInt64) -> Bool) throws(PageError) {
         try rows.forEach { key, _ in

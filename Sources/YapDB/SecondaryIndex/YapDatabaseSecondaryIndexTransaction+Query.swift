@@ -58,20 +58,21 @@ extension YapDatabaseSecondaryIndexTransaction {
         }
     }
 
-    /// Calls `block` with the value of `column` in each matching row (`Int`, `Double`,
-    /// `String`, `Data`, or `NSNull` for NULL) until it sets `stop`. Reads only the index.
+    /// Calls `block` with the value of `column` (or of `rowid`, the row's id) in each matching
+    /// row (`Int`, `Double`, `String`, `Data`, or `NSNull` for NULL) until it sets `stop`.
+    /// Reads only the index.
     /// - Returns: false if the query or the column is invalid; true otherwise.
     @discardableResult
     public func iterateIndexedValues(inColumn column: String, matching query: YapDatabaseQuery,
                                      using block: (Any, inout Bool) -> Void) -> Bool {
-        guard let i = index.columnIndex(column) else {
+        guard let i = index.valuePosition(column) else {
             return reporting(YapDatabaseQuery.publicError(QueryError(offset: 0, reason: .unknownColumn(column))), false)
         }
         var failure: YapDatabaseError?
         let ok = iterate(query) { _, _, rowid, known, _, stop in
             do throws(YapDatabaseError) {
                 let read: [SQLValue]? = if let known { known } else {
-                    try reading { executor throws(PageError) in try executor.state.values(ofRow: rowid) }
+                    try reading { executor throws(PageError) in try executor.rowValues(rowid) }
                 }
                 guard let values = read else { return }
                 block(values[i].objectValue, &stop)

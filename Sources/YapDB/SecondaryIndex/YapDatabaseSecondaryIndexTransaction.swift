@@ -162,8 +162,12 @@ extension YapDatabaseSecondaryIndex {
         do throws(QueryError) {
             var function = try AggregateFunction(parsing: text)
             if let column = function.column {
-                guard let i = columnIndex(column) else { throw QueryError(offset: 0, reason: .unknownColumn(column)) }
-                function = AggregateFunction(function.kind, column: columns[i].name, distinct: function.distinct)
+                if isRowid(column) {
+                    function = AggregateFunction(function.kind, column: Self.rowidColumn, distinct: function.distinct)
+                } else {
+                    guard let i = columnIndex(column) else { throw QueryError(offset: 0, reason: .unknownColumn(column)) }
+                    function = AggregateFunction(function.kind, column: columns[i].name, distinct: function.distinct)
+                }
             }
             parses.withLock { $0.keep(function, for: text) }
             return function
@@ -176,6 +180,7 @@ extension YapDatabaseSecondaryIndex {
     /// - Throws: `QueryError` `.unknownColumn` for a name that is no column of the index.
     func resolvingColumns(_ query: BoundQuery) throws(QueryError) -> BoundQuery {
         func resolve(_ name: String) throws(QueryError) -> String {
+            if isRowid(name) { return Self.rowidColumn }
             guard let i = columnIndex(name) else { throw QueryError(offset: 0, reason: .unknownColumn(name)) }
             return columns[i].name
         }
