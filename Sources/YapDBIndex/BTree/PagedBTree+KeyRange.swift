@@ -62,7 +62,7 @@ extension PagedBTree {
             }
             return true
         }
-        return try readPage(source, ref.page) { bytes throws(PageError) -> Bool in
+        return try pages.read(ref.page) { bytes throws(PageError) -> Bool in
             let view = try PageView(bytes, id: ref.page, pageSize: format.pageSize, family: .keyed, level: level)
             try view.requireSubtreeCount(ref.count)
             if level == 0 {

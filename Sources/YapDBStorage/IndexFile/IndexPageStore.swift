@@ -78,6 +78,19 @@ package struct IndexPageView: Sendable {
     /// reads the file with `pread` or does not know it.
     package func mappedLength(_ number: UInt32) -> Int? { sources[number]?.mapping?.count }
 
+    /// Every file of this view with its mapped bytes (exactly its vouched length), when the
+    /// view reads every file through a memory map; nil when it reads any with `pread`
+    /// (`.cached` mode). The bytes stay valid and unchanged while this view (or a copy) lives.
+    package var mappedFiles: [(number: UInt32, bytes: UnsafeRawBufferPointer)]? {
+        var files: [(number: UInt32, bytes: UnsafeRawBufferPointer)] = []
+        files.reserveCapacity(sources.count)
+        for (number, source) in sources {
+            guard let mapping = source.mapping else { return nil }
+            files.append((number, mapping.bytes))
+        }
+        return files
+    }
+
     /// The page `id`: from the file's mapping (`.mapped` mode), else from the cache, else by
     /// `pread` (then cached).
     ///
