@@ -48,7 +48,8 @@ package struct IndexPage: @unchecked Sendable {
 /// The index files a reader can reach, frozen at one moment: what a snapshot holds.
 ///
 /// Reading through a view takes no lock and makes no system call in `.mapped` mode (a
-/// dictionary lookup and a pointer into a mapping); in `.cached` mode it takes the cache's
+/// dictionary lookup and a pointer into a mapping, or, for the trees, a flat table made once
+/// from `mappedFiles`); in `.cached` mode it takes the cache's
 /// lock for the lookup and `pread`s a miss. A view keeps every mapping and file handle it names alive, so a file
 /// retired by the store stays readable by the snapshots that still reach it, and is unmapped
 /// (and closed) when the last of them is released.
