@@ -164,7 +164,8 @@ package struct Keydir: Sendable {
         var failure: (any Error)?
         try rows.forEach(from: lower, to: upper, reversed: reversed) { keyBytes, valueBytes in
             // Every key in the range starts with the collection's prefix, unless a page lies.
-            guard keyBytes.count >= prefix.count, keyBytes.prefix(prefix.count).elementsEqual(prefix),
+            guard keyBytes.count >= prefix.count,
+                  prefix.withUnsafeBytes({ compareBytes(UnsafeRawBufferPointer(rebasing: keyBytes[..<prefix.count]), $0) == 0 }),
                   let key = RowKey.key(keyBytes, partLength: prefix.count),
                   let entry = KeydirEntry(pageEncoded: valueBytes) else {
                 failure = PageError.corrupt(page: .none, reason: .badEntry)
