@@ -13,13 +13,21 @@ struct MeasureVisit: ParsableCommand {
     @Option(help: "The rows it was loaded with (to know its keys).") var rows = 100_000
     @Option(help: "The operation: read (point read, value bytes), lookup (key directory entry only) or scan (10 keys in order from a random key).") var operation = "lookup"
     @Option(help: "Operations to run.") var count = 10_000
+    @Option(help: "Index read mode: mapped (default) or cached:N (pread through a cache of N pages).") var readMode = "mapped"
 
     func run() throws {
         var rng = FastRandom(seed: 7)
         let keys = (0..<rows).map { _ in String(format16: Int(rng.next() % 1_000_000_000_000)) }
         var pick = FastRandom(seed: 5)
         let order = (0..<count).map { _ in keys[Int(pick.next() % UInt64(rows))] }
-        let engine = try Engine.open(path: folder + "/bench.yapdb", options: EngineOptions())
+        var options = EngineOptions()
+        if readMode != "mapped" {
+            guard readMode.hasPrefix("cached:"), let pages = Int(readMode.dropFirst(7)), pages > 0 else {
+                throw ValidationError("--read-mode is mapped or cached:N, not \(readMode)")
+            }
+            options.indexReadMode = .cached(pages: pages)
+        }
+        let engine = try Engine.open(path: folder + "/bench.yapdb", options: options)
         let snapshot = engine.snapshot()
         guard ["read", "lookup", "scan"].contains(operation) else { throw ValidationError("--operation is read, lookup or scan") }
         let check = try visitLoop(snapshot, order)
