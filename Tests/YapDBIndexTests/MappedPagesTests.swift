@@ -46,19 +46,9 @@ private final class RegionSource: PageSource, @unchecked Sendable {
     var mappedPages: MappedPages? {
         offersTable ? MappedPages(pageSize: format.pageSize, files: [(1, fileBytes)], owner: self) : nil
     }
-
-    func flush(_ tree: PagedBTree) -> PageFlush {
-        let flush = tree.flush(allocate: { () throws(Never) in allocate() }, write: { (id, bytes) throws(Never) in write(id, bytes) })
-        flush.publish()
-        return flush
-    }
-
-    func flush(_ tree: PagedRowTree) -> PageFlush {
-        let flush = tree.flush(allocate: { () throws(Never) in allocate() }, write: { (id, bytes) throws(Never) in write(id, bytes) })
-        flush.publish()
-        return flush
-    }
 }
+
+extension RegionSource: PageSink {}
 
 /// Whether `body` throws `PageError.corrupt` with reason `.missing`.
 private func throwsMissing(_ body: () throws -> Void) -> Bool {
