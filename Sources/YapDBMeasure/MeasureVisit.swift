@@ -11,7 +11,7 @@ struct MeasureVisit: ParsableCommand {
 
     @Argument(help: "The folder given to `engine --keep`.") var folder: String
     @Option(help: "The rows it was loaded with (to know its keys).") var rows = 100_000
-    @Option(help: "The operation: read (point read, value bytes), lookup (key directory entry only) or scan (10 keys in order from a random key).") var operation = "lookup"
+    @Option(help: "The operation: read (point read, value bytes), lookup (key directory entry only), scan (10 keys in order from a random key) or count (the rows of the collection: two ranks).") var operation = "lookup"
     @Option(help: "Operations to run.") var count = 10_000
     @Option(help: "Index read mode: mapped (default) or cached:N (pread through a cache of N pages).") var readMode = "mapped"
 
@@ -29,7 +29,7 @@ struct MeasureVisit: ParsableCommand {
         }
         let engine = try Engine.open(path: folder + "/bench.yapdb", options: options)
         let snapshot = engine.snapshot()
-        guard ["read", "lookup", "scan"].contains(operation) else { throw ValidationError("--operation is read, lookup or scan") }
+        guard ["read", "lookup", "scan", "count"].contains(operation) else { throw ValidationError("--operation is read, lookup, scan or count") }
         let check = try visitLoop(snapshot, order)
         print("\(operation) × \(count): check \(check)")
         try engine.close()
@@ -44,6 +44,8 @@ struct MeasureVisit: ParsableCommand {
             for key in order { check &+= Int(try snapshot.object(collection: "c", key: key)?.first ?? 0) }
         case "lookup":
             for key in order { check &+= Int(try snapshot.entry(collection: "c", key: key)?.rowid ?? 0) }
+        case "count":
+            for _ in order { check &+= try snapshot.count(inCollection: "c") }
         default:
             for key in order {
                 var left = 10

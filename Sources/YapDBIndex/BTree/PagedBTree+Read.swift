@@ -99,7 +99,7 @@ extension PagedBTree {
                         return nil
                     }
                     let k = try view.branchSearch(target)
-                    for i in 0..<k { before += try view.keyedChild(i).count }
+                    before += try view.countsBefore(k, childSize: PageLayout.keyedChildSize)
                     return try view.keyedChild(k)
                 }
                 guard let next else {

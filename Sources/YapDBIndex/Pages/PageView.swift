@@ -82,6 +82,25 @@ struct PageView {
         return UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + length)])
     }
 
+    /// The sum of the subtree counts of branch children `0..<k` (`childSize` bytes each, from
+    /// the header on), each checked as `childAt` checks it. A sum of at most a page's children,
+    /// each at most `PageLayout.maximumSubtreeCount`, cannot overflow.
+    /// - Precondition: `k <= count`.
+    @inline(__always)
+    func countsBefore(_ k: Int, childSize: Int) throws(PageError) -> Int {
+        var sum = 0, offset = PageLayout.headerSize
+        for slot in 0..<k {
+            let page = u64(offset), count = u64(offset &+ 8)
+            guard page != .none else { throw .corrupt(page: id, reason: .nullChild(slot: slot)) }
+            guard count &- 1 < UInt64(PageLayout.maximumSubtreeCount) else {
+                throw .corrupt(page: id, reason: .subtreeCountMismatch(expected: 1, found: Int(clamping: count)))
+            }
+            sum &+= Int(count)
+            offset &+= childSize
+        }
+        return sum
+    }
+
     /// A child's page id and subtree count, at `offset`; a null page, or a count of zero or
     /// beyond `PageLayout.maximumSubtreeCount`, is corruption.
     @inline(__always)
