@@ -15,6 +15,11 @@ import YapDBIndex
 /// checked on every visit (the trees bounds-check every access, so a damaged mapped page gives
 /// `PageError.corrupt`, never a trap), and `verify()` checks every page's checksum.
 ///
+/// Mapped pages reach the trees through `mappedPages`, a flat table from page id to mapped
+/// bytes made once per source (per view): a tree visits a mapped page without calling
+/// `withPage`, with the same bytes and the same errors (a page outside the view's files is
+/// `.corrupt(page:reason: .missing)`).
+///
 /// Threading: immutable; any thread.
 struct IndexPageSource: PageSource {
     let view: IndexPageView
@@ -23,10 +28,16 @@ struct IndexPageSource: PageSource {
     /// closure value passed on, not formed per page visit).
     let check: @Sendable (UnsafeRawBufferPointer) -> Bool
 
+    /// The view's mapped pages as a flat table (`.mapped` mode): the trees read them without
+    /// calling `withPage`. Nil in `.cached` mode, so every visit there goes through `withPage`
+    /// and its checksum rule.
+    let mappedPages: MappedPages?
+
     init(view: IndexPageView, format: PageFormat) {
         self.view = view
         self.format = format
         check = { bytes in (try? format.verify(bytes, id: .none)) != nil }
+        mappedPages = view.mappedFiles.flatMap { MappedPages(pageSize: view.pageSize, files: $0, owner: view) }
     }
 
     func withPage(_ id: PageID, _ body: (UnsafeRawBufferPointer) throws(PageError) -> Void) throws(PageError) {

@@ -153,7 +153,8 @@ package struct Keydir: Sendable {
 
     /// Calls `body` with each key and entry of `collection` in key order (or `reversed`),
     /// from the first key ≥ `from` to the last ≤ `through` (nil: unbounded), until it returns
-    /// false. O(log n + k); never visits other collections.
+    /// false. O(log n + k): one search, for the end the walk starts from
+    /// (`PagedBTree.forEachInKeyRange`); never visits other collections.
     /// - Throws: `PageError` from a page, or what `body` throws (the walk stops there).
     package func forEachKey(inCollection collection: String, from: String? = nil, through: String? = nil, reversed: Bool = false,
                             _ body: (String, KeydirEntry) throws -> Bool) throws {
@@ -162,9 +163,10 @@ package struct Keydir: Sendable {
         let upper = through.map { KeyBound(RowKey.encode(collection: collection, key: $0)) }
             ?? KeyBound(RowKey.end(collection), inclusive: false)
         var failure: (any Error)?
-        try rows.forEach(from: lower, to: upper, reversed: reversed) { keyBytes, valueBytes in
+        try rows.forEachInKeyRange(from: lower, to: upper, reversed: reversed) { keyBytes, valueBytes in
             // Every key in the range starts with the collection's prefix, unless a page lies.
-            guard keyBytes.count >= prefix.count, keyBytes.prefix(prefix.count).elementsEqual(prefix),
+            guard keyBytes.count >= prefix.count,
+                  prefix.withUnsafeBytes({ compareBytes(UnsafeRawBufferPointer(rebasing: keyBytes[..<prefix.count]), $0) == 0 }),
                   let key = RowKey.key(keyBytes, partLength: prefix.count),
                   let entry = KeydirEntry(pageEncoded: valueBytes) else {
                 failure = PageError.corrupt(page: .none, reason: .badEntry)

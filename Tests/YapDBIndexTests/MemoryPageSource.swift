@@ -70,7 +70,19 @@ final class MemoryPageSource: PageSource {
 
     /// Reads so far.
     var reads: Int { state.withLock { $0.reads } }
+}
 
+extension MemoryPageSource: PageSink {}
+
+/// A test source that allocates and stores pages, so that trees can be flushed into it.
+protocol PageSink: AnyObject {
+    /// A fresh page id.
+    func allocate() -> PageID
+    /// Stores a page.
+    func write(_ id: PageID, _ bytes: UnsafeRawBufferPointer)
+}
+
+extension PageSink {
     /// Flushes `tree`'s dirty nodes here, publishes them, and returns the flush.
     func flush(_ tree: PagedBTree) -> PageFlush {
         let flush = tree.flush(allocate: { () throws(Never) in allocate() }, write: { (id, bytes) throws(Never) in write(id, bytes) })

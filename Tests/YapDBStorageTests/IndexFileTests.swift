@@ -179,6 +179,30 @@ import YapDBSimulatedDisk
         #expect(throws: IndexFileError.badPageID(far, reason: .pastEnd(fileLength: 768))) { try view.page(far) }
     }
 
+    /// A view with a gap in its file numbers (file 2 retired) finds files by number on both
+    /// sides of the gap, and reports the gap, and numbers below and above, as unknown files;
+    /// `mappedFiles` lists each mapped file with its vouched length, or nil in the cached mode.
+    @Test(arguments: modes)
+    func filesAreFoundByNumberAcrossAGap(mode: IndexReadMode) throws {
+        let harness = try simulated()
+        let (first, writer) = try harness.cycle(after: nil, count: 10)
+        writer.close()
+        let store = try harness.store(first.root, mode: mode)
+        store.retire([2])
+        let view = store.view()
+        #expect(view.fileNumbers == [1, 3])
+        let kept = first.pages.filter { $0.key.file != 2 }
+        #expect(kept.count == 6)
+        #expect(IndexFileHarness.mismatches(view, kept).isEmpty)
+        for number: UInt32 in [0, 2, 4, 1 << 20, UInt32.max] {
+            let id = IndexPageID(file: number, page: 1)
+            let reason: IndexDamage = number == 0 ? .invalidPageID : .unknownFile(number)
+            #expect(throws: IndexFileError.badPageID(id, reason: reason)) { try view.page(id) }
+        }
+        let mapped = view.mappedFiles?.sorted { $0.number < $1.number }.map { "\($0.number):\($0.bytes.count)" }
+        #expect(mapped == (mode == .mapped ? ["1:1280", "3:768"] : nil))
+    }
+
     /// A page read with a check is cached only when the check passes, and a hit then says it
     /// was checked; one that fails is never cached (read, and failed, on every visit).
     @Test func theCacheKeepsOnlyPagesThatPassedTheReadersCheck() throws {

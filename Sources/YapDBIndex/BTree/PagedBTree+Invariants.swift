@@ -21,7 +21,7 @@ extension PagedBTree {
 
     private func check(_ ref: ChildRef<KeyedNode>, level: Int, lower: [UInt8]?, upper: [UInt8]?, isRoot: Bool) throws(PageError) {
         let id = ref.page
-        let node = try KeyedNode.checked(ref, level: level, format: format, source: source)
+        let node = try KeyedNode.checked(ref, level: level, format: format, pages: pages)
         let byteSize = node.byteSize
         node.recomputeSize()
         guard node.byteSize == byteSize else { throw .corrupt(page: id, reason: .subtreeCountMismatch(expected: node.byteSize, found: byteSize)) }

@@ -62,7 +62,7 @@ extension PagedBTree {
             }
             return true
         }
-        return try readPage(source, ref.page) { bytes throws(PageError) -> Bool in
+        return try pages.read(ref.page) { bytes throws(PageError) -> Bool in
             let view = try PageView(bytes, id: ref.page, pageSize: format.pageSize, family: .keyed, level: level)
             try view.requireSubtreeCount(ref.count)
             if level == 0 {
@@ -100,10 +100,6 @@ extension PagedBTree {
 
     /// memcmp order of two byte strings (negative, zero, positive).
     static func compareKeys(_ a: UnsafeRawBufferPointer, _ b: [UInt8]) -> Int {
-        b.withUnsafeBytes { b in
-            let n = min(a.count, b.count)
-            for i in 0..<n where a[i] != b[i] { return a[i] < b[i] ? -1 : 1 }
-            return a.count - b.count
-        }
+        b.withUnsafeBytes { compareBytes(a, $0) }
     }
 }

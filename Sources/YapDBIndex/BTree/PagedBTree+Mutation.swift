@@ -19,7 +19,7 @@ extension PagedBTree {
             height = 1
             return nil
         }
-        let node = try root.makeDirty(level: height - 1, format: format, source: source)
+        let node = try root.makeDirty(level: height - 1, format: format, pages: pages)
         let old = try node.upsert(key, value, self)
         if old == nil { root.count += 1 }
         if node.byteSize > format.pageSize {
@@ -37,7 +37,7 @@ extension PagedBTree {
     @discardableResult
     package mutating func remove(_ key: [UInt8]) throws(PageError) -> [UInt8]? {
         guard try contains(key) else { return nil }
-        let node = try root.makeDirty(level: height - 1, format: format, source: source)
+        let node = try root.makeDirty(level: height - 1, format: format, pages: pages)
         let old = try node.remove(key, self)
         if old != nil { root.count -= 1 }
         shrinkRoot()
@@ -79,7 +79,7 @@ extension KeyedNode {
             return nil
         }
         let k = key.withUnsafeBytes { childIndex($0) }
-        let child = try children[k].makeDirty(level: level - 1, format: tree.format, source: tree.source)
+        let child = try children[k].makeDirty(level: level - 1, format: tree.format, pages: tree.pages)
         let old = try child.upsert(key, value, tree)
         if old == nil { children[k].count += 1 }
         try fixChild(k, tree)
@@ -95,7 +95,7 @@ extension KeyedNode {
             return entries.remove(at: index)
         }
         let k = key.withUnsafeBytes { childIndex($0) }
-        let child = try children[k].makeDirty(level: level - 1, format: tree.format, source: tree.source)
+        let child = try children[k].makeDirty(level: level - 1, format: tree.format, pages: tree.pages)
         guard let old = try child.remove(key, tree) else { return nil }
         children[k].count -= 1
         try fixChild(k, tree)
@@ -112,8 +112,8 @@ extension KeyedNode {
             appendedLast = k + 2 == children.count && children[k + 1].node.unsafelyUnwrapped.appendedLast
         } else if size - PageLayout.headerSize < tree.format.minimumKeyedPayload && children.count > 1 {
             let left = k > 0 ? k - 1 : k
-            let leftNode = try children[left].makeDirty(level: level - 1, format: tree.format, source: tree.source)
-            let rightNode = try children[left + 1].makeDirty(level: level - 1, format: tree.format, source: tree.source)
+            let leftNode = try children[left].makeDirty(level: level - 1, format: tree.format, pages: tree.pages)
+            let rightNode = try children[left + 1].makeDirty(level: level - 1, format: tree.format, pages: tree.pages)
             if leftNode.isLeaf {
                 leftNode.entries.append(contentsOf: rightNode.entries)
             } else {

@@ -54,7 +54,7 @@ extension PagedBTree {
         var page = ref.page, expected = ref.count
         var found = false
         while true {
-            let next = try readPage(source, page) { bytes throws(PageError) -> (page: PageID, count: Int)? in
+            let next = try pages.read(page) { bytes throws(PageError) -> (page: PageID, count: Int)? in
                 let view = try PageView(bytes, id: page, pageSize: format.pageSize, family: .keyed, level: level)
                 try view.requireSubtreeCount(expected)
                 if level == 0 {
@@ -91,7 +91,7 @@ extension PagedBTree {
             var page = ref.page, expected = ref.count
             while true {
                 var leafResult: (index: Int, found: Bool)? = nil
-                let next = try readPage(source, page) { bytes throws(PageError) -> (page: PageID, count: Int)? in
+                let next = try pages.read(page) { bytes throws(PageError) -> (page: PageID, count: Int)? in
                     let view = try PageView(bytes, id: page, pageSize: format.pageSize, family: .keyed, level: level)
                     try view.requireSubtreeCount(expected)
                     if level == 0 {
@@ -99,7 +99,7 @@ extension PagedBTree {
                         return nil
                     }
                     let k = try view.branchSearch(target)
-                    for i in 0..<k { before += try view.keyedChild(i).count }
+                    before += try view.countsBefore(k, childSize: PageLayout.keyedChildSize)
                     return try view.keyedChild(k)
                 }
                 guard let next else {
@@ -137,7 +137,7 @@ extension PagedBTree {
         }
         var page = ref.page, expected = ref.count
         while true {
-            let next = try readPage(source, page) { bytes throws(PageError) -> (page: PageID, count: Int)? in
+            let next = try pages.read(page) { bytes throws(PageError) -> (page: PageID, count: Int)? in
                 let view = try PageView(bytes, id: page, pageSize: format.pageSize, family: .keyed, level: level)
                 try view.requireSubtreeCount(expected)
                 guard i < view.subtreeCount else { throw .corrupt(page: page, reason: .positionOutOfRange) }
@@ -237,7 +237,7 @@ extension PagedBTree {
                 try visit(child, level: level - 1, sub, reversed: reversed, body)
             }
         }
-        return try readPage(source, ref.page) { bytes throws(PageError) -> Bool in
+        return try pages.read(ref.page) { bytes throws(PageError) -> Bool in
             let view = try PageView(bytes, id: ref.page, pageSize: format.pageSize, family: .keyed, level: level)
             try view.requireSubtreeCount(ref.count)
             if level == 0 {

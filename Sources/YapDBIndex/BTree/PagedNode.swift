@@ -26,8 +26,8 @@ protocol PagedNode: AnyObject, Sendable {
 extension PagedNode {
     /// Reads page `id` at `level` (with `count` entries, as the parent recorded) into a new dirty
     /// node; with `verifyChecksum` (`validate()`), checks the page's checksum first.
-    static func load(_ id: PageID, level: Int, count: Int, format: PageFormat, source: any PageSource, verifyChecksum: Bool = false) throws(PageError) -> Self {
-        try readPage(source, id) { bytes throws(PageError) -> Self in
+    static func load(_ id: PageID, level: Int, count: Int, format: PageFormat, pages: PageReader, verifyChecksum: Bool = false) throws(PageError) -> Self {
+        try pages.read(id) { bytes throws(PageError) -> Self in
             if verifyChecksum { try format.verify(bytes, id: id) }
             let view = try PageView(bytes, id: id, pageSize: format.pageSize, family: family, level: level)
             try view.requireSubtreeCount(count)
@@ -37,9 +37,9 @@ extension PagedNode {
 
     /// The node `ref` refers to at `level`: its dirty node, or its page decoded and checked
     /// (checksum included) — the first step of `validate()` at every node.
-    static func checked(_ ref: ChildRef<Self>, level: Int, format: PageFormat, source: any PageSource) throws(PageError) -> Self {
+    static func checked(_ ref: ChildRef<Self>, level: Int, format: PageFormat, pages: PageReader) throws(PageError) -> Self {
         guard let node = ref.node else {
-            return try load(ref.page, level: level, count: ref.count, format: format, source: source, verifyChecksum: true)
+            return try load(ref.page, level: level, count: ref.count, format: format, pages: pages, verifyChecksum: true)
         }
         guard node.level == level else { throw .corrupt(page: ref.page, reason: .unevenDepth) }
         return node
@@ -49,9 +49,9 @@ extension PagedNode {
 /// The root reference and height of the tree whose root is the written page `rootPage`
 /// (`PageID.none`: an empty tree), from the root page's header.
 /// - Throws: `PageError` if the page cannot be read or is not a root of this family.
-func openRoot<Node: PagedNode>(_ rootPage: PageID, format: PageFormat, source: any PageSource) throws(PageError) -> (ChildRef<Node>, height: Int) {
+func openRoot<Node: PagedNode>(_ rootPage: PageID, format: PageFormat, pages: PageReader) throws(PageError) -> (ChildRef<Node>, height: Int) {
     guard rootPage != .none else { return (.clean(.none, count: 0), 0) }
-    return try readPage(source, rootPage) { bytes throws(PageError) in
+    return try pages.read(rootPage) { bytes throws(PageError) in
         let view = try PageView(bytes, id: rootPage, pageSize: format.pageSize, family: Node.family, level: nil)
         return (.clean(rootPage, count: view.subtreeCount, first: try Node.firstRowid(view)), view.level + 1)
     }
@@ -60,7 +60,7 @@ func openRoot<Node: PagedNode>(_ rootPage: PageID, format: PageFormat, source: a
 extension ChildRef where Node: PagedNode {
     /// Makes this reference a dirty node owned by the caller alone: loads a clean page, copies a
     /// shared node, or clears the flush mark of an exclusively owned one (it is about to change).
-    mutating func makeDirty(level: Int, format: PageFormat, source: any PageSource) throws(PageError) -> Node {
+    mutating func makeDirty(level: Int, format: PageFormat, pages: PageReader) throws(PageError) -> Node {
         if node != nil {
             if isKnownUniquelyReferenced(&node) {
                 node.unsafelyUnwrapped.mark.reset()
@@ -69,7 +69,7 @@ extension ChildRef where Node: PagedNode {
             }
             return node.unsafelyUnwrapped
         }
-        let loaded = try Node.load(page, level: level, count: count, format: format, source: source)
+        let loaded = try Node.load(page, level: level, count: count, format: format, pages: pages)
         node = loaded
         page = .none
         return loaded

@@ -20,7 +20,7 @@ extension PagedRowTree {
 
     private func check(_ ref: ChildRef<RowNode>, level: Int, isRoot: Bool) throws(PageError) {
         let id = ref.page
-        let node = try RowNode.checked(ref, level: level, format: format, source: source)
+        let node = try RowNode.checked(ref, level: level, format: format, pages: pages)
         let capacity = node.capacity(format)
         guard node.width <= capacity else { throw .corrupt(page: id, reason: .overfilled) }
         guard node.width >= (isRoot ? (node.isLeaf ? 1 : 2) : node.minimumWidth(format)) else { throw .corrupt(page: id, reason: .underfilled) }

@@ -13,7 +13,7 @@ extension PagedRowTree {
             height = 1
             return
         }
-        let node = try root.makeDirty(level: height - 1, format: format, source: source)
+        let node = try root.makeDirty(level: height - 1, format: format, pages: pages)
         try node.insert(rowid, at: index, self)
         root.count += 1
         root.first = node.first
@@ -35,7 +35,7 @@ extension PagedRowTree {
     @discardableResult
     package mutating func remove(at index: Int) throws(PageError) -> UInt64 {
         precondition(index >= 0 && index < count, "PagedRowTree: remove index \(index) out of range 0..<\(count)")
-        let node = try root.makeDirty(level: height - 1, format: format, source: source)
+        let node = try root.makeDirty(level: height - 1, format: format, pages: pages)
         let removed = try node.remove(at: index, self)
         root.count -= 1
         if root.count == 0 {
@@ -61,7 +61,7 @@ extension RowNode {
         }
         var i = index, k = 0
         while i > children[k].count { i -= children[k].count; k += 1 }
-        let child = try children[k].makeDirty(level: level - 1, format: tree.format, source: tree.source)
+        let child = try children[k].makeDirty(level: level - 1, format: tree.format, pages: tree.pages)
         try child.insert(rowid, at: i, tree)
         children[k].count += 1
         children[k].first = child.first
@@ -73,7 +73,7 @@ extension RowNode {
         if isLeaf { return rowids.remove(at: index) }
         var i = index, k = 0
         while i >= children[k].count { i -= children[k].count; k += 1 }
-        let child = try children[k].makeDirty(level: level - 1, format: tree.format, source: tree.source)
+        let child = try children[k].makeDirty(level: level - 1, format: tree.format, pages: tree.pages)
         let removed = try child.remove(at: i, tree)
         children[k].count -= 1
         children[k].first = child.first
@@ -93,8 +93,8 @@ extension RowNode {
             appendedLast = k + 2 == children.count && children[k + 1].node.unsafelyUnwrapped.appendedLast
         } else if width < minimum && children.count > 1 {
             let left = k > 0 ? k - 1 : k
-            let leftNode = try children[left].makeDirty(level: level - 1, format: tree.format, source: tree.source)
-            let rightNode = try children[left + 1].makeDirty(level: level - 1, format: tree.format, source: tree.source)
+            let leftNode = try children[left].makeDirty(level: level - 1, format: tree.format, pages: tree.pages)
+            let rightNode = try children[left + 1].makeDirty(level: level - 1, format: tree.format, pages: tree.pages)
             leftNode.rowids += rightNode.rowids
             leftNode.children += rightNode.children
             children[left].count += children[left + 1].count

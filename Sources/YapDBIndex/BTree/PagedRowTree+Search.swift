@@ -28,7 +28,7 @@ extension PagedRowTree {
                 if let failure { throw failure }
                 if j == 0 { return (0, nil) }
                 var before = 0
-                for k in 0..<(j - 1) { before += try view.rowChild(k).count }
+                before += try view.countsBefore(j - 1, childSize: PageLayout.rowChildSize)
                 let child = try view.rowChild(j - 1)
                 return (before, .clean(child.page, count: child.count, first: child.first))
             }

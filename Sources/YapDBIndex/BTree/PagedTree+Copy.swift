@@ -41,14 +41,14 @@ extension PagedTree where Node: PagedNode {
         var writer = PageWriter(format: format)
         var moved: [PageID: PageID] = [:]
         var written = 0
-        let source = self.source, format = self.format
+        let pages = self.pages, format = self.format
         func copy(_ ref: ChildRef<Node>, level: Int) throws(E) -> PageID {
             let node: Node
             if let dirty = ref.node {
                 node = dirty
             } else {
                 do throws(PageError) {
-                    node = try Node.load(ref.page, level: level, count: ref.count, format: format, source: source, verifyChecksum: true)
+                    node = try Node.load(ref.page, level: level, count: ref.count, format: format, pages: pages, verifyChecksum: true)
                 } catch { throw readFailed(error) }
             }
             var childPages: [PageID] = []

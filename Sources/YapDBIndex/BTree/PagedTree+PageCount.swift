@@ -11,7 +11,7 @@ extension PagedTree where Node: PagedNode {
     ///
     /// - Throws: `PageError` from reading a branch page.
     func countWrittenPages() throws(PageError) -> Int {
-        let source = self.source, format = self.format
+        let pages = self.pages, format = self.format
         func count(_ ref: ChildRef<Node>, level: Int) throws(PageError) -> Int {
             if let node = ref.node {
                 var total = node.mark.flushedPage == .none ? 0 : 1
@@ -20,7 +20,7 @@ extension PagedTree where Node: PagedNode {
             }
             guard ref.page != .none else { return 0 }
             guard level > 0 else { return 1 }
-            let node = try Node.load(ref.page, level: level, count: ref.count, format: format, source: source)
+            let node = try Node.load(ref.page, level: level, count: ref.count, format: format, pages: pages)
             var total = 1
             for child in node.children { total += try count(child, level: level - 1) }
             return total

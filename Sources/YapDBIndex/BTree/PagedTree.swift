@@ -26,13 +26,17 @@ package struct PagedTree<Node: AnyObject & Sendable>: Sendable {
     package internal(set) var height: Int
     /// The page size and checksum of this tree's pages.
     package let format: PageFormat
+    /// Where clean pages are read (`reading(from:)` rebinds it), with its table of mapped
+    /// pages.
+    private(set) var pages: PageReader
+
     /// Where clean pages are read (`reading(from:)` rebinds it).
-    package private(set) var source: any PageSource
+    package var source: any PageSource { pages.source }
 
     /// An empty tree.
     package init(format: PageFormat, source: any PageSource) {
         self.format = format
-        self.source = source
+        pages = PageReader(source)
         root = .clean(.none, count: 0)
         height = 0
     }
@@ -41,7 +45,7 @@ package struct PagedTree<Node: AnyObject & Sendable>: Sendable {
     /// that also holds the pages a checkpoint just wrote. O(1).
     package func reading(from source: any PageSource) -> PagedTree {
         var tree = self
-        tree.source = source
+        tree.pages = PageReader(source)
         return tree
     }
 
@@ -66,7 +70,7 @@ extension PagedTree where Node: PagedNode {
     /// The tree whose root is `rootPage` (see the concrete types' `init(rootPage:format:source:)`).
     init(openingRoot rootPage: PageID, format: PageFormat, source: any PageSource) throws(PageError) {
         self.init(format: format, source: source)
-        (root, height) = try openRoot(rootPage, format: format, source: source)
+        (root, height) = try openRoot(rootPage, format: format, pages: pages)
     }
 
     /// See `PagedBTree.flush(allocate:write:)`.

@@ -23,14 +23,52 @@ package protocol PageSource: Sendable {
     /// (measured: a quarter of a lookup's time). Results travel through the caller's variables.
     /// - Throws: `PageError` from reading the page, or whatever `body` throws.
     func withPage(_ id: PageID, _ body: (UnsafeRawBufferPointer) throws(PageError) -> Void) throws(PageError)
+
+    /// A table the trees may read pages from directly instead of calling `withPage` (the fast
+    /// path of a page visit), or nil. Only for a source whose `withPage` hands out exactly
+    /// those bytes with nothing else to do per visit (no checksum, counting or I/O); a page the
+    /// table does not hold is `.corrupt(page:reason: .missing)`, as from `withPage`. Read once,
+    /// when a tree is given the source. Default: nil.
+    var mappedPages: MappedPages? { get }
 }
 
-/// Reads page `id` from `source` and returns what `body` computes from its bytes.
-@inline(__always)
-func readPage<R>(_ source: any PageSource, _ id: PageID, _ body: (UnsafeRawBufferPointer) throws(PageError) -> R) throws(PageError) -> R {
-    var result: R? = nil
-    try source.withPage(id) { bytes throws(PageError) in result = try body(bytes) }
-    return result.unsafelyUnwrapped
+extension PageSource {
+    package var mappedPages: MappedPages? { nil }
+}
+
+/// How a tree reads its clean pages: from the source's `MappedPages` when it has one (inline:
+/// no call through the protocol, no closure context, no reference counting), else through
+/// `withPage`.
+///
+/// Threading: a value; any thread (as its source).
+struct PageReader: Sendable {
+    /// Where pages come from.
+    let source: any PageSource
+    /// `source.mappedPages`, read once; held so that `table` stays valid.
+    let mapped: MappedPages?
+    /// `mapped`'s lookup, as a value: a visit reads it with no reference counting.
+    let table: MappedPages.Table?
+
+    init(_ source: any PageSource) {
+        self.source = source
+        mapped = source.mappedPages
+        table = mapped?.table
+    }
+
+    /// Reads page `id` and returns what `body` computes from its bytes (valid only during the
+    /// call).
+    /// - Throws: `.corrupt(page: id, reason: .missing)` for a page the table does not hold,
+    ///   the source's errors, or what `body` throws.
+    @inline(__always)
+    func read<R>(_ id: PageID, _ body: (UnsafeRawBufferPointer) throws(PageError) -> R) throws(PageError) -> R {
+        if let table {
+            guard let bytes = table.bytes(id) else { throw .corrupt(page: id, reason: .missing) }
+            return try body(bytes)
+        }
+        var result: R? = nil
+        try source.withPage(id) { bytes throws(PageError) in result = try body(bytes) }
+        return result.unsafelyUnwrapped
+    }
 }
 
 /// A source with no pages, for trees that have never been written (every read is `.missing`).

@@ -82,6 +82,25 @@ struct PageView {
         return UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + length)])
     }
 
+    /// The sum of the subtree counts of branch children `0..<k` (`childSize` bytes each, from
+    /// the header on), each checked as `childAt` checks it. A sum of at most a page's children,
+    /// each at most `PageLayout.maximumSubtreeCount`, cannot overflow.
+    /// - Precondition: `k <= count`.
+    @inline(__always)
+    func countsBefore(_ k: Int, childSize: Int) throws(PageError) -> Int {
+        var sum = 0, offset = PageLayout.headerSize
+        for slot in 0..<k {
+            let page = u64(offset), count = u64(offset &+ 8)
+            guard page != .none else { throw .corrupt(page: id, reason: .nullChild(slot: slot)) }
+            guard count &- 1 < UInt64(PageLayout.maximumSubtreeCount) else {
+                throw .corrupt(page: id, reason: .subtreeCountMismatch(expected: 1, found: Int(clamping: count)))
+            }
+            sum &+= Int(count)
+            offset &+= childSize
+        }
+        return sum
+    }
+
     /// A child's page id and subtree count, at `offset`; a null page, or a count of zero or
     /// beyond `PageLayout.maximumSubtreeCount`, is corruption.
     @inline(__always)
@@ -125,13 +144,6 @@ extension PageView {
         return (key, value)
     }
 
-    /// Leaf key `i` (its value's bounds are checked when the value is read).
-    @inline(__always)
-    func leafKey(_ i: Int) throws(PageError) -> UnsafeRawBufferPointer {
-        let offset = try leafEntryOffset(i)
-        return try slice(offset + PageLayout.leafEntryHeader, u16(offset), slot: i)
-    }
-
     /// Branch child `i` of a keyed branch.
     @inline(__always)
     func keyedChild(_ i: Int) throws(PageError) -> (page: PageID, count: Int) {
@@ -141,31 +153,52 @@ extension PageView {
     /// Separator `i` of a keyed branch (the least key of child `i + 1`'s range).
     @inline(__always)
     func separator(_ i: Int) throws(PageError) -> UnsafeRawBufferPointer {
-        let slotOffset = PageLayout.headerSize + count * PageLayout.keyedChildSize + i * PageLayout.slotSize
+        let key = try keyBytes(slotOffset: PageLayout.headerSize + count * PageLayout.keyedChildSize + i * PageLayout.slotSize,
+                               header: PageLayout.separatorHeader, dataStart: keyedDataStart, slot: i)
+        return UnsafeRawBufferPointer(start: key.start, count: key.count)
+    }
+
+    /// The first byte of the page (a page is never empty: `init` checked its size).
+    @inline(__always)
+    private var base: UnsafeRawPointer { bytes.baseAddress.unsafelyUnwrapped }
+
+    /// The key bytes of an entry (leaf: `header` = `leafEntryHeader`) or separator (branch:
+    /// `separatorHeader`) whose slot is at `slotOffset`, as a start and a length, checked to
+    /// lie inside the page after `dataStart` (`keyedDataStart`, passed in by the searches,
+    /// which compute it once). Slot `slot` names it in errors.
+    @inline(__always)
+    private func keyBytes(slotOffset: Int, header: Int, dataStart: Int, slot: Int) throws(PageError) -> (start: UnsafeRawPointer, count: Int) {
         let offset = u16(slotOffset)
-        guard offset >= keyedDataStart, offset + PageLayout.separatorHeader <= bytes.count else {
-            throw .corrupt(page: id, reason: .slotOutOfRange(slot: i))
-        }
-        return try slice(offset + PageLayout.separatorHeader, u16(offset), slot: i)
+        guard offset >= dataStart, offset &+ header <= bytes.count else { throw .corrupt(page: id, reason: .slotOutOfRange(slot: slot)) }
+        let length = u16(offset), start = offset &+ header
+        guard start &+ length <= bytes.count else { throw .corrupt(page: id, reason: .slotOutOfRange(slot: slot)) }
+        return (base + start, length)
     }
 
     /// In a keyed leaf: the first index whose key is not less than `key`, and whether it equals.
     func leafSearch(_ key: UnsafeRawBufferPointer) throws(PageError) -> (index: Int, found: Bool) {
+        let dataStart = keyedDataStart, target = key.baseAddress ?? base
         var low = 0, high = count
         while low < high {
-            let mid = (low + high) >> 1
-            let order = compareBytes(try leafKey(mid), key)
-            if order < 0 { low = mid + 1 } else if order > 0 { high = mid } else { return (mid, true) }
+            let mid = (low &+ high) &>> 1
+            let entry = try keyBytes(slotOffset: PageLayout.headerSize &+ mid &* PageLayout.slotSize,
+                                     header: PageLayout.leafEntryHeader, dataStart: dataStart, slot: mid)
+            let order = compareBytes(entry.start, entry.count, target, key.count)
+            if order < 0 { low = mid &+ 1 } else if order > 0 { high = mid } else { return (mid, true) }
         }
         return (low, false)
     }
 
     /// In a keyed branch: the child whose range holds `key` (the number of separators ≤ key).
     func branchSearch(_ key: UnsafeRawBufferPointer) throws(PageError) -> Int {
-        var low = 0, high = count - 1
+        let dataStart = keyedDataStart, target = key.baseAddress ?? base
+        let slots = PageLayout.headerSize &+ count &* PageLayout.keyedChildSize
+        var low = 0, high = count &- 1
         while low < high {
-            let mid = (low + high) >> 1
-            if compareBytes(try separator(mid), key) <= 0 { low = mid + 1 } else { high = mid }
+            let mid = (low &+ high) &>> 1
+            let separator = try keyBytes(slotOffset: slots &+ mid &* PageLayout.slotSize,
+                                         header: PageLayout.separatorHeader, dataStart: dataStart, slot: mid)
+            if compareBytes(separator.start, separator.count, target, key.count) <= 0 { low = mid &+ 1 } else { high = mid }
         }
         return low
     }
@@ -190,18 +223,30 @@ extension PageView {
 /// memcmp order of two byte strings: negative, zero or positive.
 @inline(__always)
 func compareBytes(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Int {
-    let common = min(a.count, b.count)
+    guard let x = a.baseAddress, let y = b.baseAddress else { return a.count - b.count }
+    return compareBytes(x, a.count, y, b.count)
+}
+
+/// memcmp order of the `aCount` bytes at `a` and the `bCount` bytes at `b`: eight bytes at a
+/// time, then four, then one; reads nothing past either end.
+@inline(__always)
+func compareBytes(_ a: UnsafeRawPointer, _ aCount: Int, _ b: UnsafeRawPointer, _ bCount: Int) -> Int {
+    let common = min(aCount, bCount)
     var i = 0
-    while i + 8 <= common {
-        let x = UInt64(bigEndian: a.loadUnaligned(fromByteOffset: i, as: UInt64.self))
-        let y = UInt64(bigEndian: b.loadUnaligned(fromByteOffset: i, as: UInt64.self))
-        if x != y { return x < y ? -1 : 1 }
-        i += 8
+    while i &+ 8 <= common {
+        let x = a.loadUnaligned(fromByteOffset: i, as: UInt64.self), y = b.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+        if x != y { return UInt64(bigEndian: x) < UInt64(bigEndian: y) ? -1 : 1 }
+        i &+= 8
+    }
+    if i &+ 4 <= common {
+        let x = a.loadUnaligned(fromByteOffset: i, as: UInt32.self), y = b.loadUnaligned(fromByteOffset: i, as: UInt32.self)
+        if x != y { return UInt32(bigEndian: x) < UInt32(bigEndian: y) ? -1 : 1 }
+        i &+= 4
     }
     while i < common {
-        let x = a[i], y = b[i]
+        let x = a.load(fromByteOffset: i, as: UInt8.self), y = b.load(fromByteOffset: i, as: UInt8.self)
         if x != y { return x < y ? -1 : 1 }
-        i += 1
+        i &+= 1
     }
-    return a.count - b.count
+    return aCount &- bCount
 }

@@ -47,8 +47,9 @@ package struct IndexPage: @unchecked Sendable {
 
 /// The index files a reader can reach, frozen at one moment: what a snapshot holds.
 ///
-/// Reading through a view takes no lock and makes no system call in `.mapped` mode (a
-/// dictionary lookup and a pointer into a mapping); in `.cached` mode it takes the cache's
+/// Reading through a view takes no lock and makes no system call in `.mapped` mode (an array
+/// lookup by file number and a pointer into a mapping, or, for the trees, a flat table made
+/// once from `mappedFiles`); in `.cached` mode it takes the cache's
 /// lock for the lookup and `pread`s a miss. A view keeps every mapping and file handle it names alive, so a file
 /// retired by the store stays readable by the snapshots that still reach it, and is unmapped
 /// (and closed) when the last of them is released.
@@ -67,6 +68,38 @@ package struct IndexPageView: Sendable {
     let cache: IndexPageCache?
     /// The page size of every file.
     package let pageSize: Int
+    /// `sources` by file number − `firstFile` (nil where there is no file), for the lookup of
+    /// each page read; empty when there are no files or their numbers span more than
+    /// `Self.maximumFileSpan` (then `sources` is searched).
+    private let byNumber: [Source?]
+    private let firstFile: UInt32
+
+    /// The widest range of file numbers `byNumber` covers.
+    static let maximumFileSpan = 1 << 16
+
+    init(sources: [UInt32: Source], cache: IndexPageCache?, pageSize: Int) {
+        self.sources = sources
+        self.cache = cache
+        self.pageSize = pageSize
+        if let low = sources.keys.min(), let high = sources.keys.max(), Int(high - low) < Self.maximumFileSpan {
+            var table = [Source?](repeating: nil, count: Int(high - low) + 1)
+            for (number, source) in sources { table[Int(number - low)] = source }
+            byNumber = table
+            firstFile = low
+        } else {
+            byNumber = []
+            firstFile = 0
+        }
+    }
+
+    /// The readable file `number`, if this view knows it.
+    @inline(__always)
+    private func source(_ number: UInt32) -> Source? {
+        if byNumber.isEmpty { return sources[number] }
+        // A number below `firstFile` wraps to a large index and fails the bound.
+        let index = Int(number &- firstFile)
+        return index < byNumber.count ? byNumber[index] : nil
+    }
 
     /// The file numbers this view can read, ascending.
     package var fileNumbers: [UInt32] { sources.keys.sorted() }
@@ -77,6 +110,19 @@ package struct IndexPageView: Sendable {
     /// The bytes of file `number` this view has mapped (its vouched length), or `nil` when it
     /// reads the file with `pread` or does not know it.
     package func mappedLength(_ number: UInt32) -> Int? { sources[number]?.mapping?.count }
+
+    /// Every file of this view with its mapped bytes (exactly its vouched length), when the
+    /// view reads every file through a memory map; nil when it reads any with `pread`
+    /// (`.cached` mode). The bytes stay valid and unchanged while this view (or a copy) lives.
+    package var mappedFiles: [(number: UInt32, bytes: UnsafeRawBufferPointer)]? {
+        var files: [(number: UInt32, bytes: UnsafeRawBufferPointer)] = []
+        files.reserveCapacity(sources.count)
+        for (number, source) in sources {
+            guard let mapping = source.mapping else { return nil }
+            files.append((number, UnsafeRawBufferPointer(rebasing: mapping.bytes.prefix(Int(clamping: source.length)))))
+        }
+        return files
+    }
 
     /// The page `id`: from the file's mapping (`.mapped` mode), else from the cache, else by
     /// `pread` (then cached).
@@ -90,7 +136,7 @@ package struct IndexPageView: Sendable {
     ///   `pread` (a short read is `EIO` "short read").
     package func page(_ id: IndexPageID, check: ((UnsafeRawBufferPointer) -> Bool)? = nil) throws(IndexFileError) -> IndexPage {
         guard id.isValid else { throw .badPageID(id, reason: .invalidPageID) }
-        guard let source = sources[id.file] else { throw .badPageID(id, reason: .unknownFile(id.file)) }
+        guard let source = source(id.file) else { throw .badPageID(id, reason: .unknownFile(id.file)) }
         let offset = id.offset(pageSize: pageSize)
         guard offset + Int64(pageSize) <= source.length else {
             throw .badPageID(id, reason: .pastEnd(fileLength: source.length))

@@ -1,0 +1,180 @@
+// MappedPages: the flat table the trees read mapped pages through. Lookups by file and page,
+// ids outside the table, and trees read through a table giving what `withPage` gives — or the
+// same typed errors when a page points outside it.
+import Testing
+import TestSupport
+@testable import YapDBIndex
+
+/// Pages of "file 1" in one region (page `n` at byte `n × pageSize`, page 0 unused), offered
+/// as a `MappedPages` table when `offersTable`, else only through `withPage`.
+/// `@unchecked Sendable`: written by one test thread before any tree reads it.
+private final class RegionSource: PageSource, @unchecked Sendable {
+    let format: PageFormat
+    let offersTable: Bool
+    let region: UnsafeMutableRawBufferPointer
+    private(set) var written = 0
+
+    init(format: PageFormat, capacity: Int, offersTable: Bool) {
+        self.format = format
+        self.offersTable = offersTable
+        region = .allocate(byteCount: format.pageSize * (capacity + 1), alignment: 16)
+        region.initializeMemory(as: UInt8.self, repeating: 0)
+    }
+
+    deinit { region.deallocate() }
+
+    func allocate() -> PageID {
+        written += 1
+        precondition((written + 1) * format.pageSize <= region.count, "RegionSource: full")
+        return 1 << 32 | PageID(written)
+    }
+
+    func write(_ id: PageID, _ bytes: UnsafeRawBufferPointer) {
+        let start = Int(UInt32(truncatingIfNeeded: id)) * format.pageSize
+        UnsafeMutableRawBufferPointer(rebasing: region[start..<(start + format.pageSize)]).copyMemory(from: bytes)
+    }
+
+    /// The bytes of the file: the header page and every page written.
+    var fileBytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: region[0..<((written + 1) * format.pageSize)]) }
+
+    func withPage(_ id: PageID, _ body: (UnsafeRawBufferPointer) throws(PageError) -> Void) throws(PageError) {
+        let page = Int(UInt32(truncatingIfNeeded: id))
+        guard id >> 32 == 1, page >= 1, page <= written else { throw .corrupt(page: id, reason: .missing) }
+        try body(UnsafeRawBufferPointer(rebasing: fileBytes[(page * format.pageSize)..<((page + 1) * format.pageSize)]))
+    }
+
+    var mappedPages: MappedPages? {
+        offersTable ? MappedPages(pageSize: format.pageSize, files: [(1, fileBytes)], owner: self) : nil
+    }
+}
+
+extension RegionSource: PageSink {}
+
+/// Whether `body` throws `PageError.corrupt` with reason `.missing`.
+private func throwsMissing(_ body: () throws -> Void) -> Bool {
+    do { try body() } catch PageError.corrupt(_, .missing) { return true } catch { return false }
+    return false
+}
+
+@Suite struct MappedPagesTests {
+    @Test func looksPagesUpByFileAndPage() throws {
+        let pageSize = 256
+        let first = UnsafeMutableRawBufferPointer.allocate(byteCount: 4 * pageSize, alignment: 16)
+        let second = UnsafeMutableRawBufferPointer.allocate(byteCount: 2 * pageSize + 100, alignment: 16)
+        defer { first.deallocate(); second.deallocate() }
+        let files: [(number: UInt32, bytes: UnsafeRawBufferPointer)] = [(3, UnsafeRawBufferPointer(first)), (5, UnsafeRawBufferPointer(second))]
+        let table = try #require(MappedPages(pageSize: pageSize, files: files, owner: nil))
+        func id(_ file: UInt64, _ page: UInt64) -> PageID { file << 32 | page }
+        // Pages inside a file: the right bytes.
+        #expect(table.bytes(id(3, 1))?.baseAddress == UnsafeRawPointer(first.baseAddress! + pageSize))
+        #expect(table.bytes(id(3, 3))?.baseAddress == UnsafeRawPointer(first.baseAddress! + 3 * pageSize))
+        #expect(table.bytes(id(3, 3))?.count == pageSize)
+        #expect(table.bytes(id(5, 1))?.baseAddress == UnsafeRawPointer(second.baseAddress! + pageSize))
+        // Page 0 (the header), a page past the file's whole pages, a partial page at the end.
+        #expect(table.bytes(id(3, 0)) == nil)
+        #expect(table.bytes(id(3, 4)) == nil)
+        #expect(table.bytes(id(5, 2)) == nil)
+        #expect(table.bytes(id(3, UInt64(UInt32.max))) == nil)
+        // Files below, between and above the table's, file 0, and the "no page" id.
+        for file: UInt64 in [0, 1, 2, 4, 6, 1 << 20, UInt64(UInt32.max)] { #expect(table.bytes(id(file, 1)) == nil) }
+        #expect(table.bytes(.none) == nil)
+        #expect(table.bytes(UInt64.max) == nil)
+    }
+
+    @Test func givesNoTableForFileZeroOrAWideSpan() {
+        let bytes = UnsafeRawBufferPointer(start: nil, count: 0)
+        #expect(MappedPages(pageSize: 256, files: [], owner: nil) == nil)
+        #expect(MappedPages(pageSize: 256, files: [(0, bytes)], owner: nil) == nil)
+        #expect(MappedPages(pageSize: 256, files: [(1, bytes), (UInt32(MappedPages.maximumFileSpan) + 1, bytes)], owner: nil) == nil)
+        #expect(MappedPages(pageSize: 256, files: [(1, bytes), (UInt32(MappedPages.maximumFileSpan), bytes)], owner: nil) != nil)
+    }
+
+    /// A keyed tree and a row tree read through the table answer as through `withPage`.
+    @Test func treesReadThroughTheTableAsThroughTheSource() throws {
+        let format = PageFormat(pageSize: 256)
+        var answers: [[String]] = []
+        for offersTable in [false, true] {
+            let source = RegionSource(format: format, capacity: 600, offersTable: offersTable)
+            var keyed = PagedBTree(format: format, source: source)
+            for i in 0..<500 { try keyed.upsert(Array("key\(i * 7 % 500)".utf8), Array("value\(i)".utf8)) }
+            var rows = PagedRowTree(format: format, source: source)
+            for rowid in 1...400 as ClosedRange<UInt64> { try rows.append(rowid * 3) }
+            let keyedRoot = source.flush(keyed).root, rowsRoot = source.flush(rows).root
+            let tree = try PagedBTree(rootPage: keyedRoot, format: format, source: source)
+            let rowTree = try PagedRowTree(rootPage: rowsRoot, format: format, source: source)
+            #expect(tree.height >= 3 && rowTree.height >= 2)
+            #expect((source.mappedPages != nil) == offersTable)
+            var answer: [String] = []
+            for i in stride(from: 0, to: 520, by: 13) {
+                let key = Array("key\(i)".utf8)
+                answer.append("\(try tree.value(forKey: key) ?? []) \(try tree.rank(of: key))")
+                if i < tree.count { answer.append("\(try tree.element(at: i))") }
+            }
+            try tree.forEach(from: KeyBound(Array("key2".utf8)), to: KeyBound(Array("key3".utf8))) { key, value in
+                answer.append("\(Array(key)) \(Array(value))")
+                return true
+            }
+            answer.append("\(try rowTree.rowids().count) \(try rowTree.element(at: 123)) \(try rowTree.lowerBound { 600 < $0 ? .orderedAscending : 600 == $0 ? .orderedSame : .orderedDescending })")
+            try tree.validate()
+            try rowTree.validate()
+            answers.append(answer)
+        }
+        #expect(answers[0] == answers[1])
+        #expect(answers[0].count > 80)
+    }
+
+    /// A branch whose child is a page the table does not hold (a page past the file's end, page
+    /// 0, another file) gives `.corrupt(.missing)` through the table, as through `withPage`.
+    @Test(arguments: [1 << 32 | 9_999, 1 << 32, 2 << 32 | 1, 1] as [PageID])
+    func aChildOutsideTheTableIsMissing(child: PageID) throws {
+        let format = PageFormat(pageSize: 256)
+        for offersTable in [false, true] {
+            let source = RegionSource(format: format, capacity: 200, offersTable: offersTable)
+            var keyed = PagedBTree(format: format, source: source)
+            for i in 0..<300 { try keyed.upsert(Array("key\(i)".utf8), Array("value\(i)".utf8)) }
+            let root = source.flush(keyed).root
+            // Point every child of the root at `child`.
+            let rootStart = Int(UInt32(truncatingIfNeeded: root)) * format.pageSize
+            let children = Int(source.region.loadUnaligned(fromByteOffset: rootStart + PageLayout.countOffset, as: UInt16.self))
+            #expect(children >= 2)
+            for k in 0..<children {
+                source.region.storeBytes(of: child.littleEndian, toByteOffset: rootStart + PageLayout.headerSize + k * PageLayout.keyedChildSize, as: UInt64.self)
+            }
+            let tree = try PagedBTree(rootPage: root, format: format, source: source)
+            #expect(throwsMissing { _ = try tree.value(forKey: Array("key7".utf8)) })
+            #expect(throwsMissing { _ = try tree.rank(of: Array("key7".utf8)) })
+            #expect(throwsMissing { _ = try tree.element(at: 5) })
+            #expect(throwsMissing { try tree.forEach { _, _ in true } })
+            #expect(throwsMissing { var copy = tree; try copy.upsert([1], [2]) })
+        }
+    }
+
+    /// Random bytes in the mapped pages (no checksum is checked on this path) give typed
+    /// errors, never a trap.
+    @Test(arguments: [31, 32] as [UInt64])
+    func damagedMappedPagesGiveTypedErrors(seed: UInt64) throws {
+        var rng = SeededRandom(seed: seed)
+        let format = PageFormat(pageSize: 256)
+        var failures = 0
+        for _ in 0..<60 {
+            let source = RegionSource(format: format, capacity: 200, offersTable: true)
+            var keyed = PagedBTree(format: format, source: source)
+            for i in 0..<300 { try keyed.upsert(Array("key\(i)".utf8), Array("value\(i)".utf8)) }
+            let root = source.flush(keyed).root
+            for _ in 0..<(1 + rng.next() % 4) {
+                let page = 1 + Int(rng.next() % UInt64(source.written))
+                let offset = page * format.pageSize + Int(rng.next() % UInt64(format.pageSize))
+                source.region[offset] ^= UInt8(1) << (rng.next() % 8)
+                if rng.next() % 3 == 0 { source.region[page * format.pageSize + Int(rng.next() % 32)] = UInt8(truncatingIfNeeded: rng.next()) }
+            }
+            guard let tree = try? PagedBTree(rootPage: root, format: format, source: source) else { failures += 1; continue }
+            for body in [{ _ = try tree.value(forKey: Array("key\(rng.next() % 300)".utf8)) },
+                         { _ = try tree.rank(of: Array("key\(rng.next() % 300)".utf8)) },
+                         { try tree.forEach(reversed: rng.next() % 2 == 0) { _, _ in true } },
+                         { try tree.validate() }] as [() throws -> Void] {
+                do { try body() } catch is PageError { failures += 1 } catch { Issue.record("untyped \(error)") }
+            }
+        }
+        #expect(failures > 0)
+    }
+}
