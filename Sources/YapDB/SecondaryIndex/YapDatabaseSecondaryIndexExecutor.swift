@@ -276,9 +276,21 @@ struct SecondaryIndexExecutor {
             return true
         }
         var going = true
+        // One ascending term: the tree's order (value, then row id) is the query's for every
+        // whole value, so such an entry is passed on as it is read, without a copy; only runs
+        // of values cut to the key limit are gathered and ordered from the stored values.
+        let inTreeOrder = !descending && order.count == 1
         for range in descending ? ranges.reversed() : ranges {
             try state.columns[column].forEachInKeyRange(from: range.lower, to: range.upper, reversed: descending) { key, rowKey in
                 let prefix = OrderedKeyEncoding.valueBytes(ofKey: key)
+                if inTreeOrder, !OrderedKeyEncoding.isTruncated(prefix) {
+                    if !group.isEmpty {
+                        going = flush()
+                        if !going { return false }
+                    }
+                    going = body(OrderedKeyEncoding.rowid(ofKey: key), nil, rowKey)
+                    return going
+                }
                 if group.isEmpty || !groupPrefix.withUnsafeBytes({ $0.elementsEqual(prefix) }) {
                     if !group.isEmpty {
                         going = flush()
