@@ -41,24 +41,31 @@ public enum YapDatabaseCompression: Int, Sendable, Hashable, CaseIterable {
     case lz4 = 1
 }
 
-/// How the database reads the pages of its index files (docs/architecture.md, "Reads").
+/// How the database reads its files: the pages of its index files and the values in its log
+/// segments (docs/architecture.md, "Index files" and "Value reads").
 ///
 /// The index — every collection's keys in order, with where each row's values are — lives in
-/// checksummed pages in the database's index files, read on demand.
+/// checksummed pages in the database's index files, read on demand; each value is a
+/// checksummed record in a log segment. The mode decides both how the pages and how the values
+/// are read.
 public enum YapDatabaseIndexReadMode: Sendable, Hashable {
-    /// Through a read-only memory map of what the newest index checkpoint published: a lookup
-    /// makes no system call, and the operating system's page cache holds the pages (its memory
-    /// is reclaimable, not the process's own). The default. The database maps only bytes that
-    /// are synced and never written again, so its own writes never disturb a mapping; another
-    /// program that truncates the files while the database is open could (a read of a
-    /// truncated mapped page stops the process), which is what ``cached(pages:)`` is for.
+    /// Through read-only memory maps: of what the newest index checkpoint published, and of
+    /// the log segments (a finished segment whole, the one still appended to up to its synced
+    /// length; a value past that is read with `pread`). A lookup makes no system call and a
+    /// value is read where it lies, its record's checksum still checked on every read; the
+    /// operating system's page cache holds the bytes (its memory is reclaimable, not the
+    /// process's own). The default. The database maps only bytes that are synced or finished
+    /// and never truncated, so its own writes never disturb a mapping; another program that
+    /// truncates the files while the database is open could (a read of a truncated mapped page
+    /// stops the process), which is what ``cached(pages:)`` is for.
     case memoryMapped
-    /// With `pread` through a cache of at most `pages` pages (least recently used dropped
-    /// first), each page's checksum checked when it is read: for file systems where a memory
-    /// map is unsafe or unsupported (network file systems, files other programs may change).
-    /// Memory for the cache is about `pages` × the page size (4 KiB by default). Values below 1
-    /// act as 1. A lookup that misses the cache costs a system call per page of the tree's
-    /// path.
+    /// With `pread`: index pages through a cache of at most `pages` pages (least recently used
+    /// dropped first), each page's checksum checked when it is read, and every value with a
+    /// `pread` of its record: for file systems where a memory map is unsafe or unsupported
+    /// (network file systems, files other programs may change). Memory for the cache is about
+    /// `pages` × the page size (4 KiB by default). Values below 1 act as 1. A lookup that
+    /// misses the cache costs a system call per page of the tree's path, and each value read
+    /// one more.
     case cached(pages: Int)
 
     /// A cache of 1,024 pages (4 MiB with the default page size) for ``cached(pages:)``.
@@ -178,10 +185,12 @@ public final class YapDatabaseOptions: Sendable {
         set { storage.withLock { $0.compactionThreshold = newValue } }
     }
 
-    /// How index pages are read: ``YapDatabaseIndexReadMode/memoryMapped`` (the default) or
-    /// `pread` through a bounded page cache (``YapDatabaseIndexReadMode/cached(pages:)``), for
-    /// file systems where a memory map is unsafe. A YapDB addition (YapDatabase has no index
-    /// files). Both modes read the same files; a database may be opened in either.
+    /// How index pages and values are read: through memory maps
+    /// (``YapDatabaseIndexReadMode/memoryMapped``, the default) or with `pread`, index pages
+    /// through a bounded page cache (``YapDatabaseIndexReadMode/cached(pages:)``), for file
+    /// systems where a memory map is unsafe. A YapDB addition (YapDatabase has no index
+    /// files). Both modes read the same files with the same checks; a database may be opened
+    /// in either.
     ///
     /// ```swift
     /// let options = YapDatabaseOptions()

@@ -37,8 +37,10 @@ public class YapDatabaseReadTransaction {
     /// An extension's state in this transaction's snapshot.
     func extensionState(_ key: String) -> (any Sendable)? { snapshot!.extensions[key] }
 
-    func readValue(_ location: ValueLocation) throws(StorageError) -> [UInt8]? {
-        try snapshot!.segments.value(at: location).1
+    /// The value at `location` (nil for a nil-metadata record), copied once into `Data` from
+    /// where the segment table reads it (a memory map or a `pread` buffer).
+    func readValue(_ location: ValueLocation) throws(StorageError) -> Data? {
+        try snapshot!.segments.withValue(at: location) { $0.map { Data($0) } }
     }
 
     // MARK: Counts and listings
@@ -137,14 +139,14 @@ public class YapDatabaseReadTransaction {
     public func serializedObject(forKey key: String, inCollection collection: String?) -> Data? {
         checkValid()
         guard let entry = keydir.lookup(collection: collection ?? "", key: key) else { return nil }
-        return read(entry.object, what: "object of \(collection ?? "")/\(key)").map { Data($0) }
+        return read(entry.object, what: "object of \(collection ?? "")/\(key)")
     }
 
     /// The row's metadata as stored (serialized), or nil.
     public func serializedMetadata(forKey key: String, inCollection collection: String?) -> Data? {
         checkValid()
         guard let location = keydir.lookup(collection: collection ?? "", key: key)?.metadata else { return nil }
-        return read(location, what: "metadata of \(collection ?? "")/\(key)").map { Data($0) }
+        return read(location, what: "metadata of \(collection ?? "")/\(key)")
     }
 
     // MARK: Iteration
@@ -285,7 +287,7 @@ public class YapDatabaseReadTransaction {
 
     func decodeObject(_ entry: KeydirEntry, collection: String, key: String) -> Any? {
         guard let bytes = read(entry.object, what: "object of \(collection)/\(key)") else { return nil }
-        guard let object = connection.serialization.deserialize(.object, Data(bytes), forKey: key, inCollection: collection) else { return nil }
+        guard let object = connection.serialization.deserialize(.object, bytes, forKey: key, inCollection: collection) else { return nil }
         if connection.objectCacheOn { connection.objectCache.set(object, collection: collection, key: key) }
         return object
     }
@@ -296,7 +298,7 @@ public class YapDatabaseReadTransaction {
             return nil
         }
         guard let bytes = read(location, what: "metadata of \(collection)/\(key)") else { return nil }
-        let metadata = connection.serialization.deserialize(.metadata, Data(bytes), forKey: key, inCollection: collection)
+        let metadata = connection.serialization.deserialize(.metadata, bytes, forKey: key, inCollection: collection)
         if connection.metadataCacheOn {
             connection.metadataCache.set(metadata ?? NoMetadata.marker, collection: collection, key: key)
         }
@@ -304,9 +306,9 @@ public class YapDatabaseReadTransaction {
     }
 
     /// Reads a value; a damaged record is reported to the log handler and reads as missing.
-    func read(_ location: ValueLocation, what: @autoclosure () -> String) -> [UInt8]? {
+    func read(_ location: ValueLocation, what: @autoclosure () -> String) -> Data? {
         do throws(StorageError) {
-            return try readValue(location) ?? []
+            return try readValue(location) ?? Data()
         } catch {
             YapDatabaseLogging.log(.error, "could not read the \(what()): \(error)")
             return nil

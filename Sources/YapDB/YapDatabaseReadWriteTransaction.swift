@@ -46,8 +46,8 @@ public final class YapDatabaseReadWriteTransaction: YapDatabaseReadTransaction {
 
     override var keydir: Keydir { engineTransaction.keydir }
 
-    override func readValue(_ location: ValueLocation) throws(StorageError) -> [UInt8]? {
-        try engineTransaction.read(location)
+    override func readValue(_ location: ValueLocation) throws(StorageError) -> Data? {
+        try engineTransaction.read(location).map { Data($0) }
     }
 
     override func extensionState(_ key: String) -> (any Sendable)? { engineTransaction.extensions[key] }

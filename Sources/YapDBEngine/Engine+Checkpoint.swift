@@ -188,11 +188,13 @@ extension Engine {
                 state.extensions[name] = paged.reading(from: extensionSource)
             }
             // Log segments at or after the replay position hold commits to replay: never retired.
-            let retired = state.segments.files.keys.filter { number in
+            let retired = state.segments.numbers.filter { number in
                 number != state.log.segmentNumber
                     && (number < source.replay.segment || state.compactionSegments.contains(number))
                     && (source.usage[number] ?? 0) == 0 && (state.usage[number] ?? 0) == 0
             }
+            // The log is synced (`captureForCheckpoint`): map the active segment's new synced length.
+            state.remapActiveSegment(force: true)
             if !retired.isEmpty {
                 state.segments = state.segments.removing(retired)
                 for number in retired {

@@ -94,7 +94,9 @@ extension Engine {
             // 3. Point the key directory at the copies where it still points at the originals.
             try writer.withLock { (state: inout WriterState) throws(StorageError) in
                 for (number, file) in outputs {
-                    state.segments = state.segments.adding(number, file)
+                    // Finished and synced: sealed, mapped whole.
+                    let size = try? file.size()
+                    state.segments = state.segments.adding(number, file, mapping: size.flatMap { state.segmentMapping(file, length: $0) })
                     state.compactionSegments.insert(number)
                 }
                 var keydir = state.keydir
@@ -162,7 +164,7 @@ extension Engine {
                 }
                 let from = moves[index].from
                 if readerSegment != from.segment {
-                    guard let source = table.files[from.segment] else {
+                    guard let source = table.segments[from.segment]?.file else {
                         throw .corrupted(offset: Int64(from.offset), reason: "segment \(from.segment) is referenced but missing")
                     }
                     reader = SequentialRecordReader(file: source)

@@ -197,12 +197,16 @@ extension Engine {
         state.bytesSinceCheckpoint = UInt64(opened.report.bytesScanned)
         state.rowsSinceCheckpoint = opened.report.records
         state.compactionSegments = compactionSegments
+        state.mapsSegments = options.mapsSegments
+        state.mapSegmentsAtOpen()
         let engine = Engine(path: path, files: files, options: options, uuid: opened.header.uuid, state: state, index: index!,
                             report: report, openKey: key)
         engine.unclaimed.load(images: images, roots: roots, catchUp: replayer.catchUp ?? ExtensionCatchUp())
-        // Runs inside a roll, under the writer lock: the new segment joins the read table.
-        opened.writer.onNewSegment = { [unowned state] (number: UInt32, file: any StorageFile) in
+        // Runs inside a roll, under the writer lock: the new segment joins the read table, and
+        // the one rolled away from is sealed (mapped whole).
+        opened.writer.onNewSegment = { [unowned state] (number: UInt32, file: any StorageFile, sealed: LogPosition) in
             state.segments = state.segments.adding(number, file)
+            state.mapSealedSegment(sealed)
         }
         success = true
         return engine

@@ -76,7 +76,7 @@ extension Engine {
             var stats = EngineStats(fileBytes: Int64(Format.mainFileSize) + segmentBytes + indexBytes + checkpointBytes + deadCheckpointBytes,
                                     liveBytes: live, deadBytes: max(0, segmentBytes - live),
                                     rowCount: state.keydir.count, snapshot: state.snapshotNumber,
-                                    recoveredTruncatedBytes: openReport.recoveredTruncatedBytes, segmentCount: state.segments.files.count)
+                                    recoveredTruncatedBytes: openReport.recoveredTruncatedBytes, segmentCount: state.segments.segments.count)
             stats.segmentBytes = segmentBytes
             stats.indexFileBytes = indexBytes
             stats.indexPageSize = Int(pageSize)

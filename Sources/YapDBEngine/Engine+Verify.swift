@@ -159,7 +159,7 @@ extension Engine {
             let location = check.location
             do throws(StorageError) {
                 if readerSegment != location.segment {
-                    guard let file = table.files[location.segment] else {
+                    guard let file = table.segments[location.segment]?.file else {
                         throw .corrupted(offset: Int64(location.offset), reason: "segment \(location.segment) is referenced but missing")
                     }
                     reader = SequentialRecordReader(file: file)

@@ -28,6 +28,9 @@ final class WriterState: @unchecked Sendable {
     var rowsSinceCheckpoint = 0
     /// Segments written by compaction (never replayed; removable once nothing points into them).
     var compactionSegments: Set<UInt32> = []
+    /// Whether `segments` reads values through memory maps (`EngineOptions.mapsSegments`;
+    /// Engine+SegmentMaps.swift).
+    var mapsSegments = false
     /// The newest checkpoint on disk and its replay position.
     var checkpointNumber: UInt32
     var checkpointReplay: LogPosition
@@ -212,6 +215,7 @@ package final class Engine: Sendable {
         state.nextRowid = tx.nextRowid
         state.usage = tx.usage
         state.extensions = tx.extensions
+        state.remapActiveSegment(force: false)
         var changeset = tx.changeset
         changeset.snapshot = number
         // The changeset first: a reader that sees the new snapshot must find its changeset,

@@ -41,8 +41,14 @@ package struct EngineOptions: Sendable {
     /// pages so that the trees split early.
     package var indexPageSize = Format.indexDefaultPageSize
     /// How index pages are read: through a memory map of the written index files (default),
-    /// or with `pread` and a bounded page cache, for file systems where a map is unsafe.
+    /// or with `pread` and a bounded page cache, for file systems where a map is unsafe. It
+    /// also decides how values are read (`mapsSegments`).
     package var indexReadMode: IndexReadMode = .mapped
+    /// Whether values are read in place from memory maps of the log segments (sealed segments
+    /// whole, the active one up to its synced length; Engine+SegmentMaps.swift) rather than
+    /// with a `pread` each: in the `.mapped` index read mode, on files that map in place
+    /// (`StorageFile.mapsInPlace`). The `.cached` mode reads every value with `pread`.
+    package var mapsSegments: Bool { indexReadMode == .mapped }
     /// Size at which index files roll.
     package var indexFileSizeLimit = Format.indexDefaultFileSize
     /// Index compaction: a checkpoint writes a full copy of the key directory into a new index

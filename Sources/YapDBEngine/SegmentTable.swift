@@ -1,44 +1,104 @@
 import YapDBStorage
 import YapDBIndex
 
-/// Read handles of every segment a snapshot can reach, by segment number. Immutable: a roll
-/// or a compaction makes a new table. A retired segment's handle closes when the last
-/// snapshot holding it goes away (its file may already be unlinked; open handles still read).
+/// Read handles of every segment a snapshot can reach, by segment number, each with the memory
+/// map it is read through, if any. Immutable: a roll, a compaction or a longer map of the
+/// active segment makes a new table. A retired segment's handle closes, and its map is
+/// unmapped, when the last snapshot holding it goes away (its file may already be unlinked;
+/// open handles and existing maps still read).
+///
+/// Reads: a record that lies wholly inside its segment's map is read in place — bounds,
+/// framing and checksum checked on every read, no system call, no copy of an uncompressed
+/// value (`SegmentReader.withValue(at:inMapped:path:_:)`); any other record (a segment with no
+/// map, the active segment's tail past its map) is read with `pread` as before. Which bytes may
+/// be mapped is the writer's rule (`WriterState.refreshSegmentMaps`, Engine+SegmentMaps.swift):
+/// only bytes the engine never truncates.
+///
+/// Threading: immutable; any thread.
 package final class SegmentTable: Sendable {
-    package let files: [UInt32: any StorageFile]
+    /// One readable segment: its handle, and a map of a prefix of it that never shrinks
+    /// (nil: read with `pread` only).
+    package struct Segment: Sendable {
+        package let file: any StorageFile
+        package let mapping: FileMapping?
 
-    package init(files: [UInt32: any StorageFile]) { self.files = files }
+        package init(file: any StorageFile, mapping: FileMapping? = nil) {
+            self.file = file
+            self.mapping = mapping
+        }
+    }
 
-    /// A table with `file` added as segment `number`.
-    package func adding(_ number: UInt32, _ file: any StorageFile) -> SegmentTable {
-        var copy = files
-        copy[number] = file
-        return SegmentTable(files: copy)
+    package let segments: [UInt32: Segment]
+
+    package init(segments: [UInt32: Segment]) { self.segments = segments }
+
+    /// A table of `files`, none of them mapped.
+    package convenience init(files: [UInt32: any StorageFile]) {
+        self.init(segments: files.mapValues { Segment(file: $0) })
+    }
+
+    /// The handles by segment number.
+    package var files: [UInt32: any StorageFile] { segments.mapValues(\.file) }
+
+    /// The segment numbers this table reaches.
+    package var numbers: Dictionary<UInt32, Segment>.Keys { segments.keys }
+
+    /// The bytes of segment `number` read through a map (from the file's start), or nil when
+    /// it is read with `pread` only or is not in the table.
+    package func mappedLength(_ number: UInt32) -> Int? { segments[number]?.mapping?.count }
+
+    /// A table with `file` added (or replaced) as segment `number`, read through `mapping`.
+    package func adding(_ number: UInt32, _ file: any StorageFile, mapping: FileMapping? = nil) -> SegmentTable {
+        var copy = segments
+        copy[number] = Segment(file: file, mapping: mapping)
+        return SegmentTable(segments: copy)
     }
 
     /// A table without the given segments.
     package func removing(_ numbers: some Sequence<UInt32>) -> SegmentTable {
-        var copy = files
+        var copy = segments
         for n in numbers { copy[n] = nil }
-        return SegmentTable(files: copy)
+        return SegmentTable(segments: copy)
     }
 
     /// The verified record at `location`.
     package func value(at location: ValueLocation) throws(StorageError) -> (RecordCodec.ValueRecord, [UInt8]?) {
-        guard let file = files[location.segment] else {
-            throw .corrupted(offset: Int64(location.offset), reason: "segment \(location.segment) is referenced but missing")
+        let segment = try self.segment(location)
+        if let mapping = segment.mapping, Self.covers(mapping, location) {
+            return try withExtendedLifetime(mapping) { () throws(StorageError) in
+                try SegmentReader.value(at: RecordLocation(location), inMapped: mapping.bytes, path: segment.file.path)
+            }
         }
-        return try SegmentReader.value(at: RecordLocation(location), in: file)
+        return try SegmentReader.value(at: RecordLocation(location), in: segment.file)
     }
 
     /// Calls `body` with the verified value at `location` (nil for a nil-metadata record),
-    /// valid only during the call: one `pread`, no strings decoded, no intermediate arrays
+    /// valid only during the call: in place in the segment's map when the record lies inside
+    /// it, else one `pread`; no strings decoded, no intermediate arrays
     /// (`SegmentReader.withValue`).
     package func withValue<R>(at location: ValueLocation, _ body: (UnsafeRawBufferPointer?) throws(StorageError) -> R) throws(StorageError) -> R {
-        guard let file = files[location.segment] else {
+        let segment = try self.segment(location)
+        if let mapping = segment.mapping, Self.covers(mapping, location) {
+            return try withExtendedLifetime(mapping) { () throws(StorageError) -> R in
+                try SegmentReader.withValue(at: RecordLocation(location), inMapped: mapping.bytes, path: segment.file.path, body)
+            }
+        }
+        return try SegmentReader.withValue(at: RecordLocation(location), in: segment.file, body)
+    }
+
+    /// The segment `location` names, or `corrupted` when this table does not have it.
+    private func segment(_ location: ValueLocation) throws(StorageError) -> Segment {
+        guard let segment = segments[location.segment] else {
             throw .corrupted(offset: Int64(location.offset), reason: "segment \(location.segment) is referenced but missing")
         }
-        return try SegmentReader.withValue(at: RecordLocation(location), in: file, body)
+        return segment
+    }
+
+    /// Whether the record at `location` ends inside `mapping` (32-bit fields: the sum cannot
+    /// overflow an `Int`). A record past it is read with `pread`: the active segment's tail,
+    /// or damage, which the `pread` path reports as a record running past the end.
+    private static func covers(_ mapping: FileMapping, _ location: ValueLocation) -> Bool {
+        Int(location.offset) + Int(location.length) <= mapping.count
     }
 }
 

@@ -133,6 +133,7 @@ struct MeasureOpen: ParsableCommand {
 
     @Argument(help: "The folder given to `engine --keep`.") var folder: String
     @Option(help: "The rows it was loaded with (to know its keys).") var rows = 1_000_000
+    @Flag(help: "Then read every row's value in key order and report private and file-backed memory again (values are read from maps of the log segments: file-backed memory grows, RssAnon must not).") var readAll = false
 
     func run() throws {
         // The keys of the rows to read, found by replaying the key generator of `engine`
@@ -159,17 +160,30 @@ struct MeasureOpen: ParsableCommand {
         }
         let after = privateMemory()
         print("open + first read: \(fmt(open * 1000)) ms (\(engine.openReport.commitsReplayed) commits replayed); RssAnon before open \(before / 1024) KiB, after open + 1,000 reads \(after / 1024) KiB (check \(check))")
+        if readAll {
+            // File-backed pages count as RssFile, or as RssShmem on tmpfs.
+            let fileBefore = memory("RssFile:") + memory("RssShmem:")
+            var bytes = 0
+            try snapshot.forEachKey(inCollection: "c") { _, entry in
+                bytes += try snapshot.segments.withValue(at: entry.object) { $0?.count ?? 0 }
+                return true
+            }
+            print("after reading every value (\(bytes / 1024) KiB): RssAnon \(privateMemory() / 1024) KiB, RssFile + RssShmem \(fileBefore / 1024) → \((memory("RssFile:") + memory("RssShmem:")) / 1024) KiB")
+        }
         try engine.close()
     }
 
     /// `RssAnon` of this process in bytes (Linux), or 0 where there is none.
-    func privateMemory() -> Int {
+    func privateMemory() -> Int { memory("RssAnon:") }
+
+    /// The `/proc/self/status` figure named `field` in bytes (Linux), or 0 where there is none.
+    func memory(_ field: String) -> Int {
         guard let file = fopen("/proc/self/status", "r") else { return 0 }
         defer { fclose(file) }
         var line = [CChar](repeating: 0, count: 256)
         while fgets(&line, Int32(line.count), file) != nil {
             let text = String(cString: line)
-            if text.hasPrefix("RssAnon:") {
+            if text.hasPrefix(field) {
                 let digits = text.filter(\.isNumber)
                 return (Int(digits) ?? 0) * 1024
             }

@@ -83,6 +83,10 @@ package final class SimulatedFile: StorageFile {
         }
     }
 
+    /// False: `map(length:)` is a heap copy of the image (the engine reads segments with
+    /// `pread` here).
+    package var mapsInPlace: Bool { false }
+
     /// A copy of the first `length` bytes of the file's current image (what reads see now);
     /// later writes do not change it, as the caller promises not to rewrite mapped bytes. Not
     /// a mutating call (no crash-point count).

@@ -103,6 +103,13 @@ package protocol StorageFile: AnyObject, Sendable {
     ///   the file's size, the system's `mmap` errors (`ENOMEM`, `ENODEV`, …), `EBADF` after
     ///   `close()`, "power lost" `EIO` or an injected `.map` fault on the simulated disk.
     func map(length: Int) throws(IOFailure) -> FileMapping
+
+    /// Whether `map(length:)` gives a real memory map of the file (read in place, backed by
+    /// the operating system's page cache, not by the process's own memory): true on POSIX,
+    /// false on the simulated disk, whose "map" is a heap copy. The engine maps log segments
+    /// only where this is true and reads them with `pread` elsewhere, so that the memory of a
+    /// copy never grows with the data.
+    var mapsInPlace: Bool { get }
 }
 
 /// An exclusive lock on a database, held while the database is open. Dropping it releases it.

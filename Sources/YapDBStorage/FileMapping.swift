@@ -1,5 +1,5 @@
-// Read-only views of a file's bytes for the index page reader: a memory map on POSIX, a copy
-// on the simulated disk. Part of the FileIO seam (FileIO.swift).
+// Read-only views of a file's bytes for the index page reader and the engine's value reads:
+// a memory map on POSIX, a copy on the simulated disk. Part of the FileIO seam (FileIO.swift).
 
 #if canImport(Glibc)
 import Glibc
@@ -18,7 +18,9 @@ import Darwin
 /// The caller must never shrink the file below `count` while the mapping lives (a read of a
 /// truncated page of a real map is `SIGBUS`); the index keeps that rule by mapping a file only
 /// up to the synced length a published root record vouches for, below which no writer ever
-/// truncates (IndexPageStore).
+/// truncates (IndexPageStore), and the engine by mapping a log segment only whole once sealed
+/// or up to its synced length while active (Engine+SegmentMaps.swift). The engine maps
+/// segments only where `StorageFile.mapsInPlace` is true, never as a heap copy.
 ///
 /// Sendable (`@unchecked`): every stored property is a `let` set in `init`; the memory is
 /// never written through this object, so concurrent reads from any thread are safe.

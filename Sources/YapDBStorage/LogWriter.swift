@@ -33,9 +33,10 @@ package final class LogWriter {
     package private(set) var durableThrough: LogPosition
     /// Set after a failure that may have left unknown bytes on disk; every later call throws.
     package private(set) var isPoisoned = false
-    /// Called after a new segment file is created, with its handle (the engine shares the
-    /// handle with its read table).
-    package var onNewSegment: ((UInt32, any StorageFile) -> Void)?
+    /// Called after a new segment file is created, with its number and handle (the engine
+    /// shares the handle with its read table) and the segment just sealed: its number and
+    /// final length (no byte of it is ever written or truncated again).
+    package var onNewSegment: ((_ number: UInt32, _ file: any StorageFile, _ sealed: LogPosition) -> Void)?
 
     /// Segments rolled away from in `.off` mode, not yet synced (kept open until they are).
     private var unsyncedSegments: [any StorageFile] = []
@@ -293,11 +294,12 @@ package final class LogWriter {
             unsyncedSegments.append(file)
             directoryDirty = true
         }
+        let sealed = LogPosition(segment: segmentNumber, offset: end)
         segmentNumber = next
         file = newFile
         end = UInt32(Format.headerSize)
         if syncMode != .off { durableThrough = LogPosition(segment: next, offset: end) }
-        onNewSegment?(next, newFile)
+        onNewSegment?(next, newFile, sealed)
     }
 
     /// Starts the next segment even if the active one is not full (compaction and tests).

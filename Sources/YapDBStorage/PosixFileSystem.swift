@@ -317,9 +317,12 @@ package final class PosixFile: StorageFile {
         if old & Self.closing == 0 && old & ~(Self.closing | Self.closed) == 0 { finishClose() }
     }
 
+    /// True: `map(length:)` is a real `mmap`.
+    package var mapsInPlace: Bool { true }
+
     /// Maps the first `length` bytes with `mmap(PROT_READ, MAP_SHARED)` and advises the kernel
-    /// that reads are random (`MADV_RANDOM`: index pages are visited by tree walks, not in
-    /// order, so read-ahead would only waste memory). A zero `length` gives an empty view
+    /// that reads are random (`MADV_RANDOM`: index pages are visited by tree walks and values
+    /// by point reads, not in order, so read-ahead would only waste memory). A zero `length` gives an empty view
     /// without a system call. The map keeps its own reference to the file, so it stays valid
     /// after `close()`.
     ///

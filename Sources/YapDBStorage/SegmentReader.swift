@@ -27,18 +27,37 @@ package enum SegmentReader {
         try decodeValue(try record(at: location, in: file), offset: Int64(location.offset), path: file.path)
     }
 
+    /// `value(at:in:)` for a record inside `mapped`, the bytes of the segment from its start
+    /// (a memory map of a prefix that never shrinks): the same checks, no read and no copy of
+    /// the record. `location` is bounds-checked against `mapped` before use.
+    package static func value(at location: RecordLocation, inMapped mapped: UnsafeRawBufferPointer, path: String)
+        throws(StorageError) -> (RecordCodec.ValueRecord, [UInt8]?) {
+        try withRecord(at: location, inMapped: mapped, path: path) { (raw, frame) throws(StorageError) in
+            try decodeValue(frame, in: raw, offset: Int64(location.offset), path: path)
+        }
+    }
+
     /// Decodes an object or metadata record held in `bytes` (already read, e.g. still staged).
     package static func decodeValue(_ bytes: [UInt8], offset: Int64, path: String) throws(StorageError) -> (RecordCodec.ValueRecord, [UInt8]?) {
-        do throws(RecordCodec.FrameError) {
-            return try bytes.withBytes { (raw) throws(RecordCodec.FrameError) -> (RecordCodec.ValueRecord, [UInt8]?) in
-                let frame = try RecordCodec.frame(in: raw, at: 0)
-                guard frame.type == .object || frame.type == .metadata else {
-                    throw .invalid("expected a value record, found type \(frame.type.rawValue)")
-                }
-                let record = try RecordCodec.valueRecord(frame, in: raw)
-                if frame.type == .metadata && record.noMetadata { return (record, nil) }
-                return (record, try RecordCodec.value(of: record, in: raw))
+        try bytes.withBytes { (raw) throws(StorageError) -> (RecordCodec.ValueRecord, [UInt8]?) in
+            let frame: RecordCodec.Frame
+            do throws(RecordCodec.FrameError) { frame = try RecordCodec.frame(in: raw, at: 0) } catch {
+                throw .corrupted(offset: offset, reason: "\(Paths.fileName(of: path)): \(error)")
             }
+            return try decodeValue(frame, in: raw, offset: offset, path: path)
+        }
+    }
+
+    /// Decodes the fields and value of the checked value-record `frame` in `raw`.
+    static func decodeValue(_ frame: RecordCodec.Frame, in raw: UnsafeRawBufferPointer, offset: Int64, path: String)
+        throws(StorageError) -> (RecordCodec.ValueRecord, [UInt8]?) {
+        do throws(RecordCodec.FrameError) {
+            guard frame.type == .object || frame.type == .metadata else {
+                throw .invalid("expected a value record, found type \(frame.type.rawValue)")
+            }
+            let record = try RecordCodec.valueRecord(frame, in: raw)
+            if frame.type == .metadata && record.noMetadata { return (record, nil) }
+            return (record, try RecordCodec.value(of: record, in: raw))
         } catch {
             throw .corrupted(offset: offset, reason: "\(Paths.fileName(of: path)): \(error)")
         }
@@ -76,6 +95,25 @@ package enum SegmentReader {
         return try run(buffer)
     }
 
+    /// `withRecord(at:in:_:)` for a record inside `mapped`, the bytes of the segment from its
+    /// start: the location's length is checked against the format's maximum and the record
+    /// against the end of `mapped` before any byte is touched, then framing, checksum and
+    /// exact length as for a `pread` record. A record past the end of `mapped` is `corrupted`
+    /// (callers fall back to `pread` for a location past their map before calling this).
+    package static func withRecord<R>(
+        at location: RecordLocation, inMapped mapped: UnsafeRawBufferPointer, path: String,
+        _ body: (UnsafeRawBufferPointer, RecordCodec.Frame) throws(StorageError) -> R
+    ) throws(StorageError) -> R {
+        let length = Int(location.length)
+        let offset = Int(location.offset)
+        try RecordCodec.checkLocatedLength(length, offset: Int64(offset), path: path)
+        guard offset <= mapped.count, length <= mapped.count - offset else {
+            throw .corrupted(offset: Int64(offset), reason: "\(Paths.fileName(of: path)): record runs past the end of the mapped file")
+        }
+        let raw = UnsafeRawBufferPointer(rebasing: mapped[offset..<(offset + length)])
+        return try body(raw, RecordCodec.locatedFrame(in: raw, offset: Int64(offset), path: path))
+    }
+
     /// Calls `body` with the value of the verified object or metadata record at `location`:
     /// its bytes (decompressed if needed; nil for a nil-metadata record), valid only during
     /// the call. The checks are those of `value(at:in:)` except that the collection and key
@@ -87,20 +125,42 @@ package enum SegmentReader {
         _ body: (UnsafeRawBufferPointer?) throws(StorageError) -> R
     ) throws(StorageError) -> R {
         try withRecord(at: location, in: file) { (raw, frame) throws(StorageError) -> R in
-            let value: UnsafeRawBufferPointer?
-            do throws(RecordCodec.FrameError) { value = try valueBytes(frame, in: raw) } catch {
-                throw .corrupted(offset: Int64(location.offset), reason: "\(Paths.fileName(of: file.path)): \(error)")
-            }
-            guard let value else { return try body(nil) }
-            guard frame.flags & Format.flagCompressed != 0 else { return try body(value) }
-            let decompressed: [UInt8]
-            do throws(RecordCodec.FrameError) {
-                decompressed = try RecordCodec.decompress(value, maxRawLength: Format.maxValueSize, what: "compressed value")
-            } catch {
-                throw .corrupted(offset: Int64(location.offset), reason: "\(Paths.fileName(of: file.path)): \(error)")
-            }
-            return try decompressed.withBytes { (bytes) throws(StorageError) -> R in try body(bytes) }
+            try withValue(of: frame, in: raw, offset: Int64(location.offset), path: file.path, body)
         }
+    }
+
+    /// `withValue(at:in:_:)` for a record inside `mapped`, the bytes of the segment from its
+    /// start (a memory map of a prefix that never shrinks): the same checks, the checksum
+    /// included, with no system call and no copy (an uncompressed value is handed out where it
+    /// lies in the map). `location` is bounds-checked against `mapped` before use.
+    package static func withValue<R>(
+        at location: RecordLocation, inMapped mapped: UnsafeRawBufferPointer, path: String,
+        _ body: (UnsafeRawBufferPointer?) throws(StorageError) -> R
+    ) throws(StorageError) -> R {
+        try withRecord(at: location, inMapped: mapped, path: path) { (raw, frame) throws(StorageError) -> R in
+            try withValue(of: frame, in: raw, offset: Int64(location.offset), path: path, body)
+        }
+    }
+
+    /// Calls `body` with the value of the checked value-record `frame` in `raw` (decompressed
+    /// if needed; nil for a nil-metadata record).
+    private static func withValue<R>(
+        of frame: RecordCodec.Frame, in raw: UnsafeRawBufferPointer, offset: Int64, path: String,
+        _ body: (UnsafeRawBufferPointer?) throws(StorageError) -> R
+    ) throws(StorageError) -> R {
+        let value: UnsafeRawBufferPointer?
+        do throws(RecordCodec.FrameError) { value = try valueBytes(frame, in: raw) } catch {
+            throw .corrupted(offset: offset, reason: "\(Paths.fileName(of: path)): \(error)")
+        }
+        guard let value else { return try body(nil) }
+        guard frame.flags & Format.flagCompressed != 0 else { return try body(value) }
+        let decompressed: [UInt8]
+        do throws(RecordCodec.FrameError) {
+            decompressed = try RecordCodec.decompress(value, maxRawLength: Format.maxValueSize, what: "compressed value")
+        } catch {
+            throw .corrupted(offset: offset, reason: "\(Paths.fileName(of: path)): \(error)")
+        }
+        return try decompressed.withBytes { (bytes) throws(StorageError) -> R in try body(bytes) }
     }
 
     /// The fields of a checked value-record frame as raw bytes, nothing decoded: the rowid,
