@@ -163,6 +163,31 @@ import Testing
         }
     }
 
+    /// A handler may spell column names in another case (SQL names ignore it) or set keys
+    /// that are no column: the exact names are looked up first, the rest resolved by name.
+    @Test func handlerKeysInAnotherCaseAreColumnsToo() throws {
+        let fixture = try DatabaseFixture()
+        let setup = YapDatabaseSecondaryIndexSetup()
+        setup.addColumn("age", with: .integer)
+        setup.addColumn("name", with: .text)
+        let handler = YapDatabaseSecondaryIndexHandler.withKeyBlock { _, dict, _, key in
+            dict["AGE"] = key.count
+            dict["name"] = key
+            if key == "extra" { dict["nope"] = 1 }
+        }
+        try #require(fixture.database.register(YapDatabaseSecondaryIndex(setup: setup, handler: handler), withName: "idx"))
+        let connection = fixture.database.newConnection()
+        connection.readWrite { tx in
+            for key in ["a", "bb", "extra"] { tx.setObject(key, forKey: key, inCollection: "c") }
+        }
+        connection.read { tx in
+            let idx = tx.ext("idx") as? YapDatabaseSecondaryIndexTransaction
+            #expect(idx?.numberOfRows(matching: YapDatabaseQuery(string: "WHERE age = 2 AND name = 'bb'")) == 1)
+            #expect(idx?.numberOfRows(matching: YapDatabaseQuery(string: "WHERE age = 5 AND name = 'extra'")) == 1)
+            #expect(idx?.numberOfRows(matching: YapDatabaseQuery(string: "WHERE age IS NULL")) == 0)
+        }
+    }
+
     @available(*, deprecated)
     @Test func deprecatedEnumerateFormsStillWork() throws {
         let fixture = try Self.fixture()

@@ -169,6 +169,26 @@ import YapDBQuery
         try state.validatePages()
     }
 
+    /// Numbers as a handler's `NSMutableDictionary` hands them back (`NSNumber`) keep their
+    /// kind: reals stay reals, unsigned values past Int64 become reals, Bool is 0 or 1.
+    @Test func numbersFromTheHandlersDictionaryKeepTheirKind() {
+        let dict = NSMutableDictionary()
+        dict["i"] = Int64(-5)
+        dict["d"] = 2.5
+        dict["u"] = UInt64.max
+        dict["b"] = true
+        func value(_ key: String, _ type: YapDatabaseSecondaryIndexType) -> SQLValue {
+            SecondaryIndexRow.columnValue(dict[key] as Any, type: type)
+        }
+        #expect(value("i", .numeric) == .integer(-5))
+        #expect(value("d", .numeric) == .real(2.5))
+        #expect(value("d", .integer) == .real(2.5), "INTEGER affinity keeps a real that is not whole")
+        #expect(value("u", .numeric) == .real(Double(UInt64.max)))
+        #expect(value("b", .integer) == .integer(1))
+        #expect(SecondaryIndexRow.columnValue(NSNumber(value: Int8(-3)), type: .integer) == .integer(-3))
+        #expect(SecondaryIndexRow.columnValue(NSNumber(value: Float(1.5)), type: .real) == .real(1.5))
+    }
+
     /// The handler's values become column values with the column's affinity.
     @Test func handlerValuesTakeTheColumnAffinity() {
         #expect(SecondaryIndexRow.columnValue("12", type: .integer) == .integer(12))

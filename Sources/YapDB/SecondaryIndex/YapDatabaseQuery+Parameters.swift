@@ -43,6 +43,8 @@ extension YapDatabaseQuery {
         if type == ObjectIdentifier(Int64.self) { return .integer(parameter as! Int64) }
         if type == ObjectIdentifier(String.self) { return .text(parameter as! String) }
         if type == ObjectIdentifier(Double.self) { return .real(checking: parameter as! Double) }
+        // What a handler's `NSMutableDictionary` hands back for a Swift number it was given.
+        if type == ObjectIdentifier(NSNumber.self) { return number(parameter as! NSNumber) }
         switch parameter {
         case is NSNull: return .null
         case let value as Bool: return .integer(value ? 1 : 0)
@@ -81,11 +83,10 @@ extension YapDatabaseQuery {
 
     /// An `NSNumber` by its stored type: floating point as a real, anything else as an integer.
     private static func number(_ number: NSNumber) -> SQLValue {
-        let type = String(cString: number.objCType)
-        switch type {
-        case "f", "d": return .real(checking: number.doubleValue)
-        case "Q", "L":
-            return unsigned(number.uint64Value)
+        // The type encoding's first character (no string made).
+        switch UInt8(bitPattern: number.objCType.pointee) {
+        case UInt8(ascii: "f"), UInt8(ascii: "d"): return .real(checking: number.doubleValue)
+        case UInt8(ascii: "Q"), UInt8(ascii: "L"): return unsigned(number.uint64Value)
         default: return .integer(number.int64Value)
         }
     }

@@ -55,6 +55,7 @@ open class YapDatabaseSecondaryIndex: YapDatabaseExtension, @unchecked Sendable 
         // `rowid`, as in the SQL table YapDatabase keeps per index: the row's id in the
         // database, an INTEGER (`rowids(forKeys:inCollection:)` gives them), unless a column
         // has that name.
+        dictionaryKeys = columns.map { NSString(string: $0.name) }
         hasRowidColumn = lowercased[Self.rowidColumn] == nil
         if hasRowidColumn { queryColumns[Self.rowidColumn] = .integer }
         self.queryColumns = queryColumns
@@ -103,6 +104,9 @@ open class YapDatabaseSecondaryIndex: YapDatabaseExtension, @unchecked Sendable 
         positions[name] ?? lowercasedPositions[name.lowercased()]
     }
 
+    /// The column names as keys of the handler's dictionary (made once).
+    let dictionaryKeys: [NSString]
+
     /// The pseudo-column of each row's id, when no column is named so.
     static let rowidColumn = "rowid"
     /// Whether queries can name `rowid` (no column has that name).
@@ -123,8 +127,20 @@ open class YapDatabaseSecondaryIndex: YapDatabaseExtension, @unchecked Sendable 
     /// handler set no value (the row is not in the index).
     func indexedValues(collection: String, key: String, transaction: YapDatabaseReadTransaction) -> [SQLValue]? {
         let dict = handler.values(transaction, collection: collection, key: key)
-        guard dict.count > 0 else { return nil }
+        let count = dict.count
+        guard count > 0 else { return nil }
         var values = [SQLValue](repeating: .null, count: columns.count)
+        // Most handlers set the columns by their exact names: look those up (no key is
+        // converted to a `String`); any other key (another case, no such column) takes the
+        // general path below.
+        var found = 0
+        for i in columns.indices {
+            guard let raw = dict.object(forKey: dictionaryKeys[i]) else { continue }
+            values[i] = SecondaryIndexRow.columnValue(raw, type: columns[i].type)
+            found += 1
+        }
+        if found == count { return values }
+        values = [SQLValue](repeating: .null, count: columns.count)
         for (rawKey, rawValue) in dict {
             guard let name = rawKey as? String, let i = columnIndex(name) else {
                 YapDatabaseLogging.log(.warning, "secondary index: the handler set \(rawKey), which is not a column; ignored")
