@@ -56,8 +56,19 @@ extension SerializationRegistry {
         /// The object (or metadata) that stored `data` holds, or nil when the deserializer
         /// returns nil or the bytes cannot be decoded (reported to the log handler as a warning).
         func deserialize(_ part: Part, _ data: Data, forKey key: String, inCollection collection: String) -> Any? {
+            deserialize(with: deserializer(part, forCollection: collection), data, forKey: key, inCollection: collection)
+        }
+
+        /// What deserializes `part` of `collection`'s rows: the collection's deserializer, else the
+        /// default one, else (nil) the built-in format.
+        func deserializer(_ part: Part, forCollection collection: String) -> Deserialize? {
             let table = table(part)
-            let chosen = table.collections[collection]?.deserializer ?? table.defaults.deserializer
+            return table.collections[collection]?.deserializer ?? table.defaults.deserializer
+        }
+
+        /// `deserialize(_:_:forKey:inCollection:)` with the deserializer already chosen
+        /// (`deserializer(_:forCollection:)` of the same snapshot).
+        func deserialize(with chosen: Deserialize?, _ data: Data, forKey key: String, inCollection collection: String) -> Any? {
             switch chosen {
             case .custom(let deserializer)?:
                 return deserializer(collection, key, data)

@@ -16,6 +16,9 @@ public class YapDatabaseReadTransaction {
     var isValid = true
     /// Iterations running now, and whether a write happened inside one.
     var iterationDepth = 0
+    /// The object deserializer of the collection decoded last (the registrations a transaction
+    /// uses do not change during it), so a walk over one collection chooses it once.
+    private var objectDeserializer: (collection: String, chosen: SerializationRegistry.Deserialize?)?
     var mutatedDuringIteration = false
     var extensionTransactions: [String: AnyObject] = [:]
 
@@ -287,7 +290,14 @@ public class YapDatabaseReadTransaction {
 
     func decodeObject(_ entry: KeydirEntry, collection: String, key: String) -> Any? {
         guard let bytes = read(entry.object, what: "object of \(collection)/\(key)") else { return nil }
-        guard let object = connection.serialization.deserialize(.object, bytes, forKey: key, inCollection: collection) else { return nil }
+        let chosen: SerializationRegistry.Deserialize?
+        if let memo = objectDeserializer, memo.collection == collection {
+            chosen = memo.chosen
+        } else {
+            chosen = connection.serialization.deserializer(.object, forCollection: collection)
+            objectDeserializer = (collection, chosen)
+        }
+        guard let object = connection.serialization.deserialize(with: chosen, bytes, forKey: key, inCollection: collection) else { return nil }
         if connection.objectCacheOn { connection.objectCache.set(object, collection: collection, key: key) }
         return object
     }
