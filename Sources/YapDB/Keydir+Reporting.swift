@@ -15,7 +15,13 @@ extension Keydir {
 
     /// The entry of (`collection`, `key`), or nil (also when the index cannot be read).
     func lookup(collection: String, key: String) -> KeydirEntry? {
-        do { return try entry(collection: collection, key: key) } catch {
+        lookup(rowKey: RowKey.encode(collection: collection, key: key), collection: collection, key: key)
+    }
+
+    /// The entry of (`collection`, `key`), whose row key the caller has already made
+    /// (`RowKey.encode`), or nil.
+    func lookup(rowKey: [UInt8], collection: String, key: String) -> KeydirEntry? {
+        do { return try rows.entry(forKey: rowKey) } catch {
             Self.report(error, "row \(collection)/\(key)")
             return nil
         }

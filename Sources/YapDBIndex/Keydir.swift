@@ -137,18 +137,12 @@ package struct Keydir: Sendable {
     /// decodes its name once.
     package func row(forRowid rowid: UInt64, memo: inout CollectionMemo) throws(PageError)
         -> (collection: String, key: String, entry: KeydirEntry?)? {
-        var rowKey: [UInt8] = []
-        var pair: (String, String)?
-        let found = try rowids.withValue(forKey: RowKey.rowid(rowid)) { bytes in
-            guard let length = RowKey.collectionPartLength(bytes),
-                  let collection = memo.name(bytes, partLength: length),
-                  let key = RowKey.key(bytes, partLength: length) else { return }
-            pair = (collection, key)
-            rowKey = Array(bytes)
-        }
-        guard found else { return nil }
-        guard let (collection, key) = pair else { throw .corrupt(page: .none, reason: .badEntry) }
-        return (collection, key, try rows.entry(forKey: rowKey))
+        var rowKey: [UInt8]?
+        _ = try rowids.withValue(forKey: RowKey.rowid(rowid)) { rowKey = Array($0) }
+        guard let rowKey else { return nil }
+        return try rowKey.withUnsafeBytes { bytes in
+            Result { () throws(PageError) in try row(forRowKey: bytes, withEntry: true, memo: &memo) }
+        }.get()
     }
 
     /// Calls `body` with each key and entry of `collection` in key order (or `reversed`),

@@ -223,9 +223,11 @@ open class YapDatabaseSecondaryIndex: YapDatabaseExtension, @unchecked Sendable 
     /// (or takes it out when the row is gone, not allowed, or the handler sets nothing).
     func reindex(collection: String, key: String, in state: inout SecondaryIndexState,
                  transaction: YapDatabaseReadTransaction) throws(PageError) {
-        guard let entry = transaction.keydir.lookup(collection: collection, key: key) else { return }
+        // One row key: for the lookup and for the column entries.
+        let rowKey = RowKey.encode(collection: collection, key: key)
+        guard let entry = transaction.keydir.lookup(rowKey: rowKey, collection: collection, key: key) else { return }
         if isAllowed(collection), let values = indexedValues(collection: collection, key: key, transaction: transaction) {
-            try state.setRow(entry.rowid, rowKey: RowKey.encode(collection: collection, key: key), values: values)
+            try state.setRow(entry.rowid, rowKey: rowKey, values: values)
         } else {
             try state.removeRow(entry.rowid)
         }

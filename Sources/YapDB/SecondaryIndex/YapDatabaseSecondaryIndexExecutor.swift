@@ -36,7 +36,7 @@ struct SecondaryIndexExecutor {
     /// Row `rowid`'s stored column values followed by its row id (the `rowid` pseudo-column),
     /// or nil when the row is not indexed.
     func rowValues(_ rowid: UInt64) throws(PageError) -> [SQLValue]? {
-        guard var values = try state.values(ofRow: rowid) else { return nil }
+        guard var values = try state.values(ofRow: rowid, reservingExtra: 1) else { return nil }
         values.append(.integer(Int64(bitPattern: rowid)))
         return values
     }

@@ -71,11 +71,11 @@ enum SecondaryIndexRow {
     }
 
     /// Decodes `encode`'s bytes; nil when they are not `columnCount` well-formed values.
-    static func decode(_ bytes: [UInt8], columnCount: Int) -> [SQLValue]? {
+    static func decode(_ bytes: [UInt8], columnCount: Int, reservingExtra extra: Int = 0) -> [SQLValue]? {
         bytes.withUnsafeBytes { raw -> [SQLValue]? in
             var reader = ByteReader(raw)
             var values: [SQLValue] = []
-            values.reserveCapacity(columnCount)
+            values.reserveCapacity(columnCount + extra)
             do throws(ByteReader.Overrun) {
                 for _ in 0..<columnCount {
                     switch try reader.readU8() {

@@ -68,9 +68,10 @@ struct SecondaryIndexState: Sendable {
 
     // MARK: Reads
 
-    /// The column values of row `rowid`, or nil when the row is not indexed.
+    /// The column values of row `rowid`, or nil when the row is not indexed; `extra` more
+    /// elements' room is reserved, for a caller that appends to them.
     /// - Throws: `PageError`; `.corrupt` when the stored values do not decode.
-    func values(ofRow rowid: UInt64) throws(PageError) -> [SQLValue]? {
+    func values(ofRow rowid: UInt64, reservingExtra extra: Int = 0) throws(PageError) -> [SQLValue]? {
         // Every chunk but the last is full: read chunks while they are (one lookup for most rows).
         guard var bytes = try rows.value(forKey: Self.rowKey(rowid, chunk: 0)) else { return nil }
         var chunk: UInt8 = 1, last = bytes.count
@@ -79,7 +80,7 @@ struct SecondaryIndexState: Sendable {
             last = next.count
             chunk += 1
         }
-        guard let values = SecondaryIndexRow.decode(bytes, columnCount: columns.count) else {
+        guard let values = SecondaryIndexRow.decode(bytes, columnCount: columns.count, reservingExtra: extra) else {
             throw .corrupt(page: .none, reason: .badEntry)
         }
         return values
