@@ -18,7 +18,9 @@ public class YapDatabaseReadTransaction {
     var iterationDepth = 0
     /// The object deserializer of the collection decoded last (the registrations a transaction
     /// uses do not change during it), so a walk over one collection chooses it once.
-    private var objectDeserializer: (collection: String, chosen: SerializationRegistry.Deserialize?)?
+    /// (A class: reading it is one retain, where an optional tuple of an enum with a struct
+    /// payload was copied field by field through its type's metadata on every row.)
+    private var objectDeserializer: DeserializerMemo?
     var mutatedDuringIteration = false
     var extensionTransactions: [String: AnyObject] = [:]
 
@@ -290,14 +292,14 @@ public class YapDatabaseReadTransaction {
 
     func decodeObject(_ entry: KeydirEntry, collection: String, key: String) -> Any? {
         guard let bytes = read(entry.object, what: "object of \(collection)/\(key)") else { return nil }
-        let chosen: SerializationRegistry.Deserialize?
-        if let memo = objectDeserializer, memo.collection == collection {
-            chosen = memo.chosen
+        let memo: DeserializerMemo
+        if let known = objectDeserializer, known.collection == collection {
+            memo = known
         } else {
-            chosen = connection.serialization.deserializer(.object, forCollection: collection)
-            objectDeserializer = (collection, chosen)
+            memo = DeserializerMemo(collection: collection, chosen: connection.serialization.deserializer(.object, forCollection: collection))
+            objectDeserializer = memo
         }
-        guard let object = connection.serialization.deserialize(with: chosen, bytes, forKey: key, inCollection: collection) else { return nil }
+        guard let object = connection.serialization.deserialize(with: memo.chosen, bytes, forKey: key, inCollection: collection) else { return nil }
         if connection.objectCacheOn { connection.objectCache.set(object, collection: collection, key: key) }
         return object
     }
@@ -383,4 +385,15 @@ public class YapDatabaseReadTransaction {
 /// Marks "no metadata" in a metadata cache, so a nil is a cache hit too.
 struct NoMetadata: Sendable {
     static let marker = NoMetadata()
+}
+
+/// The deserializer a read transaction chose for one collection's objects.
+private final class DeserializerMemo {
+    let collection: String
+    let chosen: SerializationRegistry.Deserialize?
+
+    init(collection: String, chosen: SerializationRegistry.Deserialize?) {
+        self.collection = collection
+        self.chosen = chosen
+    }
 }

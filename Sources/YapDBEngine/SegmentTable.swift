@@ -29,8 +29,26 @@ package final class SegmentTable: Sendable {
     }
 
     package let segments: [UInt32: Segment]
+    /// The same segments by number minus `lowest`, for reads (an array index instead of a
+    /// hash per value read); empty when the numbers are too sparse for it, then reads use
+    /// `segments`. Segment numbers grow by one per roll and compaction retires old ones, so
+    /// the numbers a table holds are close together.
+    private let dense: [Segment?]
+    private let lowest: UInt32
 
-    package init(segments: [UInt32: Segment]) { self.segments = segments }
+    package init(segments: [UInt32: Segment]) {
+        self.segments = segments
+        let low = segments.keys.min() ?? 0, high = segments.keys.max() ?? 0
+        let span = Int(high - low) + 1
+        if !segments.isEmpty, span <= 4 * segments.count + 64 {
+            var dense = [Segment?](repeating: nil, count: span)
+            for (number, segment) in segments { dense[Int(number - low)] = segment }
+            self.dense = dense
+        } else {
+            self.dense = []
+        }
+        lowest = low
+    }
 
     /// A table of `files`, none of them mapped.
     package convenience init(files: [UInt32: any StorageFile]) {
@@ -88,6 +106,10 @@ package final class SegmentTable: Sendable {
 
     /// The segment `location` names, or `corrupted` when this table does not have it.
     private func segment(_ location: ValueLocation) throws(StorageError) -> Segment {
+        if !dense.isEmpty {
+            let slot = Int(location.segment) &- Int(lowest)
+            if slot >= 0, slot < dense.count, let segment = dense[slot] { return segment }
+        }
         guard let segment = segments[location.segment] else {
             throw .corrupted(offset: Int64(location.offset), reason: "segment \(location.segment) is referenced but missing")
         }

@@ -134,7 +134,7 @@ package struct CollectionMemo {
     /// when the part is the same bytes, else decoded (and kept); nil when it does not decode.
     mutating func name(_ bytes: UnsafeRawBufferPointer, partLength length: Int) -> String? {
         let encoded = UnsafeRawBufferPointer(rebasing: bytes[..<length])
-        if let name, part.count == length, part.withUnsafeBytes({ $0.elementsEqual(encoded) }) { return name }
+        if let name, part.count == length, part.withUnsafeBytes({ compareBytes($0, encoded) == 0 }) { return name }
         guard let decoded = RowKey.collection(bytes, partLength: length) else { return nil }
         part = Array(encoded)
         name = decoded

@@ -291,7 +291,7 @@ struct SecondaryIndexExecutor {
                     going = body(OrderedKeyEncoding.rowid(ofKey: key), nil, rowKey)
                     return going
                 }
-                if group.isEmpty || !groupPrefix.withUnsafeBytes({ $0.elementsEqual(prefix) }) {
+                if group.isEmpty || !groupPrefix.withUnsafeBytes({ sameBytes($0, prefix) }) {
                     if !group.isEmpty {
                         going = flush()
                         if !going { return false }

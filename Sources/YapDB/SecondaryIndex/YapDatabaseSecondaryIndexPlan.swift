@@ -1,3 +1,4 @@
+import Foundation
 import YapDBIndex
 import YapDBQuery
 
@@ -48,6 +49,14 @@ enum RangeCondition: Sendable, CustomStringConvertible, ExpressibleByStringLiter
 func compareBytes(_ a: [UInt8], _ b: [UInt8]) -> Int {
     for (x, y) in zip(a, b) where x != y { return x < y ? -1 : 1 }
     return a.count - b.count
+}
+
+/// Whether two byte strings are the same bytes (one `memcmp`, not a generic sequence walk).
+@inline(__always)
+func sameBytes(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Bool {
+    guard a.count == b.count else { return false }
+    guard a.count > 0, let x = a.baseAddress, let y = b.baseAddress else { return true }
+    return memcmp(x, y, a.count) == 0
 }
 
 /// A plan and whether its rows are exactly the rows matching the condition it came from (when
