@@ -27,7 +27,7 @@ struct Demo: ParsableCommand {
     }
 
     func guided() throws {
-        let folder = try directory ?? FileManager.default.temporaryDirectory.appendingPathComponent("yapdb-demo-\(UUID().uuidString.prefix(8))").path
+        let folder = directory ?? FileManager.default.temporaryDirectory.appendingPathComponent("yapdb-demo-\(UUID().uuidString.prefix(8))").path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { if !keep { try? FileManager.default.removeItem(atPath: folder) } }
         let url = URL(fileURLWithPath: folder).appendingPathComponent("demo.yapdb")

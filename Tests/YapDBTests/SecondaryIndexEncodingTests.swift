@@ -189,6 +189,57 @@ import YapDBQuery
         #expect(SecondaryIndexRow.columnValue(NSNumber(value: Float(1.5)), type: .real) == .real(1.5))
     }
 
+    /// The handler's dictionary keeps values as the handler set them, and each becomes the
+    /// column value a plain `NSMutableDictionary` (which bridges them) led to.
+    @Test func theHandlersDictionaryGivesTheValuesAPlainDictionaryGave() {
+        let values: [Any] = [Int64(-5), 2.5, UInt64.max, true, false, Int8(-3), UInt32(9), Float(1.5), 7 as NSNumber,
+                             "text", "text" as NSString, Data([1, 2]), Date(timeIntervalSinceReferenceDate: 12.5),
+                             NSNull(), Decimal(string: "1.25")!, Int.min]
+        let types: [YapDatabaseSecondaryIndexType] = [.integer, .real, .numeric, .text, .blob]
+        for value in values {
+            let plain = NSMutableDictionary()
+            plain["c"] = value
+            let ours = SecondaryIndexHandlerDictionary()
+            ours["c"] = value
+            for type in types {
+                let expected = SecondaryIndexRow.columnValue(plain["c"] as Any, type: type)
+                #expect(SecondaryIndexRow.columnValue(ours.named["c"] as Any, type: type) == expected, "\(value) in a \(type) column")
+            }
+        }
+    }
+
+    /// What a handler may do with its dictionary works as on an `NSMutableDictionary`: either
+    /// spelling of a text key names one entry; other keys are kept apart (not columns).
+    @Test func theHandlersDictionaryWorksAsAnNSMutableDictionary() {
+        let dict = SecondaryIndexHandlerDictionary()
+        dict["a"] = 1
+        dict.setObject("x", forKey: "b" as NSString)
+        dict[5 as NSNumber] = "five"
+        #expect(dict.count == 3)
+        #expect(dict["b"] as? String == "x")
+        #expect(dict.object(forKey: "a" as NSString) as? Int == 1)
+        #expect(dict.named["b"] as? String == "x")
+        #expect(dict[5 as NSNumber] as? String == "five")
+        #expect(dict.named.count == 2)
+        dict["a"] = 2
+        #expect(dict["a"] as? Int == 2 && dict.count == 3)
+        dict["a"] = nil
+        dict.removeObject(forKey: 5 as NSNumber)
+        #expect(dict.count == 1 && dict["a"] == nil && dict[5 as NSNumber] == nil)
+        dict["c"] = 3.5
+        var seen: [String: Any] = [:]
+        for (key, value) in dict { seen[key as! String] = value }
+        #expect(seen.count == 2 && seen["b"] as? String == "x" && seen["c"] as? Double == 3.5)
+        #expect(Set(dict.allKeys.map { $0 as! String }) == ["b", "c"])
+        let copy = dict.copy() as? NSDictionary
+        #expect(copy?.count == 2 && copy?["b"] as? String == "x")
+        let mutable = dict.mutableCopy() as? NSMutableDictionary
+        mutable?["d"] = 4
+        #expect(mutable?.count == 3 && dict.count == 2)
+        dict.removeAllObjects()
+        #expect(dict.count == 0 && dict.allKeys.isEmpty)
+    }
+
     /// The handler's values become column values with the column's affinity.
     @Test func handlerValuesTakeTheColumnAffinity() {
         #expect(SecondaryIndexRow.columnValue("12", type: .integer) == .integer(12))

@@ -55,7 +55,6 @@ open class YapDatabaseSecondaryIndex: YapDatabaseExtension, @unchecked Sendable 
         // `rowid`, as in the SQL table YapDatabase keeps per index: the row's id in the
         // database, an INTEGER (`rowids(forKeys:inCollection:)` gives them), unless a column
         // has that name.
-        dictionaryKeys = columns.map { NSString(string: $0.name) }
         hasRowidColumn = lowercased[Self.rowidColumn] == nil
         if hasRowidColumn { queryColumns[Self.rowidColumn] = .integer }
         self.queryColumns = queryColumns
@@ -104,9 +103,6 @@ open class YapDatabaseSecondaryIndex: YapDatabaseExtension, @unchecked Sendable 
         positions[name] ?? lowercasedPositions[name.lowercased()]
     }
 
-    /// The column names as keys of the handler's dictionary (made once).
-    let dictionaryKeys: [NSString]
-
     /// The pseudo-column of each row's id, when no column is named so.
     static let rowidColumn = "rowid"
     /// Whether queries can name `rowid` (no column has that name).
@@ -130,12 +126,11 @@ open class YapDatabaseSecondaryIndex: YapDatabaseExtension, @unchecked Sendable 
         let count = dict.count
         guard count > 0 else { return nil }
         var values = [SQLValue](repeating: .null, count: columns.count)
-        // Most handlers set the columns by their exact names: look those up (no key is
-        // converted to a `String`); any other key (another case, no such column) takes the
-        // general path below.
+        // Most handlers set the columns by their exact names: look those up; any other key
+        // (another case, no such column) takes the general path below.
         var found = 0
         for i in columns.indices {
-            guard let raw = dict.object(forKey: dictionaryKeys[i]) else { continue }
+            guard let raw = dict.named[columns[i].name] else { continue }
             values[i] = SecondaryIndexRow.columnValue(raw, type: columns[i].type)
             found += 1
         }

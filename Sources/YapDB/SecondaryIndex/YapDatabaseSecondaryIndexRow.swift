@@ -30,7 +30,8 @@ enum SecondaryIndexRow {
     /// `nil`, `NSNull` and any other type as NULL.
     static func sqlValue(_ raw: Any?) -> SQLValue {
         guard let raw else { return .null }
-        if let value = raw as? SQLValue { return value }
+        // By exact type: a failing `as? SQLValue` on a bridged number searches conformances.
+        if ObjectIdentifier(type(of: raw)) == ObjectIdentifier(SQLValue.self) { return raw as! SQLValue }
         return YapDatabaseQuery.sqlValue(of: raw) ?? .null
     }
 

@@ -165,8 +165,8 @@ public final class YapDatabaseSecondaryIndexHandler: Sendable {
     var needsMetadata: Bool { blockType.contains(.metadataFlag) }
 
     /// Runs the block on a row and returns the dictionary it filled (empty: not indexed).
-    func values(_ transaction: YapDatabaseReadTransaction, collection: String, key: String) -> NSMutableDictionary {
-        let dict = NSMutableDictionary()
+    func values(_ transaction: YapDatabaseReadTransaction, collection: String, key: String) -> SecondaryIndexHandlerDictionary {
+        let dict = SecondaryIndexHandlerDictionary()
         // The object a write is storing right now is in hand: no need to read it back.
         func object() -> Any? {
             if let written = (transaction as? YapDatabaseReadWriteTransaction)?.objectBeingWritten,
