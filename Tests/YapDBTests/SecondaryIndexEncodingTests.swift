@@ -203,7 +203,7 @@ import YapDBQuery
             ours["c"] = value
             for type in types {
                 let expected = SecondaryIndexRow.columnValue(plain["c"] as Any, type: type)
-                #expect(SecondaryIndexRow.columnValue(ours.named["c"] as Any, type: type) == expected, "\(value) in a \(type) column")
+                #expect(SecondaryIndexRow.columnValue(ours.value(named: "c") as Any, type: type) == expected, "\(value) in a \(type) column")
             }
         }
     }
@@ -218,7 +218,7 @@ import YapDBQuery
         #expect(dict.count == 3)
         #expect(dict["b"] as? String == "x")
         #expect(dict.object(forKey: "a" as NSString) as? Int == 1)
-        #expect(dict.named["b"] as? String == "x")
+        #expect(dict.value(named: "b") as? String == "x")
         #expect(dict[5 as NSNumber] as? String == "five")
         #expect(dict.named.count == 2)
         dict["a"] = 2

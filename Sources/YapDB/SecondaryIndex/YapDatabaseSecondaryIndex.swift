@@ -130,7 +130,7 @@ open class YapDatabaseSecondaryIndex: YapDatabaseExtension, @unchecked Sendable 
         // (another case, no such column) takes the general path below.
         var found = 0
         for i in columns.indices {
-            guard let raw = dict.named[columns[i].name] else { continue }
+            guard let raw = dict.value(named: columns[i].name, hint: i) else { continue }
             values[i] = SecondaryIndexRow.columnValue(raw, type: columns[i].type)
             found += 1
         }

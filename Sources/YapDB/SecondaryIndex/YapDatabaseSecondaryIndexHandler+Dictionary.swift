@@ -17,8 +17,9 @@ import Foundation
 ///
 /// Threading: used by one handler call on the writer's queue.
 final class SecondaryIndexHandlerDictionary: NSMutableDictionary {
-    /// Entries whose key is text (most handlers set every column by name).
-    private(set) var named: [String: Any] = [:]
+    /// Entries whose key is text, in the order first set (most handlers set every column by
+    /// name, a handful of them: a list searched in order costs less than hashing each name).
+    private(set) var named: [(name: String, value: Any)] = []
     /// Entries whose key is something else (not a column: the index logs and ignores them).
     private(set) var other: [AnyHashable: Any] = [:]
 
@@ -28,21 +29,41 @@ final class SecondaryIndexHandlerDictionary: NSMutableDictionary {
         return key as? String
     }
 
+    /// Where `name` is in `named`, looking first at `hint` (the index asks for the columns in
+    /// order, as handlers usually set them).
+    func position(of name: String, hint: Int = 0) -> Int? {
+        if hint < named.count, named[hint].name == name { return hint }
+        return named.firstIndex { $0.name == name }
+    }
+
+    /// The value set for the text key `name`.
+    func value(named name: String, hint: Int = 0) -> Any? {
+        position(of: name, hint: hint).map { named[$0].value }
+    }
+
     override var count: Int { named.count + other.count }
 
     override func object(forKey aKey: Any) -> Any? {
-        if let name = Self.name(aKey) { return named[name] }
+        if let name = Self.name(aKey) { return value(named: name) }
         guard let key = aKey as? AnyHashable else { return nil }
         return other[key]
     }
 
     override func setObject(_ anObject: Any, forKey aKey: AnyHashable) {
-        if let name = aKey.base as? String { named[name] = anObject } else { other[aKey] = anObject }
+        guard let name = aKey.base as? String else {
+            other[aKey] = anObject
+            return
+        }
+        if let i = position(of: name, hint: named.count) {
+            named[i].value = anObject
+        } else {
+            named.append((name, anObject))
+        }
     }
 
     override func removeObject(forKey aKey: Any) {
         if let name = Self.name(aKey) {
-            named[name] = nil
+            if let i = position(of: name) { named.remove(at: i) }
         } else if let key = aKey as? AnyHashable {
             other[key] = nil
         }
@@ -53,13 +74,11 @@ final class SecondaryIndexHandlerDictionary: NSMutableDictionary {
         other.removeAll()
     }
 
-    override func keyEnumerator() -> NSEnumerator {
-        KeyEnumerator(Array(named.keys) as [Any] + other.keys.map { $0.base })
-    }
+    override func keyEnumerator() -> NSEnumerator { KeyEnumerator(allKeys) }
 
-    override var allKeys: [Any] { Array(named.keys) as [Any] + other.keys.map { $0.base } }
+    override var allKeys: [Any] { named.map { $0.name as Any } + other.keys.map { $0.base } }
 
-    override var allValues: [Any] { Array(named.values) + Array(other.values) }
+    override var allValues: [Any] { named.map(\.value) + Array(other.values) }
 
     /// The entries as a Swift dictionary (what `copy` and `mutableCopy` are made from).
     private var entries: [AnyHashable: Any] {
