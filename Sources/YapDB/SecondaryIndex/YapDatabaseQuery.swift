@@ -158,6 +158,11 @@ public final class YapDatabaseQuery: Sendable, CustomStringConvertible {
         do { return try AggregateFunction(parsing: aggregateFunction, columns: columns) } catch { throw Self.publicError(error) }
     }
 
+    /// Whether the query has no parameters (its bound form then depends on its text alone).
+    var hasNoParameters: Bool {
+        if case let .success(parameters) = parameterValues { parameters.isEmpty } else { false }
+    }
+
     /// The public error for a query error.
     static func publicError(_ error: QueryError) -> YapDatabaseError {
         .invalidQuery(offset: error.offset, reason: error.problem)
