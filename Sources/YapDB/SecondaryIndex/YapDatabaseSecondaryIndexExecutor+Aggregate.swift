@@ -120,7 +120,7 @@ extension SecondaryIndexExecutor {
         let type = columns[column].type
         var settled: SQLValue? = nil
         var rowid: UInt64? = nil
-        let found = try state.columns[column].withEdgeEntry(last: maximum) { key, _ in
+        let found = try state.columns.withEdgeEntry(ofTree: column, last: maximum) { key, _ in
             let value = OrderedKeyEncoding.valueBytes(ofKey: key)
             if value.first == OrderedKeyEncoding.Tag.null {
                 if maximum { settled = .null }

@@ -5,7 +5,11 @@ import YapDBQuery
 /// the index does), the rows it aggregates and the position of its column. Made from the texts
 /// alone when the query has no parameters, so a transaction keeps the last one it made
 /// (`lastAggregate`) and a loop running one query parses, binds and resolves it once.
-struct PreparedAggregate {
+/// Immutable; a class so that keeping and reusing it costs one reference, not a copy of each
+/// field.
+final class PreparedAggregate {
+    /// The texts it was made from when it may be kept (no parameters), else nil.
+    let key: PreparedKey?
     let function: AggregateFunction
     /// The query's `WHERE` clause alone: YapDatabase's `SELECT function FROM table <query>`
     /// aggregates every matching row; `LIMIT`/`OFFSET` apply to the one result row.
@@ -16,7 +20,8 @@ struct PreparedAggregate {
     /// `rowid`).
     let column: Int?
 
-    init(_ function: AggregateFunction, _ query: BoundQuery, index: YapDatabaseSecondaryIndex) {
+    init(_ function: AggregateFunction, _ query: BoundQuery, index: YapDatabaseSecondaryIndex, key: PreparedKey? = nil) {
+        self.key = key
         self.function = function
         rows = BoundQuery(whereClause: query.whereClause)
         leavesNoRow = query.leavesNoAggregateRow
@@ -26,7 +31,7 @@ struct PreparedAggregate {
 
 /// The key of a transaction's last prepared query: its texts (a query with parameters is
 /// never kept — its bound form depends on them).
-struct PreparedKey: Equatable {
+struct PreparedKey {
     let function: String?
     let query: String
 
@@ -36,6 +41,11 @@ struct PreparedKey: Equatable {
         function = query.aggregateFunction
         self.query = query.queryString
     }
+
+    /// Whether `query` has these texts and no parameters.
+    func matches(_ query: YapDatabaseQuery) -> Bool {
+        self.query == query.queryString && function == query.aggregateFunction && query.hasNoParameters
+    }
 }
 
 extension YapDatabaseSecondaryIndexTransaction {
@@ -44,13 +54,13 @@ extension YapDatabaseSecondaryIndexTransaction {
     /// - Throws: `.invalidQuery` for a malformed query or function, an unknown column, unfitting
     ///   parameters, or a query with no aggregate function.
     func preparedAggregate(_ query: YapDatabaseQuery) throws(YapDatabaseError) -> PreparedAggregate {
-        let key = PreparedKey(query)
-        if let key, let last = lastAggregate, last.key == key { return last.prepared }
+        if let last = lastAggregate, let key = last.key, key.matches(query) { return last }
         guard let function = try index.aggregateFunction(of: query) else {
             throw YapDatabaseQuery.publicError(QueryError(offset: 0, reason: .invalidAggregate("")))
         }
-        let prepared = PreparedAggregate(function, try index.bind(query), index: index)
-        if let key { lastAggregate = (key, prepared) }
+        let key = PreparedKey(query)
+        let prepared = PreparedAggregate(function, try index.bind(query), index: index, key: key)
+        if key != nil { lastAggregate = prepared }
         return prepared
     }
 
@@ -58,10 +68,9 @@ extension YapDatabaseSecondaryIndexTransaction {
     /// parameters).
     /// - Throws: `.invalidQuery` for a malformed query, an unknown column or unfitting parameters.
     func countedWhere(_ query: YapDatabaseQuery) throws(YapDatabaseError) -> QueryExpression? {
-        let key = PreparedKey(query)
-        if let key, let last = lastCounted, last.query == key.query { return last.whereClause }
+        if let last = lastCounted, last.query == query.queryString, query.hasNoParameters { return last.whereClause }
         let whereClause = try index.bind(query).whereClause
-        if let key { lastCounted = (key.query, whereClause) }
+        if query.hasNoParameters { lastCounted = (query.queryString, whereClause) }
         return whereClause
     }
 

@@ -23,7 +23,7 @@ public final class YapDatabaseSecondaryIndexTransaction {
     /// The last aggregate query without parameters made ready (by its texts), and the last
     /// `WHERE` query counted so: a loop that runs one query again skips the parse memo's
     /// lookups and the binding. Only parses are kept — every call reads the index.
-    var lastAggregate: (key: PreparedKey, prepared: PreparedAggregate)?
+    var lastAggregate: PreparedAggregate?
     var lastCounted: (query: String, whereClause: QueryExpression?)?
 
     init(index: YapDatabaseSecondaryIndex, name: String, transaction: YapDatabaseReadTransaction) {
