@@ -118,7 +118,8 @@ private func throwsMissing(_ body: () throws -> Void) -> Bool {
                 var edge: [UInt8] = [], inPlace: [UInt8] = []
                 try tree.withEdgeEntry(last: last) { key, _ in edge = Array(key) }
                 #expect(try [tree].withEdgeEntry(ofTree: 0, last: last) { key, _ in inPlace = Array(key) })
-                #expect(edge == inPlace && edge == (try tree.element(at: last ? tree.count - 1 : 0).key))
+                let expected = try tree.element(at: last ? tree.count - 1 : 0).key
+                #expect(edge == inPlace && edge == expected)
                 answer.append("\(edge)")
             }
             answer.append("\(try rowTree.rowids().count) \(try rowTree.element(at: 123)) \(try rowTree.lowerBound { 600 < $0 ? .orderedAscending : 600 == $0 ? .orderedSame : .orderedDescending })")

@@ -37,11 +37,17 @@ extension SecondaryIndexExecutor {
     /// columns (nil for `COUNT(*)` and `rowid`), resolved once by the caller.
     func aggregate(_ function: AggregateFunction, of query: BoundQuery, column: Int?) throws(PageError) -> SQLValue? {
         let unbounded = query.limit == nil && query.offset == 0
-        if unbounded, function.kind == .count, function.column == nil {
+        // Cases matched by pattern: `==` on the kind would compare its raw value, a string.
+        if unbounded, case .count = function.kind, function.column == nil {
             return .integer(Int64(try count(where: query.whereClause)))
         }
-        if unbounded, !function.distinct, function.kind == .min || function.kind == .max, let column,
-           let value = try extreme(column: column, maximum: function.kind == .max, where: query.whereClause) {
+        let maximum: Bool? = switch function.kind {
+        case .min: false
+        case .max: true
+        default: nil
+        }
+        if unbounded, !function.distinct, let maximum, let column,
+           let value = try extreme(column: column, maximum: maximum, where: query.whereClause) {
             return value
         }
         var rows: [QueryRow] = []

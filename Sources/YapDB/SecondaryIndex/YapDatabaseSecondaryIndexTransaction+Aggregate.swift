@@ -8,8 +8,8 @@ import YapDBQuery
 /// Immutable; a class so that keeping and reusing it costs one reference, not a copy of each
 /// field.
 final class PreparedAggregate {
-    /// The texts it was made from when it may be kept (no parameters), else nil.
-    let key: PreparedKey?
+    /// The texts it was made from, and whether it may be kept (the query had no parameters).
+    let functionText: String, queryText: String, reusable: Bool
     let function: AggregateFunction
     /// The query's `WHERE` clause alone: YapDatabase's `SELECT function FROM table <query>`
     /// aggregates every matching row; `LIMIT`/`OFFSET` apply to the one result row.
@@ -20,31 +20,22 @@ final class PreparedAggregate {
     /// `rowid`).
     let column: Int?
 
-    init(_ function: AggregateFunction, _ query: BoundQuery, index: YapDatabaseSecondaryIndex, key: PreparedKey? = nil) {
-        self.key = key
+    /// `function` over `query`'s rows; `source`, the query object they come from, when it may
+    /// be kept.
+    init(_ function: AggregateFunction, _ query: BoundQuery, index: YapDatabaseSecondaryIndex, source: YapDatabaseQuery? = nil) {
+        functionText = source?.aggregateFunction ?? ""
+        queryText = source?.queryString ?? ""
+        reusable = source?.hasNoParameters ?? false
         self.function = function
         rows = BoundQuery(whereClause: query.whereClause)
         leavesNoRow = query.leavesNoAggregateRow
         column = function.column.flatMap(index.columnIndex)
     }
-}
 
-/// The key of a transaction's last prepared query: its texts (a query with parameters is
-/// never kept — its bound form depends on them).
-struct PreparedKey {
-    let function: String?
-    let query: String
-
-    /// The key of `query`, or nil when it has parameters.
-    init?(_ query: YapDatabaseQuery) {
-        guard query.hasNoParameters else { return nil }
-        function = query.aggregateFunction
-        self.query = query.queryString
-    }
-
-    /// Whether `query` has these texts and no parameters.
+    /// Whether this was made from `query`'s texts and may be used for it (neither has
+    /// parameters).
     func matches(_ query: YapDatabaseQuery) -> Bool {
-        self.query == query.queryString && function == query.aggregateFunction && query.hasNoParameters
+        reusable && queryText == query.queryString && query.aggregateFunction == functionText && query.hasNoParameters
     }
 }
 
@@ -54,13 +45,12 @@ extension YapDatabaseSecondaryIndexTransaction {
     /// - Throws: `.invalidQuery` for a malformed query or function, an unknown column, unfitting
     ///   parameters, or a query with no aggregate function.
     func preparedAggregate(_ query: YapDatabaseQuery) throws(YapDatabaseError) -> PreparedAggregate {
-        if let last = lastAggregate, let key = last.key, key.matches(query) { return last }
+        if let last = lastAggregate, last.matches(query) { return last }
         guard let function = try index.aggregateFunction(of: query) else {
             throw YapDatabaseQuery.publicError(QueryError(offset: 0, reason: .invalidAggregate("")))
         }
-        let key = PreparedKey(query)
-        let prepared = PreparedAggregate(function, try index.bind(query), index: index, key: key)
-        if key != nil { lastAggregate = prepared }
+        let prepared = PreparedAggregate(function, try index.bind(query), index: index, source: query)
+        if prepared.reusable { lastAggregate = prepared }
         return prepared
     }
 
