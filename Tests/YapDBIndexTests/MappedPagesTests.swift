@@ -114,6 +114,14 @@ private func throwsMissing(_ body: () throws -> Void) -> Bool {
                 answer.append("\(Array(key)) \(Array(value))")
                 return true
             }
+            for last in [false, true] {
+                var edge: [UInt8] = [], inPlace: [UInt8] = []
+                try tree.withEdgeEntry(last: last) { key, _ in edge = Array(key) }
+                #expect(try [tree].withEdgeEntry(ofTree: 0, last: last) { key, _ in inPlace = Array(key) })
+                let expected = try tree.element(at: last ? tree.count - 1 : 0).key
+                #expect(edge == inPlace && edge == expected)
+                answer.append("\(edge)")
+            }
             answer.append("\(try rowTree.rowids().count) \(try rowTree.element(at: 123)) \(try rowTree.lowerBound { 600 < $0 ? .orderedAscending : 600 == $0 ? .orderedSame : .orderedDescending })")
             try tree.validate()
             try rowTree.validate()
@@ -146,6 +154,8 @@ private func throwsMissing(_ body: () throws -> Void) -> Bool {
             #expect(throwsMissing { _ = try tree.element(at: 5) })
             #expect(throwsMissing { try tree.forEach { _, _ in true } })
             #expect(throwsMissing { var copy = tree; try copy.upsert([1], [2]) })
+            #expect(throwsMissing { _ = try [tree].withEdgeEntry(ofTree: 0, last: true) { _, _ in } })
+            #expect(throwsMissing { _ = try tree.withEdgeEntry(last: false) { _, _ in } })
         }
     }
 

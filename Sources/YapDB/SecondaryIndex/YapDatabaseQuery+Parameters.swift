@@ -7,6 +7,8 @@ import YapDBQuery
 extension YapDatabaseQuery {
     /// `parameters` as SQL values; the first unsupported one is an error naming its index.
     static func convert(_ parameters: [Any]) -> Result<[QueryParameter], QueryError> {
+        // No parameters (most queries): no buffer to reserve.
+        if parameters.isEmpty { return .success([]) }
         var converted: [QueryParameter] = []
         converted.reserveCapacity(parameters.count)
         for (index, parameter) in parameters.enumerated() {

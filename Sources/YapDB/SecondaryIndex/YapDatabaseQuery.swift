@@ -33,8 +33,8 @@ import YapDBQuery
 /// index. For queries built in Swift with the compiler's checks, see
 /// ``YapDatabaseQuery/where(_:orderBy:limit:offset:)``.
 ///
-/// Threading: immutable apart from its parse cache, which sits behind a `Mutex`; a query may be
-/// shared between threads and used by several transactions at once.
+/// Threading: immutable; a query may be shared between threads and used by several
+/// transactions at once.
 public final class YapDatabaseQuery: Sendable, CustomStringConvertible {
     /// The query text, everything after `SELECT … FROM …` (for a typed query, the text it
     /// renders to).
@@ -46,10 +46,6 @@ public final class YapDatabaseQuery: Sendable, CustomStringConvertible {
 
     /// The parameters converted to SQL values, or why one could not be.
     let parameterValues: Result<[QueryParameter], QueryError>
-
-    /// The parse against the columns it was last used with (one entry; an index's columns do
-    /// not change while it is registered).
-    private let parseCache = Mutex<(columns: [String: ColumnType], parsed: Result<ParsedQuery, QueryError>)?>(nil)
 
     /// A query over `string` with `parameters` for its `?`s, in order (YapDatabase's
     /// `queryWithString:parameters:`).
@@ -128,17 +124,12 @@ public final class YapDatabaseQuery: Sendable, CustomStringConvertible {
     // MARK: For the secondary index (module-internal)
 
     /// The query parsed against an index's `columns` (names resolved to their spelling there),
-    /// parsed once per column set and kept.
+    /// parsed once per text and column set (`SharedParseCache`; an index also keeps its own
+    /// parses, so a query object holds none: it stays cheap to make and to drop per call).
     ///
     /// - Throws: ``YapDatabaseError/invalidQuery(offset:reason:)``.
     func parsed(columns: [String: ColumnType]) throws(YapDatabaseError) -> ParsedQuery {
-        let result = parseCache.withLock { cache -> Result<ParsedQuery, QueryError> in
-            if let cache, cache.columns == columns { return cache.parsed }
-            let parsed = SharedParseCache.parsed(queryString, columns: columns)
-            cache = (columns, parsed)
-            return parsed
-        }
-        do { return try result.get() } catch { throw Self.publicError(error) }
+        do { return try SharedParseCache.parsed(queryString, columns: columns).get() } catch { throw Self.publicError(error) }
     }
 
     /// The query parsed against `columns` with its parameters bound: what the planner plans
@@ -156,6 +147,11 @@ public final class YapDatabaseQuery: Sendable, CustomStringConvertible {
     func aggregate(columns: [String: ColumnType]) throws(YapDatabaseError) -> AggregateFunction? {
         guard let aggregateFunction else { return nil }
         do { return try AggregateFunction(parsing: aggregateFunction, columns: columns) } catch { throw Self.publicError(error) }
+    }
+
+    /// Whether the query has no parameters (its bound form then depends on its text alone).
+    var hasNoParameters: Bool {
+        if case let .success(parameters) = parameterValues { parameters.isEmpty } else { false }
     }
 
     /// The public error for a query error.

@@ -8,6 +8,7 @@ import YapDBQuery
 extension SecondaryIndexExecutor {
     /// The number of rows matching `whereClause`.
     func count(where whereClause: QueryExpression?) throws(PageError) -> Int {
+        guard let whereClause else { return state.rowCount }
         let (_, prepared, check) = try prepared(whereClause)
         if !check {
             switch prepared {
@@ -32,15 +33,21 @@ extension SecondaryIndexExecutor {
     /// The value of `function` over the rows of `query` (its order, limit and offset, if any,
     /// apply first; the public aggregate passes the `WHERE` clause alone, as YapDatabase's
     /// `SELECT function FROM table <query>` counts every matching row); nil when an integer
-    /// `SUM` overflows.
-    func aggregate(_ function: AggregateFunction, of query: BoundQuery) throws(PageError) -> SQLValue? {
+    /// `SUM` overflows. `column` is the position of the function's column among the index's
+    /// columns (nil for `COUNT(*)` and `rowid`), resolved once by the caller.
+    func aggregate(_ function: AggregateFunction, of query: BoundQuery, column: Int?) throws(PageError) -> SQLValue? {
         let unbounded = query.limit == nil && query.offset == 0
-        if unbounded, function.kind == .count, function.column == nil {
+        // Cases matched by pattern: `==` on the kind would compare its raw value, a string.
+        if unbounded, case .count = function.kind, function.column == nil {
             return .integer(Int64(try count(where: query.whereClause)))
         }
-        if unbounded, !function.distinct, function.kind == .min || function.kind == .max,
-           let name = function.column, let column = columnIndex(name),
-           let value = try extreme(column: column, maximum: function.kind == .max, where: query.whereClause) {
+        let maximum: Bool? = switch function.kind {
+        case .min: false
+        case .max: true
+        default: nil
+        }
+        if unbounded, !function.distinct, let maximum, let column,
+           let value = try extreme(column: column, maximum: maximum, where: query.whereClause) {
             return value
         }
         var rows: [QueryRow] = []
@@ -68,6 +75,7 @@ extension SecondaryIndexExecutor {
     func extreme(column: Int, maximum: Bool, where whereClause: QueryExpression?) throws(PageError) -> SQLValue? {
         let ranges: [ColumnRange]
         if whereClause == nil {
+            if let value = try edgeExtreme(column: column, maximum: maximum) { return value }
             ranges = Self.nonNullRanges
         } else {
             let (_, prepared, check) = try prepared(whereClause)
@@ -107,6 +115,32 @@ extension SecondaryIndexExecutor {
             }
         }
         return found ?? .null
+    }
+
+    /// `MIN` or `MAX` of `column` over every row, from the one entry at the edge of its tree
+    /// when that settles it: no entry, or a NULL last entry (every value is NULL), gives
+    /// `.null`; a number gives itself (from its key); a value not cut to the key limit gives the
+    /// row's stored value. Otherwise nil — NULLs come first, or the value was cut (its equals
+    /// decide) — and the caller walks the non-NULL range.
+    private func edgeExtreme(column: Int, maximum: Bool) throws(PageError) -> SQLValue? {
+        let type = columns[column].type
+        var settled: SQLValue? = nil
+        var rowid: UInt64? = nil
+        let found = try state.columns.withEdgeEntry(ofTree: column, last: maximum) { key, _ in
+            let value = OrderedKeyEncoding.valueBytes(ofKey: key)
+            if value.first == OrderedKeyEncoding.Tag.null {
+                if maximum { settled = .null }
+            } else if !OrderedKeyEncoding.isTruncated(value) {
+                if let number = SecondaryIndexRow.number(fromKey: value, type: type) {
+                    settled = number
+                } else {
+                    rowid = OrderedKeyEncoding.rowid(ofKey: key)
+                }
+            }
+        }
+        guard found else { return .null }
+        if let rowid, let values = try state.values(ofRow: rowid) { return values[column] }
+        return settled
     }
 
     /// Every non-NULL value of a column: the range `MIN`/`MAX` walk (made once).

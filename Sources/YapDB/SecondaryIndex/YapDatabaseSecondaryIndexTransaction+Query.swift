@@ -88,7 +88,7 @@ extension YapDatabaseSecondaryIndexTransaction {
     /// The number of rows matching `query`'s `WHERE` clause, counted from the index (no row or
     /// object is read when the plan is exact); nil if the query is invalid.
     public func numberOfRows(matching query: YapDatabaseQuery) -> UInt? {
-        do throws(YapDatabaseError) { return UInt(try count(index.bind(query))) } catch { return reporting(error, nil) }
+        do throws(YapDatabaseError) { return UInt(try count(where: countedWhere(query))) } catch { return reporting(error, nil) }
     }
 
     /// The result of `query`'s aggregate function (`COUNT`, `SUM`, `TOTAL`, `AVG`, `MIN`,
@@ -96,10 +96,7 @@ extension YapDatabaseSecondaryIndexTransaction {
     /// an integer overflow, a query without an aggregate function, or an invalid query.
     public func performAggregateQuery(_ query: YapDatabaseQuery) -> Any? {
         do throws(YapDatabaseError) {
-            guard let function = try index.aggregateFunction(of: query) else {
-                throw YapDatabaseQuery.publicError(QueryError(offset: 0, reason: .invalidAggregate("")))
-            }
-            let value = try aggregate(function, index.bind(query))
+            let value = try aggregate(preparedAggregate(query))
             guard let value, !value.isNull else { return nil }
             return value.objectValue
         } catch {

@@ -17,8 +17,14 @@ public final class YapDatabaseSecondaryIndexTransaction {
     let stateKey: String
     /// A read-only transaction's executor, made on first use: its snapshot, and so the index
     /// state, cannot change. A read-write transaction makes one per query (its writes change
-    /// the state).
-    private var readOnlyExecutor: SecondaryIndexExecutor?
+    /// the state). Boxed, so a query borrows it instead of copying (and retaining) its fields.
+    private var readOnlyExecutor: ExecutorBox?
+
+    /// The last aggregate query without parameters made ready (by its texts), and the last
+    /// `WHERE` query counted so: a loop that runs one query again skips the parse memo's
+    /// lookups and the binding. Only parses are kept — every call reads the index.
+    var lastAggregate: PreparedAggregate?
+    var lastCounted: (query: String, whereClause: QueryExpression?)?
 
     init(index: YapDatabaseSecondaryIndex, name: String, transaction: YapDatabaseReadTransaction) {
         self.index = index
@@ -30,21 +36,21 @@ public final class YapDatabaseSecondaryIndexTransaction {
     /// The index as of the transaction.
     /// - Throws: `.corrupted` when the index has no state in this snapshot (its registration
     ///   did not finish).
-    func executor() throws(YapDatabaseError) -> SecondaryIndexExecutor {
+    func executor() throws(YapDatabaseError) -> ExecutorBox {
         if let readOnlyExecutor { return readOnlyExecutor }
         guard let state = databaseTransaction.extensionState(stateKey) as? SecondaryIndexState else {
             throw .corrupted(offset: 0, reason: "secondary index \(name) has no stored state")
         }
-        let executor = SecondaryIndexExecutor(state: state, index: index)
-        if !(databaseTransaction is YapDatabaseReadWriteTransaction) { readOnlyExecutor = executor }
-        return executor
+        let box = ExecutorBox(SecondaryIndexExecutor(state: state, index: index))
+        if !(databaseTransaction is YapDatabaseReadWriteTransaction) { readOnlyExecutor = box }
+        return box
     }
 
     /// Runs `body` on the executor; a damaged index page becomes `.corrupted`.
     func reading<T>(_ body: (SecondaryIndexExecutor) throws(PageError) -> T) throws(YapDatabaseError) -> T {
         databaseTransaction.checkValid()
-        let executor = try executor()
-        do throws(PageError) { return try body(executor) } catch {
+        let box = try executor()
+        do throws(PageError) { return try body(box.executor) } catch {
             throw .corrupted(offset: 0, reason: "secondary index \(name): \(error); run verify()")
         }
     }
@@ -91,21 +97,6 @@ public final class YapDatabaseSecondaryIndexTransaction {
             }
             if let failure { throw failure }
         }
-    }
-
-    /// The number of rows matching the query's `WHERE` clause.
-    func count(_ query: BoundQuery) throws(YapDatabaseError) -> Int {
-        try reading { executor throws(PageError) in try executor.count(where: query.whereClause) }
-    }
-
-    /// The aggregate `function` (its column spelled as the index does) over every row the
-    /// query's `WHERE` clause matches, as YapDatabase's `SELECT function FROM table <query>`:
-    /// `LIMIT`/`OFFSET` apply to the one result row (`.null` when they remove it); nil when an
-    /// integer SUM overflows.
-    func aggregate(_ function: AggregateFunction, _ query: BoundQuery) throws(YapDatabaseError) -> SQLValue? {
-        if query.leavesNoAggregateRow { return .null }
-        let whole = BoundQuery(whereClause: query.whereClause)
-        return try reading { executor throws(PageError) in try executor.aggregate(function, of: whole) }
     }
 
     /// The plan of the query, as text.
@@ -194,6 +185,13 @@ extension YapDatabaseSecondaryIndex {
         result.orderBy = terms
         return result
     }
+}
+
+/// A read-only transaction's executor, held by reference so each query borrows it.
+final class ExecutorBox {
+    let executor: SecondaryIndexExecutor
+
+    init(_ executor: SecondaryIndexExecutor) { self.executor = executor }
 }
 
 /// The valid parses an index keeps, by text: query texts (parsed against its columns) and

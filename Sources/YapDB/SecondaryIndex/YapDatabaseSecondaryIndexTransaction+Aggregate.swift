@@ -1,0 +1,92 @@
+import YapDBIndex
+import YapDBQuery
+
+/// An aggregate query made ready to run against one index: the function (its column spelled as
+/// the index does), the rows it aggregates and the position of its column. Made from the texts
+/// alone when the query has no parameters, so a transaction keeps the last one it made
+/// (`lastAggregate`) and a loop running one query parses, binds and resolves it once.
+/// Immutable; a class so that keeping and reusing it costs one reference, not a copy of each
+/// field.
+final class PreparedAggregate {
+    /// The texts it was made from, and whether it may be kept (the query had no parameters).
+    let functionText: String, queryText: String, reusable: Bool
+    let function: AggregateFunction
+    /// The query's `WHERE` clause alone: YapDatabase's `SELECT function FROM table <query>`
+    /// aggregates every matching row; `LIMIT`/`OFFSET` apply to the one result row.
+    let rows: BoundQuery
+    /// Whether `LIMIT`/`OFFSET` remove the one result row (the result is then `.null`).
+    let leavesNoRow: Bool
+    /// The position of the function's column among the index's columns (nil for `COUNT(*)` and
+    /// `rowid`).
+    let column: Int?
+
+    /// `function` over `query`'s rows; `source`, the query object they come from, when it may
+    /// be kept.
+    init(_ function: AggregateFunction, _ query: BoundQuery, index: YapDatabaseSecondaryIndex, source: YapDatabaseQuery? = nil) {
+        functionText = source?.aggregateFunction ?? ""
+        queryText = source?.queryString ?? ""
+        reusable = source?.hasNoParameters ?? false
+        self.function = function
+        rows = BoundQuery(whereClause: query.whereClause)
+        leavesNoRow = query.leavesNoAggregateRow
+        column = function.column.flatMap(index.columnIndex)
+    }
+
+    /// Whether this was made from `query`'s texts and may be used for it (neither has
+    /// parameters).
+    func matches(_ query: YapDatabaseQuery) -> Bool {
+        reusable && queryText == query.queryString && query.aggregateFunction == functionText && query.hasNoParameters
+    }
+}
+
+extension YapDatabaseSecondaryIndexTransaction {
+    /// `query`'s aggregate function and rows, made ready (or the last ones made, for the same
+    /// texts without parameters).
+    /// - Throws: `.invalidQuery` for a malformed query or function, an unknown column, unfitting
+    ///   parameters, or a query with no aggregate function.
+    func preparedAggregate(_ query: YapDatabaseQuery) throws(YapDatabaseError) -> PreparedAggregate {
+        if let last = lastAggregate, last.matches(query) { return last }
+        guard let function = try index.aggregateFunction(of: query) else {
+            throw YapDatabaseQuery.publicError(QueryError(offset: 0, reason: .invalidAggregate("")))
+        }
+        let prepared = PreparedAggregate(function, try index.bind(query), index: index, source: query)
+        if prepared.reusable { lastAggregate = prepared }
+        return prepared
+    }
+
+    /// `query`'s `WHERE` clause, bound (or the last one bound, for the same text without
+    /// parameters).
+    /// - Throws: `.invalidQuery` for a malformed query, an unknown column or unfitting parameters.
+    func countedWhere(_ query: YapDatabaseQuery) throws(YapDatabaseError) -> QueryExpression? {
+        if let last = lastCounted, last.query == query.queryString, query.hasNoParameters { return last.whereClause }
+        let whereClause = try index.bind(query).whereClause
+        if query.hasNoParameters { lastCounted = (query.queryString, whereClause) }
+        return whereClause
+    }
+
+    /// The number of rows matching the query's `WHERE` clause.
+    func count(_ query: BoundQuery) throws(YapDatabaseError) -> Int {
+        try count(where: query.whereClause)
+    }
+
+    /// The number of rows matching `whereClause` (nil: every row).
+    func count(where whereClause: QueryExpression?) throws(YapDatabaseError) -> Int {
+        try reading { executor throws(PageError) in try executor.count(where: whereClause) }
+    }
+
+    /// The aggregate `function` (its column spelled as the index does) over every row the
+    /// query's `WHERE` clause matches, as YapDatabase's `SELECT function FROM table <query>`:
+    /// `LIMIT`/`OFFSET` apply to the one result row (`.null` when they remove it); nil when an
+    /// integer SUM overflows.
+    func aggregate(_ function: AggregateFunction, _ query: BoundQuery) throws(YapDatabaseError) -> SQLValue? {
+        try aggregate(PreparedAggregate(function, query, index: index))
+    }
+
+    /// The value of a prepared aggregate (see `aggregate(_:_:)`).
+    func aggregate(_ prepared: PreparedAggregate) throws(YapDatabaseError) -> SQLValue? {
+        if prepared.leavesNoRow { return .null }
+        return try reading { executor throws(PageError) in
+            try executor.aggregate(prepared.function, of: prepared.rows, column: prepared.column)
+        }
+    }
+}

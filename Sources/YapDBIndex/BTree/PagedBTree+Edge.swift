@@ -1,0 +1,89 @@
+// PagedBTree+Edge: the first or last entry, read with one descent along the tree's edge.
+
+extension PagedBTree {
+    /// Calls `body` with the first entry in key order (the last when `last` is set) and says
+    /// whether the tree had one. One descent along the edge of the tree: no key is compared and
+    /// no position is counted, so it is cheaper than `withElement(at:)` at either end. The bytes
+    /// are valid only during the call.
+    /// - Throws: `PageError` if a page on the path cannot be read or is damaged (its subtree
+    ///   count disagrees with its parent's).
+    @discardableResult
+    package func withEdgeEntry(
+        last: Bool, _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) -> Void
+    ) throws(PageError) -> Bool {
+        guard height > 0, count > 0 else { return false }
+        var ref = root, level = height - 1
+        while let node = ref.node {
+            if node.isLeaf {
+                let entries = node.entries.count
+                guard entries > 0 else { return false }
+                node.entries.read(last ? entries - 1 : 0, body)
+                return true
+            }
+            // In-memory branches may hold an emptied child until they are rebalanced: skip it.
+            let children = node.children
+            guard let k = last ? children.lastIndex(where: { $0.count > 0 }) : children.firstIndex(where: { $0.count > 0 }) else {
+                return false
+            }
+            ref = children[k]
+            level -= 1
+        }
+        var page = ref.page, expected = ref.count
+        while true {
+            let next = try pages.read(page) { bytes throws(PageError) in
+                try Self.edgeStep(bytes, page: page, expected: expected, level: level, pageSize: format.pageSize, last: last, body)
+            }
+            guard let next else { return true }
+            (page, expected) = (next.page, next.count)
+            level -= 1
+        }
+    }
+
+    /// One page of an edge descent: checks page `page` (at `level`, holding `expected` entries)
+    /// and returns its edge child, or passes its edge entry to `body` and returns nil (a leaf).
+    @inline(__always)
+    static func edgeStep(
+        _ bytes: UnsafeRawBufferPointer, page: PageID, expected: Int, level: Int, pageSize: Int, last: Bool,
+        _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> Void
+    ) throws(PageError) -> (page: PageID, count: Int)? {
+        let view = try PageView(bytes, id: page, pageSize: pageSize, family: .keyed, level: level)
+        try view.requireSubtreeCount(expected)
+        // A page holds at least one entry (two children): `view.count - 1` is a slot.
+        let i = last ? view.count - 1 : 0
+        if level == 0 {
+            let (key, value) = try view.leafEntry(i)
+            body(key, value)
+            return nil
+        }
+        return try view.keyedChild(i)
+    }
+}
+
+extension Array where Element == PagedBTree {
+    /// `self[index].withEdgeEntry(last:_:)`. A tree whose root is written and whose pages are
+    /// mapped (the usual case for a reader) is read through a few of its fields, in place: a
+    /// call on the tree copies it out of the array first, retaining and releasing each
+    /// reference it holds, which costs more than the descent itself.
+    /// - Precondition: `index` is a valid index.
+    package func withEdgeEntry(
+        ofTree index: Int, last: Bool, _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) -> Void
+    ) throws(PageError) -> Bool {
+        precondition(index >= 0 && index < count, "withEdgeEntry: tree \(index) of \(count)")
+        let (root, entries, height, pageSize, table) = withUnsafeBufferPointer { trees in
+            let tree = UnsafePointer(trees.baseAddress! + index)
+            return (tree.pointee.root.page, tree.pointee.root.count, tree.pointee.height,
+                    tree.pointee.format.pageSize, tree.pointee.pages.table)
+        }
+        // A dirty or empty root (page `none`), or pages read through the source: the tree's
+        // own descent.
+        guard let table, root != .none, height > 0 else { return try self[index].withEdgeEntry(last: last, body) }
+        var next: (page: PageID, count: Int)? = (root, entries)
+        var level = height - 1
+        while let (page, expected) = next {
+            guard let bytes = table.bytes(page) else { throw .corrupt(page: page, reason: .missing) }
+            next = try PagedBTree.edgeStep(bytes, page: page, expected: expected, level: level, pageSize: pageSize, last: last, body)
+            level -= 1
+        }
+        return true
+    }
+}

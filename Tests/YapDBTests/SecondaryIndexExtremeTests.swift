@@ -1,0 +1,125 @@
+import Foundation
+import Testing
+@testable import YapDB
+
+/// `MIN`/`MAX` with no `WHERE` read the edge entry of the column's tree, and a transaction
+/// keeps the last aggregate (and count) it prepared from its texts. These check the answers the
+/// edge cannot settle alone (NULLs first, every value NULL, no rows, values cut to the key
+/// limit, texts read from the row), that the kept parse never keeps an answer (a read-write
+/// transaction sees its own writes; an older snapshot keeps its own extremes), and that another
+/// function or text over the same query is not taken for the kept one.
+@Suite(.serialized) struct SecondaryIndexExtremeTests {
+    /// Rows of an index with an integer column `n`, a text column `t`, a real column `r` and an
+    /// integer column `none` that no row sets.
+    static func fixture(_ rows: [(n: Int?, t: String?, r: Double?)]) throws -> DatabaseFixture {
+        let fixture = try DatabaseFixture()
+        let database = fixture.database!
+        let setup = YapDatabaseSecondaryIndexSetup()
+        setup.addColumn("n", with: .integer)
+        setup.addColumn("t", with: .text)
+        setup.addColumn("r", with: .real)
+        setup.addColumn("none", with: .integer)
+        let handler = YapDatabaseSecondaryIndexHandler.withObjectBlock { _, dict, _, _, object in
+            guard let row = object as? [String: Any] else { return }
+            for (name, value) in row { dict[name] = value }
+            dict["none"] = NSNull()
+        }
+        try #require(database.register(YapDatabaseSecondaryIndex(setup: setup, handler: handler, versionTag: "1"), withName: "idx"))
+        try database.newConnection().write { tx in
+            for (i, row) in rows.enumerated() { tx.setObject(Self.object(row), forKey: "k\(i)", inCollection: "rows") }
+        }
+        return fixture
+    }
+
+    static func object(_ row: (n: Int?, t: String?, r: Double?)) -> [String: Any] {
+        var object: [String: Any] = [:]
+        if let n = row.n { object["n"] = n }
+        if let t = row.t { object["t"] = t }
+        if let r = row.r { object["r"] = r }
+        return object
+    }
+
+    static func aggregate(_ idx: YapDatabaseSecondaryIndexTransaction, _ function: String, _ text: String = "") -> Any? {
+        idx.performAggregateQuery(YapDatabaseQuery(aggregateFunction: function, string: text))
+    }
+
+    /// Texts longer than the key limit (256 bytes), equal in their first 300.
+    static let long = String(repeating: "p", count: 300)
+
+    @Test func extremesTheEdgeCannotSettleAloneAreRightToo() throws {
+        let fixture = try Self.fixture([
+            (nil, Self.long + "b", 2.5), (7, Self.long + "c", nil), (nil, Self.long + "a", -1),
+            (3, nil, 0.5), (12, Self.long + "c", 9),
+        ])
+        fixture.database.newConnection().read { tx in
+            let idx = tx.ext("idx") as! YapDatabaseSecondaryIndexTransaction
+            #expect(Self.aggregate(idx, "MIN(n)") as? Int == 3, "NULLs come first: the walk skips them")
+            #expect(Self.aggregate(idx, "MAX(n)") as? Int == 12)
+            #expect(Self.aggregate(idx, "MIN(t)") as? String == Self.long + "a", "cut values: their full values decide")
+            #expect(Self.aggregate(idx, "MAX(t)") as? String == Self.long + "c")
+            #expect(Self.aggregate(idx, "MIN(r)") as? Double == -1)
+            #expect(Self.aggregate(idx, "MAX(r)") as? Double == 9)
+            #expect(Self.aggregate(idx, "MIN(none)") == nil && Self.aggregate(idx, "MAX(none)") == nil, "every value NULL")
+            #expect(Self.aggregate(idx, "COUNT(*)") as? Int == 5)
+            #expect(Self.aggregate(idx, "COUNT(n)") as? Int == 3)
+            #expect(Self.aggregate(idx, "MAX(n)", "LIMIT 0") == nil, "LIMIT 0 leaves no result row")
+            #expect(Self.aggregate(idx, "MAX(n)", "WHERE n < 10") as? Int == 7)
+            #expect(idx.numberOfRows(matching: YapDatabaseQuery(string: "")) == 5)
+            #expect(idx.numberOfRows(matching: YapDatabaseQuery(string: "WHERE n > 5")) == 2)
+        }
+    }
+
+    @Test func shortTextsAreReadFromTheirRowsAndNoRowsGiveNil() throws {
+        let fixture = try Self.fixture([(1, "pear", nil), (2, "apple", nil), (3, "fig", nil)])
+        let connection = fixture.database.newConnection()
+        connection.read { tx in
+            let idx = tx.ext("idx") as! YapDatabaseSecondaryIndexTransaction
+            #expect(Self.aggregate(idx, "MIN(t)") as? String == "apple")
+            #expect(Self.aggregate(idx, "MAX(t)") as? String == "pear")
+        }
+        connection.readWrite { tx in tx.removeAllObjectsInAllCollections() }
+        connection.read { tx in
+            let idx = tx.ext("idx") as! YapDatabaseSecondaryIndexTransaction
+            #expect(Self.aggregate(idx, "MIN(t)") == nil && Self.aggregate(idx, "MAX(n)") == nil)
+            #expect(Self.aggregate(idx, "COUNT(*)") as? Int == 0)
+        }
+    }
+
+    @Test func theKeptParseNeverKeepsAnAnswer() throws {
+        let fixture = try Self.fixture([(5, "m", 1), (9, "q", 2)])
+        let database = fixture.database!
+        // An older snapshot, held open while a writer changes both ends.
+        let old = database.newConnection()
+        _ = old.beginLongLivedReadTransaction()
+        database.newConnection().readWrite { tx in
+            let idx = tx.ext("idx") as! YapDatabaseSecondaryIndexTransaction
+            #expect(Self.aggregate(idx, "MIN(n)") as? Int == 5)
+            #expect(idx.numberOfRows(matching: YapDatabaseQuery(string: "")) == 2)
+            tx.setObject(Self.object((1, "a", nil)), forKey: "low", inCollection: "rows")
+            tx.setObject(Self.object((nil, "z", nil)), forKey: "null", inCollection: "rows")
+            #expect(Self.aggregate(idx, "MIN(n)") as? Int == 1, "the same text again sees the write")
+            #expect(idx.numberOfRows(matching: YapDatabaseQuery(string: "")) == 4)
+            tx.removeObject(forKey: "low", inCollection: "rows")
+            #expect(Self.aggregate(idx, "MIN(n)") as? Int == 5)
+            #expect(idx.numberOfRows(matching: YapDatabaseQuery(string: "")) == 3)
+        }
+        old.read { tx in
+            let idx = tx.ext("idx") as! YapDatabaseSecondaryIndexTransaction
+            #expect(Self.aggregate(idx, "MAX(t)") as? String == "q", "the old snapshot's extremes")
+            #expect(idx.numberOfRows(matching: YapDatabaseQuery(string: "")) == 2)
+        }
+        database.newConnection().read { tx in
+            let idx = tx.ext("idx") as! YapDatabaseSecondaryIndexTransaction
+            // Same query text, another function (and back), then another text.
+            #expect(Self.aggregate(idx, "MAX(t)") as? String == "z")
+            #expect(Self.aggregate(idx, "MIN(t)") as? String == "m")
+            #expect(Self.aggregate(idx, "MAX(t)") as? String == "z")
+            #expect(Self.aggregate(idx, "MAX(t)", "WHERE t < 'z'") as? String == "q")
+            #expect(idx.numberOfRows(matching: YapDatabaseQuery(string: "WHERE n > 6")) == 1)
+            #expect(idx.numberOfRows(matching: YapDatabaseQuery(string: "WHERE n > 4")) == 2)
+            #expect(idx.numberOfRows(matching: YapDatabaseQuery(string: "WHERE n > ?", parameters: [8])) == 1)
+            #expect(idx.numberOfRows(matching: YapDatabaseQuery(string: "WHERE n > ?", parameters: [0])) == 2)
+        }
+        _ = old.endLongLivedReadTransaction()
+    }
+}
