@@ -1,7 +1,18 @@
 import Foundation
 
+#if canImport(Darwin)
+/// The dictionary a secondary-index handler block fills. On Apple platforms Foundation's own
+/// `NSMutableDictionary`: bridging its keys and values costs little there, and a subclass would
+/// have to stand in for the class cluster's primitives.
+typealias SecondaryIndexHandlerDictionary = NSMutableDictionary
+
+extension NSMutableDictionary {
+    /// The value set for the text key `name` (`hint` is for the Linux form).
+    func value(named name: String, hint: Int = 0) -> Any? { object(forKey: name) }
+}
+#else
 /// The dictionary a secondary-index handler block fills: an `NSMutableDictionary`, the type
-/// the blocks take, that keeps its entries in Swift dictionaries.
+/// the blocks take, that keeps its entries as Swift values.
 ///
 /// A plain `NSMutableDictionary` turns each `String` key into an `NSString` and each number
 /// into an `NSNumber` as it stores them, then hashes `NSString`s to find them again; for a
@@ -13,7 +24,9 @@ import Foundation
 ///
 /// Everything a handler can do with its dictionary works through the class's primitive
 /// methods: subscripts, `setObject(_:forKey:)`, `object(forKey:)`, `removeObject(forKey:)`,
-/// `count`, enumeration, `allKeys`, copies, `description`.
+/// `count`, enumeration, `allKeys`, copies, `description`. One thing differs: bridging it to a
+/// Swift dictionary (`as? [String: Any]`) gives an empty one, as swift-corelibs-foundation
+/// bridges only its own dictionary classes.
 ///
 /// Threading: used by one handler call on the writer's queue.
 final class SecondaryIndexHandlerDictionary: NSMutableDictionary {
@@ -105,3 +118,4 @@ final class SecondaryIndexHandlerDictionary: NSMutableDictionary {
         }
     }
 }
+#endif
