@@ -240,6 +240,24 @@ import YapDBQuery
         #expect(dict.count == 0 && dict.allKeys.isEmpty)
     }
 
+    /// Many text keys (past the short list the dictionary walks) are all found, after
+    /// replacements and removals too.
+    @Test func theHandlersDictionaryFindsManyKeys() {
+        let dict = SecondaryIndexHandlerDictionary()
+        for i in 0..<200 { dict["k\(i)"] = i }
+        for i in stride(from: 0, to: 200, by: 3) { dict["k\(i)"] = -i }
+        for i in stride(from: 1, to: 200, by: 7) { dict.removeObject(forKey: "k\(i)") }
+        dict["late"] = 1_000
+        var expected: [String: Int] = ["late": 1_000]
+        for i in 0..<200 where i % 7 != 1 { expected["k\(i)"] = i % 3 == 0 ? -i : i }
+        #expect(dict.count == expected.count)
+        for (key, value) in expected {
+            #expect(dict.value(named: key) as? Int == value, "\(key)")
+            #expect(dict[key] as? Int == value, "\(key)")
+        }
+        #expect(dict["k1"] == nil && dict.value(named: "k8") == nil)
+    }
+
     /// The handler's values become column values with the column's affinity.
     @Test func handlerValuesTakeTheColumnAffinity() {
         #expect(SecondaryIndexRow.columnValue("12", type: .integer) == .integer(12))

@@ -46,8 +46,21 @@ final class SecondaryIndexHandlerDictionary: NSMutableDictionary {
     /// order, as handlers usually set them).
     func position(of name: String, hint: Int = 0) -> Int? {
         if hint < named.count, named[hint].name == name { return hint }
-        return named.firstIndex { $0.name == name }
+        guard named.count > Self.listLimit else { return named.firstIndex { $0.name == name } }
+        if positions == nil {
+            var made: [String: Int] = [:]
+            for (i, entry) in named.enumerated() { made[entry.name] = i }
+            positions = made
+        }
+        return positions?[name]
     }
+
+    /// Up to this many text keys are found by walking the list; past it, through `positions`
+    /// (a handler setting hundreds of keys is not slowed quadratically).
+    private static let listLimit = 16
+    /// Each text key's place in `named`, once there are more than `listLimit` (nil until
+    /// needed, and after a removal shifts the places).
+    private var positions: [String: Int]?
 
     /// The value set for the text key `name`.
     func value(named name: String, hint: Int = 0) -> Any? {
@@ -71,12 +84,16 @@ final class SecondaryIndexHandlerDictionary: NSMutableDictionary {
             named[i].value = anObject
         } else {
             named.append((name, anObject))
+            positions?[name] = named.count - 1
         }
     }
 
     override func removeObject(forKey aKey: Any) {
         if let name = Self.name(aKey) {
-            if let i = position(of: name) { named.remove(at: i) }
+            if let i = position(of: name) {
+                named.remove(at: i)
+                positions = nil
+            }
         } else if let key = aKey as? AnyHashable {
             other[key] = nil
         }
@@ -84,6 +101,7 @@ final class SecondaryIndexHandlerDictionary: NSMutableDictionary {
 
     override func removeAllObjects() {
         named.removeAll()
+        positions = nil
         other.removeAll()
     }
 
