@@ -20,7 +20,9 @@ public class YapDatabaseReadTransaction {
     /// uses do not change during it), so a walk over one collection chooses it once.
     /// (A class: reading it is one retain, where an optional tuple of an enum with a struct
     /// payload was copied field by field through its type's metadata on every row.)
-    private var objectDeserializer: DeserializerMemo?
+    /// Unchecked for exclusive access: a transaction is used on one queue, and this is read
+    /// per decoded object.
+    @exclusivity(unchecked) private var objectDeserializer: DeserializerMemo?
     var mutatedDuringIteration = false
     var extensionTransactions: [String: AnyObject] = [:]
 

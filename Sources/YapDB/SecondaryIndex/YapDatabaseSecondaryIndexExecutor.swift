@@ -175,30 +175,34 @@ struct SecondaryIndexExecutor {
         let (_, prepared, check) = try prepared(query.whereClause)
         // The row check, prepared once: columns by position, literals converted once.
         let residual = check ? evaluator.prepare(query.whereClause, columnOrder: valueOrder) : nil
-        var skip = query.offset
-        var remaining = query.limit ?? Int.max
-        guard remaining > 0 else { return }
-        var failure: PageError?
+        // Passed to `emit` rather than captured by it: a local function that captures variables
+        // and is called from closures keeps them in boxes checked for exclusive access at run
+        // time, a few hundred instructions per row.
+        var counts = EmitCounts(skip: query.offset, remaining: query.limit ?? Int.max)
+        guard counts.remaining > 0 else { return }
         // Checks one candidate and passes it on; false once the limit is reached or reading failed.
-        func emit(_ rowid: UInt64, _ known: [SQLValue]?, _ rowKey: UnsafeRawBufferPointer, checked: Bool = false) -> Bool {
+        func emit(_ rowid: UInt64, _ known: [SQLValue]?, _ rowKey: UnsafeRawBufferPointer, checked: Bool = false,
+                  _ counts: inout EmitCounts) -> Bool {
             var values = known
             if let residual, !checked {
                 do throws(PageError) {
                     if values == nil { values = try rowValues(rowid) }
                 } catch {
-                    failure = error
+                    counts.failure = error
                     return false
                 }
                 guard let row = values, residual.matches(row) else { return true }
             }
-            if skip > 0 { skip -= 1; return true }
-            remaining -= 1
-            return body(rowid, values, rowKey) && remaining > 0
+            if counts.skip > 0 { counts.skip -= 1; return true }
+            counts.remaining -= 1
+            return body(rowid, values, rowKey) && counts.remaining > 0
         }
         if query.orderBy.isEmpty {
-            try forEachCandidate(prepared) { emit($0, nil, $1) }
+            try forEachCandidate(prepared) { emit($0, nil, $1, &counts) }
         } else if let column = columnIndex(query.orderBy[0].column), let ranges = streamableRanges(prepared, column: column) {
-            try streamOrdered(column: column, ranges: ranges, terms: query.orderBy) { rowid, values, rowKey in emit(rowid, values, rowKey) }
+            try streamOrdered(column: column, ranges: ranges, terms: query.orderBy) { rowid, values, rowKey in
+                emit(rowid, values, rowKey, &counts)
+            }
         } else {
             var rows: [(rowid: UInt64, values: [SQLValue], rowKey: Range<Int>)] = []
             var rowKeys = RowKeyBuffer()
@@ -220,9 +224,9 @@ struct SecondaryIndexExecutor {
                 let order = compareRows(a.values, b.values, terms)
                 return order != 0 ? order < 0 : a.rowid < b.rowid
             }
-            for row in rows where !rowKeys.with(row.rowKey, { emit(row.rowid, row.values, $0, checked: true) }) { break }
+            for row in rows where !rowKeys.with(row.rowKey, { emit(row.rowid, row.values, $0, checked: true, &counts) }) { break }
         }
-        if let failure { throw failure }
+        if let failure = counts.failure { throw failure }
     }
 
     /// The ranges of `column`'s tree that hold exactly the prepared candidates, if the plan is
@@ -243,36 +247,32 @@ struct SecondaryIndexExecutor {
                        _ body: (UInt64, [SQLValue]?, UnsafeRawBufferPointer) -> Bool) throws(PageError) {
         let descending = terms[0].descending
         let order = orderColumns(terms)
-        // The pending group: row ids and their stored row keys (copied: the page may change
-        // before the group is passed on).
-        var group: [(rowid: UInt64, rowKey: Range<Int>)] = []
-        var rowKeys = RowKeyBuffer()
-        var groupPrefix: [UInt8] = []
-        var needsValues = false
-        var failure: PageError?
+        // The pending group of rows sharing a cut value, passed to `flush` rather than captured
+        // by it (see `EmitCounts`).
+        var pending = OrderedGroup()
         // Passes the pending group on; false when `body` stopped or reading failed.
-        func flush() -> Bool {
+        func flush(_ pending: inout OrderedGroup) -> Bool {
             defer {
-                group.removeAll(keepingCapacity: true)
-                rowKeys.removeAll()
+                pending.group.removeAll(keepingCapacity: true)
+                pending.rowKeys.removeAll()
             }
-            if group.count == 1 || (!needsValues && order.count == 1) {
-                if descending { group.reverse() }
-                for row in group where !rowKeys.with(row.rowKey, { body(row.rowid, nil, $0) }) { return false }
+            if pending.group.count == 1 || (!pending.needsValues && order.count == 1) {
+                if descending { pending.group.reverse() }
+                for row in pending.group where !pending.rowKeys.with(row.rowKey, { body(row.rowid, nil, $0) }) { return false }
                 return true
             }
             var rows: [(rowid: UInt64, values: [SQLValue], rowKey: Range<Int>)] = []
             do throws(PageError) {
-                for row in group { if let values = try rowValues(row.rowid) { rows.append((row.rowid, values, row.rowKey)) } }
+                for row in pending.group { if let values = try rowValues(row.rowid) { rows.append((row.rowid, values, row.rowKey)) } }
             } catch {
-                failure = error
+                pending.failure = error
                 return false
             }
             rows.sort { a, b in
                 let order = compareRows(a.values, b.values, order)
                 return order != 0 ? order < 0 : a.rowid < b.rowid
             }
-            for row in rows where !rowKeys.with(row.rowKey, { body(row.rowid, row.values, $0) }) { return false }
+            for row in rows where !pending.rowKeys.with(row.rowKey, { body(row.rowid, row.values, $0) }) { return false }
             return true
         }
         var going = true
@@ -284,30 +284,30 @@ struct SecondaryIndexExecutor {
             try state.columns[column].forEachInKeyRange(from: range.lower, to: range.upper, reversed: descending) { key, rowKey in
                 let prefix = OrderedKeyEncoding.valueBytes(ofKey: key)
                 if inTreeOrder, !OrderedKeyEncoding.isTruncated(prefix) {
-                    if !group.isEmpty {
-                        going = flush()
+                    if !pending.group.isEmpty {
+                        going = flush(&pending)
                         if !going { return false }
                     }
                     going = body(OrderedKeyEncoding.rowid(ofKey: key), nil, rowKey)
                     return going
                 }
-                if group.isEmpty || !groupPrefix.withUnsafeBytes({ sameBytes($0, prefix) }) {
-                    if !group.isEmpty {
-                        going = flush()
+                if pending.group.isEmpty || !pending.prefix.withUnsafeBytes({ sameBytes($0, prefix) }) {
+                    if !pending.group.isEmpty {
+                        going = flush(&pending)
                         if !going { return false }
                     }
-                    groupPrefix.removeAll(keepingCapacity: true)
-                    groupPrefix.append(contentsOf: prefix)
-                    needsValues = OrderedKeyEncoding.isTruncated(prefix)
+                    pending.prefix.removeAll(keepingCapacity: true)
+                    pending.prefix.append(contentsOf: prefix)
+                    pending.needsValues = OrderedKeyEncoding.isTruncated(prefix)
                 }
-                group.append((OrderedKeyEncoding.rowid(ofKey: key), rowKeys.append(rowKey)))
+                pending.group.append((OrderedKeyEncoding.rowid(ofKey: key), pending.rowKeys.append(rowKey)))
                 return true
             }
-            if let failure { throw failure }
+            if let failure = pending.failure { throw failure }
             if !going { return }
         }
-        if !group.isEmpty { _ = flush() }
-        if let failure { throw failure }
+        if !pending.group.isEmpty { _ = flush(&pending) }
+        if let failure = pending.failure { throw failure }
     }
 
     /// The column positions and directions of `terms` (unknown columns are dropped; queries are
@@ -347,4 +347,24 @@ struct RowKeyBuffer {
     }
 
     mutating func removeAll() { bytes.removeAll(keepingCapacity: true) }
+}
+
+/// What `SecondaryIndexExecutor.run` counts while it passes rows on: rows still to skip
+/// (`OFFSET`), rows still to pass (`LIMIT`), and the first read failure.
+struct EmitCounts {
+    var skip: Int
+    var remaining: Int
+    var failure: PageError?
+}
+
+/// The rows `SecondaryIndexExecutor.streamOrdered` holds back while they share a value cut to
+/// the key limit: their row ids and stored row keys (copied: the page may change before the
+/// group is passed on), the cut value, whether ordering them needs their stored values, and
+/// the first read failure.
+struct OrderedGroup {
+    var group: [(rowid: UInt64, rowKey: Range<Int>)] = []
+    var rowKeys = RowKeyBuffer()
+    var prefix: [UInt8] = []
+    var needsValues = false
+    var failure: PageError?
 }
