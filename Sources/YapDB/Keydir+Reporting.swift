@@ -76,4 +76,14 @@ extension Keydir {
             Self.report(error, "keys of \(collection)")
         }
     }
+
+    /// `eachKey` that hands each entry to `prefetch` one entry ahead of `body`.
+    func eachKey(inCollection collection: String, from: String? = nil, through: String? = nil, reversed: Bool = false,
+                 prefetching prefetch: (KeydirEntry) -> Void, _ body: (String, KeydirEntry) -> Bool) {
+        do {
+            try forEachKey(inCollection: collection, from: from, through: through, reversed: reversed, prefetching: prefetch, body)
+        } catch {
+            Self.report(error, "keys of \(collection)")
+        }
+    }
 }

@@ -191,7 +191,7 @@ public class YapDatabaseReadTransaction {
     /// which rows to visit.
     public func iterateKeysAndObjects<T>(inCollection collection: String?, filter: ((String) -> Bool)?,
                                          using block: (String, T, inout Bool) -> Void) {
-        iterateEntries(inCollection: collection) { name, key, entry, stop in
+        iterateEntries(inCollection: collection, readsObjects: true) { name, key, entry, stop in
             if let filter, !filter(key) { return }
             guard let object = cachedOrDecodedObject(entry, collection: name, key: key) as? T else { return }
             block(key, object, &stop)
@@ -224,7 +224,7 @@ public class YapDatabaseReadTransaction {
     /// to visit.
     public func iterateRows<O, M>(inCollection collection: String?, using block: (String, O, M?, inout Bool) -> Void,
                                   filter: ((String) -> Bool)?) {
-        iterateEntries(inCollection: collection) { name, key, entry, stop in
+        iterateEntries(inCollection: collection, readsObjects: true) { name, key, entry, stop in
             if let filter, !filter(key) { return }
             guard let object = cachedOrDecodedObject(entry, collection: name, key: key) as? O else { return }
             block(key, object, cachedOrDecodedMetadata(entry, collection: name, key: key) as? M, &stop)
@@ -333,15 +333,25 @@ public class YapDatabaseReadTransaction {
 
     /// Runs an iteration over the rows of one collection (in the transaction's snapshot of the
     /// index, so writes during it do not disturb it): `step` handles one row and may set `stop`.
+    /// With `readsObjects`, each row's object is prefetched from its segment's map one row
+    /// before `step` gets the row (`Keydir.forEachKey(…prefetching:…)`).
     func iterateEntries(inCollection collection: String?, from: String? = nil, through: String? = nil, reversed: Bool = false,
-                        _ step: (String, String, KeydirEntry, inout Bool) -> Void) {
+                        readsObjects: Bool = false, _ step: (String, String, KeydirEntry, inout Bool) -> Void) {
         checkValid()
         let name = collection ?? ""
         let snapshot = keydir
         iterate { stop in
-            snapshot.eachKey(inCollection: name, from: from, through: through, reversed: reversed) { key, entry in
-                step(name, key, entry, &stop)
-                return afterStep(stop)
+            if readsObjects, let segments = self.snapshot?.segments {
+                snapshot.eachKey(inCollection: name, from: from, through: through, reversed: reversed,
+                                 prefetching: { segments.prefetch($0.object) }) { key, entry in
+                    step(name, key, entry, &stop)
+                    return afterStep(stop)
+                }
+            } else {
+                snapshot.eachKey(inCollection: name, from: from, through: through, reversed: reversed) { key, entry in
+                    step(name, key, entry, &stop)
+                    return afterStep(stop)
+                }
             }
         }
     }

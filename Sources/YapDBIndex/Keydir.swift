@@ -174,6 +174,33 @@ package struct Keydir: Sendable {
         if let failure { throw failure }
     }
 
+    /// `forEachKey(inCollection:from:through:reversed:_:)` that hands each entry to `prefetch`
+    /// one entry before `body` gets it, so a caller can start loading the next row's value
+    /// while it works on this one. The rows, their order, the stop and the errors are the
+    /// same: a row read ahead after `body` stopped is dropped, and a damaged entry is reported
+    /// after the row before it was passed on.
+    package func forEachKey(inCollection collection: String, from: String? = nil, through: String? = nil, reversed: Bool = false,
+                            prefetching prefetch: (KeydirEntry) -> Void,
+                            _ body: (String, KeydirEntry) throws -> Bool) throws {
+        var holding = false, stopped = false
+        var heldKey = "", heldEntry = KeydirEntry(rowid: 0, object: ValueLocation(segment: 0, offset: 0, length: 0), metadata: nil)
+        do {
+            try forEachKey(inCollection: collection, from: from, through: through, reversed: reversed) { key, entry in
+                prefetch(entry)
+                if holding, try !body(heldKey, heldEntry) {
+                    (holding, stopped) = (false, true)
+                    return false
+                }
+                (holding, heldKey, heldEntry) = (true, key, entry)
+                return true
+            }
+        } catch {
+            if holding, !stopped { _ = try body(heldKey, heldEntry) }
+            throw error
+        }
+        if holding, !stopped { _ = try body(heldKey, heldEntry) }
+    }
+
     /// Calls `body` with each row of every collection, in (collection, key) order, until it
     /// returns false. O(n).
     package func forEachRow(_ body: (String, String, KeydirEntry) throws -> Bool) throws {

@@ -1,6 +1,7 @@
 // Read-only views of a file's bytes for the index page reader and the engine's value reads:
 // a memory map on POSIX, a copy on the simulated disk. Part of the FileIO seam (FileIO.swift).
 
+import CYapDBSupport
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -46,6 +47,14 @@ package final class FileMapping: @unchecked Sendable {
         self.bytes = bytes
         self.backing = backing
         self.path = path
+    }
+
+    /// Starts loading the `length` bytes at `offset` into the CPU caches (a hint for a read
+    /// soon after; a range outside the bytes is ignored).
+    package func prefetch(offset: Int, length: Int) {
+        guard offset >= 0, length > 0, offset <= bytes.count, length <= bytes.count - offset,
+              let start = bytes.baseAddress else { return }
+        yapdb_prefetch(start + offset, length)
     }
 
     /// A heap copy of `source` (an empty one when `source` is empty).

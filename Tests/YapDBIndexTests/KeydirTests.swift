@@ -37,6 +37,30 @@ import TestSupport
             var reversed: [String] = []
             try keydir.forEachKey(inCollection: collection, reversed: true) { key, _ in reversed.append(key); return true }
             #expect(reversed == keys.reversed(), "\(context): reversed keys of \(collection)")
+            // The prefetching walk: the same rows in order, each handed to `prefetch` one row
+            // before the body gets it; a stop ends it at once.
+            let ids = keys.map { model.rows[Row(collection: collection, key: $0)]!.rowid }
+            var events: [String] = []
+            var ahead: [String] = []
+            try keydir.forEachKey(inCollection: collection, prefetching: { events.append("p\($0.rowid)") }) { key, entry in
+                events.append("b\(entry.rowid)")
+                ahead.append(key)
+                return true
+            }
+            var expected: [String] = []
+            for (i, id) in ids.enumerated() {
+                expected.append("p\(id)")
+                if i > 0 { expected.append("b\(ids[i - 1])") }
+            }
+            if let last = ids.last { expected.append("b\(last)") }
+            #expect(ahead == keys, "\(context): prefetching walk of \(collection)")
+            #expect(events == expected, "\(context): prefetch one row ahead in \(collection)")
+            var delivered = 0
+            try keydir.forEachKey(inCollection: collection, prefetching: { _ in }) { _, _ in
+                delivered += 1
+                return delivered < 2
+            }
+            #expect(delivered == min(2, keys.count), "\(context): stop in the prefetching walk of \(collection)")
         }
         for (row, entry) in model.rows {
             #expect(try keydir.entry(collection: row.collection, key: row.key) == entry)

@@ -1,6 +1,7 @@
 #ifndef YAPDB_SUPPORT_H
 #define YAPDB_SUPPORT_H
-// Small C helpers the storage layer cannot write in Swift: the CPU's CRC32C instruction.
+// Small C helpers the storage layer cannot write in Swift: the CPU's CRC32C instruction and
+// cache prefetch hints.
 #include <stddef.h>
 #include <stdint.h>
 
@@ -10,5 +11,12 @@ int yapdb_crc32c_hardware_available(void);
 /// Extends the raw (unreflected state, not inverted) CRC32C `state` over `length` bytes with the
 /// CPU instruction. Call only when yapdb_crc32c_hardware_available() returned 1.
 uint32_t yapdb_crc32c_hardware(uint32_t state, const void *data, size_t length);
+
+/// Asks the CPU to start loading the `length` bytes at `address` into its caches, one hint
+/// per 64-byte line. A hint only: it changes no result and never faults.
+static inline void yapdb_prefetch(const void *address, size_t length) {
+    const char *bytes = (const char *)address;
+    for (size_t offset = 0; offset < length; offset += 64) __builtin_prefetch(bytes + offset);
+}
 
 #endif
