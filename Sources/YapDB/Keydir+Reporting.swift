@@ -70,16 +70,10 @@ extension Keydir {
     /// Calls `body` with each key and entry of `collection` in key order (or `reversed`), from
     /// `from` through `through` (nil: unbounded), until it returns false. A page that cannot
     /// be read ends the walk there (reported).
+    /// With `prefetch`, each entry is handed to it one entry ahead of `body`
+    /// (`forEachKey(…prefetching:…)`).
     func eachKey(inCollection collection: String, from: String? = nil, through: String? = nil, reversed: Bool = false,
-                 _ body: (String, KeydirEntry) -> Bool) {
-        do { try forEachKey(inCollection: collection, from: from, through: through, reversed: reversed, body) } catch {
-            Self.report(error, "keys of \(collection)")
-        }
-    }
-
-    /// `eachKey` that hands each entry to `prefetch` one entry ahead of `body`.
-    func eachKey(inCollection collection: String, from: String? = nil, through: String? = nil, reversed: Bool = false,
-                 prefetching prefetch: (KeydirEntry) -> Void, _ body: (String, KeydirEntry) -> Bool) {
+                 prefetching prefetch: ((KeydirEntry) -> Void)? = nil, _ body: (String, KeydirEntry) -> Bool) {
         do {
             try forEachKey(inCollection: collection, from: from, through: through, reversed: reversed, prefetching: prefetch, body)
         } catch {

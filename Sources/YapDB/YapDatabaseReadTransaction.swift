@@ -340,18 +340,13 @@ public class YapDatabaseReadTransaction {
         checkValid()
         let name = collection ?? ""
         let snapshot = keydir
+        let prefetch = readsObjects ? self.snapshot.map { engineSnapshot in
+            { (entry: KeydirEntry) in engineSnapshot.segments.prefetch(entry.object) }
+        } : nil
         iterate { stop in
-            if readsObjects, let segments = self.snapshot?.segments {
-                snapshot.eachKey(inCollection: name, from: from, through: through, reversed: reversed,
-                                 prefetching: { segments.prefetch($0.object) }) { key, entry in
-                    step(name, key, entry, &stop)
-                    return afterStep(stop)
-                }
-            } else {
-                snapshot.eachKey(inCollection: name, from: from, through: through, reversed: reversed) { key, entry in
-                    step(name, key, entry, &stop)
-                    return afterStep(stop)
-                }
+            snapshot.eachKey(inCollection: name, from: from, through: through, reversed: reversed, prefetching: prefetch) { key, entry in
+                step(name, key, entry, &stop)
+                return afterStep(stop)
             }
         }
     }

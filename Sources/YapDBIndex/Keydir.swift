@@ -175,13 +175,16 @@ package struct Keydir: Sendable {
     }
 
     /// `forEachKey(inCollection:from:through:reversed:_:)` that hands each entry to `prefetch`
-    /// one entry before `body` gets it, so a caller can start loading the next row's value
-    /// while it works on this one. The rows, their order, the stop and the errors are the
-    /// same: a row read ahead after `body` stopped is dropped, and a damaged entry is reported
-    /// after the row before it was passed on.
+    /// (when given) one entry before `body` gets it, so a caller can start loading the next
+    /// row's value while it works on this one. The rows, their order, the stop and the errors
+    /// are the same: a row read ahead after `body` stopped is dropped, and a damaged entry is
+    /// reported after the row before it was passed on.
     package func forEachKey(inCollection collection: String, from: String? = nil, through: String? = nil, reversed: Bool = false,
-                            prefetching prefetch: (KeydirEntry) -> Void,
+                            prefetching prefetch: ((KeydirEntry) -> Void)?,
                             _ body: (String, KeydirEntry) throws -> Bool) throws {
+        guard let prefetch else {
+            return try forEachKey(inCollection: collection, from: from, through: through, reversed: reversed, body)
+        }
         var holding = false, stopped = false
         var heldKey = "", heldEntry = KeydirEntry(rowid: 0, object: ValueLocation(segment: 0, offset: 0, length: 0), metadata: nil)
         do {

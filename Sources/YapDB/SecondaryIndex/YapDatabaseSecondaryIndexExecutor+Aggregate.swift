@@ -98,7 +98,7 @@ extension SecondaryIndexExecutor {
                         return false
                     }
                     prefix = Array(value)
-                } else if !prefix.withUnsafeBytes({ $0.elementsEqual(value) }) {
+                } else if !prefix.withUnsafeBytes({ sameBytes($0, value) }) {
                     return false
                 }
                 group.append(OrderedKeyEncoding.rowid(ofKey: key))

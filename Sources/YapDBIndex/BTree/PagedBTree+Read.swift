@@ -167,11 +167,17 @@ extension PagedBTree {
         return element
     }
 
-    /// The first entry in key order, or nil if empty.
-    package func firstEntry() throws(PageError) -> (key: [UInt8], value: [UInt8])? { isEmpty ? nil : try element(at: 0) }
+    /// The first entry in key order, or nil if empty (`withEdgeEntry(last:_:)`).
+    package func firstEntry() throws(PageError) -> (key: [UInt8], value: [UInt8])? { try edgeEntry(last: false) }
 
-    /// The last entry in key order, or nil if empty.
-    package func lastEntry() throws(PageError) -> (key: [UInt8], value: [UInt8])? { isEmpty ? nil : try element(at: count - 1) }
+    /// The last entry in key order, or nil if empty (`withEdgeEntry(last:_:)`).
+    package func lastEntry() throws(PageError) -> (key: [UInt8], value: [UInt8])? { try edgeEntry(last: true) }
+
+    private func edgeEntry(last: Bool) throws(PageError) -> (key: [UInt8], value: [UInt8])? {
+        var entry: (key: [UInt8], value: [UInt8])?
+        try withEdgeEntry(last: last) { entry = (Array($0), Array($1)) }
+        return entry
+    }
 
     /// The positions of the keys between `lower` and `upper` (nil: unbounded). O(log n).
     package func positions(from lower: KeyBound?, to upper: KeyBound?) throws(PageError) -> Range<Int> {
