@@ -329,6 +329,12 @@ public class YapDatabaseReadTransaction {
         }
     }
 
+    /// Starts loading the object of `entry` into the CPU's caches when it lies in a segment's
+    /// map, for a read soon after. A hint only.
+    func prefetchObject(of entry: KeydirEntry) {
+        snapshot?.segments.prefetch(entry.object)
+    }
+
     // MARK: Iteration guard
 
     /// Runs an iteration over the rows of one collection (in the transaction's snapshot of the

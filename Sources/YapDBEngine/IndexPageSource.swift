@@ -37,7 +37,7 @@ struct IndexPageSource: PageSource {
         self.view = view
         self.format = format
         check = { bytes in (try? format.verify(bytes, id: .none)) != nil }
-        mappedPages = view.mappedFiles.flatMap { MappedPages(pageSize: view.pageSize, files: $0, owner: view) }
+        mappedPages = view.mappedFiles.flatMap { MappedPages(pageSize: view.pageSize, files: $0, owner: view, hint: memoryPrefetchHint) }
     }
 
     func withPage(_ id: PageID, _ body: (UnsafeRawBufferPointer) throws(PageError) -> Void) throws(PageError) {

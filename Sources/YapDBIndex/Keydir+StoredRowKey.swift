@@ -21,4 +21,21 @@ extension Keydir {
         if malformed { throw .corrupt(page: .none, reason: .badEntry) }
         return (collection, key, entry)
     }
+
+    /// The entries of the rows whose row keys are `rowKeys` (copies of the bytes the rows tree
+    /// stores), in order, into `entries` (emptied first; nil for a key the rows tree lacks):
+    /// the lookups made together, their memory waits overlapped (`PagedBTree.findEach`).
+    /// - Throws: `.corrupt(page: .none, reason: .badEntry)` when a stored entry does not
+    ///   decode; `PageError` from a page.
+    package func entries(forRowKeys rowKeys: KeyBatch, into entries: inout [KeydirEntry?]) throws(PageError) {
+        entries.removeAll(keepingCapacity: true)
+        var malformed = false
+        try rows.findEach(rowKeys) { _, bytes in
+            guard let bytes else { return entries.append(nil) }
+            let entry = KeydirEntry(pageEncoded: bytes)
+            malformed = malformed || entry == nil
+            entries.append(entry)
+        }
+        if malformed { throw .corrupt(page: .none, reason: .badEntry) }
+    }
 }

@@ -77,3 +77,10 @@ package final class FileMapping: @unchecked Sendable {
         }
     }
 }
+
+/// Asks the CPU to start loading the `length` bytes at an address into its caches, one hint
+/// per 64-byte line: a hint that never faults and changes no result. A C function pointer, for
+/// the layers that take a hint function (the index layer's `MemoryHint`) without importing C.
+package let memoryPrefetchHint: @convention(c) (UnsafeRawPointer?, Int) -> Void = { address, length in
+    if let address { yapdb_prefetch(address, length) }
+}

@@ -11,10 +11,10 @@ import YapDBQuery
 /// to the block; which rows match is decided from the index alone.
 extension YapDatabaseSecondaryIndexTransaction {
     /// Runs `query` and calls `body` per match; false (logged) on an invalid query or a damaged index.
-    private func iterate(_ query: YapDatabaseQuery, entries: Bool = false,
+    private func iterate(_ query: YapDatabaseQuery, entries: Bool = false, objects: Bool = false,
                          _ body: (String, String, UInt64, [SQLValue]?, KeydirEntry?, inout Bool) -> Void) -> Bool {
         do throws(YapDatabaseError) {
-            try forEachMatch(index.bind(query), entries: entries, body)
+            try forEachMatch(index.bind(query), entries: entries, objects: objects, body)
             return true
         } catch {
             return reporting(error, false)
@@ -42,7 +42,7 @@ extension YapDatabaseSecondaryIndexTransaction {
     /// - Returns: false if the query is invalid; true otherwise.
     @discardableResult
     public func iterateKeysAndObjects(matching query: YapDatabaseQuery, using block: (String, String, Any?, inout Bool) -> Void) -> Bool {
-        iterate(query, entries: true) { collection, key, _, _, entry, stop in
+        iterate(query, entries: true, objects: true) { collection, key, _, _, entry, stop in
             block(collection, key, databaseTransaction.object(forKey: key, inCollection: collection, entry: entry), &stop)
         }
     }
@@ -52,7 +52,7 @@ extension YapDatabaseSecondaryIndexTransaction {
     /// - Returns: false if the query is invalid; true otherwise.
     @discardableResult
     public func iterateRows(matching query: YapDatabaseQuery, using block: (String, String, Any, Any?, inout Bool) -> Void) -> Bool {
-        iterate(query, entries: true) { collection, key, _, _, entry, stop in
+        iterate(query, entries: true, objects: true) { collection, key, _, _, entry, stop in
             guard let object = databaseTransaction.object(forKey: key, inCollection: collection, entry: entry) else { return }
             block(collection, key, object, databaseTransaction.metadata(forKey: key, inCollection: collection, entry: entry), &stop)
         }

@@ -24,6 +24,9 @@ public final class YapDatabaseSecondaryIndexTransaction {
     /// `WHERE` query counted so: a loop that runs one query again skips the parse memo's
     /// lookups and the binding. Only parses are kept — every call reads the index.
     var lastAggregate: PreparedAggregate?
+    /// The buffers of `forEachMatch`'s held matches, kept between queries (nil while a query
+    /// uses them).
+    var pendingMatches: PendingMatches?
     var lastCounted: (query: String, whereClause: QueryExpression?)?
 
     init(index: YapDatabaseSecondaryIndex, name: String, transaction: YapDatabaseReadTransaction) {
@@ -67,16 +70,46 @@ public final class YapDatabaseSecondaryIndexTransaction {
     /// (nil when not read) and, when `entries` is set, its key-directory entry (read in the same
     /// pass as the key, for callers that load objects or metadata), in the query's order, until
     /// it sets its stop flag.
-    func forEachMatch(_ query: BoundQuery, entries: Bool = false,
+    ///
+    /// With `entries`, matches whose column entry carries the row key are held back up to
+    /// `PendingMatches.capacity` at a time and their entries looked up together
+    /// (`Keydir.entries(forRowKeys:into:)`), the rows' objects asked into the CPU's caches when
+    /// `objects` is set, before `body` gets them in order: the memory waits of the lookups
+    /// overlap. `body` still sees every row in the query's order, and a stop ends the walk
+    /// (the entries of at most a batch of later rows were read for nothing).
+    func forEachMatch(_ query: BoundQuery, entries: Bool = false, objects: Bool = false,
                       _ body: (String, String, UInt64, [SQLValue]?, KeydirEntry?, inout Bool) -> Void) throws(YapDatabaseError) {
         let keydir = databaseTransaction.keydir
         databaseTransaction.iterationDepth += 1
         defer { databaseTransaction.iterationDepth -= 1 }
         var memo = CollectionMemo()
+        // Taken while in use: a query run from `body` makes its own.
+        let pending = entries ? (pendingMatches ?? PendingMatches()) : nil
+        pendingMatches = nil
+        defer { if let pending { pending.removeAll(); pendingMatches = pending } }
         try reading { executor throws(PageError) in
             var failure: PageError?
             try executor.run(query) { rowid, values, rowKey in
                 var stop = false
+                if let pending, rowKey.count > 0 {
+                    pending.append(rowid, values, rowKey)
+                    guard pending.count == PendingMatches.capacity else { return true }
+                    do throws(PageError) {
+                        return try deliver(pending, keydir: keydir, objects: objects, memo: &memo, body)
+                    } catch {
+                        failure = error
+                        return false
+                    }
+                }
+                if let pending, pending.count > 0 {
+                    // A match without a row key: the held ones go first, in order.
+                    do throws(PageError) {
+                        guard try deliver(pending, keydir: keydir, objects: objects, memo: &memo, body) else { return false }
+                    } catch {
+                        failure = error
+                        return false
+                    }
+                }
                 if rowKey.count > 0 {
                     // The column entry carries the row key: no walk of the row-ids tree.
                     do throws(PageError) {
@@ -96,6 +129,28 @@ public final class YapDatabaseSecondaryIndexTransaction {
                 return !stop
             }
             if let failure { throw failure }
+            if let pending, pending.count > 0 { _ = try deliver(pending, keydir: keydir, objects: objects, memo: &memo, body) }
+        }
+    }
+
+    /// Hands the held matches to `body` in order, each with its entry (looked up together), and
+    /// empties `pending`; false when `body` set its stop flag.
+    private func deliver(_ pending: PendingMatches, keydir: Keydir, objects: Bool, memo: inout CollectionMemo,
+                         _ body: (String, String, UInt64, [SQLValue]?, KeydirEntry?, inout Bool) -> Void) throws(PageError) -> Bool {
+        defer { pending.removeAll() }
+        try keydir.entries(forRowKeys: pending.rowKeys, into: &pending.entries)
+        if objects {
+            for entry in pending.entries { if let entry { databaseTransaction.prefetchObject(of: entry) } }
+        }
+        let rowKeys = pending.rowKeys
+        return try rowKeys.withKeys { raw throws(PageError) -> Bool in
+            var stop = false
+            for i in 0..<rowKeys.count {
+                let (collection, key, _) = try keydir.row(forRowKey: rowKeys.key(i, in: raw), withEntry: false, memo: &memo)
+                body(collection, key, pending.rowids[i], pending.values[i], pending.entries[i], &stop)
+                if stop { return false }
+            }
+            return true
         }
     }
 
@@ -184,6 +239,34 @@ extension YapDatabaseSecondaryIndex {
         for term in query.orderBy { terms.append(OrderTerm(column: try resolve(term.column), descending: term.descending)) }
         result.orderBy = terms
         return result
+    }
+}
+
+/// Matches of a query held back so their key-directory entries are looked up together
+/// (`forEachMatch`): row keys, row ids, known column values, and the entries once looked up.
+/// A class with unchecked exclusivity: used by one query at a time, on one queue.
+final class PendingMatches {
+    /// The most matches held before they are handed out.
+    static let capacity = Int(ProcessInfo.processInfo.environment["YAPDB_BATCH"] ?? "16") ?? 16
+
+    @exclusivity(unchecked) var rowKeys = KeyBatch()
+    @exclusivity(unchecked) var rowids: [UInt64] = []
+    @exclusivity(unchecked) var values: [[SQLValue]?] = []
+    @exclusivity(unchecked) var entries: [KeydirEntry?] = []
+
+    var count: Int { rowids.count }
+
+    func append(_ rowid: UInt64, _ known: [SQLValue]?, _ rowKey: UnsafeRawBufferPointer) {
+        rowKeys.append(rowKey)
+        rowids.append(rowid)
+        values.append(known)
+    }
+
+    func removeAll() {
+        rowKeys.removeAll()
+        rowids.removeAll(keepingCapacity: true)
+        values.removeAll(keepingCapacity: true)
+        entries.removeAll(keepingCapacity: true)
     }
 }
 

@@ -118,7 +118,7 @@ struct PageView {
 
 extension PageView {
     /// The start of the entry (leaf) or separator (branch) data: past the slots.
-    private var keyedDataStart: Int {
+    var keyedDataStart: Int {
         level == 0 ? PageLayout.headerSize + count * PageLayout.slotSize
             : PageLayout.headerSize + count * PageLayout.keyedChildSize + (count - 1) * PageLayout.slotSize
     }
@@ -188,6 +188,42 @@ extension PageView {
         }
         return (low, false)
     }
+
+    /// In a keyed leaf: the memcmp order of entry `i`'s key against `key` (negative when the
+    /// entry's is less); `dataStart` is `keyedDataStart`. One step of `leafSearch`.
+    @inline(__always)
+    func leafOrder(_ i: Int, dataStart: Int, _ key: UnsafeRawBufferPointer) throws(PageError) -> Int {
+        let entry = try keyBytes(slotOffset: PageLayout.headerSize &+ i &* PageLayout.slotSize,
+                                 header: PageLayout.leafEntryHeader, dataStart: dataStart, slot: i)
+        return compareBytes(entry.start, entry.count, key.baseAddress ?? base, key.count)
+    }
+
+    /// In a keyed branch: the memcmp order of separator `i` against `key`; `dataStart` is
+    /// `keyedDataStart`. One step of `branchSearch`.
+    @inline(__always)
+    func separatorOrder(_ i: Int, dataStart: Int, _ key: UnsafeRawBufferPointer) throws(PageError) -> Int {
+        let separator = try keyBytes(slotOffset: separatorSlots &+ i &* PageLayout.slotSize,
+                                     header: PageLayout.separatorHeader, dataStart: dataStart, slot: i)
+        return compareBytes(separator.start, separator.count, key.baseAddress ?? base, key.count)
+    }
+
+    /// Where the slots of a keyed page start: past the header (leaf) or the children (branch).
+    var slotsStart: Int { level == 0 ? PageLayout.headerSize : separatorSlots }
+
+    private var separatorSlots: Int { PageLayout.headerSize &+ count &* PageLayout.keyedChildSize }
+
+    /// In a keyed page: where the key of entry (leaf) or separator (branch) `i` starts, as its
+    /// slot says — unchecked, for a cache hint only — or nil when the slot points outside the
+    /// page.
+    @inline(__always)
+    func keyStart(_ i: Int) -> UnsafeRawPointer? {
+        let offset = u16(slotsStart &+ i &* PageLayout.slotSize)
+        return offset < bytes.count ? base + offset : nil
+    }
+
+    /// The address of byte `offset` of the page (for a cache hint).
+    @inline(__always)
+    func address(_ offset: Int) -> UnsafeRawPointer { base + offset }
 
     /// In a keyed branch: the child whose range holds `key` (the number of separators ≤ key).
     func branchSearch(_ key: UnsafeRawBufferPointer) throws(PageError) -> Int {
