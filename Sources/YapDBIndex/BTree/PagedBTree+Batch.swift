@@ -41,13 +41,10 @@ package struct KeyBatch: Sendable {
 /// Where one key of a batch stands. Plain data (no references), so the steps copy it for free.
 private struct BatchSearch {
     enum State: UInt8 {
-        /// At page `page` of level `level` (0: the leaf), whose header is not read yet.
+        /// At leaf page `page`, whose header is not read yet.
         case header
-        /// Searching `low..<high` of `view`; `mid` is the entry (leaf) or separator (branch)
-        /// asked for last.
+        /// Searching entries `low..<high` of leaf `view`; entry `mid`, compared next, asked for.
         case searching
-        /// The search of branch `view` chose child `mid`, asked for.
-        case child
         /// Found at entry `mid` of leaf page `view`.
         case foundInPage
         /// Found at entry `mid` of the dirty leaf `dirtyLeaves[low]`.
@@ -56,22 +53,24 @@ private struct BatchSearch {
     }
 
     var state: State
+    /// The key looked up (in the batch's buffer).
+    var key = UnsafeRawBufferPointer(start: nil, count: 0)
     var bytes = UnsafeRawBufferPointer(start: nil, count: 0)
     var page: PageID = .none
-    var expected = 0, level = 0
+    var expected = 0
     var view: PageView?
     var dataStart = 0, low = 0, high = 0, mid = 0
 
     init(_ state: State) { self.state = state }
 
-    /// At page `page`, its header not read yet.
-    init(bytes: UnsafeRawBufferPointer, page: PageID, expected: Int, level: Int) {
+    /// At leaf page `page`, its header not read yet.
+    init(key: UnsafeRawBufferPointer, bytes: UnsafeRawBufferPointer, page: PageID, expected: Int) {
         state = .header
-        (self.bytes, self.page, self.expected, self.level) = (bytes, page, expected, level)
+        (self.key, self.bytes, self.page, self.expected) = (key, bytes, page, expected)
     }
 
     /// Whether the search needs another step.
-    var isOpen: Bool { state.rawValue <= State.child.rawValue }
+    var isOpen: Bool { state.rawValue <= State.searching.rawValue }
 }
 
 extension PagedBTree {
@@ -114,7 +113,7 @@ extension PagedBTree {
             while open {
                 open = false
                 for i in 0..<n where searches[i].isOpen {
-                    try step(&searches[i], keys.key(i, in: raw), table: table)
+                    try step(&searches[i], table: table)
                     open = open || searches[i].isOpen
                 }
             }
@@ -135,8 +134,10 @@ extension PagedBTree {
     }
 
     /// Starts `key`'s search: through the dirty nodes at the top of the tree (a dirty leaf is
-    /// searched at once, and kept in `dirtyLeaves` when it holds the key) and the few pages
-    /// above the stepped levels, to a page whose header is asked for.
+    /// searched at once, and kept in `dirtyLeaves` when it holds the key) and the branch pages,
+    /// to the leaf page, whose header and first slots are asked for. The branch pages are far
+    /// fewer than the leaves and mostly in the CPU's caches: stepping through them as well
+    /// measured no faster.
     private func start(_ key: UnsafeRawBufferPointer, table: MappedPages.Table, dirtyLeaves: inout [KeyedNode]) throws(PageError) -> BatchSearch {
         var ref = root
         var level = height - 1
@@ -153,78 +154,51 @@ extension PagedBTree {
             level -= 1
         }
         var page = ref.page, expected = ref.count
-        while level > Self.steppedLevels {
+        while level > 0 {
             guard let bytes = table.bytes(page) else { throw .corrupt(page: page, reason: .missing) }
             let view = try PageView(bytes, id: page, pageSize: format.pageSize, family: .keyed, level: level)
             try view.requireSubtreeCount(expected)
             (page, expected) = try view.keyedChild(view.branchSearch(key))
             level -= 1
         }
-        return try Self.visit(page, expected: expected, level: level, table: table)
-    }
-
-    /// The levels searched a step at a time: the leaves. The branches above them are far fewer
-    /// pages, mostly in the CPU's caches; stepping through them too measured slower.
-    private static var steppedLevels: Int { 0 }
-
-    /// A search arriving at page `page`: its bytes located and its start (the header, and a
-    /// leaf's first slots) asked for.
-    @inline(__always)
-    private static func visit(_ page: PageID, expected: Int, level: Int, table: MappedPages.Table) throws(PageError) -> BatchSearch {
         guard let bytes = table.bytes(page) else { throw .corrupt(page: page, reason: .missing) }
-        table.prefetch(bytes.baseAddress.unsafelyUnwrapped, level == 0 ? startPrefetch : 64)
-        return BatchSearch(bytes: bytes, page: page, expected: expected, level: level)
+        table.prefetch(bytes.baseAddress.unsafelyUnwrapped, Self.startPrefetch)
+        return BatchSearch(key: key, bytes: bytes, page: page, expected: expected)
     }
 
     /// The bytes of a leaf's start asked for with its location: the header and the first slots.
     private static var startPrefetch: Int { 4 * 64 }
 
-    /// One step of a key's search: a page's header checked (and the rest of its slots asked
-    /// for), one comparison, or a branch's chosen child read; then what the next step reads is
-    /// asked for. Compares as `leafSearch` and `branchSearch` do, so the answer is `find`'s.
-    @inline(__always)
-    private func step(_ search: inout BatchSearch, _ key: UnsafeRawBufferPointer, table: MappedPages.Table) throws(PageError) {
-        switch search.state {
-        case .header:
-            let view = try PageView(search.bytes, id: search.page, pageSize: format.pageSize, family: .keyed, level: search.level)
+    /// One step of a key's leaf search: the header checked (and the rest of the slots asked
+    /// for), or one comparison of the binary search; then the entry the next comparison reads
+    /// is asked for. Compares as `leafSearch` does, so the answer is `find`'s. (Asking for the
+    /// entries of the next three comparisons at once, to make three per step, measured slower.)
+    private func step(_ search: inout BatchSearch, table: MappedPages.Table) throws(PageError) {
+        let view: PageView
+        if search.state == .header {
+            view = try PageView(search.bytes, id: search.page, pageSize: format.pageSize, family: .keyed, level: 0)
             try view.requireSubtreeCount(search.expected)
             search.view = view
             search.dataStart = view.keyedDataStart
-            (search.low, search.high) = (0, search.level == 0 ? view.count : view.count &- 1)
-            let from = max(view.slotsStart, search.level == 0 ? Self.startPrefetch : 64)
-            if search.dataStart > from { table.prefetch(view.address(from), search.dataStart &- from) }
-        case .searching:
-            let view = search.view.unsafelyUnwrapped
-            if search.level == 0 {
-                let order = try view.leafOrder(search.mid, dataStart: search.dataStart, key)
-                if order == 0 {
-                    search.state = .foundInPage
-                    return
-                }
-                if order < 0 { search.low = search.mid &+ 1 } else { search.high = search.mid }
-            } else if try view.separatorOrder(search.mid, dataStart: search.dataStart, key) <= 0 {
-                search.low = search.mid &+ 1
-            } else {
-                search.high = search.mid
+            (search.low, search.high) = (0, view.count)
+            if search.dataStart > Self.startPrefetch {
+                table.prefetch(view.address(Self.startPrefetch), search.dataStart &- Self.startPrefetch)
             }
-        case .child:
-            let (page, count) = try search.view.unsafelyUnwrapped.keyedChild(search.mid)
-            search = try Self.visit(page, expected: count, level: search.level &- 1, table: table)
-            return
-        default:
-            return
-        }
-        let view = search.view.unsafelyUnwrapped
-        if search.low < search.high {
-            search.mid = (search.low &+ search.high) &>> 1
-            if let key = view.keyStart(search.mid) { table.prefetch(key, 64) }
             search.state = .searching
-        } else if search.level == 0 {
-            search.state = .absent
         } else {
-            search.mid = search.low
-            table.prefetch(view.address(PageLayout.headerSize &+ search.low &* PageLayout.keyedChildSize), PageLayout.keyedChildSize)
-            search.state = .child
+            view = search.view.unsafelyUnwrapped
+            let order = try view.leafOrder(search.mid, dataStart: search.dataStart, search.key)
+            if order == 0 {
+                search.state = .foundInPage
+                return
+            }
+            if order < 0 { search.low = search.mid &+ 1 } else { search.high = search.mid }
         }
+        guard search.low < search.high else {
+            search.state = .absent
+            return
+        }
+        search.mid = (search.low &+ search.high) &>> 1
+        if let entry = view.leafEntryStart(search.mid) { table.prefetch(entry, 64) }
     }
 }

@@ -198,26 +198,11 @@ extension PageView {
         return compareBytes(entry.start, entry.count, key.baseAddress ?? base, key.count)
     }
 
-    /// In a keyed branch: the memcmp order of separator `i` against `key`; `dataStart` is
-    /// `keyedDataStart`. One step of `branchSearch`.
+    /// In a keyed leaf: where entry `i` starts, as its slot says — unchecked, for a cache hint
+    /// only — or nil when the slot points outside the page.
     @inline(__always)
-    func separatorOrder(_ i: Int, dataStart: Int, _ key: UnsafeRawBufferPointer) throws(PageError) -> Int {
-        let separator = try keyBytes(slotOffset: separatorSlots &+ i &* PageLayout.slotSize,
-                                     header: PageLayout.separatorHeader, dataStart: dataStart, slot: i)
-        return compareBytes(separator.start, separator.count, key.baseAddress ?? base, key.count)
-    }
-
-    /// Where the slots of a keyed page start: past the header (leaf) or the children (branch).
-    var slotsStart: Int { level == 0 ? PageLayout.headerSize : separatorSlots }
-
-    private var separatorSlots: Int { PageLayout.headerSize &+ count &* PageLayout.keyedChildSize }
-
-    /// In a keyed page: where the key of entry (leaf) or separator (branch) `i` starts, as its
-    /// slot says — unchecked, for a cache hint only — or nil when the slot points outside the
-    /// page.
-    @inline(__always)
-    func keyStart(_ i: Int) -> UnsafeRawPointer? {
-        let offset = u16(slotsStart &+ i &* PageLayout.slotSize)
+    func leafEntryStart(_ i: Int) -> UnsafeRawPointer? {
+        let offset = u16(PageLayout.headerSize &+ i &* PageLayout.slotSize)
         return offset < bytes.count ? base + offset : nil
     }
 
