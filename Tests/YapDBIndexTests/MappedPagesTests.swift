@@ -1,22 +1,33 @@
 // MappedPages: the flat table the trees read mapped pages through. Lookups by file and page,
 // ids outside the table, and trees read through a table giving what `withPage` gives — or the
 // same typed errors when a page points outside it.
+import Synchronization
 import Testing
 import TestSupport
 @testable import YapDBIndex
 
+/// The hints trees have given through `countingHint` (a C function pointer cannot capture).
+private let hintsGiven = Atomic<Int>(0)
+/// A `MemoryHint` that only counts (it loads nothing: the answers must not depend on hints).
+private let countingHint: MemoryHint = { address, length in
+    if address != nil, length > 0 { hintsGiven.add(1, ordering: .relaxed) }
+}
+
 /// Pages of "file 1" in one region (page `n` at byte `n × pageSize`, page 0 unused), offered
-/// as a `MappedPages` table when `offersTable`, else only through `withPage`.
+/// as a `MappedPages` table when `offersTable` (with `countingHint` when `hints`), else only
+/// through `withPage`.
 /// `@unchecked Sendable`: written by one test thread before any tree reads it.
 private final class RegionSource: PageSource, @unchecked Sendable {
     let format: PageFormat
     let offersTable: Bool
+    let hints: Bool
     let region: UnsafeMutableRawBufferPointer
     private(set) var written = 0
 
-    init(format: PageFormat, capacity: Int, offersTable: Bool) {
+    init(format: PageFormat, capacity: Int, offersTable: Bool, hints: Bool = false) {
         self.format = format
         self.offersTable = offersTable
+        self.hints = hints
         region = .allocate(byteCount: format.pageSize * (capacity + 1), alignment: 16)
         region.initializeMemory(as: UInt8.self, repeating: 0)
     }
@@ -44,7 +55,7 @@ private final class RegionSource: PageSource, @unchecked Sendable {
     }
 
     var mappedPages: MappedPages? {
-        offersTable ? MappedPages(pageSize: format.pageSize, files: [(1, fileBytes)], owner: self) : nil
+        offersTable ? MappedPages(pageSize: format.pageSize, files: [(1, fileBytes)], owner: self, hint: hints ? countingHint : nil) : nil
     }
 }
 
@@ -137,7 +148,7 @@ private func throwsMissing(_ body: () throws -> Void) -> Bool {
     func aChildOutsideTheTableIsMissing(child: PageID) throws {
         let format = PageFormat(pageSize: 256)
         for offersTable in [false, true] {
-            let source = RegionSource(format: format, capacity: 200, offersTable: offersTable)
+            let source = RegionSource(format: format, capacity: 200, offersTable: offersTable, hints: true)
             var keyed = PagedBTree(format: format, source: source)
             for i in 0..<300 { try keyed.upsert(Array("key\(i)".utf8), Array("value\(i)".utf8)) }
             let root = source.flush(keyed).root
@@ -156,6 +167,7 @@ private func throwsMissing(_ body: () throws -> Void) -> Bool {
             #expect(throwsMissing { var copy = tree; try copy.upsert([1], [2]) })
             #expect(throwsMissing { _ = try [tree].withEdgeEntry(ofTree: 0, last: true) { _, _ in } })
             #expect(throwsMissing { _ = try tree.withEdgeEntry(last: false) { _, _ in } })
+            #expect(throwsMissing { try tree.findEach(batch(["key7", "key8", "key9"])) { _, _ in } })
         }
     }
 
@@ -167,7 +179,7 @@ private func throwsMissing(_ body: () throws -> Void) -> Bool {
         let format = PageFormat(pageSize: 256)
         var failures = 0
         for _ in 0..<60 {
-            let source = RegionSource(format: format, capacity: 200, offersTable: true)
+            let source = RegionSource(format: format, capacity: 200, offersTable: true, hints: true)
             var keyed = PagedBTree(format: format, source: source)
             for i in 0..<300 { try keyed.upsert(Array("key\(i)".utf8), Array("value\(i)".utf8)) }
             let root = source.flush(keyed).root
@@ -181,10 +193,58 @@ private func throwsMissing(_ body: () throws -> Void) -> Bool {
             for body in [{ _ = try tree.value(forKey: Array("key\(rng.next() % 300)".utf8)) },
                          { _ = try tree.rank(of: Array("key\(rng.next() % 300)".utf8)) },
                          { try tree.forEach(reversed: rng.next() % 2 == 0) { _, _ in true } },
+                         { try tree.findEach(batch((0..<16).map { _ in "key\(rng.next() % 300)" })) { _, _ in } },
                          { try tree.validate() }] as [() throws -> Void] {
                 do { try body() } catch is PageError { failures += 1 } catch { Issue.record("untyped \(error)") }
             }
         }
         #expect(failures > 0)
     }
+
+    /// `findEach` answers key by key as `value(forKey:)` does, in the batch's order — through
+    /// the stepped search of mapped leaves with a hint function, and through lookups one by
+    /// one without a table — over clean pages, dirty paths (keys added, replaced and removed
+    /// after the flush), absent and repeated keys, and batches of 0 to 40 keys.
+    @Test(arguments: [false, true])
+    func findEachAnswersAsLookupsDo(offersTable: Bool) throws {
+        var rng = SeededRandom(seed: offersTable ? 43 : 44)
+        let format = PageFormat(pageSize: 256)
+        let source = RegionSource(format: format, capacity: 900, offersTable: offersTable, hints: true)
+        var keyed = PagedBTree(format: format, source: source)
+        for i in 0..<600 { try keyed.upsert(Array("key\(i * 7 % 600)".utf8), Array("value\(i)".utf8)) }
+        let clean = try PagedBTree(rootPage: source.flush(keyed).root, format: format, source: source)
+        #expect(clean.height >= 3)
+        var dirty = clean
+        for i in stride(from: 0, to: 600, by: 37) { _ = try dirty.upsert(Array("key\(i)".utf8), Array("new\(i)".utf8)) }
+        for i in 600..<620 { _ = try dirty.upsert(Array("key\(i)".utf8), Array("added\(i)".utf8)) }
+        for i in stride(from: 5, to: 600, by: 41) { _ = try dirty.remove(Array("key\(i)".utf8)) }
+        let hintsBefore = hintsGiven.load(ordering: .relaxed)
+        var checked = 0, found = 0
+        for tree in [clean, dirty] {
+            for size in [0, 1, 2, 16, 40] {
+                for _ in 0..<12 {
+                    let names = (0..<size).map { _ in rng.next() % 9 == 0 ? "" : "key\(rng.next() % 700)" }
+                    var order: [Int] = [], values: [[UInt8]?] = []
+                    try tree.findEach(batch(names)) { i, value in
+                        order.append(i)
+                        values.append(value.map { Array($0) })
+                    }
+                    #expect(order == Array(0..<size))
+                    let expected = try names.map { try tree.value(forKey: Array($0.utf8)) }
+                    #expect(values == expected)
+                    checked += size
+                    found += expected.count { $0 != nil }
+                }
+            }
+        }
+        #expect(found > checked / 2 && found < checked)
+        if offersTable { #expect(hintsGiven.load(ordering: .relaxed) > hintsBefore) }
+    }
+}
+
+/// A batch of the UTF-8 bytes of `keys`.
+private func batch(_ keys: [String]) -> KeyBatch {
+    var batch = KeyBatch()
+    for key in keys { Array(key.utf8).withUnsafeBytes { batch.append($0) } }
+    return batch
 }
