@@ -193,6 +193,14 @@ import YapDBSimulatedDisk
             queriesChecked += 1
             var actual: [String] = []
             try ext.forEachMatch(bound) { collection, key, _, _, _, _ in actual.append(collection + "/" + key) }
+            // The same walk with entries (their lookups batched): the same rows, each with its own entry.
+            var withEntries: [String] = [], entriesMatch = true
+            let keydir = ext.databaseTransaction.keydir
+            try ext.forEachMatch(bound, entries: true, objects: rng.next() % 2 == 0) { collection, key, rowid, _, entry, _ in
+                withEntries.append(collection + "/" + key)
+                entriesMatch = entriesMatch && entry != nil && entry == keydir.lookup(collection: collection, key: key) && entry?.rowid == rowid
+            }
+            #expect(withEntries == actual && entriesMatch, "\(context): with entries")
             let expected = evaluator.run(bound, over: rows).map { keyOf[$0]! }
             let all = evaluator.run(BoundQuery(whereClause: bound.whereClause), over: rows).map { keyOf[$0]! }
             #expect(Set(actual).count == actual.count, "\(context): a row came twice")
