@@ -50,8 +50,10 @@ public enum YapDatabaseError: Error, Sendable, Equatable, Hashable {
     /// until reopened.
     case io(errno: Int32, operation: String)
 
-    /// A serialized value is larger than `YapDatabaseOptions.maxValueSize`. Nothing was stored;
-    /// store smaller values or raise the limit.
+    /// A serialized value is larger than `YapDatabaseOptions.maxValueSize`, or a collection and
+    /// key together are longer than the index pages hold (943 bytes of UTF-8 with the default
+    /// 4 KiB pages). Nothing was stored; store smaller values or raise the limit, or use shorter
+    /// keys.
     case valueTooLarge
 
     /// A serializer failed to encode the object (or metadata) for `key` in `collection`;
@@ -100,7 +102,7 @@ extension YapDatabaseError: CustomStringConvertible, LocalizedError {
         case let .io(errno, operation):
             return "YapDB: \(operation) failed with errno \(errno) (\(String(cString: strerror(errno))))"
         case .valueTooLarge:
-            return "YapDB: the value is larger than options.maxValueSize; nothing was stored"
+            return "YapDB: the value is larger than options.maxValueSize, or the collection and key together are longer than an index page holds; nothing was stored"
         case let .serialization(collection, key, underlying):
             return "YapDB: cannot serialize the value for key \"\(key)\" in collection \"\(collection)\": \(underlying)"
         case .closed:
