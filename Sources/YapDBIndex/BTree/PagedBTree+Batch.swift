@@ -25,7 +25,7 @@ package struct KeyBatch: Sendable {
         ends.removeAll(keepingCapacity: true)
     }
 
-    /// Calls `body` with the keys' bytes: key `i` is `raw[range(i)]`.
+    /// Calls `body` with the keys' bytes, `raw`: key `i` is `key(i, in: raw)`.
     package func withKeys<R>(_ body: (UnsafeRawBufferPointer) throws(PageError) -> R) throws(PageError) -> R {
         let result: Result<R, PageError> = bytes.withUnsafeBytes { raw in Result { () throws(PageError) -> R in try body(raw) } }
         return try result.get()
@@ -78,14 +78,15 @@ extension PagedBTree {
     /// (nil when absent), in the batch's order; the bytes are valid only during the call.
     ///
     /// The answers are those of `withValue(forKey:)`, key by key. What differs is the order of
-    /// the memory reads: on mapped pages with a hint function (`MappedPages`), the keys walk
-    /// down together a step at a time — a page's header, one comparison of its binary search, a
-    /// branch's chosen child — each key asking for what its next step reads while the other
-    /// keys take theirs. The waits for pages not in the CPU's caches then overlap instead of
-    /// adding up, which is most of a lookup's time once the tree outgrows the caches. Without
-    /// a hint, or for one key, each key is looked up in turn.
+    /// the memory reads: on mapped pages with a hint function (`MappedPages`), each key is
+    /// walked down to its leaf page first, and then the leaves are searched together a step at a
+    /// time — the header, then one comparison of the binary search — each key asking for the
+    /// entry its next step reads while the other keys take theirs. The waits for leaf lines not
+    /// in the CPU's caches then overlap instead of adding up, which is most of a lookup's time
+    /// once the tree outgrows the caches. Without a hint, or for one key, each key is looked up
+    /// in turn.
     /// - Throws: `PageError` if a page on a path cannot be read or is damaged (then `body` may
-    ///   have been called for none of the keys).
+    ///   have been called for some of the keys, in order, and not for the rest).
     package func findEach(_ keys: KeyBatch, _ body: (Int, UnsafeRawBufferPointer?) throws(PageError) -> Void) throws(PageError) {
         let n = keys.count
         guard n > 0 else { return }
