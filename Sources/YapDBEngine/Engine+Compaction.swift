@@ -104,7 +104,7 @@ extension Engine {
                 // One pass over the directory: a location in a victim that was copied moves to
                 // its copy (found by binary search in the sorted moves). Entries changed since
                 // the pick point elsewhere and are left alone.
-                try mappingPageErrors { () throws(PageError) in try keydir.relocate { location -> ValueLocation? in
+                _ = try mappingPageErrors { () throws(PageError) in try keydir.relocate { location -> ValueLocation? in
                     guard victimNumbers.contains(location.segment) else { return nil }
                     var low = 0, high = moves.count
                     while low < high {
