@@ -14,17 +14,20 @@ import Testing
         var salary: Double
     }
 
-    /// How many times the handler ran (to tell a rebuild from a reuse).
-    static let handlerRuns = Mutex(0)
+    /// How many times one index's handler ran (to tell a rebuild from a reuse). Per index, not
+    /// global: other suites running at the same time register the same kind of index.
+    final class HandlerRuns: Sendable {
+        let count = Mutex(0)
+    }
 
-    static func peopleIndex(versionTag: String = "1") -> YapDatabaseSecondaryIndex {
+    static func peopleIndex(versionTag: String = "1", runs: HandlerRuns? = nil) -> YapDatabaseSecondaryIndex {
         let setup = YapDatabaseSecondaryIndexSetup()
         setup.addColumn("name", with: .text)
         setup.addColumn("age", with: .integer)
         setup.addColumn("email", with: .text)
         setup.addColumn("salary", with: .real)
         let handler = YapDatabaseSecondaryIndexHandler.withObjectBlock { _, dict, _, _, object in
-            handlerRuns.withLock { $0 += 1 }
+            runs?.count.withLock { $0 += 1 }
             guard let person = object as? Person else { return }
             dict["name"] = person.name
             dict["age"] = person.age
@@ -54,10 +57,10 @@ import Testing
         return fixture
     }
 
-    static func setUp(_ database: YapDatabase, versionTag: String) throws {
+    static func setUp(_ database: YapDatabase, versionTag: String, runs: HandlerRuns? = nil) throws {
         database.registerCodableSerialization(Person.self, forCollection: "people")
         database.registerCodableSerialization(Person.self, forCollection: "elsewhere")
-        try #require(database.register(peopleIndex(versionTag: versionTag), withName: "idx"))
+        try #require(database.register(peopleIndex(versionTag: versionTag, runs: runs), withName: "idx"))
     }
 
     @Test func queriesFromSwiftWithParametersAndAStopFlag() throws {
@@ -228,15 +231,15 @@ import Testing
     @Test func reopeningWithTheSameTagReusesTheIndexAndANewTagRebuildsIt() throws {
         let fixture = try Self.fixture()
         try fixture.reopen()
-        let before = Self.handlerRuns.withLock { $0 }
-        try Self.setUp(fixture.database, versionTag: "1")
-        #expect(Self.handlerRuns.withLock { $0 } == before, "the stored index was reused, not rebuilt")
+        let runs = HandlerRuns()
+        try Self.setUp(fixture.database, versionTag: "1", runs: runs)
+        #expect(runs.count.withLock { $0 } == 0, "the stored index was reused, not rebuilt")
         fixture.database.newConnection().read { tx in
             #expect((tx.ext("idx") as? YapDatabaseSecondaryIndexTransaction)?.numberOfRows(matching: YapDatabaseQuery(string: "WHERE age > 30")) == 3)
         }
         fixture.database.unregisterExtension(withName: "idx")
-        try #require(fixture.database.register(Self.peopleIndex(versionTag: "2"), withName: "idx"))
-        #expect(Self.handlerRuns.withLock { $0 } >= before + 5, "a new tag rebuilds")
+        try #require(fixture.database.register(Self.peopleIndex(versionTag: "2", runs: runs), withName: "idx"))
+        #expect(runs.count.withLock { $0 } >= 5, "a new tag rebuilds")
         #expect(try fixture.database.verify().isValid)
 
         // Same tag, other columns: the stored roots do not fit, so the index rebuilds.
