@@ -346,9 +346,7 @@ public class YapDatabaseReadTransaction {
         checkValid()
         let name = collection ?? ""
         let snapshot = keydir
-        let prefetch = readsObjects ? self.snapshot.map { engineSnapshot in
-            { (entry: KeydirEntry) in engineSnapshot.segments.prefetch(entry.object) }
-        } : nil
+        let prefetch = readsObjects ? { (entry: KeydirEntry) in self.prefetchObject(of: entry) } : nil
         iterate { stop in
             snapshot.eachKey(inCollection: name, from: from, through: through, reversed: reversed, prefetching: prefetch) { key, entry in
                 step(name, key, entry, &stop)

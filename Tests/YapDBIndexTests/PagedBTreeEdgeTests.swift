@@ -19,10 +19,7 @@ import TestSupport
         let format = PageFormat(pageSize: 256)
         let source = MemoryPageSource(format: format)
         var tree = PagedBTree(format: format, source: source)
-        for _ in 0..<2_000 {
-            let key = (0..<Int(rng.next() % 6) + 1).map { _ in UInt8(rng.next() % 7) + 0x61 }
-            try tree.upsert(key, [UInt8(rng.next() % 256)])
-        }
+        try upsertLetterKeys(&tree, &rng, count: 2_000, lengths: 1..<7, letters: 7)
         try check(tree)
         let written = try PagedBTree(rootPage: source.flush(tree).root, format: format, source: source)
         #expect(written.height >= 3, "branch pages on the path")

@@ -10,10 +10,7 @@ import TestSupport
     @Test func matchesThePositionalWalk() throws {
         var rng = SeededRandom(seed: 0xB0B)
         var tree = PagedBTree(format: PageFormat(pageSize: 256), source: EmptyPageSource())
-        for _ in 0..<600 {
-            let key = (0..<Int(rng.next() % 4)).map { _ in UInt8(rng.next() % 5) + 0x61 }
-            try tree.upsert(key, [UInt8(rng.next() % 256)])
-        }
+        try upsertLetterKeys(&tree, &rng, count: 600, lengths: 0..<4, letters: 5)
         try check(tree, &rng)
     }
 
@@ -22,16 +19,13 @@ import TestSupport
         let format = PageFormat(pageSize: 256)
         let source = MemoryPageSource(format: format)
         var tree = PagedBTree(format: format, source: source)
-        for _ in 0..<3_000 {
-            let key = (0..<Int(rng.next() % 6)).map { _ in UInt8(rng.next() % 5) + 0x61 }
-            try tree.upsert(key, [UInt8(rng.next() % 256)])
-        }
+        try upsertLetterKeys(&tree, &rng, count: 3_000, lengths: 0..<6, letters: 5)
         let written = try PagedBTree(rootPage: source.flush(tree).root, format: format, source: source)
         #expect(written.height >= 3, "branch pages on the path")
         try check(written, &rng)
         var mixed = written
         for _ in 0..<200 {
-            let key = (0..<Int(rng.next() % 6)).map { _ in UInt8(rng.next() % 5) + 0x61 }
+            let key = letterKey(&rng, lengths: 0..<6, letters: 5)
             if rng.next() % 3 == 0 { _ = try mixed.remove(key) } else { try mixed.upsert(key, [7]) }
         }
         try check(mixed, &rng)

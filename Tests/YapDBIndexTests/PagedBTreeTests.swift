@@ -13,8 +13,7 @@ private struct KeyedModel {
 
 /// A random key over a small alphabet (shared prefixes, equal lengths, empty keys all happen).
 private func randomKey(_ rng: inout SeededRandom, maxLength: Int) -> [UInt8] {
-    let length = Int(rng.next() % UInt64(maxLength + 1))
-    return (0..<length).map { _ in UInt8(rng.next() % 4) + 0x61 }
+    letterKey(&rng, lengths: 0..<(maxLength + 1), letters: 4)
 }
 
 private func randomValue(_ rng: inout SeededRandom, maxLength: Int) -> [UInt8] {

@@ -177,13 +177,11 @@ extension PageView {
 
     /// In a keyed leaf: the first index whose key is not less than `key`, and whether it equals.
     func leafSearch(_ key: UnsafeRawBufferPointer) throws(PageError) -> (index: Int, found: Bool) {
-        let dataStart = keyedDataStart, target = key.baseAddress ?? base
+        let dataStart = keyedDataStart
         var low = 0, high = count
         while low < high {
             let mid = (low &+ high) &>> 1
-            let entry = try keyBytes(slotOffset: PageLayout.headerSize &+ mid &* PageLayout.slotSize,
-                                     header: PageLayout.leafEntryHeader, dataStart: dataStart, slot: mid)
-            let order = compareBytes(entry.start, entry.count, target, key.count)
+            let order = try leafOrder(mid, dataStart: dataStart, key)
             if order < 0 { low = mid &+ 1 } else if order > 0 { high = mid } else { return (mid, true) }
         }
         return (low, false)
