@@ -16,12 +16,8 @@ import TestSupport
 
     @Test func edgesMatchThePositionalReads() throws {
         var rng = SeededRandom(seed: 0xED6E)
-        let format = PageFormat(pageSize: 256)
-        let source = MemoryPageSource(format: format)
-        var tree = PagedBTree(format: format, source: source)
-        try upsertLetterKeys(&tree, &rng, count: 2_000, lengths: 1..<7, letters: 7)
+        let (tree, written) = try letterTrees(&rng, count: 2_000, lengths: 1..<7, letters: 7)
         try check(tree)
-        let written = try PagedBTree(rootPage: source.flush(tree).root, format: format, source: source)
         #expect(written.height >= 3, "branch pages on the path")
         try check(written)
         // Take entries off both ends in memory, checking the edges after each removal.

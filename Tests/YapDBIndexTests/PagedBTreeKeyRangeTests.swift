@@ -16,11 +16,7 @@ import TestSupport
 
     @Test func matchesThePositionalWalkOnWrittenPages() throws {
         var rng = SeededRandom(seed: 0xB0C)
-        let format = PageFormat(pageSize: 256)
-        let source = MemoryPageSource(format: format)
-        var tree = PagedBTree(format: format, source: source)
-        try upsertLetterKeys(&tree, &rng, count: 3_000, lengths: 0..<6, letters: 5)
-        let written = try PagedBTree(rootPage: source.flush(tree).root, format: format, source: source)
+        let written = try letterTrees(&rng, count: 3_000, lengths: 0..<6, letters: 5).written
         #expect(written.height >= 3, "branch pages on the path")
         try check(written, &rng)
         var mixed = written

@@ -16,3 +16,14 @@ func upsertLetterKeys(_ tree: inout PagedBTree, _ rng: inout SeededRandom, count
         try tree.upsert(key, [UInt8(rng.next() % 256)])
     }
 }
+
+/// `upsertLetterKeys` into a new tree of 256-byte pages over a `MemoryPageSource`: the tree in
+/// memory, and the same tree written to the source and opened from its root page.
+func letterTrees(_ rng: inout SeededRandom, count: Int, lengths: Range<Int>, letters: UInt64) throws
+    -> (inMemory: PagedBTree, written: PagedBTree) {
+    let format = PageFormat(pageSize: 256)
+    let source = MemoryPageSource(format: format)
+    var tree = PagedBTree(format: format, source: source)
+    try upsertLetterKeys(&tree, &rng, count: count, lengths: lengths, letters: letters)
+    return (tree, try PagedBTree(rootPage: source.flush(tree).root, format: format, source: source))
+}
