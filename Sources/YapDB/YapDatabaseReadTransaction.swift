@@ -47,7 +47,9 @@ public class YapDatabaseReadTransaction {
     /// The value at `location` (nil for a nil-metadata record), copied once into `Data` from
     /// where the segment table reads it (a memory map or a `pread` buffer).
     func readValue(_ location: ValueLocation) throws(StorageError) -> Data? {
-        try snapshot!.segments.withValue(at: location) { $0.map { Data($0) } }
+        var data: Data?
+        try snapshot!.segments.readValue(at: location) { data = $0.map { Data($0) } }
+        return data
     }
 
     // MARK: Counts and listings
@@ -301,8 +303,13 @@ public class YapDatabaseReadTransaction {
             memo = DeserializerMemo(collection: collection, chosen: connection.serialization.deserializer(.object, forCollection: collection))
             objectDeserializer = memo
         }
-        guard let object = connection.serialization.deserialize(with: memo.chosen, bytes, forKey: key, inCollection: collection) else { return nil }
-        if connection.objectCacheOn { connection.objectCache.set(object, collection: collection, key: key) }
+        let object: Any?
+        if let custom = memo.custom {
+            object = custom(collection, key, bytes)
+        } else {
+            object = connection.serialization.deserialize(with: memo.chosen, bytes, forKey: key, inCollection: collection)
+        }
+        if connection.objectCacheOn, let object { connection.objectCache.set(object, collection: collection, key: key) }
         return object
     }
 
@@ -402,9 +409,13 @@ struct NoMetadata: Sendable {
 private final class DeserializerMemo {
     let collection: String
     let chosen: SerializationRegistry.Deserialize?
+    /// The chosen deserializer when it is the application's own block, called directly: a
+    /// copy of the enum per row goes through its outlined copy, which costs more than the call.
+    let custom: YapDatabaseDeserializer?
 
     init(collection: String, chosen: SerializationRegistry.Deserialize?) {
         self.collection = collection
         self.chosen = chosen
+        if case .custom(let block)? = chosen { custom = block } else { custom = nil }
     }
 }

@@ -95,13 +95,23 @@ package final class SegmentTable: Sendable {
     /// it, else one `pread`; no strings decoded, no intermediate arrays
     /// (`SegmentReader.withValue`).
     package func withValue<R>(at location: ValueLocation, _ body: (UnsafeRawBufferPointer?) throws(StorageError) -> R) throws(StorageError) -> R {
+        var result: R?
+        try readValue(at: location) { (bytes) throws(StorageError) in result = try body(bytes) }
+        // `readValue` calls its body once when it does not throw.
+        return result!
+    }
+
+    /// `withValue(at:_:)` without a result: the form for callers in other modules, where a
+    /// generic call runs unspecialized and moves its result through value witnesses (more
+    /// instructions than the read itself on the secondary index's range walk).
+    package func readValue(at location: ValueLocation, _ body: (UnsafeRawBufferPointer?) throws(StorageError) -> Void) throws(StorageError) {
         let segment = try self.segment(location)
         if let mapping = segment.mapping, Self.covers(mapping, location) {
-            return try withExtendedLifetime(mapping) { () throws(StorageError) -> R in
-                try SegmentReader.withValue(at: RecordLocation(location), inMapped: mapping.bytes, path: segment.file.path, body)
-            }
+            try SegmentReader.withValue(at: RecordLocation(location), inMapped: mapping.bytes, path: mapping.path, body)
+            withExtendedLifetime(mapping) {}
+            return
         }
-        return try SegmentReader.withValue(at: RecordLocation(location), in: segment.file, body)
+        try SegmentReader.withValue(at: RecordLocation(location), in: segment.file, body)
     }
 
     /// Starts loading the record at `location` into the CPU caches when it lies in its

@@ -38,8 +38,22 @@ package struct ByteReader {
         return UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: position, as: UInt64.self))
     }
 
-    /// Reads an unsigned LEB128 varint of at most 10 bytes that fits a `UInt64`.
+    /// Reads an unsigned LEB128 varint of at most 10 bytes that fits a `UInt64`. A one-byte
+    /// varint (under 128: most lengths) is read inline.
+    @inline(__always)
     package mutating func readVarint() throws(Overrun) -> UInt64 {
+        if position < bytes.count {
+            let byte = bytes[position]
+            if byte < 0x80 {
+                position &+= 1
+                return UInt64(byte)
+            }
+        }
+        return try readLongVarint()
+    }
+
+    /// `readVarint` for a varint of more than one byte (or none left).
+    private mutating func readLongVarint() throws(Overrun) -> UInt64 {
         var result: UInt64 = 0
         var shift: UInt64 = 0
         while true {
@@ -55,6 +69,7 @@ package struct ByteReader {
     }
 
     /// Reads a varint that must be ≤ `limit`, as an `Int`.
+    @inline(__always)
     package mutating func readLength(max limit: Int) throws(Overrun) -> Int {
         let value = try readVarint()
         guard value <= UInt64(limit) else { throw Overrun(what: "length \(value) over limit \(limit)") }
@@ -62,10 +77,13 @@ package struct ByteReader {
     }
 
     /// The next `count` bytes, as a slice of the borrowed buffer.
+    @inline(__always)
     package mutating func readBytes(_ count: Int) throws(Overrun) -> UnsafeRawBufferPointer {
         guard count >= 0, remaining >= count else { throw Overrun(what: "\(count) bytes") }
-        defer { position += count }
-        return UnsafeRawBufferPointer(rebasing: bytes[position..<position + count])
+        // Checked above: `position + count` is within the buffer (an empty one has no base).
+        let slice = UnsafeRawBufferPointer(start: bytes.baseAddress.map { $0 + position }, count: count)
+        position &+= count
+        return slice
     }
 
     /// A varint length (≤ `Format.maxKeyLength`) followed by that many bytes of valid UTF-8.

@@ -120,11 +120,15 @@ package enum SegmentReader {
     /// are skipped rather than decoded (the checksum covers them and they were valid UTF-8
     /// when written); use `value(at:in:)` to read them. One `pread`, no allocation for an
     /// uncompressed record of up to `stackRecordLimit` bytes.
-    package static func withValue<R>(
+    ///
+    /// Not generic, as the other value readers are not: a generic function called from
+    /// another module runs unspecialized, moving its result through the type's value
+    /// witnesses, which cost more than the read (callers keep the result in a local).
+    package static func withValue(
         at location: RecordLocation, in file: any StorageFile,
-        _ body: (UnsafeRawBufferPointer?) throws(StorageError) -> R
-    ) throws(StorageError) -> R {
-        try withRecord(at: location, in: file) { (raw, frame) throws(StorageError) -> R in
+        _ body: (UnsafeRawBufferPointer?) throws(StorageError) -> Void
+    ) throws(StorageError) {
+        try withRecord(at: location, in: file) { (raw, frame) throws(StorageError) in
             try withValue(of: frame, in: raw, offset: Int64(location.offset), path: file.path, body)
         }
     }
@@ -133,21 +137,21 @@ package enum SegmentReader {
     /// start (a memory map of a prefix that never shrinks): the same checks, the checksum
     /// included, with no system call and no copy (an uncompressed value is handed out where it
     /// lies in the map). `location` is bounds-checked against `mapped` before use.
-    package static func withValue<R>(
+    package static func withValue(
         at location: RecordLocation, inMapped mapped: UnsafeRawBufferPointer, path: String,
-        _ body: (UnsafeRawBufferPointer?) throws(StorageError) -> R
-    ) throws(StorageError) -> R {
-        try withRecord(at: location, inMapped: mapped, path: path) { (raw, frame) throws(StorageError) -> R in
+        _ body: (UnsafeRawBufferPointer?) throws(StorageError) -> Void
+    ) throws(StorageError) {
+        try withRecord(at: location, inMapped: mapped, path: path) { (raw, frame) throws(StorageError) in
             try withValue(of: frame, in: raw, offset: Int64(location.offset), path: path, body)
         }
     }
 
     /// Calls `body` with the value of the checked value-record `frame` in `raw` (decompressed
     /// if needed; nil for a nil-metadata record).
-    private static func withValue<R>(
+    private static func withValue(
         of frame: RecordCodec.Frame, in raw: UnsafeRawBufferPointer, offset: Int64, path: String,
-        _ body: (UnsafeRawBufferPointer?) throws(StorageError) -> R
-    ) throws(StorageError) -> R {
+        _ body: (UnsafeRawBufferPointer?) throws(StorageError) -> Void
+    ) throws(StorageError) {
         let value: UnsafeRawBufferPointer?
         do throws(RecordCodec.FrameError) { value = try valueBytes(frame, in: raw) } catch {
             throw .corrupted(offset: offset, reason: "\(Paths.fileName(of: path)): \(error)")
@@ -160,7 +164,7 @@ package enum SegmentReader {
         } catch {
             throw .corrupted(offset: offset, reason: "\(Paths.fileName(of: path)): \(error)")
         }
-        return try decompressed.withBytes { (bytes) throws(StorageError) -> R in try body(bytes) }
+        try decompressed.withBytes { (bytes) throws(StorageError) in try body(bytes) }
     }
 
     /// The fields of a checked value-record frame as raw bytes, nothing decoded: the rowid,
