@@ -34,6 +34,9 @@ package final class SegmentTable: Sendable {
     /// `segments`. Segment numbers grow by one per roll and compaction retires old ones, so
     /// the numbers a table holds are close together.
     private let dense: [Segment?]
+    /// The maps of `dense`, alone: the lookup of every value read, without retaining and
+    /// releasing the file handle beside each map.
+    private let denseMappings: [FileMapping?]
     private let lowest: UInt32
 
     package init(segments: [UInt32: Segment]) {
@@ -44,8 +47,10 @@ package final class SegmentTable: Sendable {
             var dense = [Segment?](repeating: nil, count: span)
             for (number, segment) in segments { dense[Int(number - low)] = segment }
             self.dense = dense
+            denseMappings = dense.map { $0?.mapping }
         } else {
             self.dense = []
+            denseMappings = []
         }
         lowest = low
     }
@@ -105,6 +110,11 @@ package final class SegmentTable: Sendable {
     /// generic call runs unspecialized and moves its result through value witnesses (more
     /// instructions than the read itself on the secondary index's range walk).
     package func readValue(at location: ValueLocation, _ body: (UnsafeRawBufferPointer?) throws(StorageError) -> Void) throws(StorageError) {
+        if let mapping = mapping(covering: location) {
+            try SegmentReader.withValue(at: RecordLocation(location), inMapped: mapping.bytes, path: mapping.path, body)
+            withExtendedLifetime(mapping) {}
+            return
+        }
         let segment = try self.segment(location)
         if let mapping = segment.mapping, Self.covers(mapping, location) {
             try SegmentReader.withValue(at: RecordLocation(location), inMapped: mapping.bytes, path: mapping.path, body)
@@ -117,8 +127,18 @@ package final class SegmentTable: Sendable {
     /// Starts loading the record at `location` into the CPU caches when it lies in its
     /// segment's map, for a read soon after. A hint: any other record is left alone.
     package func prefetch(_ location: ValueLocation) {
-        guard let segment = try? self.segment(location), let mapping = segment.mapping else { return }
+        guard let mapping = mapping(covering: location) ?? (try? self.segment(location))?.mapping else { return }
         mapping.prefetch(offset: Int(location.offset), length: Int(location.length))
+    }
+
+    /// The map holding the record at `location`, found in `denseMappings`; nil when the
+    /// table has no dense index, the segment is not mapped or the record ends past its map
+    /// (callers then look the segment up with `segment(_:)`).
+    @inline(__always)
+    private func mapping(covering location: ValueLocation) -> FileMapping? {
+        let slot = Int(location.segment) &- Int(lowest)
+        guard slot >= 0, slot < denseMappings.count, let mapping = denseMappings[slot], Self.covers(mapping, location) else { return nil }
+        return mapping
     }
 
     /// The segment `location` names, or `corrupted` when this table does not have it.

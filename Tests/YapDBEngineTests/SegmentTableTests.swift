@@ -48,4 +48,57 @@ import YapDBStorage
             #expect(throws: StorageError.self) { try Self.text(table, location) }
         }
     }
+
+    /// Mapped segments: a record inside its segment's map is read from the map, one past the
+    /// map's end through the file, with the numbers close together or far apart (the value
+    /// read goes through `readValue`, which looks the map up alone first). A copy of the
+    /// file's bytes stands in for a memory map; each copy differs from the file in one byte of
+    /// the value, so the test sees which path was taken.
+    @Test(arguments: [[3, 4, 6] as [UInt32], [1, 900, 70_000], [4_000_000_000, 7]])
+    func aRecordInsideTheMapIsReadFromItAndOnePastItFromTheFile(numbers: [UInt32]) throws {
+        let disk = SimulatedDisk()
+        var segments: [UInt32: SegmentTable.Segment] = [:]
+        var locations: [UInt32: ValueLocation] = [:]
+        let shortMap = numbers[1]
+        for number in numbers {
+            let (file, location) = try Self.segment(disk, number, "value of \(number)")
+            var bytes = try file.readExactly(Int(location.offset + location.length), at: 0)
+            // The map's copy says "VALUE" instead of "value"; its checksum is made to match.
+            let end = Int(location.offset + location.length)
+            let start = end - "value of \(number)".utf8.count
+            for (i, byte) in "VALUE".utf8.enumerated() { bytes[start + i] = byte }
+            bytes = Self.resealed(bytes, recordAt: Int(location.offset))
+            // One segment's map stops a byte short of its record: read through the file.
+            let mapped = number == shortMap ? Array(bytes[..<(end - 1)]) : bytes
+            let mapping = mapped.withUnsafeBytes { FileMapping.copy(of: $0, path: "/segment-\(number)") }
+            segments[number] = SegmentTable.Segment(file: file, mapping: mapping)
+            locations[number] = location
+        }
+        let table = SegmentTable(segments: segments)
+        for number in numbers {
+            let expected = number == shortMap ? "value of \(number)" : "VALUE of \(number)"
+            var read: String?
+            try table.readValue(at: locations[number]!) { read = $0.map { String(decoding: $0, as: UTF8.self) } }
+            #expect(read == expected)
+            #expect(try Self.text(table, locations[number]!) == expected)
+            table.prefetch(locations[number]!)
+        }
+        for missing in [numbers.min()! &- 1, numbers.max()! &+ 1, 5] where !numbers.contains(missing) {
+            var location = locations[numbers[0]]!
+            location.segment = missing
+            table.prefetch(location)
+            #expect(throws: StorageError.self) { try table.readValue(at: location) { _ in } }
+        }
+    }
+
+    /// `bytes` with the checksum of the record at `offset` written again for its bytes.
+    static func resealed(_ bytes: [UInt8], recordAt offset: Int) -> [UInt8] {
+        var bytes = bytes
+        bytes.withUnsafeMutableBytes { raw in
+            let length = Int(UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: offset + Format.recordLengthOffset, as: UInt32.self)))
+            let checksum = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: raw[(offset + 4)..<(offset + Format.recordHeaderSize + length)]))
+            raw.storeBytes(of: CRC32C.mask(checksum).littleEndian, toByteOffset: offset, as: UInt32.self)
+        }
+        return bytes
+    }
 }
