@@ -117,6 +117,15 @@ final class Dataset: @unchecked Sendable {  // immutable after init
     func payloadBytes(rows: Int) -> Int64 { Int64(rows) * Int64(Dataset.keySize + valueSize) }
 }
 
+/// `checksum` of a string's UTF-8 bytes, read in place: the engines that hand out keys as
+/// `String`s pay for the check what the C engines pay for theirs (a pass over bytes), not a
+/// copy into a new array per row.
+@inline(__always)
+func checksum(utf8 string: String) -> UInt64 {
+    var string = string
+    return string.withUTF8 { checksum(UnsafeRawBufferPointer($0)) }
+}
+
 /// A checksum of a read result, folded into a running total, so no read can be optimised away
 /// and every engine's reads can be compared: the same rows give the same total.
 @inline(__always)

@@ -251,7 +251,7 @@ final class GRDBIndexedStore: IndexedStore {
                 let keys = try String.fetchCursor(statement, arguments: [value])
                 while let key = try keys.next() {
                     rows += 1
-                    sum &+= Array(key.utf8).withUnsafeBytes { checksum($0) }
+                    sum &+= checksum(utf8: key)
                 }
             }
             return (rows, sum)
@@ -272,7 +272,7 @@ final class GRDBIndexedStore: IndexedStore {
                     expected += 1
                     rows += 1
                     let key: String = row[0]
-                    sum &+= Array(key.utf8).withUnsafeBytes { checksum($0) }
+                    sum &+= checksum(utf8: key)
                 }
             }
             return (rows, sum)

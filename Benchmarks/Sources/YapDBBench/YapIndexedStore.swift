@@ -76,7 +76,7 @@ final class YapIndexedStore: IndexedStore {
             for value in values {
                 let ok = index.iterateKeys(matching: YapDatabaseQuery(string: W12Query.equality, parameters: [value])) { _, key, _ in
                     rows += 1
-                    sum &+= Array(key.utf8).withUnsafeBytes { checksum($0) }
+                    sum &+= checksum(utf8: key)
                 }
                 guard ok else { throw BenchError("W12 YapDB: the equality query failed") }
             }
@@ -99,7 +99,7 @@ final class YapIndexedStore: IndexedStore {
                     }
                     expected += 1
                     rows += 1
-                    sum &+= Array(key.utf8).withUnsafeBytes { checksum($0) }
+                    sum &+= checksum(utf8: key)
                 }
                 guard ok, inOrder else { throw BenchError("W12 YapDB: range failed or out of order") }
             }
