@@ -148,14 +148,14 @@ public class YapDatabaseReadTransaction {
     public func serializedObject(forKey key: String, inCollection collection: String?) -> Data? {
         checkValid()
         guard let entry = keydir.lookup(collection: collection ?? "", key: key) else { return nil }
-        return read(entry.object, what: "object of \(collection ?? "")/\(key)")
+        return read(entry.object, "object", collection: collection ?? "", key: key)
     }
 
     /// The row's metadata as stored (serialized), or nil.
     public func serializedMetadata(forKey key: String, inCollection collection: String?) -> Data? {
         checkValid()
         guard let location = keydir.lookup(collection: collection ?? "", key: key)?.metadata else { return nil }
-        return read(location, what: "metadata of \(collection ?? "")/\(key)")
+        return read(location, "metadata", collection: collection ?? "", key: key)
     }
 
     // MARK: Iteration
@@ -295,7 +295,7 @@ public class YapDatabaseReadTransaction {
     }
 
     func decodeObject(_ entry: KeydirEntry, collection: String, key: String) -> Any? {
-        guard let bytes = read(entry.object, what: "object of \(collection)/\(key)") else { return nil }
+        guard let bytes = read(entry.object, "object", collection: collection, key: key) else { return nil }
         let memo: DeserializerMemo
         if let known = objectDeserializer, known.collection == collection {
             memo = known
@@ -318,7 +318,7 @@ public class YapDatabaseReadTransaction {
             if connection.metadataCacheOn { connection.metadataCache.set(NoMetadata.marker, collection: collection, key: key) }
             return nil
         }
-        guard let bytes = read(location, what: "metadata of \(collection)/\(key)") else { return nil }
+        guard let bytes = read(location, "metadata", collection: collection, key: key) else { return nil }
         let metadata = connection.serialization.deserialize(.metadata, bytes, forKey: key, inCollection: collection)
         if connection.metadataCacheOn {
             connection.metadataCache.set(metadata ?? NoMetadata.marker, collection: collection, key: key)
@@ -326,12 +326,15 @@ public class YapDatabaseReadTransaction {
         return metadata
     }
 
-    /// Reads a value; a damaged record is reported to the log handler and reads as missing.
-    func read(_ location: ValueLocation, what: @autoclosure () -> String) -> Data? {
+    /// Reads the value (`part`: "object" or "metadata") of `collection`/`key` at `location`;
+    /// a damaged record is reported to the log handler and reads as missing. The names are
+    /// plain parameters, not a message closure: a closure capturing them retained and released
+    /// both strings on every read.
+    func read(_ location: ValueLocation, _ part: StaticString, collection: String, key: String) -> Data? {
         do throws(StorageError) {
             return try readValue(location) ?? Data()
         } catch {
-            YapDatabaseLogging.log(.error, "could not read the \(what()): \(error)")
+            YapDatabaseLogging.log(.error, "could not read the \(part) of \(collection)/\(key): \(error)")
             return nil
         }
     }

@@ -130,6 +130,20 @@ package struct CollectionMemo {
 
     package init() {}
 
+    /// The collection name of row key `bytes` and the length of its collection part: the kept
+    /// name when the key starts with the kept part (found without scanning for the
+    /// terminator: the part ends with it, and an escaped name holds no 0x00 0x01, so a key
+    /// starting with the part has exactly that collection part), else decoded and kept; nil
+    /// when the bytes are not a row key.
+    mutating func collection(ofRowKey bytes: UnsafeRawBufferPointer) -> (name: String, partLength: Int)? {
+        if let name, !part.isEmpty, part.count <= bytes.count, let start = bytes.baseAddress,
+           part.withUnsafeBytes({ compareBytes($0.baseAddress.unsafelyUnwrapped, $0.count, start, $0.count) == 0 }) {
+            return (name, part.count)
+        }
+        guard let length = RowKey.collectionPartLength(bytes), let decoded = name(bytes, partLength: length) else { return nil }
+        return (decoded, length)
+    }
+
     /// The collection name of a row key whose collection part is `length` bytes: the kept one
     /// when the part is the same bytes, else decoded (and kept); nil when it does not decode.
     mutating func name(_ bytes: UnsafeRawBufferPointer, partLength length: Int) -> String? {

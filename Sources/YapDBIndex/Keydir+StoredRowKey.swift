@@ -9,8 +9,7 @@ extension Keydir {
     ///   the stored entry does not decode; `PageError` from a page.
     package func row(forRowKey rowKey: UnsafeRawBufferPointer, withEntry: Bool, memo: inout CollectionMemo) throws(PageError)
         -> (collection: String, key: String, entry: KeydirEntry?) {
-        guard let length = RowKey.collectionPartLength(rowKey),
-              let collection = memo.name(rowKey, partLength: length),
+        guard let (collection, length) = memo.collection(ofRowKey: rowKey),
               let key = RowKey.key(rowKey, partLength: length) else { throw .corrupt(page: .none, reason: .badEntry) }
         guard withEntry else { return (collection, key, nil) }
         var entry: KeydirEntry?, malformed = false

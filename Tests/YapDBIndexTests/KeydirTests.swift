@@ -171,6 +171,33 @@ import TestSupport
         #expect([0x61, 0x00, 0x07].withUnsafeBytes { RowKey.decode($0) } == nil, "bad escape")
     }
 
+    /// A collection memo gives every row key's collection and part length as decoding does,
+    /// whatever came before it: names that are prefixes of one another, names holding 0x00,
+    /// the empty name, and bytes that are not a row key (nil, and the memo still answers
+    /// the next key right).
+    @Test func aCollectionMemoSplitsEachRowKeyAsDecodingDoes() {
+        let names = ["", "a", "a\u{0}", "a\u{0}b", "ab", "\u{0}", "\u{0}\u{1}", "bench"]
+        let keys = ["", "k", "\u{0}", "\u{1}x", "0123456789abcdef"]
+        var rows: [[UInt8]] = []
+        for name in names { for key in keys { rows.append(RowKey.encode(collection: name, key: key)) } }
+        rows.append([0x61, 0x00, 0x07])
+        rows.append([0xFF, 0x01])
+        var rng = SeededRandom(seed: 11)
+        var memo = CollectionMemo()
+        for _ in 0..<2_000 {
+            let bytes = rows[Int(rng.next() % UInt64(rows.count))]
+            bytes.withUnsafeBytes { raw in
+                let split = memo.collection(ofRowKey: raw)
+                let decoded = RowKey.decode(raw)
+                #expect(split?.name == decoded?.collection)
+                if let split, let length = RowKey.collectionPartLength(raw) {
+                    #expect(split.partLength == length)
+                    #expect(RowKey.key(raw, partLength: split.partLength) == decoded?.key)
+                }
+            }
+        }
+    }
+
     /// A row key too long for the page size is refused by `fits`, and the limit follows the
     /// page size.
     @Test func longKeysAreRefusedByFits() {
