@@ -110,12 +110,16 @@ extension PagedBTree {
             searches.reserveCapacity(n)
             var dirtyLeaves: [KeyedNode] = []
             for i in 0..<n { searches.append(try start(keys.key(i, in: raw), table: table, dirtyLeaves: &dirtyLeaves)) }
-            var open = true
-            while open {
-                open = false
-                for i in 0..<n where searches[i].isOpen {
-                    try step(&searches[i], table: table)
-                    open = open || searches[i].isOpen
+            // Stepped in place through the buffer: an array element passed `inout` costs a
+            // uniqueness check and a bounds check per step.
+            try searches.withUnsafeMutableBufferPointer { (searches) throws(PageError) in
+                var open = true
+                while open {
+                    open = false
+                    for i in 0..<n where searches[i].isOpen {
+                        try step(&searches[i], table: table)
+                        open = open || searches[i].isOpen
+                    }
                 }
             }
             for i in 0..<n {
