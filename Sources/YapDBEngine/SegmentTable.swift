@@ -110,18 +110,17 @@ package final class SegmentTable: Sendable {
     /// generic call runs unspecialized and moves its result through value witnesses (more
     /// instructions than the read itself on the secondary index's range walk).
     package func readValue(at location: ValueLocation, _ body: (UnsafeRawBufferPointer?) throws(StorageError) -> Void) throws(StorageError) {
-        if let mapping = mapping(covering: location) {
-            try SegmentReader.withValue(at: RecordLocation(location), inMapped: mapping.bytes, path: mapping.path, body)
-            withExtendedLifetime(mapping) {}
-            return
-        }
+        if let mapping = mapping(covering: location) { return try Self.readValue(at: location, in: mapping, body) }
         let segment = try self.segment(location)
-        if let mapping = segment.mapping, Self.covers(mapping, location) {
-            try SegmentReader.withValue(at: RecordLocation(location), inMapped: mapping.bytes, path: mapping.path, body)
-            withExtendedLifetime(mapping) {}
-            return
-        }
+        if let mapping = segment.mapping, Self.covers(mapping, location) { return try Self.readValue(at: location, in: mapping, body) }
         try SegmentReader.withValue(at: RecordLocation(location), in: segment.file, body)
+    }
+
+    /// `readValue(at:_:)` for a record inside `mapping`, kept alive until the read is done.
+    private static func readValue(at location: ValueLocation, in mapping: FileMapping,
+                                  _ body: (UnsafeRawBufferPointer?) throws(StorageError) -> Void) throws(StorageError) {
+        try SegmentReader.withValue(at: RecordLocation(location), inMapped: mapping.bytes, path: mapping.path, body)
+        withExtendedLifetime(mapping) {}
     }
 
     /// Starts loading the record at `location` into the CPU caches when it lies in its
