@@ -204,8 +204,8 @@ struct SecondaryIndexExecutor {
                 emit(rowid, values, rowKey, &counts)
             }
         } else {
-            var rows: [(rowid: UInt64, values: [SQLValue], rowKey: Range<Int>)] = []
-            var rowKeys = RowKeyBuffer()
+            var rows: [(rowid: UInt64, values: [SQLValue], rowKey: Int)] = []
+            var rowKeys = KeyBatch()
             var readFailure: PageError?
             try forEachCandidate(prepared) { rowid, rowKey in
                 do throws(PageError) {
@@ -224,7 +224,7 @@ struct SecondaryIndexExecutor {
                 let order = compareRows(a.values, b.values, terms)
                 return order != 0 ? order < 0 : a.rowid < b.rowid
             }
-            for row in rows where !rowKeys.with(row.rowKey, { emit(row.rowid, row.values, $0, checked: true, &counts) }) { break }
+            for row in rows where !rowKeys.withKey(row.rowKey, { emit(row.rowid, row.values, $0, checked: true, &counts) }) { break }
         }
         if let failure = counts.failure { throw failure }
     }
@@ -258,10 +258,10 @@ struct SecondaryIndexExecutor {
             }
             if pending.group.count == 1 || (!pending.needsValues && order.count == 1) {
                 if descending { pending.group.reverse() }
-                for row in pending.group where !pending.rowKeys.with(row.rowKey, { body(row.rowid, nil, $0) }) { return false }
+                for row in pending.group where !pending.rowKeys.withKey(row.rowKey, { body(row.rowid, nil, $0) }) { return false }
                 return true
             }
-            var rows: [(rowid: UInt64, values: [SQLValue], rowKey: Range<Int>)] = []
+            var rows: [(rowid: UInt64, values: [SQLValue], rowKey: Int)] = []
             do throws(PageError) {
                 for row in pending.group { if let values = try rowValues(row.rowid) { rows.append((row.rowid, values, row.rowKey)) } }
             } catch {
@@ -272,7 +272,7 @@ struct SecondaryIndexExecutor {
                 let order = compareRows(a.values, b.values, order)
                 return order != 0 ? order < 0 : a.rowid < b.rowid
             }
-            for row in rows where !pending.rowKeys.with(row.rowKey, { body(row.rowid, row.values, $0) }) { return false }
+            for row in rows where !pending.rowKeys.withKey(row.rowKey, { body(row.rowid, row.values, $0) }) { return false }
             return true
         }
         var going = true
@@ -329,26 +329,6 @@ struct SecondaryIndexExecutor {
 /// An empty row key: the candidate's entry carries none (its row id is looked up instead).
 var noRowKey: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: nil, count: 0) }
 
-/// Row keys copied out of pages, back to back in one buffer (no allocation per row once it has
-/// grown), each found again by its byte range.
-struct RowKeyBuffer {
-    private var bytes: [UInt8] = []
-
-    /// Appends `rowKey` and returns where it lies.
-    mutating func append(_ rowKey: UnsafeRawBufferPointer) -> Range<Int> {
-        let start = bytes.count
-        bytes.append(contentsOf: rowKey)
-        return start..<bytes.count
-    }
-
-    /// Calls `body` with the bytes at `range` (valid only during the call).
-    func with<R>(_ range: Range<Int>, _ body: (UnsafeRawBufferPointer) -> R) -> R {
-        bytes.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[range])) }
-    }
-
-    mutating func removeAll() { bytes.removeAll(keepingCapacity: true) }
-}
-
 /// What `SecondaryIndexExecutor.run` counts while it passes rows on: rows still to skip
 /// (`OFFSET`), rows still to pass (`LIMIT`), and the first read failure.
 struct EmitCounts {
@@ -362,8 +342,8 @@ struct EmitCounts {
 /// group is passed on), the cut value, whether ordering them needs their stored values, and
 /// the first read failure.
 struct OrderedGroup {
-    var group: [(rowid: UInt64, rowKey: Range<Int>)] = []
-    var rowKeys = RowKeyBuffer()
+    var group: [(rowid: UInt64, rowKey: Int)] = []
+    var rowKeys = KeyBatch()
     var prefix: [UInt8] = []
     var needsValues = false
     var failure: PageError?

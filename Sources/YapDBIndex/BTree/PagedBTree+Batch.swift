@@ -1,7 +1,9 @@
 // PagedBTree+Batch: several lookups at once, their memory waits overlapped.
 
-/// Keys laid end to end in one buffer, for `PagedBTree.findEach`. Reused between batches
-/// (`removeAll` keeps the storage), so a batch costs no allocation once warm.
+/// Keys laid end to end in one buffer, each found again by its index: the batches of
+/// `PagedBTree.findEach`, and the row keys the secondary index's executor copies out of pages
+/// while it orders rows. Reused between batches (`removeAll` keeps the storage), so a batch
+/// costs no allocation once warm.
 package struct KeyBatch: Sendable {
     /// The keys' bytes, back to back.
     private(set) var bytes: [UInt8] = []
@@ -13,10 +15,12 @@ package struct KeyBatch: Sendable {
     /// The number of keys.
     package var count: Int { ends.count }
 
-    /// Adds a copy of `key` at the end.
-    package mutating func append(_ key: UnsafeRawBufferPointer) {
+    /// Adds a copy of `key` at the end and returns its index.
+    @discardableResult
+    package mutating func append(_ key: UnsafeRawBufferPointer) -> Int {
         bytes.append(contentsOf: key)
         ends.append(bytes.count)
+        return ends.count &- 1
     }
 
     /// Removes every key, keeping the storage.
@@ -29,6 +33,12 @@ package struct KeyBatch: Sendable {
     package func withKeys<R>(_ body: (UnsafeRawBufferPointer) throws(PageError) -> R) throws(PageError) -> R {
         let result: Result<R, PageError> = bytes.withUnsafeBytes { raw in Result { () throws(PageError) -> R in try body(raw) } }
         return try result.get()
+    }
+
+    /// Calls `body` with the bytes of key `i` (valid only during the call). Not generic: it
+    /// is called per row from another module, where a generic call would run unspecialized.
+    package func withKey(_ i: Int, _ body: (UnsafeRawBufferPointer) -> Bool) -> Bool {
+        bytes.withUnsafeBytes { body(key(i, in: $0)) }
     }
 
     /// The bytes of key `i` inside `raw` (the buffer `withKeys` hands out).
