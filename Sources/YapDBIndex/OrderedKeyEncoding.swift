@@ -97,9 +97,9 @@ package enum OrderedKeyEncoding {
         if tag == Tag.zero { return .integer(0) }
         guard tag == Tag.negative || tag == Tag.positive, key.count >= 11 else { return nil }
         let negative = tag == Tag.negative
-        var lead: UInt16 = 0, fraction: UInt64 = 0
-        for i in 1...2 { lead = lead << 8 | UInt16(key[i]) }
-        for i in 3...10 { fraction = fraction << 8 | UInt64(key[i]) }
+        // Big-endian, at offsets 1 and 3 (the length was checked above).
+        var lead = UInt16(bigEndian: key.loadUnaligned(fromByteOffset: 1, as: UInt16.self))
+        var fraction = UInt64(bigEndian: key.loadUnaligned(fromByteOffset: 3, as: UInt64.self))
         if negative { lead = ~lead; fraction = ~fraction }
         if lead == infiniteExponent { return .real(negative ? -.infinity : .infinity) }
         let exponent = Int(lead) - bias
@@ -162,6 +162,34 @@ package enum OrderedKeyEncoding {
         return false
     }
 
+    /// What a column entry's key says of its value by itself (`entryValue(ofKey:)`).
+    package enum EntryValue {
+        /// NULL.
+        case null
+        /// A number, exactly (and the entry's row id, for a column whose type takes numbers as
+        /// stored).
+        case number(DecodedNumber, rowid: UInt64)
+        /// A text or blob written whole, or -2^63: the row's stored value has it.
+        case stored(rowid: UInt64)
+        /// A text or blob cut to the key limit: entries with the same prefix must be compared
+        /// by their stored values.
+        case truncated
+    }
+
+    /// What the key of a column entry (a value's encoding followed by a row id) says of the
+    /// value: one call for the readers that take a value from a single entry (`MIN`/`MAX` at
+    /// the edge of a column's tree).
+    package static func entryValue(ofKey key: UnsafeRawBufferPointer) -> EntryValue {
+        let value = valueBytes(ofKey: key)
+        switch value.first {
+        case Tag.null?: return .null
+        case Tag.text?, Tag.blob?: return isTruncated(value) ? .truncated : .stored(rowid: rowid(ofKey: key))
+        default:
+            let row = rowid(ofKey: key)
+            return decodeNumber(value).map { .number($0, rowid: row) } ?? .stored(rowid: row)
+        }
+    }
+
     /// Appends a row id (big-endian, so equal values order by row id).
     package static func appendRowid(_ rowid: UInt64, to bytes: inout [UInt8]) {
         appendBigEndian(rowid, to: &bytes)
@@ -171,9 +199,7 @@ package enum OrderedKeyEncoding {
     /// row id, which only a damaged page holds.
     package static func rowid(ofKey key: UnsafeRawBufferPointer) -> UInt64 {
         guard key.count >= rowidSize else { return .max }
-        var value: UInt64 = 0
-        for byte in key[(key.count - rowidSize)...] { value = value << 8 | UInt64(byte) }
-        return value
+        return UInt64(bigEndian: key.loadUnaligned(fromByteOffset: key.count - rowidSize, as: UInt64.self))
     }
 
     /// The value part of `key` (everything before the row id), as a view of the same bytes.

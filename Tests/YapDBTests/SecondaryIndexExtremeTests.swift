@@ -122,4 +122,51 @@ import Testing
         }
         _ = old.endLongLivedReadTransaction()
     }
+    @Test func theTypedAggregateGivesEachKindOfValueAndThrowsForBadQueries() throws {
+        let fixture = try Self.fixture([(Int(Int64.min), "fig", 2), (Int(Int64.max), nil, 3), (4, "apple", nil)])
+        let connection = fixture.database.newConnection()
+        let minimum = YapDatabaseQuery(aggregateFunction: "MIN(n)", string: "")
+        try connection.read { tx throws(YapDatabaseError) in
+            let idx = tx.ext("idx") as! YapDatabaseSecondaryIndexTransaction
+            #expect(try idx.aggregate(minimum).int64Value == Int64.min, "-2^63 is read from its row")
+            #expect(try idx.aggregate(YapDatabaseQuery(aggregateFunction: "MAX(n)", string: "")).int64Value == Int64.max)
+            #expect(try idx.aggregate(YapDatabaseQuery(aggregateFunction: "MIN(r)", string: "")).doubleValue == 2)
+            #expect(try idx.aggregate(YapDatabaseQuery(aggregateFunction: "MIN(r)", string: "")).int64Value == nil,
+                    "a REAL column's minimum is a real")
+            #expect(try idx.aggregate(YapDatabaseQuery(aggregateFunction: "MIN(t)", string: "")).stringValue == "apple")
+            #expect(try idx.aggregate(YapDatabaseQuery(aggregateFunction: "MAX(none)", string: "")).isNull)
+            #expect(try idx.aggregate(YapDatabaseQuery(aggregateFunction: "COUNT(*)", string: "")).intValue == 3)
+            #expect(try idx.aggregate(YapDatabaseQuery(aggregateFunction: "AVG(r)", string: "")).doubleValue == 2.5)
+            #expect(throws: YapDatabaseError.self, "an integer SUM that overflows") {
+                try idx.aggregate(YapDatabaseQuery(aggregateFunction: "SUM(n)", string: "WHERE n > 0"))
+            }
+            #expect(try idx.aggregate(YapDatabaseQuery(aggregateFunction: "TOTAL(n)", string: "WHERE n > 0")).doubleValue
+                    == Double(Int64.max) + 4)
+            do throws(YapDatabaseError) {
+                _ = try idx.aggregate(YapDatabaseQuery(aggregateFunction: "MIN(nope)", string: ""))
+                Issue.record("an unknown column is an error")
+            } catch let error {
+                guard case .invalidQuery = error else { Issue.record("not invalidQuery: \(error)"); return }
+            }
+            #expect(throws: YapDatabaseError.self, "a query without a function") { try idx.aggregate(YapDatabaseQuery(string: "")) }
+        }
+        // The same query object, kept across transactions, sees each one's snapshot.
+        connection.readWrite { tx in
+            let idx = tx.ext("idx") as! YapDatabaseSecondaryIndexTransaction
+            #expect((try? idx.aggregate(minimum).int64Value) == Int64.min)
+            tx.removeObject(forKey: "k0", inCollection: "rows")
+            #expect((try? idx.aggregate(minimum).int64Value) == 4, "the kept query sees the transaction's own write")
+            tx.removeAllObjectsInAllCollections()
+            #expect((try? idx.aggregate(minimum).isNull) == true)
+        }
+    }
+
+    @Test func queryValuesReadBackAsTheirKindOnly() {
+        let values: [YapDatabaseQueryValue] = [7, 2.5, "s", nil, YapDatabaseQueryValue(Data([1, 2]))]
+        #expect(values.map(\.intValue) == [7, nil, nil, nil, nil])
+        #expect(values.map(\.doubleValue) == [7, 2.5, nil, nil, nil])
+        #expect(values.map(\.stringValue) == [nil, nil, "s", nil, nil])
+        #expect(values.map(\.dataValue) == [nil, nil, nil, nil, Data([1, 2])])
+        #expect(values.map(\.isNull) == [false, false, false, true, false])
+    }
 }

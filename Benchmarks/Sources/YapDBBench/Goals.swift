@@ -119,7 +119,7 @@ func goals(rows: Int, hugeRows: Int?) -> [Goal] {
         Goal.atLeast(issue: "11", "W12", "equality lookup ≥ 2× SQLite", 2, row: "equality lookup", than: .sqliteNormal),
         Goal.atLeast(issue: "11", "W12", "ordered range of 100 rows ≥ 2× SQLite", 2, row: "ordered range", than: .sqliteNormal),
         Goal.atLeast(issue: "11", "W12", "COUNT(*) of a range ≥ 10× SQLite", 10, row: "COUNT(*)", than: .sqliteNormal),
-        Goal.atLeast(issue: "11", "W12", "MIN of a column ≥ 10× SQLite", 10, row: "MIN(a)", than: .sqliteNormal),
+        Goal.atLeast(issue: "11", "W12", "MIN of a column ≥ 10× SQLite", 10, row: "MIN(a)` over", than: .sqliteNormal),
         Goal(issue: "11", workload: "W12", text: "added cost per write of two indexed columns ≤ 1.5× SQLite's (YapDB ÷ SQLite)",
              direction: .atMost, target: 1.5, measure: { $0.timeOver("W12", "added cost per write", .sqliteNormal) }, unit: .ratio),
         // Issue 6, where issue 9 does not restate them.

@@ -68,8 +68,11 @@ protocol IndexedStore: AnyObject {
     func orderedRanges(_ starts: [Int64], data: IndexedDataset) throws -> (rows: Int, checksum: UInt64)
     /// `COUNT(*)` over `W12Query.countRange` for each (low, high), in one read transaction: the sum of the counts.
     func counts(_ ranges: [(Int64, Int64)]) throws -> Int
-    /// `MIN(a)` over every row, `times` times in one read transaction: the last result.
-    func minimums(_ times: Int) throws -> Int64?
+    /// `MIN(a)` over every row, `times` times in one read transaction: the last result. With
+    /// `preparedOnce`, the query is made once before the loop (SQLite's prepared statement,
+    /// GRDB's statement, YapDB's `YapDatabaseQuery`); without, it is made anew for every call
+    /// (SQLite and GRDB compile the SQL each time).
+    func minimums(_ times: Int, preparedOnce: Bool) throws -> Int64?
     func close() throws
 }
 
@@ -186,12 +189,13 @@ final class SQLiteIndexedStore: IndexedStore {
         }
     }
 
-    func minimums(_ times: Int) throws -> Int64? {
+    func minimums(_ times: Int, preparedOnce: Bool) throws -> Int64? {
         try inReadTransaction {
             var result: Int64?
             for _ in 0..<times {
-                if sqlite3_step(minimumStatement) == SQLITE_ROW { result = sqlite3_column_int64(minimumStatement, 0) }
-                sqlite3_reset(minimumStatement)
+                let statement = preparedOnce ? minimumStatement : try connection.prepare("SELECT \(W12Query.minimum) FROM bench")
+                if sqlite3_step(statement) == SQLITE_ROW { result = sqlite3_column_int64(statement, 0) }
+                if preparedOnce { sqlite3_reset(statement) } else { sqlite3_finalize(statement) }
             }
             return result
         }
@@ -288,11 +292,16 @@ final class GRDBIndexedStore: IndexedStore {
         }
     }
 
-    func minimums(_ times: Int) throws -> Int64? {
+    func minimums(_ times: Int, preparedOnce: Bool) throws -> Int64? {
         try pool.read { db in
-            let statement = try db.cachedStatement(sql: "SELECT \(W12Query.minimum) FROM bench")
+            let sql = "SELECT \(W12Query.minimum) FROM bench"
             var result: Int64?
-            for _ in 0..<times { result = try Int64.fetchOne(statement) }
+            if preparedOnce {
+                let statement = try db.cachedStatement(sql: sql)
+                for _ in 0..<times { result = try Int64.fetchOne(statement) }
+            } else {
+                for _ in 0..<times { result = try Int64.fetchOne(db.makeStatement(sql: sql)) }
+            }
             return result
         }
     }

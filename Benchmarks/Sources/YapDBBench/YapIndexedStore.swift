@@ -119,11 +119,19 @@ final class YapIndexedStore: IndexedStore {
         }
     }
 
-    func minimums(_ times: Int) throws -> Int64? {
+    func minimums(_ times: Int, preparedOnce: Bool) throws -> Int64? {
         try reading { index in
             var result: Int64?
-            for _ in 0..<times {
-                result = (index.performAggregateQuery(YapDatabaseQuery(aggregateFunction: W12Query.minimum, string: "")) as? Int).map(Int64.init)
+            if preparedOnce {
+                // The query made once, as the peers prepare their statement once; the typed
+                // result, as they read a typed column.
+                let query = YapDatabaseQuery(aggregateFunction: W12Query.minimum, string: "")
+                for _ in 0..<times { result = try index.aggregate(query).int64Value }
+            } else {
+                // YapDatabase's own spelling, as client code writes it.
+                for _ in 0..<times {
+                    result = (index.performAggregateQuery(YapDatabaseQuery(aggregateFunction: W12Query.minimum, string: "")) as? Int).map(Int64.init)
+                }
             }
             return result
         }

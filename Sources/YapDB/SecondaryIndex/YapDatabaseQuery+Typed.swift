@@ -113,6 +113,40 @@ public struct YapDatabaseQueryValue: Sendable, Hashable, ExpressibleByIntegerLit
     public init(booleanLiteral value: Bool) { self.init(value) }
     /// `nil`: SQL NULL.
     public init(nilLiteral: ()) { self.value = .null }
+
+    /// Whether this is SQL NULL.
+    public var isNull: Bool { value.isNull }
+
+    /// The integer, or nil for any other kind of value (a real is not converted).
+    public var int64Value: Int64? {
+        if case let .integer(v) = value { return v }
+        return nil
+    }
+
+    /// The integer as an `Int`, or nil for any other kind of value.
+    public var intValue: Int? { int64Value.map { Int(truncatingIfNeeded: $0) } }
+
+    /// The number as a `Double` (an integer converted, a real as it is), or nil for a text, a
+    /// blob or NULL.
+    public var doubleValue: Double? {
+        switch value {
+        case let .integer(v): Double(v)
+        case let .real(v): v
+        default: nil
+        }
+    }
+
+    /// The text, or nil for any other kind of value.
+    public var stringValue: String? {
+        if case let .text(v) = value { return v }
+        return nil
+    }
+
+    /// The blob, or nil for any other kind of value.
+    public var dataValue: Data? {
+        if case let .blob(v) = value { return Data(v) }
+        return nil
+    }
 }
 
 /// A condition of a typed query: a comparison or test of a column, or conditions combined with

@@ -75,7 +75,7 @@ extension SecondaryIndexExecutor {
     func extreme(column: Int, maximum: Bool, where whereClause: QueryExpression?) throws(PageError) -> SQLValue? {
         let ranges: [ColumnRange]
         if whereClause == nil {
-            if let value = try edgeExtreme(column: column, maximum: maximum) { return value }
+            if let value = try Self.edgeExtreme(state, column: column, type: columns[column].type, maximum: maximum) { return value }
             ranges = Self.nonNullRanges
         } else {
             let (_, prepared, check) = try prepared(whereClause)
@@ -83,6 +83,14 @@ extension SecondaryIndexExecutor {
             // Skip NULLs: start above them (or end there, walking down).
             ranges = planned.map { SecondaryIndexPlanner.overlap($0, Self.nonNullRanges[0]) }
         }
+        return try walkExtreme(column: column, maximum: maximum, ranges: ranges)
+    }
+
+    /// `MIN` or `MAX` of `column` over `ranges` of its tree (in order, or reversed for `MAX`):
+    /// the first entry's value, or, when that value was cut to the key limit, the least (or
+    /// greatest) stored value among the entries sharing its prefix. `.null` when the ranges
+    /// hold no entry.
+    func walkExtreme(column: Int, maximum: Bool, ranges: [ColumnRange]) throws(PageError) -> SQLValue {
         var found: SQLValue? = nil
         let tree = state.columns[column]
         let type = columns[column].type
@@ -117,30 +125,30 @@ extension SecondaryIndexExecutor {
         return found ?? .null
     }
 
-    /// `MIN` or `MAX` of `column` over every row, from the one entry at the edge of its tree
-    /// when that settles it: no entry, or a NULL last entry (every value is NULL), gives
-    /// `.null`; a number gives itself (from its key); a value not cut to the key limit gives the
-    /// row's stored value. Otherwise nil — NULLs come first, or the value was cut (its equals
-    /// decide) — and the caller walks the non-NULL range.
-    private func edgeExtreme(column: Int, maximum: Bool) throws(PageError) -> SQLValue? {
-        let type = columns[column].type
-        var settled: SQLValue? = nil
-        var rowid: UInt64? = nil
-        let found = try state.columns.withEdgeEntry(ofTree: column, last: maximum) { key, _ in
-            let value = OrderedKeyEncoding.valueBytes(ofKey: key)
-            if value.first == OrderedKeyEncoding.Tag.null {
-                if maximum { settled = .null }
-            } else if !OrderedKeyEncoding.isTruncated(value) {
-                if let number = SecondaryIndexRow.number(fromKey: value, type: type) {
-                    settled = number
-                } else {
-                    rowid = OrderedKeyEncoding.rowid(ofKey: key)
-                }
-            }
+    /// `MIN` or `MAX` of `column` (of `type`) over every row of `state`, from the one entry at
+    /// the edge of its tree when that settles it: no entry, or a NULL last entry (every value
+    /// is NULL), gives `.null`; a number gives itself (from its key); a value not cut to the
+    /// key limit gives the row's stored value. Otherwise nil — NULLs come first, or the value
+    /// was cut (its equals decide) — and the caller walks the non-NULL range
+    /// (`walkExtreme` over `nonNullRanges`). Static, on the state alone: the shortest path
+    /// from a prepared aggregate to the tree.
+    static func edgeExtreme(_ state: SecondaryIndexState, column: Int, type: YapDatabaseSecondaryIndexType,
+                            maximum: Bool) throws(PageError) -> SQLValue? {
+        var entry: OrderedKeyEncoding.EntryValue? = nil
+        guard try state.columns.withEdgeEntry(ofTree: column, last: maximum, { key, _ in
+            entry = OrderedKeyEncoding.entryValue(ofKey: key)
+        }) else { return .null }
+        switch entry {
+        case .null?:
+            return maximum ? .null : nil
+        case let .number(number, rowid)?:
+            if let value = SecondaryIndexRow.value(of: number, type: type) { return value }
+            return try state.values(ofRow: rowid)?[column]
+        case let .stored(rowid)?:
+            return try state.values(ofRow: rowid)?[column]
+        case .truncated?, nil:
+            return nil
         }
-        guard found else { return .null }
-        if let rowid, let values = try state.values(ofRow: rowid) { return values[column] }
-        return settled
     }
 
     /// Every non-NULL value of a column: the range `MIN`/`MAX` walk (made once).

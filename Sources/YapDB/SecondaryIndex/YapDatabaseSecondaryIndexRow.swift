@@ -42,6 +42,13 @@ enum SecondaryIndexRow {
     static func number(fromKey key: UnsafeRawBufferPointer, type: YapDatabaseSecondaryIndexType) -> SQLValue? {
         guard type == .integer || type == .numeric || type == .real,
               let number = OrderedKeyEncoding.decodeNumber(key) else { return nil }
+        return value(of: number, type: type)
+    }
+
+    /// A number decoded from a key, as a column of `type` holds it (a real column holds
+    /// integers as reals); nil for a column whose type does not take numbers as they are.
+    static func value(of number: OrderedKeyEncoding.DecodedNumber, type: YapDatabaseSecondaryIndexType) -> SQLValue? {
+        guard type == .integer || type == .numeric || type == .real else { return nil }
         switch (number, type) {
         case let (.integer(value), .real): return .real(Double(value))
         case let (.integer(value), _): return .integer(value)

@@ -19,6 +19,13 @@ final class PreparedAggregate {
     /// The position of the function's column among the index's columns (nil for `COUNT(*)` and
     /// `rowid`).
     let column: Int?
+    /// For `MIN`/`MAX` (without `DISTINCT`) of a column over every row: the column, its type
+    /// and whether it is `MAX`. Such an aggregate goes straight to the edge of the column's
+    /// tree.
+    let edge: (column: Int, type: YapDatabaseSecondaryIndexType, maximum: Bool)?
+    /// The query object this was made from, when it may be kept: the same object asked again
+    /// is known to match without comparing texts (a query is immutable).
+    let source: YapDatabaseQuery?
 
     /// `function` over `query`'s rows; `source`, the query object they come from, when it may
     /// be kept.
@@ -30,12 +37,24 @@ final class PreparedAggregate {
         rows = BoundQuery(whereClause: query.whereClause)
         leavesNoRow = query.leavesNoAggregateRow
         column = function.column.flatMap(index.columnIndex)
+        let maximum: Bool? = switch function.kind {
+        case .min: false
+        case .max: true
+        default: nil
+        }
+        if let maximum, let column, query.whereClause == nil, !function.distinct {
+            edge = (column, index.columns[column].type, maximum)
+        } else {
+            edge = nil
+        }
+        self.source = reusable ? source : nil
     }
 
-    /// Whether this was made from `query`'s texts and may be used for it (neither has
+    /// Whether this was made from `query` or its texts and may be used for it (neither has
     /// parameters).
     func matches(_ query: YapDatabaseQuery) -> Bool {
-        reusable && queryText == query.queryString && query.aggregateFunction == functionText && query.hasNoParameters
+        source === query
+            || (reusable && queryText == query.queryString && query.aggregateFunction == functionText && query.hasNoParameters)
     }
 }
 
@@ -85,6 +104,14 @@ extension YapDatabaseSecondaryIndexTransaction {
     /// The value of a prepared aggregate (see `aggregate(_:_:)`).
     func aggregate(_ prepared: PreparedAggregate) throws(YapDatabaseError) -> SQLValue? {
         if prepared.leavesNoRow { return .null }
+        if let edge = prepared.edge {
+            return try reading { executor throws(PageError) in
+                if let value = try SecondaryIndexExecutor.edgeExtreme(executor.state, column: edge.column, type: edge.type, maximum: edge.maximum) {
+                    return value
+                }
+                return try executor.walkExtreme(column: edge.column, maximum: edge.maximum, ranges: SecondaryIndexExecutor.nonNullRanges)
+            }
+        }
         return try reading { executor throws(PageError) in
             try executor.aggregate(prepared.function, of: prepared.rows, column: prepared.column)
         }

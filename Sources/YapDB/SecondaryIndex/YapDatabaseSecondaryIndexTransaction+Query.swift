@@ -104,6 +104,27 @@ extension YapDatabaseSecondaryIndexTransaction {
         }
     }
 
+    /// The result of `query`'s aggregate function over its rows, typed: the Swift-native form
+    /// of ``performAggregateQuery(_:)``, which throws where that one logs and returns nil.
+    /// NULL (no values to aggregate, or `LIMIT`/`OFFSET` removing the result row) is a value
+    /// whose ``YapDatabaseQueryValue/isNull`` is true.
+    ///
+    /// ```swift
+    /// let oldest = YapDatabaseQuery(aggregateFunction: "MIN(born)", string: "")   // made once
+    /// let born = try index.aggregate(oldest).intValue
+    /// ```
+    ///
+    /// - Throws: ``YapDatabaseError/invalidQuery(offset:reason:)`` for a malformed query or
+    ///   function, an unknown column, unfitting parameters, a query with no aggregate function,
+    ///   or an integer `SUM` that overflows (`TOTAL` sums as a real instead);
+    ///   ``YapDatabaseError/corrupted(offset:reason:)`` for a damaged index.
+    public func aggregate(_ query: YapDatabaseQuery) throws(YapDatabaseError) -> YapDatabaseQueryValue {
+        guard let value = try aggregate(preparedAggregate(query)) else {
+            throw .invalidQuery(offset: 0, reason: "integer overflow in \(query.aggregateFunction ?? "the aggregate")")
+        }
+        return YapDatabaseQueryValue(value)
+    }
+
     /// How the index answers `query`: the key ranges it reads (with their sizes), whether each
     /// candidate is checked against the `WHERE` clause, and how rows are ordered.
     /// - Throws: `.invalidQuery` for an invalid query; `.corrupted` for a damaged index.
