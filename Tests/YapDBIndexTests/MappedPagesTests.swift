@@ -201,6 +201,59 @@ private func throwsMissing(_ body: () throws -> Void) -> Bool {
         #expect(failures > 0)
     }
 
+    /// The edge read through the table checks a page's header words together and, when any
+    /// check fails, runs the full checks one by one. Each byte of the header, first slots and
+    /// first child records of every page on both edges, changed by +1, -1 and its top bit in
+    /// turn: the read gives the same entry or the same error as the descent through the
+    /// source, which checks each page with `PageView`.
+    @Test func theEdgeReadThroughTheTableAgreesWithTheFullChecks() throws {
+        let format = PageFormat(pageSize: 256)
+        let source = RegionSource(format: format, capacity: 200, offersTable: true, hints: false)
+        var keyed = PagedBTree(format: format, source: source)
+        for i in 0..<300 { try keyed.upsert(Array("key\(i)".utf8), Array("value\(i)".utf8)) }
+        let root = source.flush(keyed).root
+        #expect(try PagedBTree(rootPage: root, format: format, source: source).height >= 3)
+        // The pages along both edges.
+        var edgePages: [Int] = []
+        for last in [false, true] {
+            var page = Int(UInt32(truncatingIfNeeded: root))
+            while true {
+                if !edgePages.contains(page) { edgePages.append(page) }
+                let start = page * format.pageSize
+                guard source.region[start + PageLayout.levelOffset] > 0 else { break }
+                let count = Int(source.region.loadUnaligned(fromByteOffset: start + PageLayout.countOffset, as: UInt16.self))
+                let child = source.region.loadUnaligned(fromByteOffset: start + PageLayout.headerSize + (last ? count - 1 : 0) * PageLayout.keyedChildSize,
+                                                        as: UInt64.self)
+                page = Int(UInt32(truncatingIfNeeded: child))
+            }
+        }
+        #expect(edgePages.count >= 5)
+        var outcomes: [String: Int] = [:]
+        for page in edgePages {
+            for offset in 4..<48 {
+                let at = page * format.pageSize + offset
+                let original = source.region[at]
+                for changed in [original &+ 1, original &- 1, original ^ 0x80] {
+                    source.region[at] = changed
+                    defer { source.region[at] = original }
+                    guard let tree = try? PagedBTree(rootPage: root, format: format, source: source) else { continue }
+                    for last in [false, true] {
+                        var viaSource: [UInt8] = [], viaTable: [UInt8] = []
+                        let expected = edgeOutcome({ () throws(PageError) in
+                            try tree.withEdgeEntry(last: last) { key, value in viaSource = Array(key) + Array(value) }
+                        }, { viaSource })
+                        let found = edgeOutcome({ () throws(PageError) in
+                            try [tree].withEdgeEntry(ofTree: 0, last: last) { key, value in viaTable = Array(key) + Array(value) }
+                        }, { viaTable })
+                        #expect(found == expected, "page \(page), byte \(offset) = \(changed), last \(last)")
+                        outcomes[String(expected.prefix(5)), default: 0] += 1
+                    }
+                }
+            }
+        }
+        #expect(outcomes["entry", default: 0] > 100 && outcomes["error", default: 0] > 100, "\(outcomes)")
+    }
+
     /// `findEach` answers key by key as `value(forKey:)` does, in the batch's order — through
     /// the stepped search of mapped leaves with a hint function, and through lookups one by
     /// one without a table — over clean pages, dirty paths (keys added, replaced and removed
@@ -243,6 +296,11 @@ private func throwsMissing(_ body: () throws -> Void) -> Bool {
 }
 
 /// A batch of the UTF-8 bytes of `keys`.
+/// "entry <bytes>", "empty" or "error <description>": what an edge read gave.
+private func edgeOutcome(_ read: () throws(PageError) -> Bool, _ entry: () -> [UInt8]) -> String {
+    do throws(PageError) { return try read() ? "entry \(entry())" : "empty" } catch { return "error \(error)" }
+}
+
 private func batch(_ keys: [String]) -> KeyBatch {
     var batch = KeyBatch()
     for key in keys { Array(key.utf8).withUnsafeBytes { batch.append($0) } }
