@@ -63,7 +63,14 @@ extension YapDatabaseSecondaryIndexTransaction {
     /// texts without parameters).
     /// - Throws: `.invalidQuery` for a malformed query or function, an unknown column, unfitting
     ///   parameters, or a query with no aggregate function.
+    @inline(__always)
     func preparedAggregate(_ query: YapDatabaseQuery) throws(YapDatabaseError) -> PreparedAggregate {
+        if let last = lastAggregate, last.source === query { return last }
+        return try prepareAggregate(query)
+    }
+
+    /// `preparedAggregate(_:)` for a query other than the last one's object.
+    private func prepareAggregate(_ query: YapDatabaseQuery) throws(YapDatabaseError) -> PreparedAggregate {
         if let last = lastAggregate, last.matches(query) { return last }
         guard let function = try index.aggregateFunction(of: query) else {
             throw YapDatabaseQuery.publicError(QueryError(offset: 0, reason: .invalidAggregate("")))
@@ -105,11 +112,16 @@ extension YapDatabaseSecondaryIndexTransaction {
     func aggregate(_ prepared: PreparedAggregate) throws(YapDatabaseError) -> SQLValue? {
         if prepared.leavesNoRow { return .null }
         if let edge = prepared.edge {
-            return try reading { executor throws(PageError) in
-                if let value = try SecondaryIndexExecutor.edgeExtreme(executor.state, column: edge.column, type: edge.type, maximum: edge.maximum) {
+            // The reading path written out: no closure between the transaction and the tree.
+            databaseTransaction.checkValid()
+            let box = try executor()
+            do throws(PageError) {
+                if let value = try SecondaryIndexExecutor.edgeExtreme(box.executor.state, column: edge.column, type: edge.type, maximum: edge.maximum) {
                     return value
                 }
-                return try executor.walkExtreme(column: edge.column, maximum: edge.maximum, ranges: SecondaryIndexExecutor.nonNullRanges)
+                return try box.executor.walkExtreme(column: edge.column, maximum: edge.maximum, ranges: SecondaryIndexExecutor.nonNullRanges)
+            } catch {
+                throw damaged(error)
             }
         }
         return try reading { executor throws(PageError) in

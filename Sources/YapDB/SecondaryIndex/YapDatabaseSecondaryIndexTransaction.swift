@@ -39,8 +39,14 @@ public final class YapDatabaseSecondaryIndexTransaction {
     /// The index as of the transaction.
     /// - Throws: `.corrupted` when the index has no state in this snapshot (its registration
     ///   did not finish).
+    @inline(__always)
     func executor() throws(YapDatabaseError) -> ExecutorBox {
         if let readOnlyExecutor { return readOnlyExecutor }
+        return try makeExecutor()
+    }
+
+    /// The executor over this snapshot's state, kept when the transaction is read-only.
+    private func makeExecutor() throws(YapDatabaseError) -> ExecutorBox {
         guard let state = databaseTransaction.extensionState(stateKey) as? SecondaryIndexState else {
             throw .corrupted(offset: 0, reason: "secondary index \(name) has no stored state")
         }
@@ -50,12 +56,18 @@ public final class YapDatabaseSecondaryIndexTransaction {
     }
 
     /// Runs `body` on the executor; a damaged index page becomes `.corrupted`.
+    @inline(__always)
     func reading<T>(_ body: (SecondaryIndexExecutor) throws(PageError) -> T) throws(YapDatabaseError) -> T {
         databaseTransaction.checkValid()
         let box = try executor()
         do throws(PageError) { return try body(box.executor) } catch {
-            throw .corrupted(offset: 0, reason: "secondary index \(name): \(error); run verify()")
+            throw damaged(error)
         }
+    }
+
+    /// A damaged index page, as the error the transaction's callers see.
+    func damaged(_ error: PageError) -> YapDatabaseError {
+        .corrupted(offset: 0, reason: "secondary index \(name): \(error); run verify()")
     }
 
     /// Logs `error` and returns `value` (the compatible forms answer false or nil).
