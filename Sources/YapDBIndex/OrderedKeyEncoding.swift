@@ -166,8 +166,8 @@ package enum OrderedKeyEncoding {
     package enum EntryValue {
         /// NULL.
         case null
-        /// A number, exactly (and the entry's row id, for a column whose type takes numbers as
-        /// stored).
+        /// A number, exactly, with the entry's row id (a column that does not hold numbers as
+        /// they are, such as a TEXT column, reads the value from its row instead).
         case number(DecodedNumber, rowid: UInt64)
         /// A text or blob written whole, or -2^63: the row's stored value has it.
         case stored(rowid: UInt64)
