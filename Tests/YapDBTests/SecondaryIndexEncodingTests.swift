@@ -123,6 +123,37 @@ import YapDBQuery
         #expect(compareBytes(OrderedKeyEncoding.afterPrefix(Self.key(.integer(7))), b) > 0)
     }
 
+    /// An entry's key classified in one call (`entryValue(ofKey:)`, what `MIN`/`MAX` at a
+    /// tree's edge read): NULL, a number with its row id, a whole text or blob (and -2^63) sent
+    /// to the row, a cut text marked; a key too short for a row id is not trapped on.
+    @Test func entryKeysSayWhatTheirValueIs() {
+        for (i, value) in (Self.tricky + [.text(String(repeating: "x", count: 40))]).enumerated() {
+            var key = Self.key(value)
+            let rowid = UInt64(1_000 + i)
+            OrderedKeyEncoding.appendRowid(rowid, to: &key)
+            let found = key.withUnsafeBytes { OrderedKeyEncoding.entryValue(ofKey: $0) }
+            let number = Self.key(value).withUnsafeBytes { OrderedKeyEncoding.decodeNumber($0) }
+            switch (value, found) {
+            case (.null, .null): break
+            case let (.integer, .number(decoded, row)), let (.real, .number(decoded, row)):
+                #expect(decoded == number && row == rowid, "\(value)")
+            case let (.integer(.min), .stored(row)), let (.real(-0x1p63), .stored(row)):
+                #expect(row == rowid)
+            case let (.text(text), .stored(row)):
+                #expect(text.utf8.count <= Self.limit && row == rowid, "\(value)")
+            case let (.blob(blob), .stored(row)):
+                #expect(blob.count <= Self.limit && row == rowid, "\(value)")
+            case let (.text(text), .truncated):
+                #expect(text.utf8.count > Self.limit, "\(value)")
+            default:
+                Issue.record("\(value) classified as \(found)")
+            }
+        }
+        for short: [UInt8] in [[], [0x12], [0x12, 1, 2]] {
+            _ = short.withUnsafeBytes { OrderedKeyEncoding.entryValue(ofKey: $0) }
+        }
+    }
+
     /// Stored row values survive the round trip, and damaged bytes are refused, not trapped on.
     @Test func rowValuesRoundTrip() {
         let values = Self.tricky

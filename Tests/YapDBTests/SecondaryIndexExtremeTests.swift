@@ -161,6 +161,18 @@ import Testing
         }
     }
 
+    /// Cut texts that tie on their prefix are ordered in the tree by row id, not by value: the
+    /// edge entry alone does not settle them, in either direction.
+    @Test func cutTextsTiedOnTheirPrefixAreSettledByTheirFullValues() throws {
+        let fixture = try Self.fixture([(1, Self.long + "c", nil), (2, Self.long + "a", nil), (3, Self.long + "b", nil)])
+        try fixture.database.newConnection().read { tx throws(YapDatabaseError) in
+            let idx = tx.ext("idx") as! YapDatabaseSecondaryIndexTransaction
+            #expect(try idx.aggregate(YapDatabaseQuery(aggregateFunction: "MIN(t)", string: "")).stringValue == Self.long + "a")
+            #expect(try idx.aggregate(YapDatabaseQuery(aggregateFunction: "MAX(t)", string: "")).stringValue == Self.long + "c")
+            #expect(Self.aggregate(idx, "MIN(t)") as? String == Self.long + "a")
+        }
+    }
+
     @Test func queryValuesReadBackAsTheirKindOnly() {
         let values: [YapDatabaseQueryValue] = [7, 2.5, "s", nil, YapDatabaseQueryValue(Data([1, 2]))]
         #expect(values.map(\.intValue) == [7, nil, nil, nil, nil])
