@@ -166,8 +166,8 @@ package enum OrderedKeyEncoding {
     package enum EntryValue {
         /// NULL.
         case null
-        /// A number, exactly, with the entry's row id (a column that does not hold numbers as
-        /// they are, such as a TEXT column, reads the value from its row instead).
+        /// A number, exactly, with the entry's row id: in a column without affinity (BLOB) the
+        /// key cannot tell 3 from 3.0, so the value is read from the row instead.
         case number(DecodedNumber, rowid: UInt64)
         /// A text or blob written whole, or -2^63: the row's stored value has it.
         case stored(rowid: UInt64)

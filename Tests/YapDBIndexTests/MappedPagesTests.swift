@@ -204,8 +204,9 @@ private func throwsMissing(_ body: () throws -> Void) -> Bool {
     /// The edge read through the table checks a page's header words together and, when any
     /// check fails, runs the full checks one by one. Each byte of the header, first slots and
     /// first child records of every page on both edges, changed by +1, -1 and its top bit in
-    /// turn: the read gives the same entry or the same error as the descent through the
-    /// source, which checks each page with `PageView`.
+    /// turn, and the edge slots, entry lengths and child records forged past their bounds: the
+    /// read gives the same entry or the same error as the descent through the source, which
+    /// checks each page with `PageView`.
     @Test func theEdgeReadThroughTheTableAgreesWithTheFullChecks() throws {
         let format = PageFormat(pageSize: 256)
         let source = RegionSource(format: format, capacity: 200, offersTable: true, hints: false)
@@ -229,25 +230,53 @@ private func throwsMissing(_ body: () throws -> Void) -> Bool {
         }
         #expect(edgePages.count >= 5)
         var outcomes: [String: Int] = [:]
+        /// Writes `bytes` at `at`, compares both reads at either edge, and puts the bytes back.
+        func compare(writing bytes: [UInt8], at: Int, _ what: String) {
+            let original = Array(source.region[at..<(at + bytes.count)])
+            for (k, byte) in bytes.enumerated() { source.region[at + k] = byte }
+            defer { for (k, byte) in original.enumerated() { source.region[at + k] = byte } }
+            guard let tree = try? PagedBTree(rootPage: root, format: format, source: source) else { return }
+            for last in [false, true] {
+                var viaSource: [UInt8] = [], viaTable: [UInt8] = []
+                let expected = edgeOutcome({ () throws(PageError) in
+                    try tree.withEdgeEntry(last: last) { key, value in viaSource = Array(key) + Array(value) }
+                }, { viaSource })
+                let found = edgeOutcome({ () throws(PageError) in
+                    try [tree].withEdgeEntry(ofTree: 0, last: last) { key, value in viaTable = Array(key) + Array(value) }
+                }, { viaTable })
+                #expect(found == expected, "\(what), last \(last)")
+                outcomes[String(expected.prefix(5)), default: 0] += 1
+            }
+        }
+        func le<T: FixedWidthInteger>(_ value: T) -> [UInt8] { withUnsafeBytes(of: value.littleEndian) { Array($0) } }
+        let size = format.pageSize
         for page in edgePages {
+            let start = page * size
+            // Every header, first-slot and first-child byte, nudged.
             for offset in 4..<48 {
-                let at = page * format.pageSize + offset
-                let original = source.region[at]
+                let original = source.region[start + offset]
                 for changed in [original &+ 1, original &- 1, original ^ 0x80] {
-                    source.region[at] = changed
-                    defer { source.region[at] = original }
-                    guard let tree = try? PagedBTree(rootPage: root, format: format, source: source) else { continue }
-                    for last in [false, true] {
-                        var viaSource: [UInt8] = [], viaTable: [UInt8] = []
-                        let expected = edgeOutcome({ () throws(PageError) in
-                            try tree.withEdgeEntry(last: last) { key, value in viaSource = Array(key) + Array(value) }
-                        }, { viaSource })
-                        let found = edgeOutcome({ () throws(PageError) in
-                            try [tree].withEdgeEntry(ofTree: 0, last: last) { key, value in viaTable = Array(key) + Array(value) }
-                        }, { viaTable })
-                        #expect(found == expected, "page \(page), byte \(offset) = \(changed), last \(last)")
-                        outcomes[String(expected.prefix(5)), default: 0] += 1
-                    }
+                    compare(writing: [changed], at: start + offset, "page \(page), byte \(offset) = \(changed)")
+                }
+            }
+            // The edge slots, their entries' lengths and the edge child records, forged.
+            let count = Int(source.region.loadUnaligned(fromByteOffset: start + PageLayout.countOffset, as: UInt16.self))
+            for i in Set([0, count - 1]) {
+                if source.region[start + PageLayout.levelOffset] == 0 {
+                    let slot = start + PageLayout.headerSize + i * PageLayout.slotSize
+                    let entry = Int(source.region.loadUnaligned(fromByteOffset: slot, as: UInt16.self))
+                    let dataStart = PageLayout.headerSize + count * PageLayout.slotSize
+                    compare(writing: le(UInt16(dataStart - 1)), at: slot, "page \(page), slot \(i) before the entries")
+                    // Into the header, where the subtree count reads as small lengths.
+                    compare(writing: le(UInt16(PageLayout.subtreeCountOffset)), at: slot, "page \(page), slot \(i) in the header")
+                    compare(writing: le(UInt16(size - 3)), at: slot, "page \(page), slot \(i) at the page's end")
+                    compare(writing: le(UInt16(size)), at: start + entry, "page \(page), entry \(i)'s key length")
+                    compare(writing: le(UInt16(size)), at: start + entry + 2, "page \(page), entry \(i)'s value length")
+                } else {
+                    let child = start + PageLayout.headerSize + i * PageLayout.keyedChildSize
+                    compare(writing: le(UInt64(0)), at: child, "page \(page), child \(i)'s page 0")
+                    compare(writing: le(UInt64(0)), at: child + 8, "page \(page), child \(i)'s count 0")
+                    compare(writing: le(UInt64(1 << 48 + 1)), at: child + 8, "page \(page), child \(i)'s count past the limit")
                 }
             }
         }

@@ -127,7 +127,8 @@ import YapDBQuery
     /// tree's edge read): NULL, a number with its row id, a whole text or blob (and -2^63) sent
     /// to the row, a cut text marked; a key too short for a row id is not trapped on.
     @Test func entryKeysSayWhatTheirValueIs() {
-        for (i, value) in (Self.tricky + [.text(String(repeating: "x", count: 40))]).enumerated() {
+        let long: [SQLValue] = [.text(String(repeating: "x", count: 40)), .blob([UInt8](repeating: 7, count: 40))]
+        for (i, value) in (Self.tricky + long).enumerated() {
             var key = Self.key(value)
             let rowid = UInt64(1_000 + i)
             OrderedKeyEncoding.appendRowid(rowid, to: &key)
@@ -145,12 +146,18 @@ import YapDBQuery
                 #expect(blob.count <= Self.limit && row == rowid, "\(value)")
             case let (.text(text), .truncated):
                 #expect(text.utf8.count > Self.limit, "\(value)")
+            case let (.blob(blob), .truncated):
+                #expect(blob.count > Self.limit, "\(value)")
             default:
                 Issue.record("\(value) classified as \(found)")
             }
         }
-        for short: [UInt8] in [[], [0x12], [0x12, 1, 2]] {
-            _ = short.withUnsafeBytes { OrderedKeyEncoding.entryValue(ofKey: $0) }
+        for short: [UInt8] in [[], [0x12], [0x12, 1, 2], [0x20, 0x61]] {
+            let found = short.withUnsafeBytes { OrderedKeyEncoding.entryValue(ofKey: $0) }
+            guard case .stored(rowid: .max) = found else {
+                Issue.record("\(short) classified as \(found), not as a row no one has")
+                continue
+            }
         }
     }
 

@@ -173,6 +173,28 @@ import Testing
         }
     }
 
+    /// A BLOB column keeps numbers as they are, and its key cannot tell 3 from 3.0: the edge
+    /// reads such a value from its row.
+    @Test func aNumberInABlobColumnKeepsItsKind() throws {
+        let fixture = try DatabaseFixture()
+        let setup = YapDatabaseSecondaryIndexSetup()
+        setup.addColumn("b", with: .blob)
+        let handler = YapDatabaseSecondaryIndexHandler.withObjectBlock { _, dict, _, _, object in dict["b"] = object }
+        try #require(fixture.database.register(YapDatabaseSecondaryIndex(setup: setup, handler: handler, versionTag: "1"), withName: "idx"))
+        fixture.database.newConnection().readWrite { tx in
+            tx.setObject(3.0, forKey: "real", inCollection: "rows")
+            tx.setObject(5, forKey: "integer", inCollection: "rows")
+        }
+        try fixture.database.newConnection().read { tx throws(YapDatabaseError) in
+            let idx = tx.ext("idx") as! YapDatabaseSecondaryIndexTransaction
+            let minimum = try idx.aggregate(YapDatabaseQuery(aggregateFunction: "MIN(b)", string: ""))
+            #expect(minimum.int64Value == nil && minimum.doubleValue == 3, "3.0 stays a real")
+            let maximum = try idx.aggregate(YapDatabaseQuery(aggregateFunction: "MAX(b)", string: ""))
+            #expect(maximum.int64Value == 5)
+            #expect(Self.aggregate(idx, "MIN(b)") as? Double == 3)
+        }
+    }
+
     @Test func queryValuesReadBackAsTheirKindOnly() {
         let values: [YapDatabaseQueryValue] = [7, 2.5, "s", nil, YapDatabaseQueryValue(Data([1, 2]))]
         #expect(values.map(\.intValue) == [7, nil, nil, nil, nil])

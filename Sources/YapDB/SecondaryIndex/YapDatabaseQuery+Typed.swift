@@ -123,8 +123,9 @@ public struct YapDatabaseQueryValue: Sendable, Hashable, ExpressibleByIntegerLit
         return nil
     }
 
-    /// The integer as an `Int`, or nil for any other kind of value.
-    public var intValue: Int? { int64Value.map { Int(truncatingIfNeeded: $0) } }
+    /// The integer as an `Int`, or nil for any other kind of value (or one an `Int` cannot
+    /// hold, on a 32-bit platform).
+    public var intValue: Int? { int64Value.flatMap { Int(exactly: $0) } }
 
     /// The number as a `Double` (an integer converted, a real as it is), or nil for a text, a
     /// blob or NULL.

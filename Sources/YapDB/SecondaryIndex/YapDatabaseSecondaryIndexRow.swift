@@ -45,8 +45,9 @@ enum SecondaryIndexRow {
         return value(of: number, type: type)
     }
 
-    /// A number decoded from a key, as a column of `type` holds it (a real column holds
-    /// integers as reals); nil for a column whose type does not take numbers as they are.
+    /// A number decoded from a key, as a column of `type` holds it (a REAL column holds
+    /// integers as reals); nil for a column whose key cannot tell the number's class (BLOB, no
+    /// affinity: 3 and 3.0 share a key) or that holds no numbers (TEXT).
     static func value(of number: OrderedKeyEncoding.DecodedNumber, type: YapDatabaseSecondaryIndexType) -> SQLValue? {
         guard type == .integer || type == .numeric || type == .real else { return nil }
         switch (number, type) {
