@@ -138,7 +138,7 @@ package final class PosixFileSystem: FileSystem {
     }
 }
 
-/// A lock held by an open descriptor; closing the descriptor releases the `flock`.
+/// A lock held by an open descriptor, released with `LOCK_UN` and the descriptor closed.
 ///
 /// Sendable: the only state is the descriptor in an `Atomic`, swapped to -1 exactly once.
 package final class PosixFileLock: FileLock {
@@ -146,10 +146,17 @@ package final class PosixFileLock: FileLock {
 
     init(descriptor: Int32) { self.descriptor = Atomic(descriptor) }
 
-    /// Closes the descriptor, which releases the lock. Harmless to call twice; thread-safe.
+    /// Releases the lock, then closes the descriptor. Harmless to call twice; thread-safe.
+    /// The explicit `LOCK_UN` matters: a `flock` belongs to the open file description, and a
+    /// child process this process is starting holds a copy of every descriptor until its
+    /// `exec` closes the `O_CLOEXEC` ones — closing ours alone would leave the lock held for
+    /// that moment, and a reopen right after `close()` would find it taken.
     package func unlock() {
         let old = descriptor.exchange(-1, ordering: .acquiringAndReleasing)
-        if old >= 0 { _ = Posix.close(old) }
+        if old >= 0 {
+            _ = Posix.retrying { flock(old, LOCK_UN) }
+            _ = Posix.close(old)
+        }
     }
 
     deinit { unlock() }

@@ -148,6 +148,36 @@ import TestSupport
         try fs.lock(path).unlock()
     }
 
+    /// A copy of the lock's descriptor elsewhere — what a child process holds between its fork
+    /// and its exec — does not keep the lock after `unlock()`: the lock is released before the
+    /// descriptor is closed.
+    @Test func unlockReleasesTheLockWhileACopyOfItsDescriptorIsStillOpen() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let path = dir.file("db")
+        _ = try fs.open(path, mode: .create)
+        /// This process's descriptors open on `path` (Linux's /proc/self/fd).
+        func descriptors() -> Set<Int32> {
+            var found: Set<Int32> = []
+            for fd in Int32(0)..<Int32(4096) where fcntl(fd, F_GETFD) != -1 {
+                var target = [CChar](repeating: 0, count: 4096)
+                let n = readlink("/proc/self/fd/\(fd)", &target, target.count - 1)
+                if n > 0, String(cString: target) == path { found.insert(fd) }
+            }
+            return found
+        }
+        let before = descriptors()
+        let lock = try fs.lock(path)
+        let lockDescriptors = descriptors().subtracting(before)
+        try #require(lockDescriptors.count == 1, "the lock's own descriptor is found")
+        let copy = dup(lockDescriptors.first!)
+        try #require(copy >= 0)
+        defer { close(copy) }
+        lock.unlock()
+        let again = try fs.lock(path)
+        again.unlock()
+    }
+
     @Test func concurrentReadsAndCloseNeverTouchAReusedDescriptor() async throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
