@@ -201,12 +201,11 @@ private func throwsMissing(_ body: () throws -> Void) -> Bool {
         #expect(failures > 0)
     }
 
-    /// The edge read through the table checks a page's header words together and, when any
-    /// check fails, runs the full checks one by one. Each byte of the header, first slots and
-    /// first child records of every page on both edges, changed by +1, -1 and its top bit in
-    /// turn, and the edge slots, entry lengths and child records forged past their bounds: the
-    /// read gives the same entry or the same error as the descent through the source, which
-    /// checks each page with `PageView`.
+    /// The edge read through the table (`[PagedBTree].withEdgeEntry(ofTree:)`, which reads the
+    /// tree's fields in place) checks pages as the descent through the source does. Each byte
+    /// of the header, first slots and first child records of every page on both edges, changed
+    /// by +1, -1 and its top bit in turn, and the edge slots, entry lengths and child records
+    /// forged past their bounds: both reads give the same entry or the same error.
     @Test func theEdgeReadThroughTheTableAgreesWithTheFullChecks() throws {
         let format = PageFormat(pageSize: 256)
         let source = RegionSource(format: format, capacity: 200, offersTable: true, hints: false)

@@ -40,9 +40,7 @@ enum SecondaryIndexRow {
     /// the rest as reals) or a REAL column (every number a real). Nil otherwise: other types,
     /// or a number the key cannot tell the class of.
     static func number(fromKey key: UnsafeRawBufferPointer, type: YapDatabaseSecondaryIndexType) -> SQLValue? {
-        guard type == .integer || type == .numeric || type == .real,
-              let number = OrderedKeyEncoding.decodeNumber(key) else { return nil }
-        return value(of: number, type: type)
+        OrderedKeyEncoding.decodeNumber(key).flatMap { value(of: $0, type: type) }
     }
 
     /// A number decoded from a key, as a column of `type` holds it (a REAL column holds

@@ -50,11 +50,10 @@ final class PreparedAggregate {
         self.source = reusable ? source : nil
     }
 
-    /// Whether this was made from `query` or its texts and may be used for it (neither has
-    /// parameters).
+    /// Whether this was made from `query`'s texts and may be used for it (neither has
+    /// parameters). `preparedAggregate(_:)` tests the same object by identity first.
     func matches(_ query: YapDatabaseQuery) -> Bool {
-        source === query
-            || (reusable && queryText == query.queryString && query.aggregateFunction == functionText && query.hasNoParameters)
+        reusable && queryText == query.queryString && query.aggregateFunction == functionText && query.hasNoParameters
     }
 }
 

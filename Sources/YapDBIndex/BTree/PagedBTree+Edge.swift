@@ -81,66 +81,9 @@ extension Array where Element == PagedBTree {
         var level = height - 1
         while let (page, expected) = next {
             guard let bytes = table.bytes(page) else { throw .corrupt(page: page, reason: .missing) }
-            if let step = PagedBTree.quickEdgeStep(bytes, expected: expected, level: level, pageSize: pageSize, last: last) {
-                switch step {
-                case let .child(page, count): next = (page, count)
-                case let .entry(key, value):
-                    body(key, value)
-                    next = nil
-                }
-            } else {
-                // Something is off: the full checks say what (or find the page sound after all).
-                next = try PagedBTree.edgeStep(bytes, page: page, expected: expected, level: level, pageSize: pageSize, last: last, body)
-            }
+            next = try PagedBTree.edgeStep(bytes, page: page, expected: expected, level: level, pageSize: pageSize, last: last, body)
             level -= 1
         }
         return true
-    }
-}
-
-extension PagedBTree {
-    /// One step of an edge descent.
-    enum EdgeStep {
-        case child(PageID, count: Int)
-        case entry(UnsafeRawBufferPointer, UnsafeRawBufferPointer)
-    }
-
-    /// `edgeStep`'s checks, made together from the header's words, for a sound page: its edge
-    /// child or entry; nil when any check fails (the caller then runs `edgeStep`, whose
-    /// checks one by one name the problem). Checks what `PageView` and `edgeStep` check: the
-    /// size, the kind and level, the count against the page size, the subtree count against
-    /// the parent's (and, in a leaf, the count), the child's id and count, and the entry's
-    /// slot and lengths.
-    @inline(__always)
-    static func quickEdgeStep(_ bytes: UnsafeRawBufferPointer, expected: Int, level: Int, pageSize: Int, last: Bool) -> EdgeStep? {
-        guard bytes.count == pageSize, let base = bytes.baseAddress, level <= PageLayout.maximumLevel else { return nil }
-        // Kind, level and count are adjacent: one load.
-        let word = UInt32(littleEndian: base.loadUnaligned(fromByteOffset: PageLayout.kindOffset, as: UInt32.self))
-        let kind = level == 0 ? PageKind.keyedLeaf : PageKind.keyedBranch
-        guard word & 0xFFFF == UInt32(kind.rawValue) | UInt32(truncatingIfNeeded: level) << 8 else { return nil }
-        let count = Int(word >> 16)
-        let subtree = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: PageLayout.subtreeCountOffset, as: UInt64.self))
-        guard subtree == UInt64(bitPattern: Int64(expected)), subtree <= UInt64(PageLayout.maximumSubtreeCount) else { return nil }
-        let i = last ? count &- 1 : 0
-        if level == 0 {
-            let entryBytes = PageLayout.slotSize + PageLayout.leafEntryHeader
-            guard count >= 1, count == expected, PageLayout.headerSize + count * entryBytes <= pageSize else { return nil }
-            let dataStart = PageLayout.headerSize + count * PageLayout.slotSize
-            let offset = Int(UInt16(littleEndian: base.loadUnaligned(fromByteOffset: PageLayout.headerSize + i * PageLayout.slotSize, as: UInt16.self)))
-            guard offset >= dataStart, offset + PageLayout.leafEntryHeader <= pageSize else { return nil }
-            let keyLength = Int(UInt16(littleEndian: base.loadUnaligned(fromByteOffset: offset, as: UInt16.self)))
-            let valueLength = Int(UInt16(littleEndian: base.loadUnaligned(fromByteOffset: offset + 2, as: UInt16.self)))
-            let keyStart = offset + PageLayout.leafEntryHeader
-            guard keyStart + keyLength + valueLength <= pageSize else { return nil }
-            return .entry(UnsafeRawBufferPointer(start: base + keyStart, count: keyLength),
-                          UnsafeRawBufferPointer(start: base + keyStart + keyLength, count: valueLength))
-        }
-        let childBytes = PageLayout.keyedChildSize + PageLayout.slotSize + PageLayout.separatorHeader
-        guard count >= 2, expected >= count, PageLayout.headerSize + count * childBytes <= pageSize else { return nil }
-        let childOffset = PageLayout.headerSize + i * PageLayout.keyedChildSize
-        let child = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: childOffset, as: UInt64.self))
-        let childCount = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: childOffset + 8, as: UInt64.self))
-        guard child != .none, childCount >= 1, childCount <= UInt64(PageLayout.maximumSubtreeCount) else { return nil }
-        return .child(child, count: Int(childCount))
     }
 }
