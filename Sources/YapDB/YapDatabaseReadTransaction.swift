@@ -294,8 +294,28 @@ public class YapDatabaseReadTransaction {
         return decodeMetadata(entry, collection: collection, key: key)
     }
 
+    /// The row's object read from `location`, where an index recorded it for row `rowid`: the
+    /// connection's cache first; then the record there if it is still that row's object in
+    /// this snapshot (`SegmentTable.readObject`); else through the key directory, as
+    /// `object(forKey:inCollection:)`.
+    func object(forKey key: String, inCollection collection: String, rowid: UInt64, at location: ValueLocation) -> Any? {
+        if connection.objectCacheOn, let cached = connection.objectCache.value(collection: collection, key: key) { return cached }
+        var bytes: Data?
+        if let snapshot, snapshot.segments.readObject(at: location, ofRowid: rowid, { bytes = Data($0) }), let bytes {
+            return decodeObject(bytes, collection: collection, key: key)
+        }
+        guard let entry = keydir.lookup(collection: collection, key: key) else { return nil }
+        return decodeObject(entry, collection: collection, key: key)
+    }
+
     func decodeObject(_ entry: KeydirEntry, collection: String, key: String) -> Any? {
         guard let bytes = read(entry.object, "object", collection: collection, key: key) else { return nil }
+        return decodeObject(bytes, collection: collection, key: key)
+    }
+
+    /// The object of `collection`/`key` from its stored `bytes`, through the collection's
+    /// deserializer, kept in the connection's cache.
+    func decodeObject(_ bytes: Data, collection: String, key: String) -> Any? {
         let memo: DeserializerMemo
         if let known = objectDeserializer, known.collection == collection {
             memo = known
@@ -341,8 +361,8 @@ public class YapDatabaseReadTransaction {
 
     /// Starts loading the object of `entry` into the CPU's caches when it lies in a segment's
     /// map, for a read soon after. A hint only.
-    func prefetchObject(of entry: KeydirEntry) {
-        snapshot?.segments.prefetch(entry.object)
+    func prefetchObject(at location: ValueLocation) {
+        snapshot?.segments.prefetch(location)
     }
 
     // MARK: Iteration guard
@@ -356,7 +376,7 @@ public class YapDatabaseReadTransaction {
         checkValid()
         let name = collection ?? ""
         let snapshot = keydir
-        let prefetch = readsObjects ? { (entry: KeydirEntry) in self.prefetchObject(of: entry) } : nil
+        let prefetch = readsObjects ? { (entry: KeydirEntry) in self.prefetchObject(at: entry.object) } : nil
         iterate { stop in
             snapshot.eachKey(inCollection: name, from: from, through: through, reversed: reversed, prefetching: prefetch) { key, entry in
                 step(name, key, entry, &stop)

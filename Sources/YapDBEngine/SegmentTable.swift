@@ -140,16 +140,54 @@ package final class SegmentTable: Sendable {
         return mapping
     }
 
+    /// Calls `body` with the object of row `rowid` at `location` — a location an index keeps
+    /// beside the row, which compaction may have moved since — and returns true; returns
+    /// false without calling `body` when this table lacks the segment, the record there is not
+    /// an object record of that row, or it cannot be read. The caller then finds the row's
+    /// object through the key directory, whose read reports any damage.
+    package func readObject(at location: ValueLocation, ofRowid rowid: UInt64, _ body: (UnsafeRawBufferPointer) -> Void) -> Bool {
+        do throws(StorageError) {
+            // An object record always has a value; a nil one (a metadata record) was refused.
+            if let mapping = mapping(covering: location) {
+                defer { withExtendedLifetime(mapping) {} }
+                return try SegmentReader.withObject(at: RecordLocation(location), inMapped: mapping.bytes, path: mapping.path, ofRowid: rowid) {
+                    if let bytes = $0 { body(bytes) }
+                }
+            }
+            guard let segment = present(location) else { return false }
+            if let mapping = segment.mapping, Self.covers(mapping, location) {
+                defer { withExtendedLifetime(mapping) {} }
+                return try SegmentReader.withObject(at: RecordLocation(location), inMapped: mapping.bytes, path: mapping.path, ofRowid: rowid) {
+                    if let bytes = $0 { body(bytes) }
+                }
+            }
+            return try SegmentReader.withObject(at: RecordLocation(location), in: segment.file, ofRowid: rowid) {
+                if let bytes = $0 { body(bytes) }
+            }
+        } catch {
+            return false
+        }
+    }
+
+    /// Whether this table has the segment `location` names (its record is not checked).
+    package func holdsSegment(of location: ValueLocation) -> Bool { present(location) != nil }
+
     /// The segment `location` names, or `corrupted` when this table does not have it.
     private func segment(_ location: ValueLocation) throws(StorageError) -> Segment {
+        guard let segment = present(location) else {
+            throw .corrupted(offset: Int64(location.offset), reason: "segment \(location.segment) is referenced but missing")
+        }
+        return segment
+    }
+
+    /// The segment `location` names, or nil when this table does not have it.
+    @inline(__always)
+    private func present(_ location: ValueLocation) -> Segment? {
         if !dense.isEmpty {
             let slot = Int(location.segment) &- Int(lowest)
             if slot >= 0, slot < dense.count, let segment = dense[slot] { return segment }
         }
-        guard let segment = segments[location.segment] else {
-            throw .corrupted(offset: Int64(location.offset), reason: "segment \(location.segment) is referenced but missing")
-        }
-        return segment
+        return segments[location.segment]
     }
 
     /// Whether the record at `location` ends inside `mapping` (32-bit fields: the sum cannot

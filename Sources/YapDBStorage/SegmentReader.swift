@@ -146,18 +146,53 @@ package enum SegmentReader {
         }
     }
 
-    /// Calls `body` with the value of the checked value-record `frame` in `raw` (decompressed
-    /// if needed; nil for a nil-metadata record).
-    private static func withValue(
-        of frame: RecordCodec.Frame, in raw: UnsafeRawBufferPointer, offset: Int64, path: String,
+    /// `withValue(at:inMapped:path:_:)` for a record an index expects to be the object of row
+    /// `rowid` (a location kept outside the key directory): true after calling `body`; false,
+    /// without calling it, when the checked record there is not an object record of that row.
+    /// Damage throws as for `withValue`.
+    package static func withObject(
+        at location: RecordLocation, inMapped mapped: UnsafeRawBufferPointer, path: String, ofRowid rowid: UInt64,
         _ body: (UnsafeRawBufferPointer?) throws(StorageError) -> Void
-    ) throws(StorageError) {
+    ) throws(StorageError) -> Bool {
+        try withRecord(at: location, inMapped: mapped, path: path) { (raw, frame) throws(StorageError) in
+            try withValue(of: frame, in: raw, offset: Int64(location.offset), path: path, ofRowid: rowid, body)
+        }
+    }
+
+    /// `withObject(at:inMapped:path:ofRowid:_:)` read with one `pread`.
+    package static func withObject(
+        at location: RecordLocation, in file: any StorageFile, ofRowid rowid: UInt64,
+        _ body: (UnsafeRawBufferPointer?) throws(StorageError) -> Void
+    ) throws(StorageError) -> Bool {
+        try withRecord(at: location, in: file) { (raw, frame) throws(StorageError) in
+            try withValue(of: frame, in: raw, offset: Int64(location.offset), path: file.path, ofRowid: rowid, body)
+        }
+    }
+
+    /// Calls `body` with the value of the checked value-record `frame` in `raw` (decompressed
+    /// if needed; nil for a nil-metadata record). With `rowid`, only an object record of that
+    /// row is read: false, without calling `body`, for any other.
+    @discardableResult
+    private static func withValue(
+        of frame: RecordCodec.Frame, in raw: UnsafeRawBufferPointer, offset: Int64, path: String, ofRowid rowid: UInt64? = nil,
+        _ body: (UnsafeRawBufferPointer?) throws(StorageError) -> Void
+    ) throws(StorageError) -> Bool {
         let value: UnsafeRawBufferPointer?
-        do throws(RecordCodec.FrameError) { value = try valueBytes(frame, in: raw) } catch {
+        do throws(RecordCodec.FrameError) {
+            let parts = try valueParts(frame, in: raw)
+            if let rowid, frame.type != .object || parts.rowid != rowid { return false }
+            value = parts.value
+        } catch {
             throw .corrupted(offset: offset, reason: "\(Paths.fileName(of: path)): \(error)")
         }
-        guard let value else { return try body(nil) }
-        guard frame.flags & Format.flagCompressed != 0 else { return try body(value) }
+        guard let value else {
+            try body(nil)
+            return true
+        }
+        guard frame.flags & Format.flagCompressed != 0 else {
+            try body(value)
+            return true
+        }
         let decompressed: [UInt8]
         do throws(RecordCodec.FrameError) {
             decompressed = try RecordCodec.decompress(value, maxRawLength: Format.maxValueSize, what: "compressed value")
@@ -165,6 +200,7 @@ package enum SegmentReader {
             throw .corrupted(offset: offset, reason: "\(Paths.fileName(of: path)): \(error)")
         }
         try decompressed.withBytes { (bytes) throws(StorageError) in try body(bytes) }
+        return true
     }
 
     /// The fields of a checked value-record frame as raw bytes, nothing decoded: the rowid,

@@ -91,6 +91,63 @@ import YapDBStorage
         }
     }
 
+    /// A location kept outside the key directory (a secondary index's column entry) is read
+    /// only when the record there is the object record of the expected row: another row's
+    /// record, a metadata record of the row, a segment the table lacks, damage and a location
+    /// past the file's end all read as "not here" (false, the body not called), mapped or not.
+    @Test(arguments: [false, true])
+    func aKeptLocationIsReadOnlyWhenItHoldsThatRowsObject(mapped: Bool) throws {
+        let disk = SimulatedDisk()
+        var segments: [UInt32: SegmentTable.Segment] = [:]
+        var locations: [UInt32: ValueLocation] = [:]
+        func add(_ number: UInt32, _ file: any StorageFile, _ location: ValueLocation) throws {
+            let bytes = try file.readExactly(Int(location.offset + location.length), at: 0)
+            let mapping = mapped ? bytes.withUnsafeBytes { FileMapping.copy(of: $0, path: "/segment-\(number)") } : nil
+            segments[number] = SegmentTable.Segment(file: file, mapping: mapping)
+            locations[number] = location
+        }
+        for number: UInt32 in [3, 4] {
+            let (file, location) = try Self.segment(disk, number, "value of \(number)")
+            try add(number, file, location)
+        }
+        // Segment 5: row 3's metadata record.
+        var bytes = [UInt8](repeating: 0, count: 16)
+        let (start, length) = Array("meta".utf8).withUnsafeBytes {
+            RecordCodec.appendValue(.metadata, rowid: 3, collection: "c", key: "k3", value: $0, noMetadata: false, compress: false, into: &bytes)
+        }
+        let metadataFile = try disk.open("/segment-5", mode: .create)
+        try metadataFile.write(bytes, at: 0)
+        try add(5, metadataFile, ValueLocation(segment: 5, offset: UInt32(start), length: UInt32(length)))
+        // Segment 6: row 6's object with one byte of its value changed (the checksum no longer matches).
+        let (damagedFile, damaged) = try Self.segment(disk, 6, "value of 6")
+        var damagedBytes = try damagedFile.readExactly(Int(damaged.offset + damaged.length), at: 0)
+        damagedBytes[damagedBytes.count - 1] ^= 1
+        try damagedFile.write(damagedBytes, at: 0)
+        try add(6, damagedFile, damaged)
+        let table = SegmentTable(segments: segments)
+
+        func read(_ location: ValueLocation, _ rowid: UInt64) -> String? {
+            var text: String?
+            let found = table.readObject(at: location, ofRowid: rowid) { text = String(decoding: $0, as: UTF8.self) }
+            #expect(found == (text != nil), "the body runs exactly when the record is read")
+            return text
+        }
+        #expect(read(locations[3]!, 3) == "value of 3")
+        #expect(read(locations[4]!, 4) == "value of 4")
+        #expect(read(locations[4]!, 3) == nil, "another row's object")
+        #expect(read(locations[5]!, 3) == nil, "the row's metadata record")
+        #expect(read(locations[6]!, 6) == nil, "a damaged record")
+        var missing = locations[3]!
+        missing.segment = 9
+        #expect(read(missing, 3) == nil, "a segment the table lacks")
+        var past = locations[3]!
+        past.offset += 1_000
+        #expect(read(past, 3) == nil, "past the end of the file")
+        var shifted = locations[3]!
+        shifted.offset += 1
+        #expect(read(shifted, 3) == nil, "not at a record's start")
+    }
+
     /// `bytes` with the checksum of the record at `offset` written again for its bytes.
     static func resealed(_ bytes: [UInt8], recordAt offset: Int) -> [UInt8] {
         var bytes = bytes

@@ -85,7 +85,7 @@ import YapDBIndex
             #expect(objectsMatch && metadataMatch)
 
             var entriesMatch = true
-            try idx.forEachMatch(try idx.index.bind(query), entries: true, objects: true) { collection, key, rowid, _, entry, _ in
+            try idx.forEachMatch(try idx.index.bind(query), entries: true, objects: true) { collection, key, rowid, _, entry, _, _ in
                 let looked = transaction.keydir.lookup(collection: collection, key: key)
                 entriesMatch = entriesMatch && entry != nil && entry == looked && entry?.rowid == rowid
             }

@@ -176,8 +176,8 @@ import YapDBQuery
     @Test func longRowsSpanChunksAndLeaveNothingBehind() throws {
         var state = SecondaryIndexState(versionTag: "t", signature: "s", columnCount: 2)
         let long = SQLValue.text(String(repeating: "x", count: 3 * state.chunkSize))
-        try state.setRow(7, rowKey: RowKey.encode(collection: "c", key: "7"), values: [long, .integer(1)])
-        try state.setRow(8, rowKey: RowKey.encode(collection: "c", key: "8"), values: [.text("short"), .null])
+        try state.setRow(7, rowKey: RowKey.encode(collection: "c", key: "7"), object: Self.somewhere, values: [long, .integer(1)])
+        try state.setRow(8, rowKey: RowKey.encode(collection: "c", key: "8"), object: Self.somewhere, values: [.text("short"), .null])
         #expect(state.rows.count == 4 + 1, "four chunks for the long row, one for the short one")
         #expect(try state.values(ofRow: 7) == [long, .integer(1)])
         #expect(try state.values(ofRow: 8) == [.text("short"), .null])
@@ -189,22 +189,73 @@ import YapDBQuery
         try state.validatePages()
     }
 
-    /// Column entries carry the row's key when key and row key fit one entry, and nothing
-    /// when they do not (the row id is looked up then).
-    @Test func columnEntriesCarryTheRowKeyWhenItFits() throws {
-        var state = SecondaryIndexState(versionTag: "t", signature: "s", columnCount: 1)
+    /// An object location for rows whose object is not read.
+    static let somewhere = ValueLocation(segment: 1, offset: 64, length: 40)
+
+    /// The parts of a column entry's value held in `bytes`.
+    static func parts(_ bytes: [UInt8]) throws(PageError) -> (object: ValueLocation, rowKey: [UInt8])? {
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: bytes.count, alignment: 1)
+        defer { buffer.deallocate() }
+        buffer.copyBytes(from: bytes)
+        return try SecondaryIndexState.entryParts(UnsafeRawBufferPointer(buffer)).map { ($0.object, Array($0.rowKey)) }
+    }
+
+    /// Column entries carry the object's location and the row's key when they fit one entry
+    /// with the key, and nothing when they do not (the row id is looked up then); a moved
+    /// object rewrites the location in every column.
+    @Test func columnEntriesCarryTheObjectLocationAndRowKeyWhenTheyFit() throws {
+        var state = SecondaryIndexState(versionTag: "t", signature: "s", columnCount: 2)
         let limit = state.rows.format.maximumEntrySize
         let short = RowKey.encode(collection: "c", key: "short")
         let long = RowKey.encode(collection: "c", key: String(repeating: "k", count: limit))
-        try state.setRow(1, rowKey: short, values: [.integer(5)])
-        try state.setRow(2, rowKey: long, values: [.integer(6)])
-        var carried: [UInt64: [UInt8]] = [:]
-        try state.columns[0].forEach { key, value in
-            carried[OrderedKeyEncoding.rowid(ofKey: key)] = Array(value)
-            return true
+        // Fits with the key alone, but not with the location as well.
+        let keyCount = state.columnKey(.integer(7), rowid: 3).count
+        let edge = RowKey.encode(collection: "c", key: String(repeating: "e", count: limit - keyCount - 3 - SecondaryIndexState.locationSize + 1))
+        #expect(keyCount + edge.count <= limit && keyCount + edge.count + SecondaryIndexState.locationSize > limit)
+        let first = ValueLocation(segment: 3, offset: 0x0102_0304, length: 77)
+        let moved = ValueLocation(segment: 0xFFFF_FFFF, offset: 9, length: 0x8000_0001)
+        try state.setRow(1, rowKey: short, object: first, values: [.integer(5), .text("a")])
+        try state.setRow(2, rowKey: long, object: first, values: [.integer(6), .text("b")])
+        try state.setRow(3, rowKey: edge, object: first, values: [.integer(7), .real(7.0)])
+        func carried(_ column: Int) throws -> [UInt64: [UInt8]] {
+            var result: [UInt64: [UInt8]] = [:]
+            try state.columns[column].forEach { key, value in
+                result[OrderedKeyEncoding.rowid(ofKey: key)] = Array(value)
+                return true
+            }
+            return result
         }
-        #expect(carried == [1: short, 2: []])
+        func parts(_ bytes: [UInt8]?) throws -> (object: ValueLocation, rowKey: [UInt8])? {
+            guard let bytes else { return nil }
+            return try Self.parts(bytes)
+        }
+        for column in 0..<2 {
+            let entries = try carried(column)
+            #expect(try parts(entries[1])?.object == first && parts(entries[1])?.rowKey == short)
+            #expect(entries[2] == [] && entries[3] == [])
+        }
+        #expect(try state.moveObject(ofRow: 1, rowKey: short, to: moved))
+        #expect(try !state.moveObject(ofRow: 9, rowKey: short, to: moved), "row 9 is not indexed")
+        for column in 0..<2 {
+            let entries = try carried(column)
+            #expect(try parts(entries[1])?.object == moved && parts(entries[1])?.rowKey == short)
+            #expect(entries[2] == [] && entries[3] == [])
+        }
+        #expect(try state.values(ofRow: 1) == [.integer(5), .text("a")])
         try state.validatePages()
+    }
+
+    /// A column entry's value too short for a location and a row key is damage, not a trap.
+    @Test func shortColumnEntryValuesAreDamage() throws {
+        for count in 1..<(SecondaryIndexState.locationSize + 2) {
+            let bytes = [UInt8](repeating: 1, count: count)
+            #expect(throws: PageError.self) { _ = try Self.parts(bytes) }
+        }
+        #expect(try Self.parts([]) == nil)
+        let value = SecondaryIndexState.entryValue(object: Self.somewhere, rowKey: [0, 1], keyCount: 10, limit: 100)
+        #expect(value.count == SecondaryIndexState.locationSize + 2)
+        let parts = try Self.parts(value)
+        #expect(parts?.object == Self.somewhere && parts?.rowKey == [0, 1])
     }
 
     /// Numbers as a handler's `NSMutableDictionary` hands them back (`NSNumber`) keep their

@@ -18,6 +18,8 @@ import YapDBSimulatedDisk
         var rng: SeededRandom
         let disk: SimulatedDisk
         static let path = "/model/index.yapdb"
+        /// Small segments, so compaction moves records the index's entries point at.
+        static let segmentLimit = 8192
         var database: YapDatabase!
         var writer: YapDatabaseConnection!
         var model: Rows = [:]
@@ -25,6 +27,9 @@ import YapDBSimulatedDisk
         /// A connection holding an older snapshot, and the rows it should see.
         var old: (connection: YapDatabaseConnection, rows: Rows)?
         var queriesChecked = 0
+        /// Matches read through the object location their column entry keeps, and matches
+        /// whose kept location no longer held the row's object (compaction moved it).
+        var locatedReads = 0, movedReads = 0
         /// How many reopens, power cuts and re-registrations ran.
         var reopens = 0, crashes = 0, reregistrations = 0
 
@@ -43,7 +48,7 @@ import YapDBSimulatedDisk
         }
 
         func open() throws {
-            database = try YapDatabase.open(path: Self.path, options: options, fileSystem: disk)
+            database = try YapDatabase.open(path: Self.path, options: options, fileSystem: disk, segmentLimit: Self.segmentLimit)
             SecondaryIndexModel.register(database, versionTag: tag)
             writer = database.newConnection()
         }
@@ -192,15 +197,36 @@ import YapDBSimulatedDisk
             let bound = try parsed.bind(parameters)
             queriesChecked += 1
             var actual: [String] = []
-            try ext.forEachMatch(bound) { collection, key, _, _, _, _ in actual.append(collection + "/" + key) }
+            try ext.forEachMatch(bound) { collection, key, _, _, _, _, _ in actual.append(collection + "/" + key) }
             // The same walk with entries (their lookups batched): the same rows, each with its own entry.
             var withEntries: [String] = [], entriesMatch = true
             let keydir = ext.databaseTransaction.keydir
-            try ext.forEachMatch(bound, entries: true, objects: rng.next() % 2 == 0) { collection, key, rowid, _, entry, _ in
+            try ext.forEachMatch(bound, entries: true, objects: rng.next() % 2 == 0) { collection, key, rowid, _, entry, _, _ in
                 withEntries.append(collection + "/" + key)
                 entriesMatch = entriesMatch && entry != nil && entry == keydir.lookup(collection: collection, key: key) && entry?.rowid == rowid
             }
             #expect(withEntries == actual && entriesMatch, "\(context): with entries")
+            // The same walk with the objects' locations the column entries keep: where the
+            // record there is still the row's object, it is the row's current object.
+            var withLocations: [String] = [], locationsMatch = true
+            let segments = ext.databaseTransaction.snapshot?.segments
+            try ext.forEachMatch(bound, entries: true, objects: true, located: true) { collection, key, rowid, _, entry, object, _ in
+                withLocations.append(collection + "/" + key)
+                if object == nil, entry != nil {
+                    // Its batch held a record compaction moved: entries were looked up instead.
+                    movedReads += 1
+                    locationsMatch = locationsMatch && entry == keydir.lookup(collection: collection, key: key)
+                }
+                guard let segments, let object else { return }
+                var kept: Data?
+                if segments.readObject(at: object, ofRowid: rowid, { kept = Data($0) }) {
+                    locatedReads += 1
+                    locationsMatch = locationsMatch && kept == ext.databaseTransaction.serializedObject(forKey: key, inCollection: collection)
+                } else {
+                    movedReads += 1
+                }
+            }
+            #expect(withLocations == actual && locationsMatch, "\(context): with object locations")
             let expected = evaluator.run(bound, over: rows).map { keyOf[$0]! }
             let all = evaluator.run(BoundQuery(whereClause: bound.whereClause), over: rows).map { keyOf[$0]! }
             #expect(Set(actual).count == actual.count, "\(context): a row came twice")
@@ -246,6 +272,7 @@ import YapDBSimulatedDisk
         let report = try runner.database.verify()
         #expect(report.isValid, "seed \(seed): \(report.problems)")
         #expect(runner.queriesChecked > 50)
+        #expect(runner.locatedReads > 0, "seed \(seed): no match was read through its kept location")
         #expect(runner.reopens > 0 && runner.crashes > 0 && runner.reregistrations > 0, "seed \(seed) skipped a kind of step")
         try runner.database.close()
     }

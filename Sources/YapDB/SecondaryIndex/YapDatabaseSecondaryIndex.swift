@@ -81,12 +81,13 @@ open class YapDatabaseSecondaryIndex: YapDatabaseExtension, @unchecked Sendable 
     }
 
     /// The column names and types, as the stored index records them, and the layout of its
-    /// entries: an index stored before column entries carried row keys has a signature without
-    /// `entryLayout` and rebuilds once.
+    /// entries: an index stored before column entries carried object locations and row keys
+    /// has a signature without `entryLayout` and rebuilds once.
     var signature: String { columns.map(\.description).joined(separator: ", ") + Self.entryLayout }
 
-    /// The signature's mark of column entries that carry the row key (docs/format.md §11).
-    static let entryLayout = "; row keys"
+    /// The signature's mark of column entries that carry the object's location and the row
+    /// key (docs/format.md §11).
+    static let entryLayout = "; object locations and row keys"
 
     static func stateKey(_ name: String) -> String { "secondaryIndex:" + name }
 
@@ -202,7 +203,8 @@ open class YapDatabaseSecondaryIndex: YapDatabaseExtension, @unchecked Sendable 
             keydir.eachKey(inCollection: collection) { key, entry in
                 guard let values = indexedValues(collection: collection, key: key, transaction: transaction) else { return true }
                 do throws(PageError) {
-                    try state.setRow(entry.rowid, rowKey: RowKey.encode(collection: collection, key: key), values: values)
+                    try state.setRow(entry.rowid, rowKey: RowKey.encode(collection: collection, key: key), object: entry.object,
+                                     values: values)
                 } catch {
                     failure = error
                     return false
@@ -222,7 +224,7 @@ open class YapDatabaseSecondaryIndex: YapDatabaseExtension, @unchecked Sendable 
         let rowKey = RowKey.encode(collection: collection, key: key)
         guard let entry = transaction.keydir.lookup(rowKey: rowKey, collection: collection, key: key) else { return }
         if isAllowed(collection), let values = indexedValues(collection: collection, key: key, transaction: transaction) {
-            try state.setRow(entry.rowid, rowKey: rowKey, values: values)
+            try state.setRow(entry.rowid, rowKey: rowKey, object: entry.object, values: values)
         } else {
             try state.removeRow(entry.rowid)
         }
@@ -242,12 +244,21 @@ open class YapDatabaseSecondaryIndex: YapDatabaseExtension, @unchecked Sendable 
     }
 
     /// A new row is indexed; a changed one again only when the handler's options name the
-    /// change (otherwise its values stay as they are).
+    /// change (otherwise its values stay as they are, and a new object's location is written
+    /// into its column entries).
     override func didChangeRow(name: String, collection: String, key: String, change: RowChange,
                                transaction: YapDatabaseReadWriteTransaction) {
-        guard isAllowed(collection), handler.blockInvokeOptions.runs(for: change) else { return }
-        update(name, transaction) { state throws(PageError) in
-            try reindex(collection: collection, key: key, in: &state, transaction: transaction)
+        guard isAllowed(collection) else { return }
+        if handler.blockInvokeOptions.runs(for: change) {
+            update(name, transaction) { state throws(PageError) in
+                try reindex(collection: collection, key: key, in: &state, transaction: transaction)
+            }
+        } else if change.invoke.contains(.ifObjectModified) {
+            let rowKey = RowKey.encode(collection: collection, key: key)
+            guard let entry = transaction.keydir.lookup(rowKey: rowKey, collection: collection, key: key) else { return }
+            update(name, transaction) { state throws(PageError) in
+                try state.moveObject(ofRow: entry.rowid, rowKey: rowKey, to: entry.object)
+            }
         }
     }
 
@@ -302,7 +313,15 @@ open class YapDatabaseSecondaryIndex: YapDatabaseExtension, @unchecked Sendable 
         }
         do throws(PageError) {
             let rebuilt = try rebuild(transaction: transaction)
-            return try stored.differences(from: rebuilt).map { "secondary index \(name): \($0)" }
+            let segments = transaction.snapshot?.segments
+            return try stored.differences(from: rebuilt) { rowid, kept, current in
+                // A kept location the reader would use must give the row's current object.
+                guard let segments else { return false }
+                var keptBytes: [UInt8]?, currentBytes: [UInt8]?
+                guard segments.readObject(at: kept, ofRowid: rowid, { keptBytes = Array($0) }) else { return true }
+                _ = segments.readObject(at: current, ofRowid: rowid) { currentBytes = Array($0) }
+                return keptBytes == currentBytes
+            }.map { "secondary index \(name): \($0)" }
         } catch {
             return ["secondary index \(name): \(error)"]
         }

@@ -17,7 +17,13 @@ extension SecondaryIndexState {
     /// The ways this index differs from `expected` (a rebuild), one line each; empty when equal.
     /// (Tree shapes are `validatePages`'s.)
     /// - Throws: `PageError` when a page of either cannot be read.
-    func differences(from expected: SecondaryIndexState) throws(PageError) -> [String] {
+    ///
+    /// Column entries must carry the rebuild's row keys; an object location may differ from
+    /// the rebuild's (compaction moves records without rewriting the index) when
+    /// `sameObject(rowid, stored, rebuilt)` accepts it: the record there is no longer that
+    /// row's object (readers then use the key directory) or holds the same bytes.
+    func differences(from expected: SecondaryIndexState,
+                     sameObject: (UInt64, ValueLocation, ValueLocation) -> Bool) throws(PageError) -> [String] {
         var problems: [String] = []
         let stored = try rowBytes(), rebuilt = try expected.rowBytes()
         for (rowid, bytes) in rebuilt.sorted(by: { $0.key < $1.key }) where stored[rowid] != bytes {
@@ -27,7 +33,7 @@ extension SecondaryIndexState {
             problems.append("row \(rowid) is indexed but should not be")
         }
         for i in columns.indices where i < expected.columns.count {
-            if try !Self.sameEntries(columns[i], expected.columns[i]) {
+            if try !Self.sameEntries(columns[i], expected.columns[i], sameObject: sameObject) {
                 problems.append("column \(i) entries differ from a rebuild (\(columns[i].count), expected \(expected.columns[i].count))")
             }
         }
@@ -46,18 +52,40 @@ extension SecondaryIndexState {
         return result
     }
 
-    /// Whether two trees hold the same entries (keys, and the row keys they carry).
-    static func sameEntries(_ a: PagedBTree, _ b: PagedBTree) throws(PageError) -> Bool {
+    /// Whether two column trees hold the same entries: the same keys, row keys, and objects
+    /// (`sameObject`, as `differences(from:sameObject:)`).
+    static func sameEntries(_ a: PagedBTree, _ b: PagedBTree,
+                            sameObject: (UInt64, ValueLocation, ValueLocation) -> Bool) throws(PageError) -> Bool {
         guard a.count == b.count else { return false }
-        var entries: [(key: [UInt8], value: [UInt8])] = []
+        var entries: [(key: [UInt8], object: ValueLocation?, rowKey: [UInt8])] = []
         entries.reserveCapacity(a.count)
-        try a.forEach { key, value in entries.append((Array(key), Array(value))); return true }
+        var failure: PageError?
+        try a.forEach { key, value in
+            do throws(PageError) {
+                let parts = try entryParts(value)
+                entries.append((Array(key), parts?.object, parts.map { Array($0.rowKey) } ?? []))
+                return true
+            } catch {
+                failure = error
+                return false
+            }
+        }
+        if let failure { throw failure }
         var i = 0, same = true
         try b.forEach { key, value in
-            same = entries[i].key.elementsEqual(key) && entries[i].value.elementsEqual(value)
-            i += 1
+            defer { i += 1 }
+            guard entries[i].key.elementsEqual(key) else { same = false; return false }
+            do throws(PageError) {
+                guard let rebuilt = try entryParts(value) else { same = entries[i].object == nil; return same }
+                guard let object = entries[i].object, entries[i].rowKey.elementsEqual(rebuilt.rowKey) else { same = false; return false }
+                same = object == rebuilt.object || sameObject(OrderedKeyEncoding.rowid(ofKey: key), object, rebuilt.object)
+            } catch {
+                failure = error
+                return false
+            }
             return same
         }
+        if let failure { throw failure }
         return same
     }
 }

@@ -10,11 +10,12 @@ import YapDBQuery
 /// snapshot reads its own version.
 ///
 /// - `columns[i]`: keys `OrderedKeyEncoding` of the row's value in column `i` (after the
-///   column's affinity), then its row id; values the row's key in the key directory's rows
-///   tree (`RowKey`), so a query finds a match's collection and key without a walk of the
-///   row-ids tree — or empty when key and row key together would not fit an entry (then the
-///   row id is looked up). Every indexed row has one entry in every column tree (NULL
-///   included), so a tree's count is the number of indexed rows.
+///   column's affinity), then its row id; values the location of the row's object record
+///   (`entryValue`) and the row's key in the key directory's rows tree (`RowKey`), so a query
+///   finds a match's collection, key and object without a walk of the key directory — or
+///   empty when they would not fit an entry (then the row id is looked up). Every indexed
+///   row has one entry in every column tree (NULL included), so a tree's count is the number
+///   of indexed rows.
 /// - `rows`: keys the row id (8 bytes, big-endian) and a chunk number (1 byte); values the
 ///   row's encoded column values (`SecondaryIndexRow`), split into chunks that fit a tree
 ///   entry. Updates and removals read the old values here to find the old column entries.
@@ -66,6 +67,45 @@ struct SecondaryIndexState: Sendable {
         return key
     }
 
+    // MARK: Column entry values
+
+    /// Bytes of an object location at the start of a column entry's value: segment, offset
+    /// and length, 4 bytes little-endian each.
+    static let locationSize = 12
+
+    /// A column entry's value for a row whose object lies at `object` and whose row key is
+    /// `rowKey`, or empty when the entry's key (`keyCount` bytes) and this value together
+    /// would exceed `limit`.
+    static func entryValue(object: ValueLocation, rowKey: [UInt8], keyCount: Int, limit: Int) -> [UInt8] {
+        guard keyCount + locationSize + rowKey.count <= limit else { return [] }
+        var value: [UInt8] = []
+        value.reserveCapacity(locationSize + rowKey.count)
+        // Three `UInt32`s in a tuple lie next to each other: 12 bytes.
+        withUnsafeBytes(of: (object.segment.littleEndian, object.offset.littleEndian, object.length.littleEndian)) {
+            value.append(contentsOf: $0)
+        }
+        value.append(contentsOf: rowKey)
+        return value
+    }
+
+    /// The parts of a column entry's value: nil for an empty one (the row id is looked up).
+    /// The object location is where the row's object was when the entry was written: a
+    /// reader uses it only after checking that the record there is that row's object
+    /// (`SegmentTable.readObject`), because compaction moves records without rewriting the
+    /// index; every write of the row's object rewrites its entries.
+    /// - Throws: `.corrupt(page: .none, reason: .badEntry)` for a value too short to hold a
+    ///   location and a row key.
+    @inline(__always)
+    static func entryParts(_ value: UnsafeRawBufferPointer) throws(PageError) -> (object: ValueLocation, rowKey: UnsafeRawBufferPointer)? {
+        if value.isEmpty { return nil }
+        // A row key is at least the two bytes after its collection.
+        guard value.count >= locationSize + 2 else { throw .corrupt(page: .none, reason: .badEntry) }
+        let object = ValueLocation(segment: UInt32(littleEndian: value.loadUnaligned(fromByteOffset: 0, as: UInt32.self)),
+                                   offset: UInt32(littleEndian: value.loadUnaligned(fromByteOffset: 4, as: UInt32.self)),
+                                   length: UInt32(littleEndian: value.loadUnaligned(fromByteOffset: 8, as: UInt32.self)))
+        return (object, UnsafeRawBufferPointer(rebasing: value[locationSize...]))
+    }
+
     // MARK: Reads
 
     /// The column values of row `rowid`, or nil when the row is not indexed; `extra` more
@@ -101,10 +141,10 @@ struct SecondaryIndexState: Sendable {
 
     // MARK: Changes
 
-    /// Indexes row `rowid`, whose key in the key directory's rows tree is `rowKey`, with
-    /// `values` (one per column), replacing what it had.
+    /// Indexes row `rowid`, whose key in the key directory's rows tree is `rowKey` and whose
+    /// object record is at `object`, with `values` (one per column), replacing what it had.
     /// - Throws: `PageError`; then discard the state (the transaction fails).
-    mutating func setRow(_ rowid: UInt64, rowKey: [UInt8], values: [SQLValue]) throws(PageError) {
+    mutating func setRow(_ rowid: UInt64, rowKey: [UInt8], object: ValueLocation, values: [SQLValue]) throws(PageError) {
         precondition(values.count == columns.count, "SecondaryIndexState: \(values.count) values for \(columns.count) columns")
         try removeRow(rowid)
         let encoded = SecondaryIndexRow.encode(values)
@@ -118,8 +158,23 @@ struct SecondaryIndexState: Sendable {
         let limit = rows.format.maximumEntrySize
         for (i, value) in values.enumerated() {
             let key = columnKey(value, rowid: rowid)
-            try columns[i].upsert(key, key.count + rowKey.count <= limit ? rowKey : [])
+            try columns[i].upsert(key, Self.entryValue(object: object, rowKey: rowKey, keyCount: key.count, limit: limit))
         }
+    }
+
+    /// Records that row `rowid`'s object now lies at `object`, its indexed values unchanged
+    /// (a write the handler's options do not re-index): its column entries are rewritten.
+    /// Returns whether the row is indexed.
+    /// - Throws: `PageError`; then discard the state.
+    @discardableResult
+    mutating func moveObject(ofRow rowid: UInt64, rowKey: [UInt8], to object: ValueLocation) throws(PageError) -> Bool {
+        guard let values = try values(ofRow: rowid) else { return false }
+        let limit = rows.format.maximumEntrySize
+        for (i, value) in values.enumerated() {
+            let key = columnKey(value, rowid: rowid)
+            try columns[i].upsert(key, Self.entryValue(object: object, rowKey: rowKey, keyCount: key.count, limit: limit))
+        }
+        return true
     }
 
     /// Takes row `rowid` out of the index. Returns whether it was in it.

@@ -11,10 +11,10 @@ import YapDBQuery
 /// to the block; which rows match is decided from the index alone.
 extension YapDatabaseSecondaryIndexTransaction {
     /// Runs `query` and calls `body` per match; false (logged) on an invalid query or a damaged index.
-    private func iterate(_ query: YapDatabaseQuery, entries: Bool = false, objects: Bool = false,
-                         _ body: (String, String, UInt64, [SQLValue]?, KeydirEntry?, inout Bool) -> Void) -> Bool {
+    private func iterate(_ query: YapDatabaseQuery, entries: Bool = false, objects: Bool = false, located: Bool = false,
+                         _ body: (String, String, UInt64, [SQLValue]?, KeydirEntry?, ValueLocation?, inout Bool) -> Void) -> Bool {
         do throws(YapDatabaseError) {
-            try forEachMatch(index.bind(query), entries: entries, objects: objects, body)
+            try forEachMatch(index.bind(query), entries: entries, objects: objects, located: located, body)
             return true
         } catch {
             return reporting(error, false)
@@ -26,14 +26,14 @@ extension YapDatabaseSecondaryIndexTransaction {
     /// - Returns: false if the query is invalid (or the index cannot be read); true otherwise.
     @discardableResult
     public func iterateKeys(matching query: YapDatabaseQuery, using block: (String, String, inout Bool) -> Void) -> Bool {
-        iterate(query) { collection, key, _, _, _, stop in block(collection, key, &stop) }
+        iterate(query) { collection, key, _, _, _, _, stop in block(collection, key, &stop) }
     }
 
     /// Calls `block` with the collection, key and metadata of each matching row until it sets `stop`.
     /// - Returns: false if the query is invalid; true otherwise.
     @discardableResult
     public func iterateKeysAndMetadata(matching query: YapDatabaseQuery, using block: (String, String, Any?, inout Bool) -> Void) -> Bool {
-        iterate(query, entries: true) { collection, key, _, _, entry, stop in
+        iterate(query, entries: true) { collection, key, _, _, entry, _, stop in
             block(collection, key, databaseTransaction.metadata(forKey: key, inCollection: collection, entry: entry), &stop)
         }
     }
@@ -42,8 +42,13 @@ extension YapDatabaseSecondaryIndexTransaction {
     /// - Returns: false if the query is invalid; true otherwise.
     @discardableResult
     public func iterateKeysAndObjects(matching query: YapDatabaseQuery, using block: (String, String, Any?, inout Bool) -> Void) -> Bool {
-        iterate(query, entries: true, objects: true) { collection, key, _, _, entry, stop in
-            block(collection, key, databaseTransaction.object(forKey: key, inCollection: collection, entry: entry), &stop)
+        iterate(query, entries: true, objects: true, located: true) { collection, key, rowid, _, entry, object, stop in
+            let value = if let object {
+                databaseTransaction.object(forKey: key, inCollection: collection, rowid: rowid, at: object)
+            } else {
+                databaseTransaction.object(forKey: key, inCollection: collection, entry: entry)
+            }
+            block(collection, key, value, &stop)
         }
     }
 
@@ -52,7 +57,7 @@ extension YapDatabaseSecondaryIndexTransaction {
     /// - Returns: false if the query is invalid; true otherwise.
     @discardableResult
     public func iterateRows(matching query: YapDatabaseQuery, using block: (String, String, Any, Any?, inout Bool) -> Void) -> Bool {
-        iterate(query, entries: true, objects: true) { collection, key, _, _, entry, stop in
+        iterate(query, entries: true, objects: true) { collection, key, _, _, entry, _, stop in
             guard let object = databaseTransaction.object(forKey: key, inCollection: collection, entry: entry) else { return }
             block(collection, key, object, databaseTransaction.metadata(forKey: key, inCollection: collection, entry: entry), &stop)
         }
@@ -69,7 +74,7 @@ extension YapDatabaseSecondaryIndexTransaction {
             return reporting(YapDatabaseQuery.publicError(QueryError(offset: 0, reason: .unknownColumn(column))), false)
         }
         var failure: YapDatabaseError?
-        let ok = iterate(query) { _, _, rowid, known, _, stop in
+        let ok = iterate(query) { _, _, rowid, known, _, _, stop in
             do throws(YapDatabaseError) {
                 let read: [SQLValue]? = if let known { known } else {
                     try reading { executor throws(PageError) in try executor.rowValues(rowid) }

@@ -79,19 +79,25 @@ public final class YapDatabaseSecondaryIndexTransaction {
     // MARK: Core (the public forms in YapDatabaseSecondaryIndexTransaction+Query.swift call these)
 
     /// Calls `body` with each matching row's collection, key, row id, stored column values
-    /// (nil when not read) and, when `entries` is set, its key-directory entry (read in the same
-    /// pass as the key, for callers that load objects or metadata), in the query's order, until
-    /// it sets its stop flag.
+    /// (nil when not read), its key-directory entry when `entries` is set (read in the same
+    /// pass as the key, for callers that load objects or metadata) and, when `located` is set
+    /// in a read-only transaction, the location its column entry gives for the row's object
+    /// instead of the entry (`SecondaryIndexState.entryParts`: to be checked as it is read),
+    /// in the query's order, until it sets its stop flag.
     ///
     /// With `entries`, matches whose column entry carries the row key are held back up to
-    /// `PendingMatches.capacity` at a time and their entries looked up together
-    /// (`Keydir.entries(forRowKeys:into:)`), the rows' objects asked into the CPU's caches when
-    /// `objects` is set, before `body` gets them in order: the memory waits of the lookups
-    /// overlap. `body` still sees every row in the query's order, and a stop ends the walk
-    /// (the entries of at most a batch of later rows were read for nothing).
-    func forEachMatch(_ query: BoundQuery, entries: Bool = false, objects: Bool = false,
-                      _ body: (String, String, UInt64, [SQLValue]?, KeydirEntry?, inout Bool) -> Void) throws(YapDatabaseError) {
+    /// `PendingMatches.capacity` at a time: their entries looked up together
+    /// (`Keydir.entries(forRowKeys:into:)`), or nothing looked up when their objects' locations
+    /// are used, and the rows' objects asked into the CPU's caches when `objects` is set,
+    /// before `body` gets them in order: the memory waits overlap. `body` still sees every row
+    /// in the query's order, and a stop ends the walk (at most a batch of later rows was read
+    /// for nothing).
+    func forEachMatch(_ query: BoundQuery, entries: Bool = false, objects: Bool = false, located: Bool = false,
+                      _ body: (String, String, UInt64, [SQLValue]?, KeydirEntry?, ValueLocation?, inout Bool) -> Void) throws(YapDatabaseError) {
         let keydir = databaseTransaction.keydir
+        // A write transaction reads its own new records through the engine: locations there
+        // are left to the key directory.
+        let located = located && entries && databaseTransaction.snapshot != nil
         databaseTransaction.iterationDepth += 1
         defer { databaseTransaction.iterationDepth -= 1 }
         var memo = CollectionMemo()
@@ -101,13 +107,18 @@ public final class YapDatabaseSecondaryIndexTransaction {
         defer { if let pending { pending.removeAll(); pendingMatches = pending } }
         try reading { executor throws(PageError) in
             var failure: PageError?
-            try executor.run(query) { rowid, values, rowKey in
+            try executor.run(query) { rowid, values, stored in
                 var stop = false
-                if let pending, rowKey.count > 0 {
-                    pending.append(rowid, values, rowKey)
+                let parts: (object: ValueLocation, rowKey: UnsafeRawBufferPointer)?
+                do throws(PageError) { parts = try SecondaryIndexState.entryParts(stored) } catch {
+                    failure = error
+                    return false
+                }
+                if let pending, let parts {
+                    pending.append(rowid, values, parts.rowKey, parts.object)
                     guard pending.count == PendingMatches.capacity else { return true }
                     do throws(PageError) {
-                        return try deliver(pending, keydir: keydir, objects: objects, memo: &memo, body)
+                        return try deliver(pending, keydir: keydir, objects: objects, located: located, memo: &memo, body)
                     } catch {
                         failure = error
                         return false
@@ -116,50 +127,67 @@ public final class YapDatabaseSecondaryIndexTransaction {
                 if let pending, pending.count > 0 {
                     // A match without a row key: the held ones go first, in order.
                     do throws(PageError) {
-                        guard try deliver(pending, keydir: keydir, objects: objects, memo: &memo, body) else { return false }
+                        guard try deliver(pending, keydir: keydir, objects: objects, located: located, memo: &memo, body) else { return false }
                     } catch {
                         failure = error
                         return false
                     }
                 }
-                if rowKey.count > 0 {
+                if let parts {
                     // The column entry carries the row key: no walk of the row-ids tree.
                     do throws(PageError) {
-                        let (collection, key, entry) = try keydir.row(forRowKey: rowKey, withEntry: entries, memo: &memo)
-                        body(collection, key, rowid, values, entry, &stop)
+                        let (collection, key, entry) = try keydir.row(forRowKey: parts.rowKey, withEntry: entries, memo: &memo)
+                        body(collection, key, rowid, values, entry, nil, &stop)
                     } catch {
                         failure = error
                         return false
                     }
                 } else if entries {
                     guard let (collection, key, entry) = keydir.row(ofRowid: rowid, memo: &memo) else { return true }
-                    body(collection, key, rowid, values, entry, &stop)
+                    body(collection, key, rowid, values, entry, nil, &stop)
                 } else {
                     guard let (collection, key) = keydir.owner(ofRowid: rowid) else { return true }
-                    body(collection, key, rowid, values, nil, &stop)
+                    body(collection, key, rowid, values, nil, nil, &stop)
                 }
                 return !stop
             }
             if let failure { throw failure }
-            if let pending, pending.count > 0 { _ = try deliver(pending, keydir: keydir, objects: objects, memo: &memo, body) }
+            if let pending, pending.count > 0 {
+                _ = try deliver(pending, keydir: keydir, objects: objects, located: located, memo: &memo, body)
+            }
         }
     }
 
-    /// Hands the held matches to `body` in order, each with its entry (looked up together), and
-    /// empties `pending`; false when `body` set its stop flag.
-    private func deliver(_ pending: PendingMatches, keydir: Keydir, objects: Bool, memo: inout CollectionMemo,
-                         _ body: (String, String, UInt64, [SQLValue]?, KeydirEntry?, inout Bool) -> Void) throws(PageError) -> Bool {
+    /// Hands the held matches to `body` in order, each with its entry (looked up together) or,
+    /// when `located`, its object's location, and empties `pending`; false when `body` set its
+    /// stop flag.
+    private func deliver(_ pending: PendingMatches, keydir: Keydir, objects: Bool, located: Bool, memo: inout CollectionMemo,
+                         _ body: (String, String, UInt64, [SQLValue]?, KeydirEntry?, ValueLocation?, inout Bool) -> Void) throws(PageError) -> Bool {
         defer { pending.removeAll() }
-        try keydir.entries(forRowKeys: pending.rowKeys, into: &pending.entries)
-        if objects {
-            for entry in pending.entries { if let entry { databaseTransaction.prefetchObject(of: entry) } }
+        // After a compaction moved their records, the batch's entries are looked up together
+        // as without locations (a location in a segment that is gone would cost each row a
+        // lookup of its own).
+        let located = located && databaseTransaction.snapshot.map { snapshot in
+            pending.objects.allSatisfy { snapshot.segments.holdsSegment(of: $0) }
+        } ?? false
+        if located {
+            if objects { for object in pending.objects { databaseTransaction.prefetchObject(at: object) } }
+        } else {
+            try keydir.entries(forRowKeys: pending.rowKeys, into: &pending.entries)
+            if objects {
+                for entry in pending.entries { if let entry { databaseTransaction.prefetchObject(at: entry.object) } }
+            }
         }
         let rowKeys = pending.rowKeys
         return try rowKeys.withKeys { raw throws(PageError) -> Bool in
             var stop = false
             for i in 0..<rowKeys.count {
                 let (collection, key, _) = try keydir.row(forRowKey: rowKeys.key(i, in: raw), withEntry: false, memo: &memo)
-                body(collection, key, pending.rowids[i], pending.values[i], pending.entries[i], &stop)
+                if located {
+                    body(collection, key, pending.rowids[i], pending.values[i], nil, pending.objects[i], &stop)
+                } else {
+                    body(collection, key, pending.rowids[i], pending.values[i], pending.entries[i], nil, &stop)
+                }
                 if stop { return false }
             }
             return true
@@ -255,7 +283,8 @@ extension YapDatabaseSecondaryIndex {
 }
 
 /// Matches of a query held back so their key-directory entries are looked up together
-/// (`forEachMatch`): row keys, row ids, known column values, and the entries once looked up.
+/// (`forEachMatch`): row keys, row ids, known column values, the object locations their
+/// column entries give, and the entries once looked up.
 /// A class with unchecked exclusivity: used by one query at a time, on one queue.
 final class PendingMatches {
     /// The most matches held before they are handed out: enough lookups in flight to overlap
@@ -266,20 +295,23 @@ final class PendingMatches {
     @exclusivity(unchecked) var rowKeys = KeyBatch()
     @exclusivity(unchecked) var rowids: [UInt64] = []
     @exclusivity(unchecked) var values: [[SQLValue]?] = []
+    @exclusivity(unchecked) var objects: [ValueLocation] = []
     @exclusivity(unchecked) var entries: [KeydirEntry?] = []
 
     var count: Int { rowids.count }
 
-    func append(_ rowid: UInt64, _ known: [SQLValue]?, _ rowKey: UnsafeRawBufferPointer) {
+    func append(_ rowid: UInt64, _ known: [SQLValue]?, _ rowKey: UnsafeRawBufferPointer, _ object: ValueLocation) {
         rowKeys.append(rowKey)
         rowids.append(rowid)
         values.append(known)
+        objects.append(object)
     }
 
     func removeAll() {
         rowKeys.removeAll()
         rowids.removeAll(keepingCapacity: true)
         values.removeAll(keepingCapacity: true)
+        objects.removeAll(keepingCapacity: true)
         entries.removeAll(keepingCapacity: true)
     }
 }
