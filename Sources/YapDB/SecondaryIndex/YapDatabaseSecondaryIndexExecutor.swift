@@ -127,9 +127,10 @@ struct SecondaryIndexExecutor {
         }
     }
 
-    /// Calls `body` with each candidate row id and its stored row key (`RowKey` bytes, valid
-    /// only during the call; empty when the entry does not carry it) until it returns false.
-    /// Ranges yield in key order, everything and unions in row-id order (without row keys).
+    /// Calls `body` with each candidate row id and its column entry's value (the object
+    /// location and row key, `SecondaryIndexState.entryParts`; valid only during the call;
+    /// empty when the entry does not carry them) until it returns false. Ranges yield in key
+    /// order, everything and unions in row-id order (with empty values).
     func forEachCandidate(_ plan: Prepared, _ body: (UInt64, UnsafeRawBufferPointer) -> Bool) throws(PageError) {
         _ = try visitCandidates(plan, body)
     }
@@ -169,8 +170,9 @@ struct SecondaryIndexExecutor {
     // MARK: Running
 
     /// Calls `body` with each row matching `query`, in its order, with its column values when
-    /// they were read (nil when the plan was exact and nothing needed them) and its stored row
-    /// key (empty when unknown; valid only during the call), until it returns false.
+    /// they were read (nil when the plan was exact and nothing needed them) and its column
+    /// entry's value (object location and row key; empty when unknown; valid only during the
+    /// call), until it returns false.
     func run(_ query: BoundQuery, _ body: (UInt64, [SQLValue]?, UnsafeRawBufferPointer) -> Bool) throws(PageError) {
         let (_, prepared, check) = try prepared(query.whereClause)
         // The row check, prepared once: columns by position, literals converted once.
@@ -326,7 +328,8 @@ struct SecondaryIndexExecutor {
     }
 }
 
-/// An empty row key: the candidate's entry carries none (its row id is looked up instead).
+/// An empty column entry value: the candidate's entry carries no row key or object location
+/// (its row id is looked up instead).
 var noRowKey: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: nil, count: 0) }
 
 /// What `SecondaryIndexExecutor.run` counts while it passes rows on: rows still to skip
@@ -338,7 +341,7 @@ struct EmitCounts {
 }
 
 /// The rows `SecondaryIndexExecutor.streamOrdered` holds back while they share a value cut to
-/// the key limit: their row ids and stored row keys (copied: the page may change before the
+/// the key limit: their row ids and column entry values (copied: the page may change before the
 /// group is passed on), the cut value, whether ordering them needs their stored values, and
 /// the first read failure.
 struct OrderedGroup {
