@@ -51,6 +51,18 @@ enum SecondaryIndexModel {
         return YapDatabaseSecondaryIndex(setup: setup, handler: handler, versionTag: versionTag, options: options)
     }
 
+    /// A second index, on the row's key alone: its handler never runs again for a changed
+    /// object (a key block's default options), so every object write moves the row's
+    /// object location in its entries without re-indexing (`SecondaryIndexState.moveObject`).
+    static func makeKeyIndex() -> YapDatabaseSecondaryIndex {
+        let setup = YapDatabaseSecondaryIndexSetup()
+        setup.addColumn("key", with: .text)
+        let handler = YapDatabaseSecondaryIndexHandler.withKeyBlock { _, dict, _, key in dict["key"] = key }
+        let options = YapDatabaseSecondaryIndexOptions()
+        options.allowedCollections = YapWhitelistBlacklist(whitelist: allowed)
+        return YapDatabaseSecondaryIndex(setup: setup, handler: handler, versionTag: "1", options: options)
+    }
+
     static func register(_ database: YapDatabase, versionTag: String = "1") {
         for collection in collections { database.registerCodableSerialization(IndexedItem.self, forCollection: collection) }
         precondition(database.register(makeIndex(versionTag: versionTag), withName: "idx"), "registration failed")

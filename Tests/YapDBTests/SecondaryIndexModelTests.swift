@@ -30,6 +30,8 @@ import YapDBSimulatedDisk
         /// Matches read through the object location their column entry keeps, and matches
         /// whose kept location no longer held the row's object (compaction moved it).
         var locatedReads = 0, movedReads = 0
+        /// Matches of the key index read through their kept locations.
+        var keyIndexReads = 0
         /// How many reopens, power cuts and re-registrations ran.
         var reopens = 0, crashes = 0, reregistrations = 0
 
@@ -50,6 +52,7 @@ import YapDBSimulatedDisk
         func open() throws {
             database = try YapDatabase.open(path: Self.path, options: options, fileSystem: disk, segmentLimit: Self.segmentLimit)
             SecondaryIndexModel.register(database, versionTag: tag)
+            precondition(database.register(SecondaryIndexModel.makeKeyIndex(), withName: "keys"), "registration failed")
             writer = database.newConnection()
         }
 
@@ -111,6 +114,8 @@ import YapDBSimulatedDisk
             case 84..<88:
                 endOld()
                 let connection = database.newConnection()
+                // No object cache: objects come from their records (the key index check).
+                connection.objectCacheEnabled = false
                 _ = connection.beginLongLivedReadTransaction()
                 old = (connection, model)
             case 88:
@@ -150,6 +155,14 @@ import YapDBSimulatedDisk
 
         func check() throws {
             try check(writer, model, "newest")
+            // Objects from their records, not the writer's cache: a fresh connection without one.
+            let plain = database.newConnection()
+            plain.objectCacheEnabled = false
+            var failure: (any Error)?
+            plain.read { tx in
+                do { try checkKeyIndex(tx, model, "newest, no cache") } catch { failure = error }
+            }
+            if let failure { throw failure }
             if let old { try check(old.connection, old.rows, "old snapshot") }
         }
 
@@ -176,6 +189,12 @@ import YapDBSimulatedDisk
                         keyOf[rowid] = collection + "/" + key
                     }
                 }
+                do {
+                    try checkKeyIndex(tx, rows, label)
+                } catch {
+                    failure = error
+                    return
+                }
                 let evaluator = SecondaryIndexModel.evaluator
                 for _ in 0..<12 {
                     let (text, parameters) = SecondaryIndexModel.randomQuery(&rng)
@@ -188,6 +207,33 @@ import YapDBSimulatedDisk
                 }
             }
             if let failure { throw failure }
+        }
+
+        /// The key index holds every allowed row, and each match read through the object
+        /// location its entry keeps is the row's object in `rows` (the handler never ran
+        /// again for a changed object: only the location moved).
+        func checkKeyIndex(_ tx: YapDatabaseReadTransaction, _ rows: Rows, _ label: String) throws {
+            guard let keys = tx.ext("keys") as? YapDatabaseSecondaryIndexTransaction else {
+                Issue.record("seed \(seed): no key index transaction")
+                return
+            }
+            var expected: [String: IndexedItem] = [:]
+            for collection in SecondaryIndexModel.allowed {
+                for (key, item) in rows[collection] ?? [:] { expected[collection + "/" + key] = item }
+            }
+            var seen: [String: IndexedItem] = [:], located = 0
+            let query = try keys.index.bind(YapDatabaseQuery(string: "WHERE key >= ? ORDER BY key", parameters: [""]))
+            try keys.forEachMatch(query, entries: true, objects: true, located: true) { collection, key, rowid, _, entry, object, _ in
+                let value = if let object {
+                    tx.object(forKey: key, inCollection: collection, rowid: rowid, at: object)
+                } else {
+                    tx.object(forKey: key, inCollection: collection, entry: entry)
+                }
+                if object != nil { located += 1 }
+                seen[collection + "/" + key] = value as? IndexedItem
+            }
+            #expect(seen == expected, "seed \(seed) \(label): the key index's objects")
+            keyIndexReads += located
         }
 
         func checkQuery(_ text: String, _ parameters: [QueryParameter], _ ext: YapDatabaseSecondaryIndexTransaction,
@@ -272,7 +318,7 @@ import YapDBSimulatedDisk
         let report = try runner.database.verify()
         #expect(report.isValid, "seed \(seed): \(report.problems)")
         #expect(runner.queriesChecked > 50)
-        #expect(runner.locatedReads > 0, "seed \(seed): no match was read through its kept location")
+        #expect(runner.locatedReads > 0 && runner.keyIndexReads > 0, "seed \(seed): no match was read through its kept location")
         #expect(runner.reopens > 0 && runner.crashes > 0 && runner.reregistrations > 0, "seed \(seed) skipped a kind of step")
         try runner.database.close()
     }
