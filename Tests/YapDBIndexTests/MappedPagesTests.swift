@@ -1,6 +1,7 @@
 // MappedPages: the flat table the trees read mapped pages through. Lookups by file and page,
 // ids outside the table, and trees read through a table giving what `withPage` gives — or the
 // same typed errors when a page points outside it.
+import Dispatch
 import Synchronization
 import Testing
 import TestSupport
@@ -60,6 +61,27 @@ private final class RegionSource: PageSource, @unchecked Sendable {
 }
 
 extension RegionSource: PageSink {}
+
+/// A region whose table is made once, over its whole capacity, and shared by every tree read
+/// through it, as an index view's table is (`RegionSource` makes a new table per tree). Pages
+/// written after the table was made are new ids that no earlier read named.
+private final class SharedTableSource: PageSource, PageSink, @unchecked Sendable {
+    let region: RegionSource
+    let table: MappedPages
+
+    init(format: PageFormat, capacity: Int) {
+        region = RegionSource(format: format, capacity: capacity, offersTable: false)
+        table = MappedPages(pageSize: format.pageSize,
+                            files: [(1, UnsafeRawBufferPointer(region.region))], owner: nil)!
+    }
+
+    func allocate() -> PageID { region.allocate() }
+    func write(_ id: PageID, _ bytes: UnsafeRawBufferPointer) { region.write(id, bytes) }
+    func withPage(_ id: PageID, _ body: (UnsafeRawBufferPointer) throws(PageError) -> Void) throws(PageError) {
+        try region.withPage(id, body)
+    }
+    var mappedPages: MappedPages? { table }
+}
 
 /// Whether `body` throws `PageError.corrupt` with reason `.missing`.
 private func throwsMissing(_ body: () throws -> Void) -> Bool {
@@ -199,6 +221,77 @@ private func throwsMissing(_ body: () throws -> Void) -> Bool {
             }
         }
         #expect(failures > 0)
+    }
+
+    /// The edge read through a shared table remembers the leaf under each root and edge
+    /// (`MappedPages.EdgeLeaves`) and, reading only that leaf afterwards, gives what the full
+    /// descent gives: for two trees in one table, for a tree changed and written again (a new
+    /// root; the old root still gives its old edges), and from several threads at once.
+    @Test func theEdgeLeafIsRememberedPerRootAndGivesWhatTheDescentGives() throws {
+        let format = PageFormat(pageSize: 256)
+        let source = SharedTableSource(format: format, capacity: 600)
+        var a = PagedBTree(format: format, source: source), b = PagedBTree(format: format, source: source)
+        for i in 0..<300 {
+            let digits = String(i)
+            try a.upsert(Array(("a" + String(repeating: "0", count: 4 - digits.count) + digits).utf8), Array("value\(i)".utf8))
+            try b.upsert(Array("b\(1000 - i)".utf8), Array("other\(i)".utf8))
+        }
+        let rootA = source.flush(a).root, rootB = source.flush(b).root
+        a = try PagedBTree(rootPage: rootA, format: format, source: source)
+        b = try PagedBTree(rootPage: rootB, format: format, source: source)
+        #expect(a.height >= 3 && b.height >= 2)
+        // A new version of `a`: a smaller first key, the last one removed, written again.
+        var changed = a
+        try changed.upsert(Array("a".utf8), Array("first".utf8))
+        _ = try changed.remove(Array("a0299".utf8))
+        let rootC = source.flush(changed).root
+        let c = try PagedBTree(rootPage: rootC, format: format, source: source)
+        #expect(rootC != rootA)
+        let trees = [a, b, c]
+        let edges = source.table.table.edges
+
+        func viaTable(_ i: Int, last: Bool) throws -> [UInt8] {
+            var found: [UInt8] = []
+            #expect(try trees.withEdgeEntry(ofTree: i, last: last) { key, value in found = Array(key) + [0] + Array(value) })
+            return found
+        }
+        func viaDescent(_ tree: PagedBTree, last: Bool) throws -> [UInt8] {
+            var found: [UInt8] = []
+            _ = try tree.withEdgeEntry(last: last) { key, value in found = Array(key) + [0] + Array(value) }
+            return found
+        }
+        var expected: [[UInt8]] = []
+        for (i, tree) in trees.enumerated() {
+            for last in [false, true] {
+                let want = try viaDescent(tree, last: last)
+                expected.append(want)
+                #expect(edges.leaf(under: tree.root.page, last: last) == nil, "tree \(i), last \(last): nothing remembered yet")
+                #expect(try viaTable(i, last: last) == want)
+                #expect(edges.leaf(under: tree.root.page, last: last) != nil, "tree \(i), last \(last): the leaf is remembered")
+                #expect(try viaTable(i, last: last) == want, "tree \(i), last \(last): read from the remembered leaf")
+            }
+        }
+        #expect(expected[4].starts(with: Array("a".utf8) + [0]) && expected[0] != expected[4])
+        #expect(expected[5] != expected[1], "the changed tree's last key was removed")
+
+        // Readers on several threads, the leaves forgotten first so that some remember them
+        // while others read.
+        let fresh = SharedTableSource(format: format, capacity: 600)
+        fresh.region.region.copyMemory(from: UnsafeRawBufferPointer(source.region.region))
+        for _ in 0..<source.region.written { _ = fresh.allocate() }
+        let shared = try [rootA, rootB, rootC].map { root throws(PageError) in try PagedBTree(rootPage: root, format: format, source: fresh) }
+        let mismatches = Mutex(0), wanted = expected
+        DispatchQueue.concurrentPerform(iterations: 4) { thread in
+            var wrong = 0
+            for step in 0..<600 {
+                let i = (step + thread) % 3, last = (step / 3 + thread) % 2 == 1
+                var found: [UInt8] = []
+                let ok = (try? shared.withEdgeEntry(ofTree: i, last: last) { key, value in found = Array(key) + [0] + Array(value) }) ?? false
+                if !ok || found != wanted[i * 2 + (last ? 1 : 0)] { wrong += 1 }
+            }
+            mismatches.withLock { $0 += wrong }
+        }
+        #expect(mismatches.withLock { $0 } == 0)
     }
 
     /// The edge read through the table (`[PagedBTree].withEdgeEntry(ofTree:)`, which reads the

@@ -43,6 +43,48 @@ import Testing
         idx.performAggregateQuery(YapDatabaseQuery(aggregateFunction: function, string: text))
     }
 
+    /// `MIN`/`MAX` over a written (checkpointed) column tree read its edge leaf from where the
+    /// table remembered it after the first descent (`MappedPages.EdgeLeaves`): the answers
+    /// stay those of the snapshot asked — new extremes after a write (dirty trees) and after
+    /// the next checkpoint (new roots), the old ones in a reader that began before the write.
+    @Test func rememberedEdgeLeavesFollowEachSnapshot() throws {
+        // Enough rows for column trees of more than one level at the default page size.
+        let fixture = try Self.fixture((0..<3_000).map { (n: $0 + 10, t: nil, r: Double($0) / 4) })
+        let database = fixture.database!
+        try database.checkpoint()
+        func extremes(_ connection: YapDatabaseConnection) -> [Int?] {
+            var found: [Int?] = []
+            connection.read { tx in
+                guard let idx = tx.ext("idx") as? YapDatabaseSecondaryIndexTransaction else { return }
+                for _ in 0..<3 {
+                    found.append(Self.aggregate(idx, "MIN(n)") as? Int)
+                    found.append(Self.aggregate(idx, "MAX(n)") as? Int)
+                }
+            }
+            return found
+        }
+        let reader = database.newConnection()
+        #expect(extremes(reader) == [10, 3_009, 10, 3_009, 10, 3_009])
+        let old = database.newConnection()
+        _ = old.beginLongLivedReadTransaction()
+        let writer = database.newConnection()
+        try writer.write { tx in
+            tx.setObject(["n": 5], forKey: "low", inCollection: "rows")
+            tx.setObject(["n": 5_000], forKey: "high", inCollection: "rows")
+        }
+        #expect(extremes(reader) == [5, 5_000, 5, 5_000, 5, 5_000], "a write: the trees are dirty")
+        try database.checkpoint()
+        #expect(extremes(reader) == [5, 5_000, 5, 5_000, 5, 5_000], "a checkpoint: new roots")
+        try writer.write { tx in
+            tx.removeObject(forKey: "low", inCollection: "rows")
+            tx.removeObject(forKey: "k0", inCollection: "rows")
+        }
+        try database.checkpoint()
+        #expect(extremes(reader) == [11, 5_000, 11, 5_000, 11, 5_000])
+        #expect(extremes(old) == [10, 3_009, 10, 3_009, 10, 3_009], "the snapshot from before the writes")
+        old.endLongLivedReadTransaction()
+    }
+
     /// Texts longer than the key limit (256 bytes), equal in their first 300.
     static let long = String(repeating: "p", count: 300)
 

@@ -77,11 +77,21 @@ extension Array where Element == PagedBTree {
         // A dirty or empty root (page `none`), or pages read through the source: the tree's
         // own descent.
         guard let table, root != .none, height > 0 else { return try self[index].withEdgeEntry(last: last, body) }
+        // The edge leaf under this root, found by an earlier descent over the same pages (they
+        // are never rewritten: `MappedPages.EdgeLeaves`): only the leaf is read, with the
+        // checks of a leaf page.
+        if height > 1, let leaf = table.edges.leaf(under: root, last: last), let bytes = table.bytes(leaf) {
+            let view = try PageView(bytes, id: leaf, pageSize: pageSize, family: .keyed, level: 0)
+            let (key, value) = try view.leafEntry(last ? view.count - 1 : 0)
+            body(key, value)
+            return true
+        }
         var next: (page: PageID, count: Int)? = (root, entries)
         var level = height - 1
         while let (page, expected) = next {
             guard let bytes = table.bytes(page) else { throw .corrupt(page: page, reason: .missing) }
             next = try PagedBTree.edgeStep(bytes, page: page, expected: expected, level: level, pageSize: pageSize, last: last, body)
+            if next == nil, height > 1 { table.edges.remember(page, under: root, last: last) }
             level -= 1
         }
         return true

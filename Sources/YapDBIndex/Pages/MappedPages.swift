@@ -1,6 +1,8 @@
 // MappedPages: a flat table from page id to bytes in memory that stay put — the fast path of a
 // page visit, taken by the trees without calling their source.
 
+import Synchronization
+
 /// The pages of a set of files held in memory for as long as the table lives (memory maps of
 /// the index files' published bytes): page id → bytes by a table indexed by file number, with
 /// no lock, no call through a protocol and no reference counting per visit.
@@ -36,6 +38,8 @@ package final class MappedPages: @unchecked Sendable {
     private let owner: (any Sendable)?
     /// Asks the CPU to start loading bytes of the pages (`MemoryHint`), or nil.
     private let hint: MemoryHint?
+    /// The storage of `EdgeLeaves` (MappedPages+EdgeLeaves.swift).
+    private let edgeWords: UnsafeMutablePointer<Atomic<UInt64>>
 
     /// The widest range of file numbers a table spans (more than this gives no table: a source
     /// then serves every visit itself).
@@ -65,13 +69,19 @@ package final class MappedPages: @unchecked Sendable {
         self.files = files
         self.owner = owner
         self.hint = hint
+        edgeWords = EdgeLeaves.allocate()
     }
 
-    deinit { files.deallocate() }
+    deinit {
+        files.deallocate()
+        EdgeLeaves.deallocate(edgeWords)
+    }
 
     /// The table as a plain value, for a reader that holds this object (and so keeps the
     /// table alive) to look pages up without touching the object's reference count.
-    package var table: Table { Table(files: UnsafeBufferPointer(files), firstFile: firstFile, pageSize: pageSize, hint: hint) }
+    package var table: Table {
+        Table(files: UnsafeBufferPointer(files), firstFile: firstFile, pageSize: pageSize, hint: hint, edges: EdgeLeaves(words: edgeWords))
+    }
 
     /// The lookup of `MappedPages`: valid while the `MappedPages` it came from lives.
     package struct Table: @unchecked Sendable {
@@ -79,6 +89,8 @@ package final class MappedPages: @unchecked Sendable {
         let firstFile: UInt32
         let pageSize: Int
         let hint: MemoryHint?
+        /// The edge leaves remembered for the trees read through this table.
+        package let edges: EdgeLeaves
 
         /// Asks the CPU to start loading the `length` bytes at `address` (nothing without a
         /// hint function). A hint: it changes no result.
