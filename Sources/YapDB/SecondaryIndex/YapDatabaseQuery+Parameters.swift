@@ -12,7 +12,10 @@ extension YapDatabaseQuery {
         var converted: [QueryParameter] = []
         converted.reserveCapacity(parameters.count)
         for (index, parameter) in parameters.enumerated() {
-            if let elements = parameter as? [Any] {
+            // The common exact types first: the array cast below searches conformances.
+            if let value = exactValue(of: parameter) {
+                converted.append(.value(value))
+            } else if let elements = parameter as? [Any] {
                 var values: [SQLValue] = []
                 for element in elements {
                     guard let value = sqlValue(of: element) else {
@@ -34,12 +37,10 @@ extension YapDatabaseQuery {
         QueryError(offset: 0, reason: .unsupportedParameter(index: index, typeName: String(describing: type(of: value))))
     }
 
-    /// One parameter as an SQL value, or nil for a type a query cannot bind. Swift's own types
-    /// are tried before `NSNumber`, which on Apple platforms every Swift number also casts to.
-    /// An optional is unwrapped by the casts themselves (a cast of `.some(x)` sees `x`); only
-    /// a value no case takes is inspected for `.none` (NULL), the slow path.
-    static func sqlValue(of parameter: Any) -> SQLValue? {
-        // The common exact types by their metadata first: one comparison, no cast search.
+    /// The common exact types by their metadata: one comparison each, no cast search; nil for
+    /// any other type (`sqlValue(of:)` then tries the casts).
+    @inline(__always)
+    static func exactValue(of parameter: Any) -> SQLValue? {
         let type = ObjectIdentifier(Swift.type(of: parameter))
         if type == ObjectIdentifier(Int.self) { return .integer(Int64(parameter as! Int)) }
         if type == ObjectIdentifier(Int64.self) { return .integer(parameter as! Int64) }
@@ -47,6 +48,15 @@ extension YapDatabaseQuery {
         if type == ObjectIdentifier(Double.self) { return .real(checking: parameter as! Double) }
         // What a handler's `NSMutableDictionary` hands back for a Swift number it was given.
         if type == ObjectIdentifier(NSNumber.self) { return number(parameter as! NSNumber) }
+        return nil
+    }
+
+    /// One parameter as an SQL value, or nil for a type a query cannot bind. Swift's own types
+    /// are tried before `NSNumber`, which on Apple platforms every Swift number also casts to.
+    /// An optional is unwrapped by the casts themselves (a cast of `.some(x)` sees `x`); only
+    /// a value no case takes is inspected for `.none` (NULL), the slow path.
+    static func sqlValue(of parameter: Any) -> SQLValue? {
+        if let value = exactValue(of: parameter) { return value }
         switch parameter {
         case is NSNull: return .null
         case let value as Bool: return .integer(value ? 1 : 0)

@@ -58,6 +58,7 @@ open class YapDatabaseSecondaryIndex: YapDatabaseExtension, @unchecked Sendable 
         hasRowidColumn = lowercased[Self.rowidColumn] == nil
         if hasRowidColumn { queryColumns[Self.rowidColumn] = .integer }
         self.queryColumns = queryColumns
+        hasBlobColumn = columns.contains { $0.type == .blob }
         self.positions = positions
         lowercasedPositions = lowercased
         self.handler = handler
@@ -95,6 +96,8 @@ open class YapDatabaseSecondaryIndex: YapDatabaseExtension, @unchecked Sendable 
 
     /// The columns as the query module sees them (BLOB columns have no affinity: left out).
     let queryColumns: [String: ColumnType]
+    /// Whether a column is BLOB (queries are then parsed without the column list).
+    let hasBlobColumn: Bool
     /// Column positions by name as spelled, and by lowercased name.
     let positions: [String: Int]
     let lowercasedPositions: [String: Int]

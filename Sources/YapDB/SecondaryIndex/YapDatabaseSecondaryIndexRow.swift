@@ -115,6 +115,13 @@ enum SecondaryIndexRow {
     /// to `limit` bytes.
     static func orderedKey(_ value: SQLValue, limit: Int) -> [UInt8] {
         var key: [UInt8] = []
+        // Room for the encoding and the row id callers append, so the key grows once.
+        let room = switch value {
+        case .text(let v): min(v.utf8.count, limit) &* 2
+        case .blob(let v): min(v.count, limit) &* 2
+        default: 11
+        }
+        key.reserveCapacity(room &+ 3 &+ OrderedKeyEncoding.rowidSize)
         switch value {
         case .null: OrderedKeyEncoding.appendNull(to: &key)
         case .integer(let v): OrderedKeyEncoding.appendInteger(v, to: &key)

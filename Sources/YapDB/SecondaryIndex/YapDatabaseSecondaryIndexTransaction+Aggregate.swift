@@ -74,7 +74,7 @@ extension YapDatabaseSecondaryIndexTransaction {
         guard let function = try index.aggregateFunction(of: query) else {
             throw YapDatabaseQuery.publicError(QueryError(offset: 0, reason: .invalidAggregate("")))
         }
-        let prepared = PreparedAggregate(function, try index.bind(query), index: index, source: query)
+        let prepared = PreparedAggregate(function, try bound(query), index: index, source: query)
         if prepared.reusable { lastAggregate = prepared }
         return prepared
     }
@@ -84,7 +84,7 @@ extension YapDatabaseSecondaryIndexTransaction {
     /// - Throws: `.invalidQuery` for a malformed query, an unknown column or unfitting parameters.
     func countedWhere(_ query: YapDatabaseQuery) throws(YapDatabaseError) -> QueryExpression? {
         if let last = lastCounted, last.query == query.queryString, query.hasNoParameters { return last.whereClause }
-        let whereClause = try index.bind(query).whereClause
+        let whereClause = try bound(query).whereClause
         if query.hasNoParameters { lastCounted = (query.queryString, whereClause) }
         return whereClause
     }

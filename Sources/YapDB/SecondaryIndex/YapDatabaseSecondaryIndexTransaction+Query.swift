@@ -14,7 +14,7 @@ extension YapDatabaseSecondaryIndexTransaction {
     private func iterate(_ query: YapDatabaseQuery, entries: Bool = false, objects: Bool = false, located: Bool = false,
                          _ body: (String, String, UInt64, [SQLValue]?, KeydirEntry?, ValueLocation?, inout Bool) -> Void) -> Bool {
         do throws(YapDatabaseError) {
-            try forEachMatch(index.bind(query), entries: entries, objects: objects, located: located, body)
+            try forEachMatch(bound(query), entries: entries, objects: objects, located: located, body)
             return true
         } catch {
             return reporting(error, false)
@@ -134,7 +134,7 @@ extension YapDatabaseSecondaryIndexTransaction {
     /// candidate is checked against the `WHERE` clause, and how rows are ordered.
     /// - Throws: `.invalidQuery` for an invalid query; `.corrupted` for a damaged index.
     public func explain(_ query: YapDatabaseQuery) throws(YapDatabaseError) -> String {
-        try explain(index.bind(query))
+        try explain(bound(query))
     }
 }
 

@@ -28,6 +28,10 @@ public final class YapDatabaseSecondaryIndexTransaction {
     /// uses them).
     var pendingMatches: PendingMatches?
     var lastCounted: (query: String, whereClause: QueryExpression?)?
+    /// The last query text this transaction parsed, and its parse: a loop running one text
+    /// with new parameters binds it without the index's shared parse memo (its lock and the
+    /// text's hash).
+    var lastParsed: (text: String, parsed: ParsedQuery)?
 
     init(index: YapDatabaseSecondaryIndex, name: String, transaction: YapDatabaseReadTransaction) {
         self.index = index
@@ -63,6 +67,17 @@ public final class YapDatabaseSecondaryIndexTransaction {
         do throws(PageError) { return try body(box.executor) } catch {
             throw damaged(error)
         }
+    }
+
+    /// `query` parsed and bound (`YapDatabaseSecondaryIndex.bind`), the parse of the last
+    /// text kept.
+    /// - Throws: `.invalidQuery` for a malformed query, an unknown column or unfitting parameters.
+    func bound(_ query: YapDatabaseQuery) throws(YapDatabaseError) -> BoundQuery {
+        let text = query.queryString
+        if let last = lastParsed, last.text == text { return try YapDatabaseSecondaryIndex.bind(last.parsed, query) }
+        guard let parsed = try index.parsedQuery(query) else { return try index.bind(query) }
+        lastParsed = (text, parsed)
+        return try YapDatabaseSecondaryIndex.bind(parsed, query)
     }
 
     /// A damaged index page, as the error the transaction's callers see.
@@ -219,24 +234,33 @@ extension YapDatabaseSecondaryIndex {
     /// `query` parsed against the index's columns and bound to its parameters.
     /// - Throws: `.invalidQuery` for a malformed query, an unknown column or unfitting parameters.
     func bind(_ query: YapDatabaseQuery) throws(YapDatabaseError) -> BoundQuery {
-        if !columns.contains(where: { $0.type == .blob }) {
-            let text = query.queryString
-            let parsed: ParsedQuery
-            if let known = parses.withLock({ $0.queries[text] }) {
-                parsed = known
-            } else {
-                parsed = try query.parsed(columns: queryColumns)
-                parses.withLock { $0.keep(parsed, for: text) }
-            }
-            do throws(QueryError) { return try parsed.bind(query.parameterValues.get()) } catch {
-                throw YapDatabaseQuery.publicError(error)
-            }
-        }
+        if let parsed = try parsedQuery(query) { return try Self.bind(parsed, query) }
         // A BLOB column has no query column type: parse without the column list and resolve
         // the names here.
         do throws(QueryError) {
             return try resolvingColumns(ParsedQuery(parsing: query.queryString).bind(query.parameterValues.get()))
         } catch {
+            throw YapDatabaseQuery.publicError(error)
+        }
+    }
+
+    /// `query`'s text parsed against the index's columns (from the parse memo when it was
+    /// parsed before), or nil when the index has a BLOB column (`bind` parses such queries
+    /// itself).
+    /// - Throws: `.invalidQuery` for a malformed query or an unknown column.
+    func parsedQuery(_ query: YapDatabaseQuery) throws(YapDatabaseError) -> ParsedQuery? {
+        guard !hasBlobColumn else { return nil }
+        let text = query.queryString
+        if let known = parses.withLock({ $0.queries[text] }) { return known }
+        let parsed = try query.parsed(columns: queryColumns)
+        parses.withLock { $0.keep(parsed, for: text) }
+        return parsed
+    }
+
+    /// `parsed` (the parse of `query`'s text) bound to `query`'s parameters.
+    /// - Throws: `.invalidQuery` for unfitting parameters.
+    static func bind(_ parsed: ParsedQuery, _ query: YapDatabaseQuery) throws(YapDatabaseError) -> BoundQuery {
+        do throws(QueryError) { return try parsed.bind(query.parameterValues.get()) } catch {
             throw YapDatabaseQuery.publicError(error)
         }
     }
