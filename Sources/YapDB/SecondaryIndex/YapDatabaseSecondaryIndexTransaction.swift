@@ -32,6 +32,9 @@ public final class YapDatabaseSecondaryIndexTransaction {
     /// with new parameters binds it without the index's shared parse memo (its lock and the
     /// text's hash).
     var lastParsed: (text: String, parsed: ParsedQuery)?
+    /// The collection name `forEachMatch` last decoded from a row key, kept between queries
+    /// (nil while a query uses it): a loop of queries over one collection decodes it once.
+    var collectionMemo: CollectionMemo?
 
     init(index: YapDatabaseSecondaryIndex, name: String, transaction: YapDatabaseReadTransaction) {
         self.index = index
@@ -115,7 +118,10 @@ public final class YapDatabaseSecondaryIndexTransaction {
         let located = located && entries && databaseTransaction.snapshot != nil
         databaseTransaction.iterationDepth += 1
         defer { databaseTransaction.iterationDepth -= 1 }
-        var memo = CollectionMemo()
+        // Taken while in use (a query run from `body` makes its own), put back after.
+        var memo = collectionMemo ?? CollectionMemo()
+        collectionMemo = nil
+        defer { collectionMemo = memo }
         // Taken while in use: a query run from `body` makes its own.
         let pending = entries ? (pendingMatches ?? PendingMatches()) : nil
         pendingMatches = nil
