@@ -100,8 +100,9 @@ public final class YapDatabaseSecondaryIndexTransaction {
     /// (nil when not read), its key-directory entry when `entries` is set (read in the same
     /// pass as the key, for callers that load objects or metadata) and, when `located` is set
     /// in a read-only transaction, the location its column entry gives for the row's object
-    /// instead of the entry (`SecondaryIndexState.entryParts`: to be checked as it is read),
-    /// in the query's order, until it sets its stop flag.
+    /// instead of the entry (`SecondaryIndexState.entryParts`: to be checked as it is read;
+    /// a batch holding a location whose segment is gone gets entries instead), in the query's
+    /// order, until it sets its stop flag.
     ///
     /// With `entries`, matches whose column entry carries the row key are held back up to
     /// `PendingMatches.capacity` at a time: their entries looked up together
