@@ -146,24 +146,16 @@ package final class SegmentTable: Sendable {
     /// an object record of that row, or it cannot be read. The caller then finds the row's
     /// object through the key directory, whose read reports any damage.
     package func readObject(at location: ValueLocation, ofRowid rowid: UInt64, _ body: (UnsafeRawBufferPointer) -> Void) -> Bool {
+        // An object record always has a value; a nil one (a metadata record) was refused.
+        let read: (UnsafeRawBufferPointer?) -> Void = { if let bytes = $0 { body(bytes) } }
         do throws(StorageError) {
-            // An object record always has a value; a nil one (a metadata record) was refused.
-            if let mapping = mapping(covering: location) {
+            let segment = present(location)
+            if let mapping = mapping(covering: location) ?? segment?.mapping.flatMap({ Self.covers($0, location) ? $0 : nil }) {
                 defer { withExtendedLifetime(mapping) {} }
-                return try SegmentReader.withObject(at: RecordLocation(location), inMapped: mapping.bytes, path: mapping.path, ofRowid: rowid) {
-                    if let bytes = $0 { body(bytes) }
-                }
+                return try SegmentReader.withObject(at: RecordLocation(location), inMapped: mapping.bytes, path: mapping.path, ofRowid: rowid, read)
             }
-            guard let segment = present(location) else { return false }
-            if let mapping = segment.mapping, Self.covers(mapping, location) {
-                defer { withExtendedLifetime(mapping) {} }
-                return try SegmentReader.withObject(at: RecordLocation(location), inMapped: mapping.bytes, path: mapping.path, ofRowid: rowid) {
-                    if let bytes = $0 { body(bytes) }
-                }
-            }
-            return try SegmentReader.withObject(at: RecordLocation(location), in: segment.file, ofRowid: rowid) {
-                if let bytes = $0 { body(bytes) }
-            }
+            guard let segment else { return false }
+            return try SegmentReader.withObject(at: RecordLocation(location), in: segment.file, ofRowid: rowid, read)
         } catch {
             return false
         }

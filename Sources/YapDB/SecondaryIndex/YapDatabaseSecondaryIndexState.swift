@@ -155,11 +155,7 @@ struct SecondaryIndexState: Sendable {
             offset = end
             chunk += 1
         } while offset < encoded.count
-        let limit = rows.format.maximumEntrySize
-        for (i, value) in values.enumerated() {
-            let key = columnKey(value, rowid: rowid)
-            try columns[i].upsert(key, Self.entryValue(object: object, rowKey: rowKey, keyCount: key.count, limit: limit))
-        }
+        try writeColumnEntries(rowid, rowKey: rowKey, object: object, values: values)
     }
 
     /// Records that row `rowid`'s object now lies at `object`, its indexed values unchanged
@@ -169,12 +165,19 @@ struct SecondaryIndexState: Sendable {
     @discardableResult
     mutating func moveObject(ofRow rowid: UInt64, rowKey: [UInt8], to object: ValueLocation) throws(PageError) -> Bool {
         guard let values = try values(ofRow: rowid) else { return false }
+        try writeColumnEntries(rowid, rowKey: rowKey, object: object, values: values)
+        return true
+    }
+
+    /// Writes row `rowid`'s entry in each column tree (`values`, one per column), each
+    /// carrying `object` and `rowKey` when they fit.
+    private mutating func writeColumnEntries(_ rowid: UInt64, rowKey: [UInt8], object: ValueLocation,
+                                             values: [SQLValue]) throws(PageError) {
         let limit = rows.format.maximumEntrySize
         for (i, value) in values.enumerated() {
             let key = columnKey(value, rowid: rowid)
             try columns[i].upsert(key, Self.entryValue(object: object, rowKey: rowKey, keyCount: key.count, limit: limit))
         }
-        return true
     }
 
     /// Takes row `rowid` out of the index. Returns whether it was in it.
