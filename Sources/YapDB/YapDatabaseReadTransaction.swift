@@ -39,7 +39,34 @@ public class YapDatabaseReadTransaction {
 
     // MARK: Data source (overridden by the read-write transaction)
 
-    var keydir: Keydir { snapshot!.keydir }
+    /// The key directory of this transaction's view (the snapshot's, or the write
+    /// transaction's own), copied: a copy retains and releases every reference its two trees
+    /// hold, about forty atomic operations. Reads on a hot path lend it with `withKeydir`.
+    final var keydir: Keydir { withKeydir { copy $0 } }
+
+    /// Calls `body` with the key directory of this transaction's view, lent rather than
+    /// copied (see `keydir`).
+    @inline(__always)
+    final func withKeydir<R, E: Error>(_ body: (borrowing Keydir) throws(E) -> R) throws(E) -> R {
+        if let snapshot { return try body(snapshot.keydir) }
+        // Only a read-write transaction has no snapshot.
+        return try body(unsafeDowncast(self, to: YapDatabaseReadWriteTransaction.self).engineTransaction.keydir)
+    }
+
+    /// `Keydir.lookup(collection:key:)` on the lent key directory.
+    final func keydirEntry(collection: String, key: String) -> KeydirEntry? {
+        withKeydir { $0.lookup(collection: collection, key: key) }
+    }
+
+    /// `Keydir.lookup(rowKey:collection:key:)` on the lent key directory.
+    final func keydirEntry(rowKey: [UInt8], collection: String, key: String) -> KeydirEntry? {
+        withKeydir { $0.lookup(rowKey: rowKey, collection: collection, key: key) }
+    }
+
+    /// `Keydir.owner(ofRowid:)` on the lent key directory.
+    final func keydirOwner(ofRowid rowid: UInt64) -> (collection: String, key: String)? {
+        withKeydir { $0.owner(ofRowid: rowid) }
+    }
 
     /// An extension's state in this transaction's snapshot.
     func extensionState(_ key: String) -> (any Sendable)? { snapshot!.extensions[key] }
@@ -58,32 +85,32 @@ public class YapDatabaseReadTransaction {
     /// YapDatabase's `NSUInteger`).
     public func numberOfCollections() -> UInt {
         checkValid()
-        return UInt(keydir.numberOfCollections())
+        return UInt(withKeydir { $0.numberOfCollections() })
     }
 
     /// The number of rows in `collection` (nil means "").
     public func numberOfKeys(inCollection collection: String?) -> UInt {
         checkValid()
-        return UInt(keydir.rowCount(inCollection: collection ?? ""))
+        return UInt(withKeydir { $0.rowCount(inCollection: collection ?? "") })
     }
 
     /// The number of rows in all collections.
     public func numberOfKeysInAllCollections() -> UInt {
         checkValid()
-        return UInt(keydir.count)
+        return UInt(withKeydir { $0.count })
     }
 
     /// The collections that have at least one row.
     public func allCollections() -> [String] {
         checkValid()
-        return keydir.collectionNames()
+        return withKeydir { $0.collectionNames() }
     }
 
     /// Every key of `collection`.
     public func allKeys(inCollection collection: String?) -> [String] {
         checkValid()
         var keys: [String] = []
-        keys.reserveCapacity(keydir.rowCount(inCollection: collection ?? ""))
+        keys.reserveCapacity(withKeydir { $0.rowCount(inCollection: collection ?? "") })
         keydir.eachKey(inCollection: collection ?? "") { key, _ in
             keys.append(key)
             return true
@@ -96,7 +123,7 @@ public class YapDatabaseReadTransaction {
     /// Whether the row exists.
     public func hasObject(forKey key: String, inCollection collection: String?) -> Bool {
         checkValid()
-        return keydir.lookup(collection: collection ?? "", key: key) != nil
+        return keydirEntry(collection: collection ?? "", key: key) != nil
     }
 
     /// The row's object, decoded by the collection's deserializer (from the connection's
@@ -105,7 +132,7 @@ public class YapDatabaseReadTransaction {
         checkValid()
         let collection = collection ?? ""
         if connection.objectCacheOn, let cached = connection.objectCache.value(collection: collection, key: key) { return cached }
-        guard let entry = keydir.lookup(collection: collection, key: key) else { return nil }
+        guard let entry = keydirEntry(collection: collection, key: key) else { return nil }
         return decodeObject(entry, collection: collection, key: key)
     }
 
@@ -116,7 +143,7 @@ public class YapDatabaseReadTransaction {
         if connection.metadataCacheOn, let cached = connection.metadataCache.value(collection: collection, key: key) {
             return cached is NoMetadata ? nil : cached
         }
-        guard let entry = keydir.lookup(collection: collection, key: key) else { return nil }
+        guard let entry = keydirEntry(collection: collection, key: key) else { return nil }
         return decodeMetadata(entry, collection: collection, key: key)
     }
 
@@ -147,14 +174,14 @@ public class YapDatabaseReadTransaction {
     /// The row's object as stored (serialized), or nil.
     public func serializedObject(forKey key: String, inCollection collection: String?) -> Data? {
         checkValid()
-        guard let entry = keydir.lookup(collection: collection ?? "", key: key) else { return nil }
+        guard let entry = keydirEntry(collection: collection ?? "", key: key) else { return nil }
         return read(entry.object, "object", collection: collection ?? "", key: key)
     }
 
     /// The row's metadata as stored (serialized), or nil.
     public func serializedMetadata(forKey key: String, inCollection collection: String?) -> Data? {
         checkValid()
-        guard let location = keydir.lookup(collection: collection ?? "", key: key)?.metadata else { return nil }
+        guard let location = keydirEntry(collection: collection ?? "", key: key)?.metadata else { return nil }
         return read(location, "metadata", collection: collection ?? "", key: key)
     }
 
@@ -304,7 +331,7 @@ public class YapDatabaseReadTransaction {
         if let snapshot, snapshot.segments.readObject(at: location, ofRowid: rowid, { bytes = Data($0) }), let bytes {
             return decodeObject(bytes, collection: collection, key: key)
         }
-        guard let entry = keydir.lookup(collection: collection, key: key) else { return nil }
+        guard let entry = keydirEntry(collection: collection, key: key) else { return nil }
         return decodeObject(entry, collection: collection, key: key)
     }
 

@@ -44,8 +44,6 @@ public final class YapDatabaseReadWriteTransaction: YapDatabaseReadTransaction {
         super.init(connection: connection, snapshot: nil)
     }
 
-    override var keydir: Keydir { engineTransaction.keydir }
-
     override func readValue(_ location: ValueLocation) throws(StorageError) -> Data? {
         try engineTransaction.read(location).map { Data($0) }
     }
@@ -84,7 +82,7 @@ public final class YapDatabaseReadWriteTransaction: YapDatabaseReadTransaction {
     /// does not exist.
     public func replaceObject(_ object: Any?, forKey key: String, inCollection collection: String?) {
         let name = collection ?? ""
-        guard keydir.lookup(collection: name, key: key) != nil else { return }
+        guard keydirEntry(collection: name, key: key) != nil else { return }
         guard let object else { return removeObject(forKey: key, inCollection: collection) }
         write(object, metadata: .keep, key: key, collection: name)
     }
@@ -94,7 +92,7 @@ public final class YapDatabaseReadWriteTransaction: YapDatabaseReadTransaction {
     public func replaceMetadata(_ metadata: Any?, forKey key: String, inCollection collection: String?) {
         checkValid()
         let name = collection ?? ""
-        guard keydir.lookup(collection: name, key: key) != nil else { return }
+        guard keydirEntry(collection: name, key: key) != nil else { return }
         noteMutation()
         let hook = rowHookCall(collection: name, key: key, replacingMetadata: metadata)
         runModifyHooks(will: true, hook)
@@ -144,7 +142,7 @@ public final class YapDatabaseReadWriteTransaction: YapDatabaseReadTransaction {
     public func removeObject(forKey key: String, inCollection collection: String?) {
         checkValid()
         let name = collection ?? ""
-        guard keydir.lookup(collection: name, key: key) != nil else { return }
+        guard keydirEntry(collection: name, key: key) != nil else { return }
         noteMutation()
         runRemoveHooks(will: true, collection: name, keys: [key])
         for (extName, ext) in extensions { ext.willRemoveRow(name: extName, collection: name, key: key, transaction: self) }
@@ -168,7 +166,7 @@ public final class YapDatabaseReadWriteTransaction: YapDatabaseReadTransaction {
     public func removeAllObjects(inCollection collection: String?) {
         checkValid()
         let name = collection ?? ""
-        guard keydir.rowCount(inCollection: name) > 0 else { return }
+        guard withKeydir { $0.rowCount(inCollection: name) } > 0 else { return }
         noteMutation()
         let hookKeys = keysForRemoveHooks(inCollection: name)
         runRemoveHooks(will: true, collection: name, keys: hookKeys)
@@ -186,7 +184,7 @@ public final class YapDatabaseReadWriteTransaction: YapDatabaseReadTransaction {
     /// Removes every row of every collection.
     public func removeAllObjectsInAllCollections() {
         checkValid()
-        guard keydir.count > 0 else { return }
+        guard withKeydir { $0.count } > 0 else { return }
         noteMutation()
         runRemoveAllHooks(will: true)
         for (extName, ext) in extensions { ext.willRemoveAll(name: extName, transaction: self) }
@@ -238,7 +236,7 @@ public final class YapDatabaseReadWriteTransaction: YapDatabaseReadTransaction {
         let hook = rowHookCall(collection: collection, key: key, object: sanitizedObject, metadata: metadata, newMetadata: sanitizedMetadata)
         runModifyHooks(will: true, hook)
         // An existing row changes its object, and its metadata unless kept; a new row is an insert.
-        let change: RowChange = extensions.isEmpty || keydir.lookup(collection: collection, key: key) == nil
+        let change: RowChange = extensions.isEmpty || keydirEntry(collection: collection, key: key) == nil
             ? .insert : .modified(object: true, metadata: { if case .keep = metadata { false } else { true } }())
         if !change.isInsert {
             for (extName, ext) in extensions {
@@ -302,7 +300,7 @@ public final class YapDatabaseReadWriteTransaction: YapDatabaseReadTransaction {
         checkValid()
         let name = collection ?? ""
         let pair = CollectionKeyPair(collection: name, key: key)
-        guard let now = keydir.lookup(collection: name, key: key),
+        guard let now = keydirEntry(collection: name, key: key),
               (try? engineTransaction.touch(collection: name, key: key, object: object, metadata: metadata)) == true else { return }
         // A value written earlier in this transaction (its record moved, or the row is new) is
         // a real change, not just a touch.

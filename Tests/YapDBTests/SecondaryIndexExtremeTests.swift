@@ -85,6 +85,63 @@ import Testing
         old.endLongLivedReadTransaction()
     }
 
+    /// A query object asked again in a read-only transaction reads the edge leaf through the
+    /// plain values kept for it (`lastEdgeRead`): each object keeps its own function and
+    /// direction, another object is never answered from them, a read-write transaction sees
+    /// its own writes, and a column whose first value is NULL still skips it.
+    @Test func aQueryObjectAskedAgainReadsItsOwnEdge() throws {
+        var rows = (0..<3_000).map { (n: Optional($0 + 10), t: Optional<String>.none, r: Optional(Double($0) / 4)) }
+        rows.append((n: nil, t: nil, r: -8))
+        let fixture = try Self.fixture(rows)
+        let database = fixture.database!
+        try database.checkpoint()
+        let minimum = YapDatabaseQuery(aggregateFunction: "MIN(n)", string: "")
+        let maximum = YapDatabaseQuery(aggregateFunction: "MAX(n)", string: "")
+        let realMinimum = YapDatabaseQuery(aggregateFunction: "MIN(r)", string: "")
+        let realMaximum = YapDatabaseQuery(aggregateFunction: "MAX(r)", string: "")
+        func answers(_ connection: YapDatabaseConnection) throws -> [String] {
+            var found: [String] = []
+            try connection.read { tx in
+                let idx = try #require(tx.ext("idx") as? YapDatabaseSecondaryIndexTransaction)
+                for query in [minimum, maximum, realMaximum, realMinimum, maximum] {
+                    for _ in 0..<3 {
+                        found.append("\(query.aggregateFunction!)=\(idx.performAggregateQuery(query) ?? "nil")")
+                        let typed: YapDatabaseQueryValue = try idx.aggregate(query)
+                        found.append("\(query.aggregateFunction!)=\(typed.value.objectValue ?? "nil")")
+                    }
+                    if query !== minimum { continue }
+                    // MIN(n) skips the NULL first: it never settles from the edge alone.
+                    #expect(idx.lastEdgeRead == nil)
+                }
+                #expect(idx.lastEdgeRead != nil, "MAX(n) asked again reads through the kept values")
+                // Another object over another column, after the kept one: its own answer.
+                found.append("MIN(r)=\(idx.performAggregateQuery(YapDatabaseQuery(aggregateFunction: "MIN(r)", string: "")) ?? "nil")")
+            }
+            return found
+        }
+        func expected(_ low: Int, _ high: Int, _ realHigh: Double) -> [String] {
+            [String](repeating: "MIN(n)=\(low)", count: 6) + [String](repeating: "MAX(n)=\(high)", count: 6)
+                + [String](repeating: "MAX(r)=\(realHigh)", count: 6) + [String](repeating: "MIN(r)=-8.0", count: 6)
+                + [String](repeating: "MAX(n)=\(high)", count: 6) + ["MIN(r)=-8.0"]
+        }
+        let reader = database.newConnection()
+        #expect(try answers(reader) == expected(10, 3_009, 749.75))
+        try database.newConnection().write { tx in
+            tx.setObject(Self.object((4, nil, 800)), forKey: "high", inCollection: "rows")
+            tx.setObject(Self.object((9_000, nil, nil)), forKey: "top", inCollection: "rows")
+        }
+        try database.checkpoint()
+        #expect(try answers(reader) == expected(4, 9_000, 800), "a later transaction reads the new roots")
+        try database.newConnection().write { tx in
+            let idx = try #require(tx.ext("idx") as? YapDatabaseSecondaryIndexTransaction)
+            #expect(idx.performAggregateQuery(maximum) as? Int == 9_000)
+            #expect(idx.performAggregateQuery(maximum) as? Int == 9_000)
+            tx.setObject(Self.object((9_500, nil, nil)), forKey: "top", inCollection: "rows")
+            #expect(idx.performAggregateQuery(maximum) as? Int == 9_500, "a read-write transaction sees its write")
+            #expect(idx.lastEdgeRead == nil)
+        }
+    }
+
     /// Texts longer than the key limit (256 bytes), equal in their first 300.
     static let long = String(repeating: "p", count: 300)
 

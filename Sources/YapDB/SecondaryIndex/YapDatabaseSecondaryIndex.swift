@@ -225,7 +225,7 @@ open class YapDatabaseSecondaryIndex: YapDatabaseExtension, @unchecked Sendable 
                  transaction: YapDatabaseReadTransaction) throws(PageError) {
         // One row key: for the lookup and for the column entries.
         let rowKey = RowKey.encode(collection: collection, key: key)
-        guard let entry = transaction.keydir.lookup(rowKey: rowKey, collection: collection, key: key) else { return }
+        guard let entry = transaction.keydirEntry(rowKey: rowKey, collection: collection, key: key) else { return }
         if isAllowed(collection), let values = indexedValues(collection: collection, key: key, transaction: transaction) {
             try state.setRow(entry.rowid, rowKey: rowKey, object: entry.object, values: values)
         } else {
@@ -258,7 +258,7 @@ open class YapDatabaseSecondaryIndex: YapDatabaseExtension, @unchecked Sendable 
             }
         } else if change.invoke.contains(.ifObjectModified) {
             let rowKey = RowKey.encode(collection: collection, key: key)
-            guard let entry = transaction.keydir.lookup(rowKey: rowKey, collection: collection, key: key) else { return }
+            guard let entry = transaction.keydirEntry(rowKey: rowKey, collection: collection, key: key) else { return }
             update(name, transaction) { state throws(PageError) in
                 try state.moveObject(ofRow: entry.rowid, rowKey: rowKey, to: entry.object)
             }
@@ -272,7 +272,7 @@ open class YapDatabaseSecondaryIndex: YapDatabaseExtension, @unchecked Sendable 
     }
 
     override func willRemoveRow(name: String, collection: String, key: String, transaction: YapDatabaseReadWriteTransaction) {
-        guard isAllowed(collection), let entry = transaction.keydir.lookup(collection: collection, key: key) else { return }
+        guard isAllowed(collection), let entry = transaction.keydirEntry(collection: collection, key: key) else { return }
         update(name, transaction) { state throws(PageError) in try state.removeRow(entry.rowid) }
     }
 

@@ -57,7 +57,39 @@ final class PreparedAggregate {
     }
 }
 
+/// A `MIN`/`MAX` over every row of a column, as a read-only transaction asks it again: the
+/// query object it answers, the column's type and direction, and the column's tree as plain
+/// values. Reading it touches no reference count (a loop asking one aggregate spent more on
+/// retaining and releasing the transaction's objects than on the read). Valid for its
+/// transaction, whose snapshot holds the mapped pages; the query object stays alive while it is
+/// `lastAggregate`'s source, so its identifier cannot name another query meanwhile.
+struct EdgeRead {
+    let source: ObjectIdentifier
+    let type: YapDatabaseSecondaryIndexType
+    let maximum: Bool
+    let tree: MappedEdge
+}
+
 extension YapDatabaseSecondaryIndexTransaction {
+    /// `query`'s value when it is the edge aggregate last read (`lastEdgeRead`): the edge
+    /// leaf's entry, read again in this snapshot. Nil when `query` is another object, or when
+    /// the entry does not hold the value exactly (NULL first, a text, a number the key cannot
+    /// type): the caller then takes the general path.
+    /// - Throws: `.corrupted` for a damaged page.
+    @inline(__always)
+    func repeatedEdgeValue(_ query: YapDatabaseQuery) throws(YapDatabaseError) -> SQLValue? {
+        guard let read = lastEdgeRead, read.source == ObjectIdentifier(query) else { return nil }
+        databaseTransaction.checkValid()
+        var entry: OrderedKeyEncoding.EntryValue? = nil
+        do throws(PageError) {
+            _ = try read.tree.withEntry(last: read.maximum) { key, _ in entry = OrderedKeyEncoding.entryValue(ofKey: key) }
+        } catch {
+            throw damaged(error)
+        }
+        guard case let .number(number, _)? = entry else { return nil }
+        return SecondaryIndexRow.value(of: number, type: read.type)
+    }
+
     /// `query`'s aggregate function and rows, made ready (or the last ones made, for the same
     /// texts without parameters).
     /// - Throws: `.invalidQuery` for a malformed query or function, an unknown column, unfitting
@@ -116,6 +148,10 @@ extension YapDatabaseSecondaryIndexTransaction {
             let box = try executor()
             do throws(PageError) {
                 if let value = try SecondaryIndexExecutor.edgeExtreme(box.executor.state, column: edge.column, type: edge.type, maximum: edge.maximum) {
+                    if lastAggregate === prepared, let source = prepared.source, databaseTransaction.snapshot != nil,
+                       let tree = box.executor.state.columns.mappedEdge(ofTree: edge.column) {
+                        lastEdgeRead = EdgeRead(source: ObjectIdentifier(source), type: edge.type, maximum: edge.maximum, tree: tree)
+                    }
                     return value
                 }
                 return try box.executor.walkExtreme(column: edge.column, maximum: edge.maximum, ranges: SecondaryIndexExecutor.nonNullRanges)

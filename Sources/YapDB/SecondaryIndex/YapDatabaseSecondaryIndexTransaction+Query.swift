@@ -101,6 +101,7 @@ extension YapDatabaseSecondaryIndexTransaction {
     /// an integer overflow, a query without an aggregate function, or an invalid query.
     public func performAggregateQuery(_ query: YapDatabaseQuery) -> Any? {
         do throws(YapDatabaseError) {
+            if let value = try repeatedEdgeValue(query) { return value.objectValue }
             let value = try aggregate(preparedAggregate(query))
             guard let value, !value.isNull else { return nil }
             return value.objectValue
@@ -124,6 +125,7 @@ extension YapDatabaseSecondaryIndexTransaction {
     ///   or an integer `SUM` that overflows (`TOTAL` sums as a real instead);
     ///   ``YapDatabaseError/corrupted(offset:reason:)`` for a damaged index.
     public func aggregate(_ query: YapDatabaseQuery) throws(YapDatabaseError) -> YapDatabaseQueryValue {
+        if let value = try repeatedEdgeValue(query) { return YapDatabaseQueryValue(value) }
         guard let value = try aggregate(preparedAggregate(query)) else {
             throw .invalidQuery(offset: 0, reason: "integer overflow in \(query.aggregateFunction ?? "the aggregate")")
         }

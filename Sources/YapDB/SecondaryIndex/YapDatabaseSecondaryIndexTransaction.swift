@@ -23,7 +23,11 @@ public final class YapDatabaseSecondaryIndexTransaction {
     /// The last aggregate query without parameters made ready (by its texts), and the last
     /// `WHERE` query counted so: a loop that runs one query again skips the parse memo's
     /// lookups and the binding. Only parses are kept — every call reads the index.
-    var lastAggregate: PreparedAggregate?
+    var lastAggregate: PreparedAggregate? { didSet { lastEdgeRead = nil } }
+    /// `lastAggregate` when it is a `MIN`/`MAX` over every row read from a column's edge in
+    /// this read-only transaction, reduced to plain values (`EdgeRead`); cleared whenever
+    /// `lastAggregate` changes.
+    var lastEdgeRead: EdgeRead?
     /// The buffers of `forEachMatch`'s held matches, kept between queries (nil while a query
     /// uses them).
     var pendingMatches: PendingMatches?
@@ -113,7 +117,6 @@ public final class YapDatabaseSecondaryIndexTransaction {
     /// for nothing).
     func forEachMatch(_ query: BoundQuery, entries: Bool = false, objects: Bool = false, located: Bool = false,
                       _ body: (String, String, UInt64, [SQLValue]?, KeydirEntry?, ValueLocation?, inout Bool) -> Void) throws(YapDatabaseError) {
-        let keydir = databaseTransaction.keydir
         // A write transaction reads its own new records through the engine: locations there
         // are left to the key directory.
         let located = located && entries && databaseTransaction.snapshot != nil
@@ -127,7 +130,7 @@ public final class YapDatabaseSecondaryIndexTransaction {
         let pending = entries ? (pendingMatches ?? PendingMatches()) : nil
         pendingMatches = nil
         defer { if let pending { pending.removeAll(); pendingMatches = pending } }
-        try reading { executor throws(PageError) in
+        try databaseTransaction.withKeydir { (keydir) throws(YapDatabaseError) in try reading { executor throws(PageError) in
             var failure: PageError?
             try executor.run(query) { rowid, values, stored in
                 var stop = false
@@ -177,7 +180,7 @@ public final class YapDatabaseSecondaryIndexTransaction {
             if let pending, pending.count > 0 {
                 _ = try deliver(pending, keydir: keydir, objects: objects, located: located, memo: &memo, body)
             }
-        }
+        } }
     }
 
     /// Hands the held matches to `body` in order, each with its entry (looked up together) or,
@@ -229,7 +232,7 @@ public final class YapDatabaseSecondaryIndexTransaction {
         databaseTransaction.checkValid()
         var result: [String: NSNumber] = [:]
         for key in keys {
-            if let entry = databaseTransaction.keydir.lookup(collection: collection ?? "", key: key) {
+            if let entry = databaseTransaction.keydirEntry(collection: collection ?? "", key: key) {
                 result[key] = NSNumber(value: entry.rowid)
             }
         }

@@ -54,7 +54,7 @@ struct ViewEngine {
     }
 
     func row(rowid: UInt64) -> ViewRow? {
-        guard let (collection, key) = transaction.keydir.owner(ofRowid: rowid) else { return nil }
+        guard let (collection, key) = transaction.keydirOwner(ofRowid: rowid) else { return nil }
         return row(collection: collection, key: key, forGrouping: false)
     }
 
@@ -124,7 +124,7 @@ struct ViewEngine {
     /// whether it did.
     @discardableResult
     func insertRow(collection: String, key: String, group: String, into state: inout ViewState) -> Bool {
-        guard let entry = transaction.keydir.lookup(collection: collection, key: key) else { return false }
+        guard let entry = transaction.keydirEntry(collection: collection, key: key) else { return false }
         guard group.utf8.count <= state.maximumGroupNameLength else {
             YapDatabaseLogging.log(.error, "view group name of \(group.utf8.count) bytes is longer than the \(state.maximumGroupNameLength) an index page holds: row \(collection)/\(key) left out of the view")
             return false
@@ -144,7 +144,7 @@ struct ViewEngine {
     /// Returns whether the row was in the view.
     @discardableResult
     func removeRow(collection: String, key: String, from state: inout ViewState) -> Bool {
-        guard let entry = transaction.keydir.lookup(collection: collection, key: key),
+        guard let entry = transaction.keydirEntry(collection: collection, key: key),
               let group = group(ofRowid: entry.rowid, in: state) else { return false }
         let sortRow = row(collection: collection, key: key, forGrouping: false)
         run("remove from group \(group)", ()) { () throws(PageError) in

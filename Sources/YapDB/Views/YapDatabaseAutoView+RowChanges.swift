@@ -26,7 +26,7 @@ extension YapDatabaseAutoView {
     /// takes it out now if the sorting will run again for `change` (found with its old values).
     func recordRowBefore(_ name: String, collection: String, key: String, change: RowChange,
                          transaction: YapDatabaseReadWriteTransaction) {
-        guard let entry = transaction.keydir.lookup(collection: collection, key: key) else { return }
+        guard let entry = transaction.keydirEntry(collection: collection, key: key) else { return }
         update(name, transaction) { state, engine in
             let before = engine.rowBefore(rowid: entry.rowid, collection: collection, key: key, change: change, in: &state)
             transaction.viewRowsBefore[name] = before
@@ -41,7 +41,7 @@ extension YapDatabaseAutoView {
     /// for a touch).
     func replaceRow(_ name: String, collection: String, key: String, change: RowChange,
                     transaction: YapDatabaseReadWriteTransaction, touched: Bool) {
-        guard let entry = transaction.keydir.lookup(collection: collection, key: key) else { return }
+        guard let entry = transaction.keydirEntry(collection: collection, key: key) else { return }
         let known = change.isInsert ? ViewRowBefore(rowid: entry.rowid, group: nil, removed: false)
                                     : transaction.viewRowBefore(name, rowid: entry.rowid)
         let config = config.withLock { $0 }

@@ -48,7 +48,7 @@ struct FilteredViewContext {
     /// whether it did.
     @discardableResult
     func place(collection: String, key: String, into state: inout ViewState, filtered: Bool = false) -> Bool {
-        guard let entry = transaction.keydir.lookup(collection: collection, key: key),
+        guard let entry = transaction.keydirEntry(collection: collection, key: key),
               let group = sorter.group(ofRowid: entry.rowid, in: parentState), let parentTree = sorter.tree(group, in: parentState),
               filtered || keeps(collection: collection, key: key, group: group) else { return false }
         let sortRow = sorter.row(collection: collection, key: key, forGrouping: false)

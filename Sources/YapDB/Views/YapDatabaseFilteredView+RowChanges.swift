@@ -8,7 +8,7 @@ extension YapDatabaseFilteredView {
     func recordRowBefore(_ name: String, collection: String, key: String, change: RowChange,
                          transaction: YapDatabaseReadWriteTransaction) {
         transaction.viewRowsBefore[name] = nil
-        guard let entry = transaction.keydir.lookup(collection: collection, key: key) else { return }
+        guard let entry = transaction.keydirEntry(collection: collection, key: key) else { return }
         update(name, transaction) { state, context in
             // The root's engine: its sorting orders this view too.
             let before = context.sorter.rowBefore(rowid: entry.rowid, collection: collection, key: key, change: change, in: &state)
@@ -25,7 +25,7 @@ extension YapDatabaseFilteredView {
     /// touched, for a touch). Without a record from before the change, everything runs.
     func refilterRow(_ name: String, collection: String, key: String, change: RowChange,
                      transaction: YapDatabaseReadWriteTransaction, touched: Bool) {
-        guard let entry = transaction.keydir.lookup(collection: collection, key: key) else { return }
+        guard let entry = transaction.keydirEntry(collection: collection, key: key) else { return }
         let rowid = entry.rowid
         let absent = ViewRowBefore(rowid: rowid, group: nil, removed: false)
         let known = change.isInsert ? absent : transaction.viewRowBefore(name, rowid: rowid)

@@ -165,7 +165,7 @@ open class YapDatabaseFilteredView: YapDatabaseView, @unchecked Sendable {
     /// Whether the view registered as `name` holds the row now (a cheap test before the blocks run).
     func holds(_ name: String, _ collection: String, _ key: String, _ transaction: YapDatabaseReadWriteTransaction) -> Bool {
         guard let state = transaction.extensionState(YapDatabaseAutoView.stateKey(name)) as? ViewState,
-              let entry = transaction.keydir.lookup(collection: collection, key: key) else { return false }
+              let entry = transaction.keydirEntry(collection: collection, key: key) else { return false }
         do { return try state.contains(rowid: entry.rowid) } catch {
             ViewEngine.report(error, "row id \(entry.rowid)", transaction)
             return false

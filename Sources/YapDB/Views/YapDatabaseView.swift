@@ -168,7 +168,7 @@ open class YapDatabaseAutoView: YapDatabaseView, @unchecked Sendable {
 
     /// Records the row's view touch for observers (a view-level touch, which re-placed it).
     func noteTouch(name: String, collection: String, key: String, transaction: YapDatabaseReadWriteTransaction) {
-        guard isAllowed(collection), let entry = transaction.keydir.lookup(collection: collection, key: key),
+        guard isAllowed(collection), let entry = transaction.keydirEntry(collection: collection, key: key),
               let state = transaction.extensionState(Self.stateKey(name)) as? ViewState else { return }
         let engine = ViewEngine(view: self, config: config.withLock { $0 }, transaction: transaction)
         guard let group = engine.group(ofRowid: entry.rowid, in: state) else { return }

@@ -88,14 +88,14 @@ public class YapDatabaseViewTransaction {
         guard let tree = tree(group), index >= 0, index < tree.count,
               let rowid = engine.run("row \(index) of group \(group)", nil, { () throws(PageError) in try tree.element(at: index) })
         else { return nil }
-        return transaction.keydir.owner(ofRowid: rowid).map { ($0.collection, $0.key) }
+        return transaction.keydirOwner(ofRowid: rowid).map { ($0.collection, $0.key) }
     }
 
     /// The group and index of a row, or nil when the row is not in the view.
     public func getGroupIndex(forKey key: String, inCollection collection: String?) -> (String, Int)? {
         let name = collection ?? ""
         let state = self.state, engine = self.engine
-        guard let entry = transaction.keydir.lookup(collection: name, key: key), let group = engine.group(ofRowid: entry.rowid, in: state),
+        guard let entry = transaction.keydirEntry(collection: name, key: key), let group = engine.group(ofRowid: entry.rowid, in: state),
               let tree = tree(group) else { return nil }
         let row = engine.row(collection: name, key: key, forGrouping: false)
         let found = engine.run("row \(name)/\(key) in group \(group)", nil) { () throws(PageError) in
@@ -106,7 +106,7 @@ public class YapDatabaseViewTransaction {
 
     /// The group of a row, or nil when it is not in the view.
     public func group(forKey key: String, inCollection collection: String?) -> String? {
-        guard let entry = transaction.keydir.lookup(collection: collection ?? "", key: key) else { return nil }
+        guard let entry = transaction.keydirEntry(collection: collection ?? "", key: key) else { return nil }
         return engine.group(ofRowid: entry.rowid, in: state)
     }
 
@@ -284,7 +284,7 @@ extension YapDatabaseAutoViewTransaction {
     public func touchRow(forKey key: String, inCollection collection: String?) {
         let writeTransaction = writeTransaction()
         let name = collection ?? ""
-        guard writeTransaction.keydir.lookup(collection: name, key: key) != nil else { return }
+        guard writeTransaction.keydirEntry(collection: name, key: key) != nil else { return }
         view.update(self.name, writeTransaction) { state, engine in
             let removed = engine.removeRow(collection: name, key: key, from: &state)
             return engine.insertRow(collection: name, key: key, into: &state) || removed

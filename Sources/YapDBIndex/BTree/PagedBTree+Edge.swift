@@ -69,23 +69,59 @@ extension Array where Element == PagedBTree {
         ofTree index: Int, last: Bool, _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) -> Void
     ) throws(PageError) -> Bool {
         precondition(index >= 0 && index < count, "withEdgeEntry: tree \(index) of \(count)")
+        // A dirty or empty root (page `none`), or pages read through the source: the tree's
+        // own descent.
+        guard let edge = mappedEdge(ofTree: index) else { return try self[index].withEdgeEntry(last: last, body) }
+        return try edge.withEntry(last: last, body)
+    }
+
+    /// What an edge read of tree `index` needs, as plain values: nil when its root is not a
+    /// written page or its pages are not mapped. Valid while the tree's mapped pages live (a
+    /// reader holding the snapshot keeps them).
+    /// - Precondition: `index` is a valid index.
+    package func mappedEdge(ofTree index: Int) -> MappedEdge? {
         let (root, entries, height, pageSize, table) = withUnsafeBufferPointer { trees in
             let tree = UnsafePointer(trees.baseAddress! + index)
             return (tree.pointee.root.page, tree.pointee.root.count, tree.pointee.height,
                     tree.pointee.format.pageSize, tree.pointee.pages.table)
         }
-        // A dirty or empty root (page `none`), or pages read through the source: the tree's
-        // own descent.
-        guard let table, root != .none, height > 0 else { return try self[index].withEdgeEntry(last: last, body) }
-        // The edge leaf under this root, found by an earlier descent over the same pages (they
-        // are never rewritten: `MappedPages.EdgeLeaves`): only the leaf is read, with the
-        // checks of a leaf page.
+        guard let table, root != .none, height > 0 else { return nil }
+        return MappedEdge(root: root, entries: entries, height: height, pageSize: pageSize, table: table)
+    }
+}
+
+/// A written tree whose pages are mapped, reduced to the fields an edge read uses: a plain
+/// value (no reference is counted when it is copied or read), valid while the `MappedPages`
+/// its table came from lives.
+package struct MappedEdge: Sendable {
+    let root: PageID
+    let entries: Int
+    let height: Int
+    let pageSize: Int
+    let table: MappedPages.Table
+
+    /// Calls `body` with the tree's first entry (the last when `last` is set); true (a written
+    /// root has entries). The edge leaf under this root, found by an earlier descent over the
+    /// same pages (they are never rewritten: `MappedPages.EdgeLeaves`), is read alone, with the
+    /// checks of a leaf page; otherwise one descent along the edge, which remembers it.
+    /// - Throws: `PageError` if a page on the path is missing or damaged.
+    @inline(__always)
+    package func withEntry(
+        last: Bool, _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) -> Void
+    ) throws(PageError) -> Bool {
         if height > 1, let leaf = table.edges.leaf(under: root, last: last), let bytes = table.bytes(leaf) {
             let view = try PageView(bytes, id: leaf, pageSize: pageSize, family: .keyed, level: 0)
             let (key, value) = try view.leafEntry(last ? view.count - 1 : 0)
             body(key, value)
             return true
         }
+        return try descend(last: last, body)
+    }
+
+    /// The edge descent from the root, remembering the leaf it ends on.
+    private func descend(
+        last: Bool, _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) -> Void
+    ) throws(PageError) -> Bool {
         var next: (page: PageID, count: Int)? = (root, entries)
         var level = height - 1
         while let (page, expected) = next {
