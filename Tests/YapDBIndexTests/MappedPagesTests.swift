@@ -147,6 +147,31 @@ private func throwsMissing(_ body: () throws -> Void) -> Bool {
                 answer.append("\(Array(key)) \(Array(value))")
                 return true
             }
+            // Key-range walks (through the table: `MappedWalk`): bounds in and between keys,
+            // inclusive or not, before the first key and past the last, walks across many
+            // leaves, and a walk stopped early.
+            let bounds: [(KeyBound, KeyBound?, stop: Int)] = [
+                (KeyBound(Array("key2".utf8)), KeyBound(Array("key3".utf8)), .max),
+                (KeyBound(Array("key250".utf8), inclusive: false), KeyBound(Array("key26".utf8), inclusive: false), .max),
+                (KeyBound(Array("key250".utf8)), nil, .max),
+                (KeyBound(Array("key1".utf8)), nil, 37),
+                (KeyBound([]), KeyBound(Array("key105".utf8)), .max),
+                (KeyBound(Array("kez".utf8)), nil, .max),
+            ]
+            for (lower, upper, stop) in bounds {
+                var walked: [String] = []
+                try tree.forEachInKeyRange(from: lower, to: upper) { key, value in
+                    walked.append(String(decoding: key, as: UTF8.self) + "=" + String(decoding: value, as: UTF8.self))
+                    return walked.count < stop
+                }
+                answer.append(walked.joined(separator: ","))
+                var inPlace: [String] = []
+                try [tree].forEachInKeyRange(ofTree: 0, from: lower, to: upper) { key, value in
+                    inPlace.append(String(decoding: key, as: UTF8.self) + "=" + String(decoding: value, as: UTF8.self))
+                    return inPlace.count < stop
+                }
+                #expect(inPlace == walked)
+            }
             for last in [false, true] {
                 var edge: [UInt8] = [], inPlace: [UInt8] = []
                 try tree.withEdgeEntry(last: last) { key, _ in edge = Array(key) }
@@ -186,6 +211,7 @@ private func throwsMissing(_ body: () throws -> Void) -> Bool {
             #expect(throwsMissing { _ = try tree.rank(of: Array("key7".utf8)) })
             #expect(throwsMissing { _ = try tree.element(at: 5) })
             #expect(throwsMissing { try tree.forEach { _, _ in true } })
+            #expect(throwsMissing { try tree.forEachInKeyRange(from: KeyBound(Array("key7".utf8)), to: nil) { _, _ in true } })
             #expect(throwsMissing { var copy = tree; try copy.upsert([1], [2]) })
             #expect(throwsMissing { _ = try [tree].withEdgeEntry(ofTree: 0, last: true) { _, _ in } })
             #expect(throwsMissing { _ = try tree.withEdgeEntry(last: false) { _, _ in } })
@@ -215,6 +241,7 @@ private func throwsMissing(_ body: () throws -> Void) -> Bool {
             for body in [{ _ = try tree.value(forKey: Array("key\(rng.next() % 300)".utf8)) },
                          { _ = try tree.rank(of: Array("key\(rng.next() % 300)".utf8)) },
                          { try tree.forEach(reversed: rng.next() % 2 == 0) { _, _ in true } },
+                         { try tree.forEachInKeyRange(from: KeyBound(Array("key\(rng.next() % 300)".utf8)), to: nil) { _, _ in true } },
                          { try tree.findEach(batch((0..<16).map { _ in "key\(rng.next() % 300)" })) { _, _ in } },
                          { try tree.validate() }] as [() throws -> Void] {
                 do { try body() } catch is PageError { failures += 1 } catch { Issue.record("untyped \(error)") }

@@ -18,6 +18,9 @@ struct SecondaryIndexExecutor {
     /// The names of `rowValues`' positions, for the row check.
     let valueOrder: [String]
     let evaluator: QueryEvaluator
+    /// Made once with the executor: a query borrows it (making one per query retained each of
+    /// its fields).
+    let planner: SecondaryIndexPlanner
 
     init(state: SecondaryIndexState, index: YapDatabaseSecondaryIndex) {
         self.state = state
@@ -27,11 +30,9 @@ struct SecondaryIndexExecutor {
         isRowid = index.isRowid
         valueOrder = index.columns.map(\.name) + (index.hasRowidColumn ? [YapDatabaseSecondaryIndex.rowidColumn] : [])
         evaluator = QueryEvaluator(columns: index.queryColumns)
+        planner = SecondaryIndexPlanner(columns: index.columns, limit: state.keyValueLimit, columnIndex: index.columnIndex, isRowid: index.isRowid)
     }
 
-    var planner: SecondaryIndexPlanner {
-        SecondaryIndexPlanner(columns: columns, limit: state.keyValueLimit, columnIndex: columnIndex, isRowid: isRowid)
-    }
 
     /// Row `rowid`'s stored column values followed by its row id (the `rowid` pseudo-column),
     /// or nil when the row is not indexed.
@@ -150,7 +151,7 @@ struct SecondaryIndexExecutor {
         case let .ranges(column, ranges):
             for range in ranges {
                 var going = true
-                try state.columns[column].forEachInKeyRange(from: range.lower, to: range.upper) { key, rowKey in
+                try state.columns.forEachInKeyRange(ofTree: column, from: range.lower, to: range.upper) { key, rowKey in
                     going = body(OrderedKeyEncoding.rowid(ofKey: key), rowKey)
                     return going
                 }

@@ -148,7 +148,9 @@ extension YapDatabaseSecondaryIndexTransaction {
             let box = try executor()
             do throws(PageError) {
                 if let value = try SecondaryIndexExecutor.edgeExtreme(box.executor.state, column: edge.column, type: edge.type, maximum: edge.maximum) {
-                    if lastAggregate === prepared, let source = prepared.source, databaseTransaction.snapshot != nil,
+                    // Kept once per kept aggregate (a loop making a new query object each call
+                    // would otherwise pay for keeping it every time).
+                    if lastEdgeRead == nil, lastAggregate === prepared, let source = prepared.source, databaseTransaction.snapshot != nil,
                        let tree = box.executor.state.columns.mappedEdge(ofTree: edge.column) {
                         lastEdgeRead = EdgeRead(source: ObjectIdentifier(source), type: edge.type, maximum: edge.maximum, tree: tree)
                     }

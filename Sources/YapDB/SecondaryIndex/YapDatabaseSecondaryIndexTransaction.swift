@@ -35,7 +35,7 @@ public final class YapDatabaseSecondaryIndexTransaction {
     /// The last query text this transaction parsed, and its parse: a loop running one text
     /// with new parameters binds it without the index's shared parse memo (its lock and the
     /// text's hash).
-    var lastParsed: (text: String, parsed: ParsedQuery)?
+    var lastParsed: LastParse?
     /// The collection name `forEachMatch` last decoded from a row key, kept between queries
     /// (nil while a query uses it): a loop of queries over one collection decodes it once.
     var collectionMemo: CollectionMemo?
@@ -81,9 +81,9 @@ public final class YapDatabaseSecondaryIndexTransaction {
     /// - Throws: `.invalidQuery` for a malformed query, an unknown column or unfitting parameters.
     func bound(_ query: YapDatabaseQuery) throws(YapDatabaseError) -> BoundQuery {
         let text = query.queryString
-        if let last = lastParsed, last.text == text { return try YapDatabaseSecondaryIndex.bind(last.parsed, query) }
+        if let last = lastParsed, last.text == text { return try last.bind(query) }
         guard let parsed = try index.parsedQuery(query) else { return try index.bind(query) }
-        lastParsed = (text, parsed)
+        lastParsed = LastParse(text: text, parsed: parsed)
         return try YapDatabaseSecondaryIndex.bind(parsed, query)
     }
 
@@ -351,6 +351,24 @@ final class PendingMatches {
 }
 
 /// A read-only transaction's executor, held by reference so each query borrows it.
+/// A query text and its parse, as a transaction keeps the last one: a class, so that reading
+/// it back costs one reference, not a copy of the parse's arrays.
+final class LastParse {
+    let text: String
+    let parsed: ParsedQuery
+
+    init(text: String, parsed: ParsedQuery) {
+        self.text = text
+        self.parsed = parsed
+    }
+
+    /// The parse bound to `query`'s parameters (`YapDatabaseSecondaryIndex.bind`), the parse
+    /// lent from here (a caller holding this object copied it out).
+    func bind(_ query: YapDatabaseQuery) throws(YapDatabaseError) -> BoundQuery {
+        try YapDatabaseSecondaryIndex.bind(parsed, query)
+    }
+}
+
 final class ExecutorBox {
     let executor: SecondaryIndexExecutor
 

@@ -34,6 +34,12 @@ extension PagedBTree {
             }
             // Descend by key (no rank: a rank sums the counts of every child left of the path).
             guard height > 0 else { return }
+            if root.node == nil, root.page != .none, let table = pages.table {
+                // A written tree whose pages are mapped: walked through plain values.
+                try MappedWalk.walk(table: table, pageSize: format.pageSize, root: root.page, count: root.count,
+                                    height: height, from: lower, to: upper, body)
+                return
+            }
             _ = try withBytes(lower.key) { target throws(PageError) -> Bool in
                 try visit(root, level: height - 1, from: target, inclusive: lower.inclusive, within)
             }
@@ -101,5 +107,141 @@ extension PagedBTree {
     /// memcmp order of two byte strings (negative, zero, positive).
     static func compareKeys(_ a: UnsafeRawBufferPointer, _ b: [UInt8]) -> Int {
         b.withUnsafeBytes { compareBytes(a, $0) }
+    }
+}
+
+extension Array where Element == PagedBTree {
+    /// `self[index].forEachInKeyRange(from:to:reversed:_:)`, on the tree in place: a call on
+    /// `self[index]` copies the tree out of the array first, retaining and releasing each
+    /// reference it holds.
+    /// - Precondition: `index` is a valid index.
+    package func forEachInKeyRange(
+        ofTree index: Int, from lower: KeyBound?, to upper: KeyBound?, reversed: Bool = false,
+        _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) -> Bool
+    ) throws(PageError) {
+        precondition(index >= 0 && index < count, "forEachInKeyRange: tree \(index) of \(count)")
+        let (root, entries, clean, height, pageSize, table) = withUnsafeBufferPointer { trees in
+            let tree = UnsafePointer(trees.baseAddress! + index)
+            return (tree.pointee.root.page, tree.pointee.root.count, tree.pointee.root.node == nil, tree.pointee.height,
+                    tree.pointee.format.pageSize, tree.pointee.pages.table)
+        }
+        // A written tree whose pages are mapped, walked forward from a lower bound (what a
+        // query's range is): read through plain values. Anything else: the tree's own walk.
+        guard !reversed, let lower, clean, root != .none, height > 0, let table else {
+            return try self[index].forEachInKeyRange(from: lower, to: upper, reversed: reversed, body)
+        }
+        try MappedWalk.walk(table: table, pageSize: pageSize, root: root, count: entries, height: height, from: lower, to: upper, body)
+    }
+}
+
+/// The key-range walk of a written tree whose pages are mapped, on plain values: the table's
+/// lookup and the page size. The tree's own walk passes the tree (a value holding references)
+/// into a closure at every page, retaining and releasing those references each time; this one
+/// reads the same pages with the same checks and touches no reference count. Valid while the
+/// `MappedPages` the table came from lives.
+struct MappedWalk {
+    let table: MappedPages.Table
+    let pageSize: Int
+    /// The key the walk stops at (nil: the end of the tree), and whether it is included.
+    let upper: UnsafeRawBufferPointer?
+    let upperInclusive: Bool
+
+    /// `PagedBTree.forEachInKeyRange(from:to:reversed:_:)` forward from `lower`, for the
+    /// written tree with root page `root` (holding `count` entries, `height` levels) read
+    /// through `table`.
+    static func walk(
+        table: MappedPages.Table, pageSize: Int, root: PageID, count: Int, height: Int, from lower: KeyBound, to upper: KeyBound?,
+        _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> Bool
+    ) throws(PageError) {
+        try withBytes(lower.key) { target throws(PageError) in
+            guard let upper else {
+                let walk = MappedWalk(table: table, pageSize: pageSize, upper: nil, upperInclusive: false)
+                _ = try walk.visit(root, count: count, level: height - 1, from: target, inclusive: lower.inclusive, body)
+                return
+            }
+            try withBytes(upper.key) { end throws(PageError) in
+                let walk = MappedWalk(table: table, pageSize: pageSize, upper: end, upperInclusive: upper.inclusive)
+                _ = try walk.visit(root, count: count, level: height - 1, from: target, inclusive: lower.inclusive, body)
+            }
+        }
+    }
+
+    /// Passes an entry to `body` unless it lies beyond the upper bound; false once the walk
+    /// ends (beyond the bound, or `body` stops).
+    @inline(__always)
+    func emit(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer,
+              _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> Bool) -> Bool {
+        if let upper {
+            let order = compareBytes(key, upper)
+            if order > 0 || (order == 0 && !upperInclusive) { return false }
+        }
+        return body(key, value)
+    }
+
+    /// The bytes of `page`, or `.missing`.
+    @inline(__always)
+    func bytes(_ page: PageID) throws(PageError) -> UnsafeRawBufferPointer {
+        guard let bytes = table.bytes(page) else { throw .corrupt(page: page, reason: .missing) }
+        return bytes
+    }
+
+    /// `PagedBTree.visit(_:level:from:inclusive:_:)` for the clean subtree at `page` (holding
+    /// `count` entries): ascending from the first key at or above `target` (above it when not
+    /// `inclusive`); false once `body` stops.
+    func visit(
+        _ page: PageID, count: Int, level: Int, from target: UnsafeRawBufferPointer, inclusive: Bool,
+        _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> Bool
+    ) throws(PageError) -> Bool {
+        let view = try PageView(bytes(page), id: page, pageSize: pageSize, family: .keyed, level: level)
+        try view.requireSubtreeCount(count)
+        if level == 0 {
+            let (index, found) = try view.leafSearch(target)
+            for i in (found && !inclusive ? index + 1 : index)..<view.count {
+                let (key, value) = try view.leafEntry(i)
+                if !emit(key, value, body) { return false }
+            }
+            return true
+        }
+        let k = try view.branchSearch(target)
+        let first = try view.keyedChild(k)
+        guard try visit(first.page, count: first.count, level: level - 1, from: target, inclusive: inclusive, body) else { return false }
+        return try walkChildren(of: view, after: k, level: level, body)
+    }
+
+    /// Every entry of the clean subtree at `page` (holding `count` entries), ascending; false
+    /// once `body` stops.
+    func walk(
+        _ page: PageID, count: Int, level: Int, _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> Bool
+    ) throws(PageError) -> Bool {
+        let view = try PageView(bytes(page), id: page, pageSize: pageSize, family: .keyed, level: level)
+        try view.requireSubtreeCount(count)
+        if level == 0 {
+            for i in 0..<view.count {
+                let (key, value) = try view.leafEntry(i)
+                if !emit(key, value, body) { return false }
+            }
+            return true
+        }
+        guard try walkChildren(of: view, after: -1, level: level, body) else { return false }
+        // Walked whole: the children's counts must make up the page's (as the positional walk checks).
+        var total = 0
+        for k in 0..<view.count { total += try view.keyedChild(k).count }
+        guard total == view.subtreeCount else {
+            throw .corrupt(page: page, reason: .subtreeCountMismatch(expected: view.subtreeCount, found: total))
+        }
+        return true
+    }
+
+    /// The children of branch `view` after child `k`, each walked whole.
+    private func walkChildren(
+        of view: PageView, after k: Int, level: Int, _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> Bool
+    ) throws(PageError) -> Bool {
+        var next = k + 1
+        while next < view.count {
+            let child = try view.keyedChild(next)
+            if child.count > 0 { guard try walk(child.page, count: child.count, level: level - 1, body) else { return false } }
+            next += 1
+        }
+        return true
     }
 }
