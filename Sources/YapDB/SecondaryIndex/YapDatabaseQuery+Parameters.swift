@@ -41,13 +41,18 @@ extension YapDatabaseQuery {
     /// any other type (`sqlValue(of:)` then tries the casts).
     @inline(__always)
     static func exactValue(of parameter: Any) -> SQLValue? {
-        let type = ObjectIdentifier(Swift.type(of: parameter))
-        if type == ObjectIdentifier(Int.self) { return .integer(Int64(parameter as! Int)) }
-        if type == ObjectIdentifier(Int64.self) { return .integer(parameter as! Int64) }
-        if type == ObjectIdentifier(String.self) { return .text(parameter as! String) }
-        if type == ObjectIdentifier(Double.self) { return .real(checking: parameter as! Double) }
+        exactValue(opened: parameter)
+    }
+
+    /// `exactValue(of:)` with the value's type opened: once the type is known to be one of
+    /// these, the value is reinterpreted as it (no dynamic cast, which searches at run time).
+    private static func exactValue<T>(opened value: T) -> SQLValue? {
+        if T.self == Int.self { return .integer(Int64(unsafeBitCast(value, to: Int.self))) }
+        if T.self == Int64.self { return .integer(unsafeBitCast(value, to: Int64.self)) }
+        if T.self == String.self { return .text(unsafeBitCast(value, to: String.self)) }
+        if T.self == Double.self { return .real(checking: unsafeBitCast(value, to: Double.self)) }
         // What a handler's `NSMutableDictionary` hands back for a Swift number it was given.
-        if type == ObjectIdentifier(NSNumber.self) { return number(parameter as! NSNumber) }
+        if T.self == NSNumber.self { return number(unsafeBitCast(value, to: NSNumber.self)) }
         return nil
     }
 

@@ -61,6 +61,7 @@ open class YapDatabaseSecondaryIndex: YapDatabaseExtension, @unchecked Sendable 
         hasBlobColumn = columns.contains { $0.type == .blob }
         self.positions = positions
         lowercasedPositions = lowercased
+        names = columns.map(\.name)
         self.handler = handler
         self.versionTag = versionTag ?? ""
         allowedCollections = options?.allowedCollections
@@ -102,9 +103,20 @@ open class YapDatabaseSecondaryIndex: YapDatabaseExtension, @unchecked Sendable 
     let positions: [String: Int]
     let lowercasedPositions: [String: Int]
 
+    /// The columns' names as spelled, in order.
+    let names: [String]
+    /// Up to this many columns, a name is found by comparing it with each spelling, which
+    /// costs less than hashing it (a planned query looks its columns up every time it runs).
+    static let scannedColumns = 8
+
     /// The index of column `name` (case-insensitive, as SQL names are), or nil.
     func columnIndex(_ name: String) -> Int? {
-        positions[name] ?? lowercasedPositions[name.lowercased()]
+        if names.count <= Self.scannedColumns {
+            for i in names.indices where names[i] == name { return i }
+        } else if let i = positions[name] {
+            return i
+        }
+        return lowercasedPositions[name.lowercased()]
     }
 
     /// The pseudo-column of each row's id, when no column is named so.
@@ -114,7 +126,10 @@ open class YapDatabaseSecondaryIndex: YapDatabaseExtension, @unchecked Sendable 
 
     /// Whether `name` names the `rowid` pseudo-column.
     func isRowid(_ name: String) -> Bool {
-        hasRowidColumn && name.count == Self.rowidColumn.count && name.lowercased() == Self.rowidColumn
+        // ASCII letters in either case, byte by byte: no character count, no lowercased copy.
+        // (`byte | 0x20` equals a lowercase letter only for that letter in either case.)
+        hasRowidColumn && name.utf8.count == Self.rowidColumn.utf8.count
+            && name.utf8.elementsEqual(Self.rowidColumn.utf8) { $0 | 0x20 == $1 }
     }
 
     /// The position of `name` in a row's values as the executor reads them (the columns, then
