@@ -14,7 +14,6 @@ struct SecondaryIndexExecutor {
     let columnIndex: (String) -> Int?
     /// A name's position in `rowValues` (the columns, then `rowid`).
     let valuePosition: (String) -> Int?
-    let isRowid: (String) -> Bool
     /// The names of `rowValues`' positions, for the row check.
     let valueOrder: [String]
     let evaluator: QueryEvaluator
@@ -27,7 +26,6 @@ struct SecondaryIndexExecutor {
         columns = index.columns
         columnIndex = index.columnIndex
         valuePosition = index.valuePosition
-        isRowid = index.isRowid
         valueOrder = index.columns.map(\.name) + (index.hasRowidColumn ? [YapDatabaseSecondaryIndex.rowidColumn] : [])
         evaluator = QueryEvaluator(columns: index.queryColumns)
         planner = SecondaryIndexPlanner(columns: index.columns, limit: state.keyValueLimit, columnIndex: index.columnIndex, isRowid: index.isRowid)

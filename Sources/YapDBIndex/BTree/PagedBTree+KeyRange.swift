@@ -205,7 +205,8 @@ struct MappedWalk {
         let k = try view.branchSearch(target)
         let first = try view.keyedChild(k)
         guard try visit(first.page, count: first.count, level: level - 1, from: target, inclusive: inclusive, body) else { return false }
-        return try walkChildren(of: view, after: k, level: level, body)
+        var total = 0
+        return try walkChildren(of: view, after: k, level: level, total: &total, body)
     }
 
     /// Every entry of the clean subtree at `page` (holding `count` entries), ascending; false
@@ -222,23 +223,24 @@ struct MappedWalk {
             }
             return true
         }
-        guard try walkChildren(of: view, after: -1, level: level, body) else { return false }
-        // Walked whole: the children's counts must make up the page's (as the positional walk checks).
         var total = 0
-        for k in 0..<view.count { total += try view.keyedChild(k).count }
+        guard try walkChildren(of: view, after: -1, level: level, total: &total, body) else { return false }
+        // Walked whole: the children's counts must make up the page's (as the positional walk checks).
         guard total == view.subtreeCount else {
             throw .corrupt(page: page, reason: .subtreeCountMismatch(expected: view.subtreeCount, found: total))
         }
         return true
     }
 
-    /// The children of branch `view` after child `k`, each walked whole.
+    /// The children of branch `view` after child `k`, each walked whole; `total` gains their
+    /// counts.
     private func walkChildren(
-        of view: PageView, after k: Int, level: Int, _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> Bool
+        of view: PageView, after k: Int, level: Int, total: inout Int, _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> Bool
     ) throws(PageError) -> Bool {
         var next = k + 1
         while next < view.count {
             let child = try view.keyedChild(next)
+            total += child.count
             if child.count > 0 { guard try walk(child.page, count: child.count, level: level - 1, body) else { return false } }
             next += 1
         }
