@@ -350,7 +350,6 @@ final class PendingMatches {
     }
 }
 
-/// A read-only transaction's executor, held by reference so each query borrows it.
 /// A query text and its parse, as a transaction keeps the last one: a class, so that reading
 /// it back costs one reference, not a copy of the parse's arrays.
 final class LastParse {
@@ -369,6 +368,7 @@ final class LastParse {
     }
 }
 
+/// A read-only transaction's executor, held by reference so each query borrows it.
 final class ExecutorBox {
     let executor: SecondaryIndexExecutor
 
