@@ -67,7 +67,7 @@ struct EdgeRead {
     let source: ObjectIdentifier
     let type: YapDatabaseSecondaryIndexType
     let maximum: Bool
-    let tree: MappedEdge
+    let tree: MappedTree
 }
 
 extension YapDatabaseSecondaryIndexTransaction {
@@ -82,7 +82,7 @@ extension YapDatabaseSecondaryIndexTransaction {
         databaseTransaction.checkValid()
         var entry: OrderedKeyEncoding.EntryValue? = nil
         do throws(PageError) {
-            _ = try read.tree.withEntry(last: read.maximum) { key, _ in entry = OrderedKeyEncoding.entryValue(ofKey: key) }
+            _ = try read.tree.withEdgeEntry(last: read.maximum) { key, _ in entry = OrderedKeyEncoding.entryValue(ofKey: key) }
         } catch {
             throw damaged(error)
         }
@@ -151,7 +151,7 @@ extension YapDatabaseSecondaryIndexTransaction {
                     // Kept once per kept aggregate (a loop making a new query object each call
                     // would otherwise pay for keeping it every time).
                     if lastEdgeRead == nil, lastAggregate === prepared, let source = prepared.source, databaseTransaction.snapshot != nil,
-                       let tree = box.executor.state.columns.mappedEdge(ofTree: edge.column) {
+                       let tree = box.executor.state.columns.mappedTree(ofTree: edge.column) {
                         lastEdgeRead = EdgeRead(source: ObjectIdentifier(source), type: edge.type, maximum: edge.maximum, tree: tree)
                     }
                     return value

@@ -83,8 +83,9 @@ public final class YapDatabaseSecondaryIndexTransaction {
         let text = query.queryString
         if let last = lastParsed, last.text == text { return try last.bind(query) }
         guard let parsed = try index.parsedQuery(query) else { return try index.bind(query) }
-        lastParsed = LastParse(text: text, parsed: parsed)
-        return try YapDatabaseSecondaryIndex.bind(parsed, query)
+        let last = LastParse(text: text, parsed: parsed)
+        lastParsed = last
+        return try last.bind(query)
     }
 
     /// A damaged index page, as the error the transaction's callers see.

@@ -71,34 +71,48 @@ extension Array where Element == PagedBTree {
         precondition(index >= 0 && index < count, "withEdgeEntry: tree \(index) of \(count)")
         // A dirty or empty root (page `none`), or pages read through the source: the tree's
         // own descent.
-        guard let edge = mappedEdge(ofTree: index) else { return try self[index].withEdgeEntry(last: last, body) }
-        return try edge.withEntry(last: last, body)
+        guard let tree = mappedTree(ofTree: index) else { return try self[index].withEdgeEntry(last: last, body) }
+        return try tree.withEdgeEntry(last: last, body)
     }
 
-    /// What an edge read of tree `index` needs, as plain values: nil when its root is not a
-    /// written page or its pages are not mapped. Valid while the tree's mapped pages live (a
-    /// reader holding the snapshot keeps them).
+    /// Tree `index` as plain values (`PagedBTree.mapped`), its fields read in place: nil when
+    /// its root is not a written page or its pages are not mapped.
     /// - Precondition: `index` is a valid index.
-    package func mappedEdge(ofTree index: Int) -> MappedEdge? {
+    package func mappedTree(ofTree index: Int) -> MappedTree? {
         let (root, entries, height, pageSize, table) = withUnsafeBufferPointer { trees in
             let tree = UnsafePointer(trees.baseAddress! + index)
             return (tree.pointee.root.page, tree.pointee.root.count, tree.pointee.height,
                     tree.pointee.format.pageSize, tree.pointee.pages.table)
         }
-        guard let table, root != .none, height > 0 else { return nil }
-        return MappedEdge(root: root, entries: entries, height: height, pageSize: pageSize, table: table)
+        return MappedTree(root: root, entries: entries, height: height, pageSize: pageSize, table: table)
     }
 }
 
-/// A written tree whose pages are mapped, reduced to the fields an edge read uses: a plain
-/// value (no reference is counted when it is copied or read), valid while the `MappedPages`
-/// its table came from lives.
-package struct MappedEdge: Sendable {
+extension PagedBTree {
+    /// This tree as plain values, when its root is a written page (never a dirty node: a dirty
+    /// root's page is `none`) and its pages are mapped; else nil.
+    var mapped: MappedTree? {
+        MappedTree(root: root.page, entries: root.count, height: height, pageSize: format.pageSize, table: pages.table)
+    }
+}
+
+/// A written tree whose pages are mapped, reduced to the fields its reads use: a plain value (no
+/// reference is counted when it is copied or read), valid while the `MappedPages` its table came
+/// from lives (a reader holding the snapshot keeps them). A tree's own reads pass the tree, a
+/// value holding references, into a closure at every page, retaining and releasing them each
+/// time; these read the same pages with the same checks.
+package struct MappedTree: Sendable {
     let root: PageID
     let entries: Int
     let height: Int
     let pageSize: Int
     let table: MappedPages.Table
+
+    /// Nil unless `root` is a written page of a non-empty tree and `table` is there.
+    init?(root: PageID, entries: Int, height: Int, pageSize: Int, table: MappedPages.Table?) {
+        guard let table, root != .none, height > 0 else { return nil }
+        (self.root, self.entries, self.height, self.pageSize, self.table) = (root, entries, height, pageSize, table)
+    }
 
     /// Calls `body` with the tree's first entry (the last when `last` is set); true (a written
     /// root has entries). The edge leaf under this root, found by an earlier descent over the
@@ -106,7 +120,7 @@ package struct MappedEdge: Sendable {
     /// checks of a leaf page; otherwise one descent along the edge, which remembers it.
     /// - Throws: `PageError` if a page on the path is missing or damaged.
     @inline(__always)
-    package func withEntry(
+    package func withEdgeEntry(
         last: Bool, _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) -> Void
     ) throws(PageError) -> Bool {
         if height > 1, let leaf = table.edges.leaf(under: root, last: last), let bytes = table.bytes(leaf) {

@@ -34,12 +34,7 @@ extension PagedBTree {
             }
             // Descend by key (no rank: a rank sums the counts of every child left of the path).
             guard height > 0 else { return }
-            if root.node == nil, root.page != .none, let table = pages.table {
-                // A written tree whose pages are mapped: walked through plain values.
-                try MappedWalk.walk(table: table, pageSize: format.pageSize, root: root.page, count: root.count,
-                                    height: height, from: lower, to: upper, body)
-                return
-            }
+            if let tree = mapped { return try tree.forEachInKeyRange(from: lower, to: upper, body) }
             _ = try withBytes(lower.key) { target throws(PageError) -> Bool in
                 try visit(root, level: height - 1, from: target, inclusive: lower.inclusive, within)
             }
@@ -120,51 +115,44 @@ extension Array where Element == PagedBTree {
         _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) -> Bool
     ) throws(PageError) {
         precondition(index >= 0 && index < count, "forEachInKeyRange: tree \(index) of \(count)")
-        let (root, entries, clean, height, pageSize, table) = withUnsafeBufferPointer { trees in
-            let tree = UnsafePointer(trees.baseAddress! + index)
-            return (tree.pointee.root.page, tree.pointee.root.count, tree.pointee.root.node == nil, tree.pointee.height,
-                    tree.pointee.format.pageSize, tree.pointee.pages.table)
-        }
         // A written tree whose pages are mapped, walked forward from a lower bound (what a
         // query's range is): read through plain values. Anything else: the tree's own walk.
-        guard !reversed, let lower, clean, root != .none, height > 0, let table else {
+        guard !reversed, let lower, let tree = mappedTree(ofTree: index) else {
             return try self[index].forEachInKeyRange(from: lower, to: upper, reversed: reversed, body)
         }
-        try MappedWalk.walk(table: table, pageSize: pageSize, root: root, count: entries, height: height, from: lower, to: upper, body)
+        try tree.forEachInKeyRange(from: lower, to: upper, body)
     }
 }
 
-/// The key-range walk of a written tree whose pages are mapped, on plain values: the table's
-/// lookup and the page size. The tree's own walk passes the tree (a value holding references)
-/// into a closure at every page, retaining and releasing those references each time; this one
-/// reads the same pages with the same checks and touches no reference count. Valid while the
-/// `MappedPages` the table came from lives.
+extension MappedTree {
+    /// `PagedBTree.forEachInKeyRange(from:to:reversed:_:)` forward from `lower` (`MappedWalk`).
+    func forEachInKeyRange(
+        from lower: KeyBound, to upper: KeyBound?, _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> Bool
+    ) throws(PageError) {
+        try withBytes(lower.key) { target throws(PageError) in
+            guard let upper else {
+                let walk = MappedWalk(table: table, pageSize: pageSize, upper: nil, upperInclusive: false)
+                _ = try walk.visit(root, count: entries, level: height - 1, from: target, inclusive: lower.inclusive, body)
+                return
+            }
+            try withBytes(upper.key) { end throws(PageError) in
+                let walk = MappedWalk(table: table, pageSize: pageSize, upper: end, upperInclusive: upper.inclusive)
+                _ = try walk.visit(root, count: entries, level: height - 1, from: target, inclusive: lower.inclusive, body)
+            }
+        }
+    }
+}
+
+/// The key-range walk of a `MappedTree`: the table's lookup, the page size and the upper bound
+/// as bytes (a closure holding the bound would retain it around every page's search). The same
+/// page checks as the tree's own walk, plus, for a subtree walked whole, that its children's
+/// counts make up the page's.
 struct MappedWalk {
     let table: MappedPages.Table
     let pageSize: Int
     /// The key the walk stops at (nil: the end of the tree), and whether it is included.
     let upper: UnsafeRawBufferPointer?
     let upperInclusive: Bool
-
-    /// `PagedBTree.forEachInKeyRange(from:to:reversed:_:)` forward from `lower`, for the
-    /// written tree with root page `root` (holding `count` entries, `height` levels) read
-    /// through `table`.
-    static func walk(
-        table: MappedPages.Table, pageSize: Int, root: PageID, count: Int, height: Int, from lower: KeyBound, to upper: KeyBound?,
-        _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> Bool
-    ) throws(PageError) {
-        try withBytes(lower.key) { target throws(PageError) in
-            guard let upper else {
-                let walk = MappedWalk(table: table, pageSize: pageSize, upper: nil, upperInclusive: false)
-                _ = try walk.visit(root, count: count, level: height - 1, from: target, inclusive: lower.inclusive, body)
-                return
-            }
-            try withBytes(upper.key) { end throws(PageError) in
-                let walk = MappedWalk(table: table, pageSize: pageSize, upper: end, upperInclusive: upper.inclusive)
-                _ = try walk.visit(root, count: count, level: height - 1, from: target, inclusive: lower.inclusive, body)
-            }
-        }
-    }
 
     /// Passes an entry to `body` unless it lies beyond the upper bound; false once the walk
     /// ends (beyond the bound, or `body` stops).
