@@ -33,6 +33,8 @@ public final class YapDatabaseViewMappings {
     var reversedGroups: Set<String> = []
     var dynamicGroups: Set<String> = []
     var allGroupsDynamic = false
+    /// Per group, the offsets of the neighbours each row's drawing depends on.
+    var dependencies: [String: Set<Int>] = [:]
     let groupFilter: YapDatabaseViewMappingGroupFilter?
     let groupSort: YapDatabaseViewMappingGroupSort?
 
@@ -67,6 +69,7 @@ public final class YapDatabaseViewMappings {
         copy.reversedGroups = reversedGroups
         copy.dynamicGroups = dynamicGroups
         copy.allGroupsDynamic = allGroupsDynamic
+        copy.dependencies = dependencies
         return copy
     }
 

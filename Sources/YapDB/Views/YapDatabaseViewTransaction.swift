@@ -25,8 +25,7 @@ public class YapDatabaseViewTransaction {
 
     var state: ViewState {
         if let readOnlyState { return readOnlyState }
-        let state = transaction.extensionState(YapDatabaseAutoView.stateKey(name)) as? ViewState
-            ?? ViewState(versionTag: "", transaction: transaction)
+        let state = transaction.viewState(name) ?? ViewState(versionTag: "", transaction: transaction)
         if isReadOnly { readOnlyState = state }
         return state
     }
@@ -256,25 +255,43 @@ public final class YapDatabaseAutoViewTransaction: YapDatabaseViewTransaction {
         return rw
     }
 
-    /// Replaces the grouping and sorting and rebuilds the view (in this transaction).
+    /// Replaces the grouping and sorting and rebuilds the view (in this transaction). As in
+    /// YapDatabase, nothing happens unless `versionTag` (nil means "") differs from the view's
+    /// tag. Observers see every row still shown as a move (many to the place they had).
     public func setGrouping(_ grouping: YapDatabaseViewGrouping, sorting: YapDatabaseViewSorting, versionTag: String?) {
         let writeTransaction = writeTransaction()
-        view.config.withLock { config in
+        let tag = versionTag ?? ""
+        let changed = view.config.withLock { config in
+            guard config.versionTag != tag else { return false }
             config.grouping = grouping
             config.sorting = sorting
-            config.versionTag = versionTag ?? ""
+            config.versionTag = tag
+            return true
         }
-        view.rebuild(name: name, transaction: writeTransaction, versionTag: versionTag ?? "")
+        guard changed else {
+            YapDatabaseLogging.log(.warning, "view \(name): setGrouping with the view's own versionTag changes nothing")
+            return
+        }
+        view.rebuild(name: name, transaction: writeTransaction, versionTag: tag, reported: .regrouped)
     }
 
-    /// Replaces the sorting and re-sorts the view (in this transaction).
+    /// Replaces the sorting and re-sorts the view (in this transaction). As in YapDatabase,
+    /// nothing happens unless `versionTag` (nil means "") differs from the view's tag. Observers
+    /// see each row still shown as an update where it kept its place, else as a move.
     public func setSorting(_ sorting: YapDatabaseViewSorting, versionTag: String?) {
         let writeTransaction = writeTransaction()
-        view.config.withLock { config in
+        let tag = versionTag ?? ""
+        let changed = view.config.withLock { config in
+            guard config.versionTag != tag else { return false }
             config.sorting = sorting
-            config.versionTag = versionTag ?? ""
+            config.versionTag = tag
+            return true
         }
-        view.rebuild(name: name, transaction: writeTransaction, versionTag: versionTag ?? "")
+        guard changed else {
+            YapDatabaseLogging.log(.warning, "view \(name): setSorting with the view's own versionTag changes nothing")
+            return
+        }
+        view.rebuild(name: name, transaction: writeTransaction, versionTag: tag, reported: .resorted)
     }
 }
 
