@@ -196,6 +196,7 @@ open class YapDatabaseAutoView: YapDatabaseView, @unchecked Sendable {
     /// Builds the view from every allowed row (registration, or a new grouping or sorting:
     /// `reported` says how observers are told, nil at registration).
     func rebuild(name: String, transaction: YapDatabaseReadWriteTransaction, versionTag: String, reported: ViewRebuild? = nil) {
+        let rowsBefore = transaction.viewState(name)?.rowCount ?? 0
         var state = ViewState(versionTag: versionTag, transaction: transaction)
         state.isPersistent = isPersistent
         if !skipInitialViewPopulation {
@@ -211,7 +212,12 @@ open class YapDatabaseAutoView: YapDatabaseView, @unchecked Sendable {
         transaction.setViewState(state, name)
         transaction.engineTransaction.markChanged()
         transaction.noteViewChange(name)
-        if let reported { transaction.noteViewRebuild(name, reported) }
+        if let reported {
+            transaction.noteViewRebuild(name, reported)
+            // As YapDatabase counts them: a new grouping deletes every row and inserts it
+            // again; a new sorting places every row once.
+            transaction.noteViewRawChanges(name, (reported == .regrouped ? rowsBefore : 0) + state.rowCount)
+        }
         transaction.viewDidRepopulate(name, reported: reported)
     }
 }

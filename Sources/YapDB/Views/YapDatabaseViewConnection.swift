@@ -61,6 +61,14 @@ public class YapDatabaseViewConnection {
         return mappings.changes(from: before, changed: changed, placed: placed, rebuild: rebuild)
     }
 
+    /// A rough size of the change set `notifications` make for this view: how many rows the
+    /// view inserted, deleted or updated in those commits (a row changed twice counts twice).
+    /// A screen can decide from it to reload instead of animating a large change; `getChanges`
+    /// must still be called to move the mappings forward.
+    public func numberOfRawChanges(forNotifications notifications: [Notification]) -> UInt {
+        UInt(notifications.reduce(0) { $0 + (ViewCommitNote.note(for: name, in: $1)?.rawChanges ?? 0) })
+    }
+
     /// Whether any of `notifications` changed this view: a row entered, left, moved within or
     /// changed inside it, or a row in it was touched. False for commits that touched only rows
     /// the view does not hold (another collection, or rows its grouping leaves out).
