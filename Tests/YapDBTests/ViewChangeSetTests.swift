@@ -190,6 +190,11 @@ import YapDB
         var (_, rows) = Self.changes(ui, mappings)
         #expect(rows == ["update k1 [0, 1]"])
 
+        writer.readWrite { tx in (tx.ext("v") as! YapDatabaseAutoViewTransaction).touchRow(forKey: "k0", inCollection: "tasks") }
+        #expect(Self.keys(writer, "todo") == ["k0", "k1", "k2"], "a row touched through the view keeps its index too")
+        (_, rows) = Self.changes(ui, mappings)
+        #expect(rows == ["update k0 [0, 0]"])
+
         writer.readWrite { tx in Self.put(tx, "k3", 1, title: "same") }
         #expect(Self.keys(writer, "todo") == ["k0", "k1", "k2", "k3"], "a new row goes after its equals")
         (_, rows) = Self.changes(ui, mappings)

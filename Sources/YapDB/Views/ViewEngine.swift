@@ -200,6 +200,26 @@ struct ViewEngine {
         }
     }
 
+    /// Runs the grouping and sorting for a row already placed with its current values (a
+    /// view-level touch): a row whose group is unchanged and that still sorts between its
+    /// neighbours stays; otherwise it moves (or leaves, or enters). Returns whether the view
+    /// changed.
+    func placeAgain(collection: String, key: String, in state: inout ViewState) -> Bool {
+        guard let entry = transaction.keydirEntry(collection: collection, key: key) else { return false }
+        let oldGroup = group(ofRowid: entry.rowid, in: state), newGroup = group(collection: collection, key: key)
+        var index: Int?
+        if let oldGroup, oldGroup == newGroup, let tree = tree(oldGroup, in: state) {
+            let sortRow = row(collection: collection, key: key, forGrouping: false)
+            index = run("row id \(entry.rowid) in group \(oldGroup)", nil) { () throws(PageError) in
+                try position(of: entry.rowid, sortRow: sortRow, in: tree, group: oldGroup)
+            }
+            if fitsInPlace(rowid: entry.rowid, collection: collection, key: key, at: index, group: oldGroup, in: state) { return false }
+        }
+        let removed = oldGroup != nil && removeRow(rowid: entry.rowid, collection: collection, key: key, at: index, from: &state)
+        let inserted = newGroup.map { insertRow(collection: collection, key: key, group: $0, into: &state) } ?? false
+        return removed || inserted
+    }
+
     /// Takes many rows out at once (a collection clear, or rows removed since a checkpoint,
     /// which no longer exist): one pass over each group that holds some of them. Returns
     /// whether any of them was in the view.

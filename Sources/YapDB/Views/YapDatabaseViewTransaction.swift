@@ -296,16 +296,14 @@ public final class YapDatabaseAutoViewTransaction: YapDatabaseViewTransaction {
 }
 
 extension YapDatabaseAutoViewTransaction {
-    /// Marks a row as changed in the view (its position is recomputed; observers see an
-    /// update). Read-write transactions only.
+    /// Marks a row as changed in the view: its group and place are computed again (it keeps
+    /// its index while it still sorts between its neighbours); observers see an update (or a
+    /// move). Read-write transactions only.
     public func touchRow(forKey key: String, inCollection collection: String?) {
         let writeTransaction = writeTransaction()
         let name = collection ?? ""
         guard writeTransaction.keydirEntry(collection: name, key: key) != nil else { return }
-        view.update(self.name, writeTransaction) { state, engine in
-            let removed = engine.removeRow(collection: name, key: key, from: &state)
-            return engine.insertRow(collection: name, key: key, into: &state) || removed
-        }
+        view.update(self.name, writeTransaction) { state, engine in engine.placeAgain(collection: name, key: key, in: &state) }
         view.noteTouch(name: self.name, collection: name, key: key, transaction: writeTransaction)
         writeTransaction.viewDidReplaceRow(self.name, collection: name, key: key)
         writeTransaction.engineTransaction.markChanged()
