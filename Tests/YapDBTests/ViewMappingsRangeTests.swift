@@ -15,6 +15,8 @@ import YapDB
         let mappings: YapDatabaseViewMappings
         private(set) var rows: [String: [(key: String, value: Double)]] = [:]
         private var serial = 0
+        /// The section changes of the last `changes(_:)`, sorted: "insert 1", "delete 0".
+        private(set) var lastSections: [String] = []
         /// The open read-write transaction, inside `commit`.
         var transaction: YapDatabaseReadWriteTransaction?
 
@@ -88,7 +90,8 @@ import YapDB
             commit(body)
             let notifications = ui.beginLongLivedReadTransaction()
             let connection = ui.ext("view") as! YapDatabaseViewConnection
-            let (_, rowChanges) = connection.getChanges(forNotifications: notifications, withMappings: mappings)
+            let (sectionChanges, rowChanges) = connection.getChanges(forNotifications: notifications, withMappings: mappings)
+            lastSections = sectionChanges.map { "\($0.type) \($0.index)" }.sorted()
             return rowChanges.map(Self.describe).sorted()
         }
 
@@ -290,6 +293,19 @@ import YapDB
         let named = YapDatabaseViewMappings(groups: ["g0", "g1"], view: "view")
         named.setAutoConsolidateGroupsThreshold(5, withName: "g1")
         #expect(named.consolidatedGroupName() == nil && named.autoConsolidateGroupsThreshold() == 0, "a group's name is refused")
+    }
+
+    // MARK: Sections (TestViewChangeLogic.m)
+
+    @Test func sectionsAppearAndDisappearWithTheirRows() throws {
+        // section_5A: C's first row and A's last row in one commit.
+        let h = try Harness(counts: ["A": 1, "B": 1, "C": 0]) { $0.setIsDynamicSectionForAllGroups(true) }
+        #expect(h.mappings.visibleGroups() == ["A", "B"])
+        #expect(h.changes { h in h.insert(at: 0, "C"); h.delete(at: 0, "A") } == ["delete [0, 0]", "insert [1, 0]"])
+        #expect(h.lastSections == ["delete 0", "insert 1"])
+        // section_12A: removeAllObjectsInAllCollections deletes every row beside the sections.
+        #expect(h.changes { $0.removeAll() } == ["delete [0, 0]", "delete [1, 0]"])
+        #expect(h.lastSections == ["delete 0", "delete 1"])
     }
 
     // MARK: Raw changes
