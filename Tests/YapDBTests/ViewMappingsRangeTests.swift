@@ -262,7 +262,7 @@ import YapDB
     // MARK: Dependencies
 
     @Test func cellDrawingDependencies() throws {
-        let configure: (YapDatabaseViewMappings) -> Void = { $0.setCellDrawingDependencyForNeighboringCellWithOffset(-1, forGroup: "g") }
+        let configure: (YapDatabaseViewMappings) -> Void = { $0.setCellDrawingDependencyForNeighboringCell(withOffset: -1, forGroup: "g") }
         var h = try Harness(counts: ["g": 20], configure: configure)
         #expect(h.mappings.cellDrawingDependencyOffsets(forGroup: "g") == [NSNumber(value: -1)])
         #expect(h.changes { $0.delete(at: 17) } == ["delete [0, 17]", "update [0, 18] → [0, 17] dependency"],

@@ -69,6 +69,12 @@ public class YapDatabaseViewConnection {
         UInt(notifications.reduce(0) { $0 + (ViewCommitNote.note(for: name, in: $1)?.rawChanges ?? 0) })
     }
 
+    /// `numberOfRawChanges(forNotifications:)` as Swift imports YapDatabase's
+    /// `numberOfRawChangesForNotifications:`.
+    public func numberOfRawChanges(for notifications: [Notification]) -> UInt {
+        numberOfRawChanges(forNotifications: notifications)
+    }
+
     /// Whether any of `notifications` changed this view: a row entered, left, moved within or
     /// changed inside it, or a row in it was touched. False for commits that touched only rows
     /// the view does not hold (another collection, or rows its grouping leaves out).
