@@ -38,7 +38,9 @@ public class YapDatabaseViewConnection {
         mappings.lists = lists
         mappings.setSnapshot(snapshot)
         guard before.snapshotOfLastUpdate != .max else {
+            // The first update: nothing to compare with.
             mappings.resetRanges()
+            mappings.validateConsolidation()
             return ([], [])
         }
         var changed: [YapCollectionKey: YapDatabaseViewChangesBitMask] = [:]
