@@ -242,7 +242,6 @@ extension YapDatabaseConnection {
             if let changeset = result.changeset {
                 advance(to: changeset.snapshot)
                 transaction?.runCompletionBlocks()
-                database.postNotifications()
             } else if transaction?.isRolledBack == true {
                 transaction?.discardCacheChanges()
             }
