@@ -47,9 +47,13 @@ open class YapDatabaseRelationship: YapDatabaseExtension, @unchecked Sendable {
         !storedOptions.disableYapDatabaseRelationshipNodeProtocol && (storedOptions.allowedCollections?.isAllowed(collection) ?? true)
     }
 
-    /// The extension transaction of `name` in `transaction` (made once per transaction).
+    /// The extension transaction of `name` in `transaction` (made once per transaction; also
+    /// while registering, before `transaction.ext(name)` knows the name).
     func relationshipTransaction(_ name: String, _ transaction: YapDatabaseReadWriteTransaction) -> YapDatabaseRelationshipTransaction? {
-        transaction.ext(name) as? YapDatabaseRelationshipTransaction
+        if let existing = transaction.extensionTransactions[name] { return existing as? YapDatabaseRelationshipTransaction }
+        let made = YapDatabaseRelationshipTransaction(relationship: self, name: name, transaction: transaction)
+        transaction.extensionTransactions[name] = made
+        return made
     }
 
     // MARK: Registration
