@@ -135,8 +135,23 @@ open class YapDatabaseRelationship: YapDatabaseExtension, @unchecked Sendable {
         relationshipTransaction(name, transaction)?.allNodesRemoved()
     }
 
+    /// Runs the rules. Manual edges are not in the log (protocol edges are re-read from the
+    /// rows after a crash), so a commit that changed one is followed by an index checkpoint
+    /// that writes them (unless durability is `.off`); a crash between the commit's sync and
+    /// the checkpoint's loses that commit's manual-edge changes, not its rows.
     override func willCommit(name: String, transaction: YapDatabaseReadWriteTransaction) {
-        relationshipTransaction(name, transaction)?.flush()
+        guard let ext = transaction.extensionTransactions[name] as? YapDatabaseRelationshipTransaction else { return }
+        ext.flush()
+        let database = transaction.connection.database
+        if ext.manualEdgesChanged, database.options.durability != .off {
+            transaction.afterDurableCommit.append { [weak database] in
+                do throws(YapDatabaseError) {
+                    try database?.checkpoint()
+                } catch {
+                    YapDatabaseLogging.log(.warning, "relationship \(name): the checkpoint after a manual edge change failed: \(error)")
+                }
+            }
+        }
     }
 
     // MARK: Verification

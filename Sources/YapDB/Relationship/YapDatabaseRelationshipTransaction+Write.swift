@@ -76,7 +76,10 @@ extension YapDatabaseRelationshipTransaction {
             }
             try state.insert(edge)
         }
-        if !unchanged { checks.append(edge) }
+        if !unchanged {
+            checks.append(edge)
+            if edge.isManual { manualEdgesChanged = true }
+        }
     }
 
     func removeManual(_ identity: StoredEdge, reason: YDB_NotifyReason) {
@@ -88,6 +91,7 @@ extension YapDatabaseRelationshipTransaction {
             try state.remove(edge)
             removed = edge
         }
+        if removed != nil { manualEdgesChanged = true }
         if let removed, reason != .edgeDeleted { pendingRules.append((removed, reason)) }
     }
 

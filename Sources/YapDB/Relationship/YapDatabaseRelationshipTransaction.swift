@@ -33,6 +33,8 @@ public final class YapDatabaseRelationshipTransaction {
     /// Files the rules deleted, removed once the commit is durable.
     var filesToDelete: [URL] = []
     var isFlushing = false
+    /// Whether a manual edge was stored or removed (the commit then writes a checkpoint).
+    var manualEdgesChanged = false
 
     init(relationship: YapDatabaseRelationship, name: String, transaction: YapDatabaseReadTransaction) {
         self.relationship = relationship
