@@ -3,8 +3,8 @@ import YapDBIndex
 
 /// Checks a relationship extension's stored edges against the rows (`YapDatabase.verify()`):
 /// the two trees hold the same edges, every edge's source row exists, every destination row
-/// exists (the rules removed the others at commit), and each node's protocol edges are the
-/// ones its object gives now (less those to rows that do not exist).
+/// exists (the rules removed the others at commit), and each node's protocol edges are among
+/// the ones its object gives now (the rules may have removed some since).
 struct RelationshipVerifier {
     let relationship: YapDatabaseRelationship
     let state: RelationshipState
@@ -44,19 +44,17 @@ struct RelationshipVerifier {
             for collection in keydir.collectionNames() where relationship.gathersEdges(in: collection) {
                 keydir.eachKey(inCollection: collection) { key, _ in
                     let pair = CollectionKeyPair(collection: collection, key: key)
-                    var expected: Set<StoredEdge> = []
+                    // What the object gives now (duplicates: the last rules). Edges the rules
+                    // removed since (a destination deleted) may be missing: stored ⊆ given.
+                    var given: [StoredEdge: YDB_NodeDeleteRules] = [:]
                     if let node = transaction.object(forKey: key, inCollection: collection) as? YapDatabaseRelationshipNode {
                         for edge in node.yapDatabaseRelationshipEdges() ?? [] {
-                            guard var stored = helper.storedEdge(edge, source: pair, manual: false) else { continue }
-                            if let destination = stored.destinationNode, !exists(destination) { continue }
-                            stored.rules = edge.nodeDeleteRules
-                            expected.insert(stored)
+                            guard let stored = helper.storedEdge(edge, source: pair, manual: false) else { continue }
+                            given[stored.identity] = stored.rules
                         }
                     }
-                    let found = protocolEdges[pair] ?? []
-                    // Duplicate edges in a node's list keep the last rules: compare identities.
-                    if Set(found.map(\.identity)) != Set(expected.map(\.identity)) {
-                        problems.append("\(collection)/\(key): \(found.count) protocol edges stored, \(expected.count) given by the object")
+                    for edge in protocolEdges[pair] ?? [] where given[edge.identity] != edge.rules {
+                        problems.append("\(collection)/\(key): stored protocol edge \(edge.name) is not one its object gives")
                     }
                     return problems.count < 100
                 }

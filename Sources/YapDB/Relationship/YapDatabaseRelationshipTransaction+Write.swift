@@ -203,29 +203,75 @@ extension YapDatabaseRelationshipTransaction {
         flush()
     }
 
-    /// Brings claimed edges up to the rows changed since they were written, then flushes:
-    /// written rows give their edges again, removed rows run their rules.
+    /// Brings claimed edges up to the rows changed since they were written. The rules of those
+    /// changes already ran when they were committed (every row they deleted or replaced is in
+    /// the log), so nothing runs again: rows written since give their protocol edges again
+    /// (less edges to rows that do not exist), and the edges of rows removed since are dropped.
+    /// Files those commits' rules deleted are not deleted again (a crash after a commit and
+    /// before its file deletions leaves the files).
     func catchUp(_ changes: ExtensionCatchUp) throws(PageError) {
         for pair in changes.changedKeys {
             if exists(pair) {
-                rowWritten(pair, isInsert: false)
+                regatherQuietly(pair)
             } else {
-                nodeRemoved(pair)
+                dropEdgesQuietly(of: pair)
             }
         }
         if changes.removedAll || !changes.removedRowids.isEmpty {
-            // Rows removed with their collection (or all rows) are known only by row id: find
-            // the edges' ends that are gone.
-            var missing: [CollectionKeyPair] = []
+            // Rows removed with their collection (or all rows) are known only by row id: drop
+            // every edge with an end that is gone.
+            var gone: [StoredEdge] = []
             reading { state throws(PageError) in
                 try state.forEachEdge { edge in
-                    if !exists(edge.source) { missing.append(edge.source) }
-                    if let destination = edge.destinationNode, !exists(destination) { missing.append(destination) }
+                    if !exists(edge.source) || edge.destinationNode.map({ !exists($0) }) == true { gone.append(edge) }
                     return true
                 }
             }
-            for pair in missing { nodeRemoved(pair) }
+            update { state throws(PageError) in for edge in gone { try state.remove(edge) } }
         }
-        flush()
+    }
+
+    /// Makes the row's protocol edges its object's (less edges to missing rows); runs nothing.
+    func regatherQuietly(_ pair: CollectionKeyPair) {
+        var wanted: [StoredEdge: YDB_NodeDeleteRules] = [:]
+        if relationship.gathersEdges(in: pair.collection),
+           let node = databaseTransaction.object(forKey: pair.key, inCollection: pair.collection) as? YapDatabaseRelationshipNode {
+            for edge in node.yapDatabaseRelationshipEdges() ?? [] {
+                guard let stored = storedEdge(edge, source: pair, manual: false), state?.fits(stored) == true else { continue }
+                if let destination = stored.destinationNode, !exists(destination) { continue }
+                wanted[stored.identity] = stored.rules
+            }
+        }
+        var old: [StoredEdge] = []
+        reading { state throws(PageError) in
+            try state.forEachEdge(from: pair, name: nil) { edge in
+                if !edge.isManual { old.append(edge) }
+                return true
+            }
+        }
+        update { state throws(PageError) in
+            for edge in old where wanted[edge.identity] != edge.rules { try state.remove(edge) }
+            for (identity, rules) in wanted where !old.contains(where: { $0.identity == identity && $0.rules == rules }) {
+                var edge = identity
+                edge.rules = rules
+                try state.insert(edge)
+            }
+        }
+    }
+
+    /// Drops every edge from or to the row; runs nothing.
+    func dropEdgesQuietly(of pair: CollectionKeyPair) {
+        var gone: [StoredEdge] = []
+        reading { state throws(PageError) in
+            try state.forEachEdge(from: pair, name: nil) { edge in
+                gone.append(edge)
+                return true
+            }
+            try state.forEachEdge(to: .node(pair), name: nil) { edge in
+                if edge.source != pair { gone.append(edge) }
+                return true
+            }
+        }
+        update { state throws(PageError) in for edge in gone { try state.remove(edge) } }
     }
 }
