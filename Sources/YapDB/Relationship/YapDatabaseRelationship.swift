@@ -16,12 +16,13 @@ import YapDBEngine
 /// destination row does not exist when the transaction commits counts as an edge whose
 /// destination was deleted** — with `.deleteSourceIfDestinationDeleted`, the source is deleted.
 ///
-/// `@unchecked Sendable`: every stored property is immutable (the options are copied at init).
+/// `@unchecked Sendable`: every stored property is immutable (the options are copied into
+/// `RelationshipSettings` at init).
 open class YapDatabaseRelationship: YapDatabaseExtension, @unchecked Sendable {
     /// The version tag: a different tag at registration gathers every protocol edge again
     /// (manual edges are kept).
     public let versionTag: String
-    let storedOptions: YapDatabaseRelationshipOptions
+    let storedOptions: RelationshipSettings
 
     /// A relationship extension with the default options and tag "".
     public override convenience init() { self.init(versionTag: nil, options: nil) }
@@ -33,12 +34,12 @@ open class YapDatabaseRelationship: YapDatabaseExtension, @unchecked Sendable {
     /// the defaults).
     public init(versionTag: String?, options: YapDatabaseRelationshipOptions?) {
         self.versionTag = versionTag ?? ""
-        storedOptions = options?.copy() ?? YapDatabaseRelationshipOptions()
+        storedOptions = (options ?? YapDatabaseRelationshipOptions()).settings
         super.init()
     }
 
     /// A copy of the options the extension was made with.
-    public var options: YapDatabaseRelationshipOptions { storedOptions.copy() }
+    public var options: YapDatabaseRelationshipOptions { storedOptions.options }
 
     static func stateKey(_ name: String) -> String { "relationship:" + name }
 

@@ -9,9 +9,7 @@ public typealias YapDatabaseRelationshipFileURLDeserializer = @Sendable (YapData
 /// Options of a relationship extension (YapDatabase's `YapDatabaseRelationshipOptions`).
 ///
 /// Threading: set it up before creating the extension; the extension keeps a copy.
-public final class YapDatabaseRelationshipOptions: @unchecked Sendable {
-    // `@unchecked Sendable`: the extension copies the options at creation and never changes
-    // its copy; callers configure theirs on one thread before handing it over.
+public final class YapDatabaseRelationshipOptions {
 
     /// When true, objects are never asked for their edges (`YapDatabaseRelationshipNode` is
     /// ignored): only manual edges exist. Default false.
@@ -49,12 +47,28 @@ public final class YapDatabaseRelationshipOptions: @unchecked Sendable {
         }
     }
 
-    func copy() -> YapDatabaseRelationshipOptions {
-        let copy = YapDatabaseRelationshipOptions()
-        copy.disableYapDatabaseRelationshipNodeProtocol = disableYapDatabaseRelationshipNodeProtocol
-        copy.allowedCollections = allowedCollections
-        copy.fileURLSerializer = fileURLSerializer
-        copy.fileURLDeserializer = fileURLDeserializer
-        return copy
+    /// The options as the extension keeps them (immutable).
+    var settings: RelationshipSettings {
+        RelationshipSettings(disableYapDatabaseRelationshipNodeProtocol: disableYapDatabaseRelationshipNodeProtocol,
+                             allowedCollections: allowedCollections, fileURLSerializer: fileURLSerializer,
+                             fileURLDeserializer: fileURLDeserializer)
+    }
+}
+
+/// A relationship extension's options, fixed at its creation.
+struct RelationshipSettings: Sendable {
+    let disableYapDatabaseRelationshipNodeProtocol: Bool
+    let allowedCollections: YapWhitelistBlacklist?
+    let fileURLSerializer: YapDatabaseRelationshipFileURLSerializer
+    let fileURLDeserializer: YapDatabaseRelationshipFileURLDeserializer
+
+    /// Options holding these settings.
+    var options: YapDatabaseRelationshipOptions {
+        let options = YapDatabaseRelationshipOptions()
+        options.disableYapDatabaseRelationshipNodeProtocol = disableYapDatabaseRelationshipNodeProtocol
+        options.allowedCollections = allowedCollections
+        options.fileURLSerializer = fileURLSerializer
+        options.fileURLDeserializer = fileURLDeserializer
+        return options
     }
 }

@@ -68,18 +68,12 @@ extension YapDatabaseRelationshipTransaction {
             YapDatabaseLogging.log(.error, "relationship \(name): an edge's names and keys are too long to store; ignored: \(publicEdge(edge))")
             return
         }
-        var unchanged = false
-        update { state throws(PageError) in
-            if try state.storedRules(of: edge) == edge.rules {
-                unchanged = true
-                return
-            }
-            try state.insert(edge)
-        }
-        if !unchanged {
-            checks.append(edge)
-            if edge.isManual { manualEdgesChanged = true }
-        }
+        var current: YDB_NodeDeleteRules?
+        reading { state throws(PageError) in current = try state.storedRules(of: edge) }
+        guard current != edge.rules else { return }
+        update { state throws(PageError) in try state.insert(edge) }
+        checks.append(edge)
+        if edge.isManual { manualEdgesChanged = true }
     }
 
     func removeManual(_ identity: StoredEdge, reason: YDB_NotifyReason) {
