@@ -72,7 +72,7 @@ let package = Package(
         .testTarget(name: "YapDBQueryTests", dependencies: ["YapDBQuery", "TestSupport"], exclude: ["generate_sqlite_oracle.py"]),
         .testTarget(name: "YapDBFullTextTests", dependencies: ["YapDBFullText", "TestSupport"]),
         .testTarget(name: "YapDBEngineTests", dependencies: ["YapDBEngine", "YapDBIndex", "YapDBStorage", "YapDBSimulatedDisk", "TestSupport"]),
-        .testTarget(name: "YapDBTests", dependencies: ["YapDB", "YapDBQuery", "YapDBIndex", "YapDBStorage", "YapDBSimulatedDisk", "TestSupport", "YapDBCrashChild"]),
+        .testTarget(name: "YapDBTests", dependencies: ["YapDB", "YapDBQuery", "YapDBFullText", "YapDBIndex", "YapDBStorage", "YapDBSimulatedDisk", "TestSupport", "YapDBCrashChild"]),
         // Client code written as YapDatabase's Swift users write it, against `import YapDB` only:
         // proves the YapDatabase spellings (docs/api.md, README "Porting from YapDatabase").
         .testTarget(name: "YapDBPortingTests", dependencies: ["YapDB"]),
