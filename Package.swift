@@ -44,7 +44,7 @@ let package = Package(
         .target(name: "YapDBQuery"),
         // Full-text search's text analysis and queries: tokenizers, the FTS5 query grammar, the
         // brute-force matcher (the reference for the index), bm25 and snippets. No storage.
-        .target(name: "YapDBFullText"),
+        .target(name: "YapDBFullText", exclude: ["generate_diacritics.py"]),
         .target(name: "YapDBEngine", dependencies: ["YapDBStorage", "YapDBIndex"]),
         .target(name: "YapDB", dependencies: ["YapDBEngine", "YapDBIndex", "YapDBStorage", "YapDBQuery", "YapDBFullText"]),
         .target(name: "YapDBFuzzEntry", dependencies: ["YapDB", "YapDBStorage", "YapDBIndex", "YapDBSimulatedDisk"]),

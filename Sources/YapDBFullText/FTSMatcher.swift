@@ -11,21 +11,28 @@ package enum FTSMatcher {
     /// in that column (0 outside its column filter): bm25's term frequencies. For a phrase inside a
     /// NEAR group only the occurrences that are part of a clump satisfying the group count, as FTS5 counts them.
     package static func phraseHitCounts(_ query: FTSQuery, _ document: FTSDocument) -> [[Int]] {
-        var result: [[Int]] = []
+        phraseInstances(query, document).map { $0.map(\.count) }
+    }
+
+    /// Per leaf phrase (in `query.phrases` order), per column, the token positions (ascending) where
+    /// the phrase starts, counted as `phraseHitCounts` counts them: FTS5's phrase instances, which
+    /// bm25, snippets and highlights read.
+    package static func phraseInstances(_ query: FTSQuery, _ document: FTSDocument) -> [[[Int]]] {
+        var result: [[[Int]]] = []
         result.reserveCapacity(query.phrases.count)
         func walk(_ node: FTSQueryNode) {
             switch node {
             case .phrase(let phrase, let columns):
                 result.append(document.columns.indices.map { column in
-                    allows(columns, column) ? starts(of: phrase, in: document.columns[column]).count : 0
+                    allows(columns, column) ? starts(of: phrase, in: document.columns[column]) : []
                 })
             case .near(let group, let distance, let columns):
-                var counts = Array(repeating: Array(repeating: 0, count: document.columns.count), count: group.count)
+                var lists = Array(repeating: Array(repeating: [Int](), count: document.columns.count), count: group.count)
                 for column in document.columns.indices where allows(columns, column) {
                     let used = nearInstances(group, distance: distance, in: document.columns[column])
-                    for index in group.indices { counts[index][column] = used[index].count }
+                    for index in group.indices { lists[index][column] = used[index] }
                 }
-                result.append(contentsOf: counts)
+                result.append(contentsOf: lists)
             case .and(let children), .or(let children): children.forEach(walk)
             case .not(let left, let right): walk(left); walk(right)
             }

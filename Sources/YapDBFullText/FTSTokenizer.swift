@@ -32,7 +32,7 @@ package struct FTSTokenizer: Sendable {
             return (value >= 0x30 && value <= 0x39) || (value >= 0x41 && value <= 0x5A) || (value >= 0x61 && value <= 0x7A)
         }
         if config.base == .ascii { return true }
-        if config.removeDiacritics != 0, FTSUnicode.isDroppedDiacritic(value) { return true }
+        if FTSUnicode.isDroppedDiacritic(value) { return true }
         return config.categories.contains(FTSCategory(scalar.properties.generalCategory))
     }
 
