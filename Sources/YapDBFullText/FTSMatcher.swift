@@ -8,29 +8,43 @@ package enum FTSMatcher {
     }
 
     /// Per leaf phrase (in `query.phrases` order), per column, the number of times the phrase occurs
-    /// in that column (0 outside its column filter): bm25's term frequencies. For a phrase inside a
-    /// NEAR group only the occurrences that are part of a clump satisfying the group count, as FTS5 counts them.
+    /// in that column: bm25's term frequencies. As in FTS5, an occurrence counts only where the
+    /// query says it matters: inside its column filter, inside a clump that satisfies its NEAR group,
+    /// and only when every expression around it matches this row (so the phrases of a failed `AND`
+    /// branch of an `OR`, and of the excluded side of a `NOT`, count 0 even if they occur).
     package static func phraseHitCounts(_ query: FTSQuery, _ document: FTSDocument) -> [[Int]] {
-        var result: [[Int]] = []
+        phraseInstances(query, document).map { $0.map(\.count) }
+    }
+
+    /// Per leaf phrase (in `query.phrases` order), per column, the token positions (ascending) where
+    /// the phrase starts, counted as `phraseHitCounts` counts them: FTS5's phrase instances, which
+    /// bm25, snippets and highlights read.
+    package static func phraseInstances(_ query: FTSQuery, _ document: FTSDocument) -> [[[Int]]] {
+        var result: [[[Int]]] = []
         result.reserveCapacity(query.phrases.count)
-        func walk(_ node: FTSQueryNode) {
+        let none = Array(repeating: [Int](), count: document.columns.count)
+        func walk(_ node: FTSQueryNode, active parentActive: Bool) {
+            let active = parentActive && matches(node, document)
             switch node {
             case .phrase(let phrase, let columns):
                 result.append(document.columns.indices.map { column in
-                    allows(columns, column) ? starts(of: phrase, in: document.columns[column]).count : 0
+                    active && allows(columns, column) ? starts(of: phrase, in: document.columns[column]) : []
                 })
             case .near(let group, let distance, let columns):
-                var counts = Array(repeating: Array(repeating: 0, count: document.columns.count), count: group.count)
-                for column in document.columns.indices where allows(columns, column) {
+                var lists = Array(repeating: none, count: group.count)
+                for column in document.columns.indices where active && allows(columns, column) {
                     let used = nearInstances(group, distance: distance, in: document.columns[column])
-                    for index in group.indices { counts[index][column] = used[index].count }
+                    for index in group.indices { lists[index][column] = used[index] }
                 }
-                result.append(contentsOf: counts)
-            case .and(let children), .or(let children): children.forEach(walk)
-            case .not(let left, let right): walk(left); walk(right)
+                result.append(contentsOf: lists)
+            case .and(let children), .or(let children):
+                for child in children { walk(child, active: active) }
+            case .not(let left, let right):
+                walk(left, active: active)
+                walk(right, active: active)
             }
         }
-        if let root = query.root { walk(root) }
+        if let root = query.root { walk(root, active: true) }
         return result
     }
 

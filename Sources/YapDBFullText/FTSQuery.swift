@@ -63,6 +63,22 @@ package struct FTSQuery: Sendable, Hashable {
         return try parser.parseQuery()
     }
 
+    /// Per leaf phrase (`phrases` order), the column filter it carries (nil: any column). bm25's idf
+    /// counts the rows where the phrase occurs in these columns, ignoring any NEAR group around it (as FTS5 does).
+    package var phraseColumnFilters: [[Int]?] {
+        var result: [[Int]?] = []
+        func walk(_ node: FTSQueryNode) {
+            switch node {
+            case .phrase(_, let columns): result.append(columns)
+            case .near(let group, _, let columns): result.append(contentsOf: Array(repeating: columns, count: group.count))
+            case .and(let children), .or(let children): children.forEach(walk)
+            case .not(let left, let right): walk(left); walk(right)
+            }
+        }
+        if let root { walk(root) }
+        return result
+    }
+
     /// Leaf phrases in the order they appear in `node` (the order `phrases` lists them).
     package static func leafPhrases(of node: FTSQueryNode?) -> [FTSPhrase] {
         var result: [FTSPhrase] = []

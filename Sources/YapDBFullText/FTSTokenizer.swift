@@ -5,8 +5,21 @@
 package struct FTSTokenizer: Sendable {
     package let config: FTSTokenizerConfig
 
+    /// Whether each ASCII character is a token character (computed once: the common case).
+    private let asciiTokenCharacters: [Bool]
+
     package init(_ config: FTSTokenizerConfig) {
         self.config = config
+        asciiTokenCharacters = (0..<128).map { value in
+            let scalar = Unicode.Scalar(UInt8(value))
+            if config.separators.contains(UInt32(value)) { return false }
+            if config.tokenChars.contains(UInt32(value)) { return true }
+            if config.base == .unicode61 {
+                return config.categories.contains(FTSCategory(scalar.properties.generalCategory))
+            }
+            // ascii: letters and digits.
+            return (value >= 0x30 && value <= 0x39) || (value >= 0x41 && value <= 0x5A) || (value >= 0x61 && value <= 0x7A)
+        }
     }
 
     /// The tokens of `text` in order, positions from 0, each with its source UTF-8 range.
@@ -25,14 +38,12 @@ package struct FTSTokenizer: Sendable {
     /// Whether a (case folded) character is part of a token for the unicode61 or ascii rules.
     func isTokenCharacter(_ scalar: Unicode.Scalar) -> Bool {
         let value = scalar.value
+        if value < 0x80 { return asciiTokenCharacters[Int(value)] }
+        // Every non-ASCII character makes tokens for ascii, which takes only ASCII options (as FTS5's does).
+        if config.base == .ascii { return true }
         if config.separators.contains(value) { return false }
         if config.tokenChars.contains(value) { return true }
-        if value < 0x80 {
-            // ASCII letters and digits; every other ASCII character separates.
-            return (value >= 0x30 && value <= 0x39) || (value >= 0x41 && value <= 0x5A) || (value >= 0x61 && value <= 0x7A)
-        }
-        if config.base == .ascii { return true }
-        if config.removeDiacritics != 0, FTSUnicode.isDroppedDiacritic(value) { return true }
+        if FTSUnicode.isDroppedDiacritic(value) { return true }
         return config.categories.contains(FTSCategory(scalar.properties.generalCategory))
     }
 
