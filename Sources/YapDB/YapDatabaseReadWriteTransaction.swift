@@ -13,6 +13,10 @@ public final class YapDatabaseReadWriteTransaction: YapDatabaseReadTransaction {
     /// fails with it.
     var pendingFailure: YapDatabaseError?
     var completions: [(DispatchQueue?, @Sendable () -> Void)] = []
+    /// Work to do once the commit is durable, on the committing thread, before completion
+    /// blocks are queued (the relationship extension deletes files here). Dropped on rollback
+    /// or a failed commit.
+    var afterDurableCommit: [() -> Void] = []
     /// Keys whose cache entries this transaction changed (evicted again on rollback).
     var cacheTouched: Set<CollectionKeyPair> = []
     var writtenObjects: [CollectionKeyPair: Any] = [:]
@@ -384,6 +388,17 @@ public final class YapDatabaseReadWriteTransaction: YapDatabaseReadTransaction {
         engineTransaction.attach(CommitRecord(changeset: changeset, notification: notification, sharedObjects: sharedObjects,
                                               sharedMetadata: sharedMetadata, touchedObjects: touchedOnlyObjects,
                                               touchedMetadata: touchedOnlyMetadata))
+    }
+
+    /// Lets every extension finish its pending work before the commit (`willCommit`).
+    func runWillCommitHooks() {
+        for (extName, ext) in extensions { ext.willCommit(name: extName, transaction: self) }
+    }
+
+    /// Runs `afterDurableCommit` (the commit is durable).
+    func runAfterDurableCommit() {
+        for action in afterDurableCommit { action() }
+        afterDurableCommit.removeAll()
     }
 
     func runCompletionBlocks() {

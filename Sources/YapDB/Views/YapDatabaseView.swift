@@ -25,6 +25,9 @@ open class YapDatabaseAutoView: YapDatabaseView, @unchecked Sendable {
     let allowedCollections: YapWhitelistBlacklist?
     let skipInitialViewPopulation: Bool
     let isPersistent: Bool
+    /// False for a view made by the bare `init()`: it has no grouping or sorting of its own
+    /// and refuses registration.
+    let isConfigured: Bool
 
     /// A view with the given grouping and sorting. Registering it again later with the same
     /// `versionTag` keeps its contents; a different tag rebuilds it.
@@ -34,6 +37,29 @@ open class YapDatabaseAutoView: YapDatabaseView, @unchecked Sendable {
         allowedCollections = options?.allowedCollections
         skipInitialViewPopulation = options?.skipInitialViewPopulation ?? false
         isPersistent = options?.isPersistent ?? true
+        isConfigured = true
+        super.init()
+    }
+
+    /// A view with no grouping or sorting, so that subclasses can override `init()` (as they do
+    /// with YapDatabase's NSObject-based view) and configure themselves there:
+    ///
+    ///     final class InboxView: YapDatabaseAutoView {
+    ///         override init() {
+    ///             super.init(grouping: .withObjectBlock { … }, sorting: .withObjectBlock { … },
+    ///                        versionTag: "1", options: nil)
+    ///         }
+    ///     }
+    ///
+    /// A view left as this initializer makes it cannot be registered: `register` logs why and
+    /// returns false.
+    public override init() {
+        config = Mutex(Config(grouping: .withKeyBlock { _, _, _ in nil },
+                              sorting: .withKeyBlock { _, _, _, _, _, _ in .orderedSame }, versionTag: ""))
+        allowedCollections = nil
+        skipInitialViewPopulation = false
+        isPersistent = true
+        isConfigured = false
         super.init()
     }
 
@@ -62,6 +88,11 @@ open class YapDatabaseAutoView: YapDatabaseView, @unchecked Sendable {
     // MARK: Extension hooks
 
     override func prepare(name: String, transaction: YapDatabaseReadWriteTransaction) -> Bool {
+        guard isConfigured else {
+            YapDatabaseLogging.log(.error, "view \(name) was made by init() without a grouping and sorting "
+                                   + "(call init(grouping:sorting:versionTag:options:)); not registered")
+            return false
+        }
         let tag = versionTag
         let key = Self.stateKey(name)
         if let existing = transaction.viewState(name), existing.versionTag == tag {
