@@ -233,6 +233,7 @@ extension YapDatabaseConnection {
                     blockError = error
                     throw error
                 }
+                if !tx.isRolledBack, tx.pendingFailure == nil { tx.runWillCommitHooks() }
                 if let failure = tx.pendingFailure { throw failure }
                 if tx.isRolledBack { engineTx.rollback(); return }
                 tx.prepareCommit()
@@ -241,6 +242,7 @@ extension YapDatabaseConnection {
             })
             if let changeset = result.changeset {
                 advance(to: changeset.snapshot)
+                transaction?.runAfterDurableCommit()
                 transaction?.runCompletionBlocks()
             } else if transaction?.isRolledBack == true {
                 transaction?.discardCacheChanges()

@@ -51,6 +51,12 @@ open class YapDatabaseExtension: @unchecked Sendable {
     func didTouchRow(name: String, collection: String, key: String, change: RowChange,
                      transaction: YapDatabaseReadWriteTransaction) {}
 
+    /// The read-write transaction's block returned and it is about to commit: finish pending
+    /// work (the relationship extension runs its rules here). Called once per extension, in
+    /// registration order; rows it writes or removes go through the normal path, so every
+    /// extension hears of them. Not called on rollback.
+    func willCommit(name: String, transaction: YapDatabaseReadWriteTransaction) {}
+
     /// Checks the extension's stored state in `transaction`'s snapshot against a rebuild from
     /// its blocks (`YapDatabase.verify()`); returns one line per problem.
     func verifyState(name: String, transaction: YapDatabaseReadTransaction) -> [String] { [] }
