@@ -40,6 +40,8 @@ public final class YapDatabaseReadWriteTransaction: YapDatabaseReadTransaction {
     /// Where each view held the row being changed or touched before the change, by view name
     /// (set by the view as it hears of the change; read by the view and the filtered views of it).
     var viewRowsBefore: [String: ViewRowBefore] = [:]
+    /// Row id → key of the rows the views compare (made when a view first needs it).
+    lazy var viewRowKeys = ViewRowKeyCache()
 
     /// The object passed to observers as the notification's `"custom"` value.
     public var yapDatabaseModifiedNotificationCustomObject: Any?

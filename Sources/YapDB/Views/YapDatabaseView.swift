@@ -181,6 +181,7 @@ open class YapDatabaseAutoView: YapDatabaseView, @unchecked Sendable {
     }
 
     override func willRemoveAll(name: String, transaction: YapDatabaseReadWriteTransaction) {
+        transaction.viewRowKeys.forgetAll()
         update(name, transaction) { state, engine in
             guard !state.isEmpty else { return false }
             engine.groupLog?.groups.formUnion(engine.groupNames(state))
