@@ -59,7 +59,7 @@ let package = Package(
         .executableTarget(
             name: "YapDBMeasure",
             dependencies: [
-                "YapDBEngine", "YapDBStorage", "YapDBIndex",
+                "YapDBEngine", "YapDBStorage", "YapDBIndex", "YapDBFullText",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
