@@ -52,29 +52,42 @@ package struct FTSTokenizer: Sendable {
     }
 
     /// unicode61 and ascii: runs of token characters, folded. ASCII bytes take a table lookup;
-    /// other characters are decoded from the UTF-8 and classified one by one.
+    /// other characters are decoded from the UTF-8 and classified one by one. A token that folding
+    /// leaves unchanged (the common case) becomes its term straight from the source bytes; the
+    /// folded copy is started only at the first character that changes.
     private func wordTokens(in text: String, into result: inout [FTSToken]) {
         var text = text
         text.withUTF8 { bytes in
             var term: [UInt8] = []
             term.reserveCapacity(32)
             var start = -1
+            var plain = true
             var index = 0
             let foldUnicode = config.base == .unicode61
             func finish(at end: Int) {
                 guard start >= 0 else { return }
-                if !term.isEmpty {
+                if plain {
+                    let source = UnsafeBufferPointer(rebasing: bytes[start..<end])
+                    result.append(FTSToken(term: String(decoding: source, as: UTF8.self), position: result.count, utf8Range: start..<end))
+                } else if !term.isEmpty {
                     result.append(FTSToken(term: String(decoding: term, as: UTF8.self), position: result.count, utf8Range: start..<end))
-                    term.removeAll(keepingCapacity: true)
                 }
                 start = -1
+            }
+            /// Switches the current token to a folded copy: its bytes so far, unchanged.
+            func beginCopy(upTo end: Int) {
+                plain = false
+                term.removeAll(keepingCapacity: true)
+                term.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<end]))
             }
             while index < bytes.count {
                 let byte = bytes[index]
                 if byte < 0x80 {
                     if asciiTokenCharacters[Int(byte)] {
-                        if start < 0 { start = index }
-                        term.append(byte >= 0x41 && byte <= 0x5A ? byte + 0x20 : byte)
+                        if start < 0 { start = index; plain = true }
+                        let lower = byte >= 0x41 && byte <= 0x5A ? byte + 0x20 : byte
+                        if plain, lower != byte { beginCopy(upTo: index) }
+                        if !plain { term.append(lower) }
                     } else {
                         finish(at: index)
                     }
@@ -83,9 +96,10 @@ package struct FTSTokenizer: Sendable {
                 }
                 let (scalar, width) = Self.decode(bytes, at: index)
                 if isTokenCharacter(scalar) {
-                    if start < 0 { start = index }
+                    if start < 0 { start = index; plain = true }
                     let folded = foldUnicode ? FTSUnicode.folded(scalar, foldCase: true, removeDiacritics: config.removeDiacritics) : scalar
-                    if let folded, let encoded = UTF8.encode(folded) { term.append(contentsOf: encoded) }
+                    if plain, folded != scalar { beginCopy(upTo: index) }
+                    if !plain, let folded, let encoded = UTF8.encode(folded) { term.append(contentsOf: encoded) }
                 } else {
                     finish(at: index)
                 }
