@@ -244,7 +244,6 @@ extension YapDatabaseConnection {
                 advance(to: changeset.snapshot)
                 transaction?.runAfterDurableCommit()
                 transaction?.runCompletionBlocks()
-                database.postNotifications()
             } else if transaction?.isRolledBack == true {
                 transaction?.discardCacheChanges()
             }

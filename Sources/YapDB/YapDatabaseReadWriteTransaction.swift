@@ -35,6 +35,8 @@ public final class YapDatabaseReadWriteTransaction: YapDatabaseReadTransaction {
     /// changed groups are not known (rebuilt, or filtered views): those answer for any group.
     var viewGroupChanges: [String: Set<String>] = [:]
     var viewGroupsUnknown: Set<String> = []
+    /// What the transaction did to each view beyond its rows (rebuilds, raw change counts).
+    var viewCommitNotes: [String: ViewCommitNote] = [:]
     /// Where each view held the row being changed or touched before the change, by view name
     /// (set by the view as it hears of the change; read by the view and the filtered views of it).
     var viewRowsBefore: [String: ViewRowBefore] = [:]
@@ -378,6 +380,7 @@ public final class YapDatabaseReadWriteTransaction: YapDatabaseReadTransaction {
                                                   extensions: extensionChanges.isEmpty ? nil : extensionChanges)
         let knownGroups = viewGroupChanges.filter { !viewGroupsUnknown.contains($0.key) }
         if !knownGroups.isEmpty { notification.userInfo?[ViewGroupChanges.userInfoKey] = knownGroups }
+        if !viewCommitNotes.isEmpty { notification.userInfo?[ViewCommitNote.userInfoKey] = viewCommitNotes }
         var sharedObjects: [YapCollectionKey: Any] = [:]
         for (pair, object) in writtenObjects { sharedObjects[YapCollectionKey(collection: pair.collection, key: pair.key)] = object }
         var sharedMetadata: [YapCollectionKey: Any] = [:]

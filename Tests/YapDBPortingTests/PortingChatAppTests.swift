@@ -79,7 +79,10 @@ final class PortingChatAppTests: PortingTestCase {
         XCTAssertEqual(originalIndex, 0)
         XCTAssertEqual(delete.originalSection, 1)
         XCTAssertEqual(delete.originalGroup, "bob")
-        XCTAssertNil(rowChanges.first { $0.collectionKey.key == "m4" }, "rows of an inserted section come with the section")
+        let intoNewSection = try XCTUnwrap(rowChanges.first { $0.collectionKey.key == "m4" },
+                                           "rows of an inserted section are reported beside the section insert")
+        XCTAssertEqual(intoNewSection.type, .insert)
+        XCTAssertEqual(intoNewSection.newIndexPath, IndexPath(row: 0, section: 2))
         table.performBatchUpdates(sectionChanges: sectionChanges, rowChanges: rowChanges,
                                   rowsOfInsertedSection: { dataSource.allRows()[$0] })
         XCTAssertEqual(table.problems, [])
