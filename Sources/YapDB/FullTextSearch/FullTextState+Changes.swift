@@ -165,6 +165,15 @@ extension FullTextState {
             try writeBlocks(term, FullTextPostingBlock(postings: [posting], minimumLength: length))
             return
         }
+        // The common case, a row id past the term's last one: append to the block's bytes.
+        let last = oldKey.withUnsafeBytes { Self.lastRowid(ofKey: $0) }
+        if posting.rowid > last,
+           let appended = try FullTextPostingBlock.appending(posting, after: last, length: length, to: bytes),
+           appended.count <= blockLimit(term) {
+            _ = try postings.remove(oldKey)
+            _ = try postings.upsert(Self.postingsKey(term, lastRowid: posting.rowid), appended)
+            return
+        }
         var block = try decode(bytes)
         let index = block.postings.firstIndex { $0.rowid >= posting.rowid } ?? block.postings.count
         if index < block.postings.count, block.postings[index].rowid == posting.rowid {

@@ -56,6 +56,7 @@ open class YapDatabaseSearchResultsView: YapDatabaseAutoView, @unchecked Sendabl
         })
         let viewOptions = YapDatabaseViewOptions()
         viewOptions.allowedCollections = options?.allowedCollections
+        viewOptions.isPersistent = options?.isPersistent ?? false
         inner = YapDatabaseFilteredView(parentViewName: parentViewName, filtering: filtering,
                                         versionTag: Self.tag(baseTag, query: ""), options: viewOptions)
         super.init(grouping: .withKeyBlock { _, _, _ in nil }, sorting: .withKeyBlock { _, _, _, _, _, _ in .orderedSame },
@@ -76,6 +77,7 @@ open class YapDatabaseSearchResultsView: YapDatabaseAutoView, @unchecked Sendabl
         baseTag = Self.clean(versionTag ?? "")
         let viewOptions = YapDatabaseViewOptions()
         viewOptions.allowedCollections = options?.allowedCollections
+        viewOptions.isPersistent = options?.isPersistent ?? false
         super.init(grouping: Self.matching(grouping, live), sorting: sorting, versionTag: Self.tag(baseTag, query: ""),
                    options: viewOptions)
         live.view = self
