@@ -47,7 +47,7 @@ let package = Package(
         .target(name: "YapDBFullText", exclude: ["generate_diacritics.py"]),
         .target(name: "YapDBEngine", dependencies: ["YapDBStorage", "YapDBIndex"]),
         .target(name: "YapDB", dependencies: ["YapDBEngine", "YapDBIndex", "YapDBStorage", "YapDBQuery", "YapDBFullText"]),
-        .target(name: "YapDBFuzzEntry", dependencies: ["YapDB", "YapDBStorage", "YapDBIndex", "YapDBSimulatedDisk"]),
+        .target(name: "YapDBFuzzEntry", dependencies: ["YapDB", "YapDBStorage", "YapDBIndex", "YapDBSimulatedDisk", "YapDBFullText"]),
         .executableTarget(
             name: "yapdb",
             dependencies: [

@@ -19,6 +19,7 @@ let package = Package(
         .executable(name: "fuzz-operations", targets: ["FuzzOperations"]),
         .executable(name: "fuzz-pages", targets: ["FuzzPages"]),
         .executable(name: "fuzz-postings", targets: ["FuzzPostings"]),
+        .executable(name: "fuzz-query", targets: ["FuzzQuery"]),
         .executable(name: "fuzz-tool", targets: ["fuzz-tool"]),
     ],
     dependencies: [
@@ -30,6 +31,7 @@ let package = Package(
         .executableTarget(name: "FuzzOperations", dependencies: [entry]),
         .executableTarget(name: "FuzzPages", dependencies: [entry]),
         .executableTarget(name: "FuzzPostings", dependencies: [entry]),
+        .executableTarget(name: "FuzzQuery", dependencies: [entry]),
         .executableTarget(name: "fuzz-tool", dependencies: [entry]),
     ],
     swiftLanguageModes: [.v6]

@@ -60,7 +60,7 @@ extension YapDatabaseConnection {
     }
 
     /// Runs `block` in a read-only transaction in the background, then `completionBlock` on
-    /// `completionQueue` (default: main on Apple platforms, a private serial queue elsewhere).
+    /// `completionQueue` (default: `database.notificationQueue`, the main queue on Apple platforms).
     /// When the database is closed by the time the transaction would start, the block is
     /// skipped (reported to the log handler) and the completion block still runs.
     public func asyncRead(_ block: @escaping @Sendable (YapDatabaseReadTransaction) -> Void,
@@ -233,6 +233,7 @@ extension YapDatabaseConnection {
                     blockError = error
                     throw error
                 }
+                if !tx.isRolledBack, tx.pendingFailure == nil { tx.runWillCommitHooks() }
                 if let failure = tx.pendingFailure { throw failure }
                 if tx.isRolledBack { engineTx.rollback(); return }
                 tx.prepareCommit()
@@ -241,8 +242,8 @@ extension YapDatabaseConnection {
             })
             if let changeset = result.changeset {
                 advance(to: changeset.snapshot)
+                transaction?.runAfterDurableCommit()
                 transaction?.runCompletionBlocks()
-                database.postNotifications()
             } else if transaction?.isRolledBack == true {
                 transaction?.discardCacheChanges()
             }

@@ -24,6 +24,8 @@ public enum FuzzEntry {
         case pages
         /// `decodePostings`: hostile index pages under a full-text index's trees.
         case postings
+        /// `parseQuery`: hostile full-text query text and tokenizer options.
+        case query
     }
 
     /// Runs `target`'s entry point on `data`.
@@ -34,7 +36,15 @@ public enum FuzzEntry {
         case .operations: runOperations(data)
         case .pages: decodePages(data)
         case .postings: decodePostings(data)
+        case .query: parseQuery(data)
         }
+    }
+
+    /// Treats `data` as a full-text query (or, by its first byte, a tokenizer option): parses it,
+    /// and when it parses, matches, ranks, snippets and highlights a row made of the same text
+    /// (see `QueryTarget`). Malformed text must end in a typed `FTSError` with its offset.
+    public static func parseQuery(_ data: UnsafeRawBufferPointer) {
+        QueryTarget.run(data)
     }
 
     /// Treats `data` as index pages (see `PagesTarget`): opens the key directory's trees on
@@ -94,6 +104,7 @@ public enum FuzzEntry {
         case .operations: Seeds.operations()
         case .pages: PagesTarget.seeds()
         case .postings: PostingsTarget.seeds()
+        case .query: QueryTarget.seeds()
         }
     }
 }

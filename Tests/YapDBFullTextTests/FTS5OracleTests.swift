@@ -51,11 +51,11 @@ final class FTS5OracleTests: XCTestCase {
 
     func testMatchesRankingSnippetsAndHighlightsAgreeWithFTS5() throws {
         let corpus = Corpus()
-        for (text, expected) in FTS5Oracle.queries {
+        for (text, rows, expected) in FTS5Oracle.queries {
             let query = try FTSQuery.parse(text, columnNames: FTS5Oracle.columns, tokenizer: corpus.tokenizer)
             let matched = corpus.documents.indices.filter { FTSMatcher.matches(query, corpus.documents[$0]) }
-            XCTAssertEqual(matched, expected.map(\.row), "rows of \(text)")
-            guard matched == expected.map(\.row) else { continue }
+            XCTAssertEqual(matched, rows, "rows of \(text)")
+            guard matched == rows else { continue }
             let idfs = corpus.idfs(query)
             for match in expected {
                 let document = corpus.documents[match.row]
@@ -72,6 +72,32 @@ final class FTS5OracleTests: XCTestCase {
                 }
                 let highlighted = FTSSnippet.highlight(text: FTS5Oracle.rows[match.row].body, column: 1, document: document, query: query, start: "<", end: ">")
                 XCTAssertEqual(highlighted, match.highlight, "highlight of row \(match.row) for \(text)")
+            }
+        }
+    }
+}
+
+extension FTS5OracleTests {
+    /// Random queries from the grammar (boolean nesting, column filters, NEAR, prefixes, phrases, ^):
+    /// the same rows as FTS5, the same bm25 scores, the same snippets.
+    func testRandomQueriesAgreeWithFTS5() throws {
+        let corpus = Corpus()
+        for (text, rows, scores, snippets) in FTS5Oracle.randomQueries {
+            let query = try FTSQuery.parse(text, columnNames: FTS5Oracle.columns, tokenizer: corpus.tokenizer)
+            let matched = corpus.documents.indices.filter { FTSMatcher.matches(query, corpus.documents[$0]) }
+            XCTAssertEqual(matched, rows, "rows of \(text)")
+            guard matched == rows else { continue }
+            let idfs = corpus.idfs(query)
+            for (index, row) in rows.enumerated() {
+                let document = corpus.documents[row]
+                let hits = FTSMatcher.phraseHitCounts(query, document)
+                let score = FTSRanking.bm25(hitCounts: hits, idfs: idfs, weights: [2.0, 0.5], documentLength: document.tokenCount, averageLength: corpus.averageLength)
+                XCTAssertEqual(-score, scores[index], accuracy: 1e-9 * max(1, abs(scores[index])), "bm25 of row \(row) for \(text)")
+                if index < snippets.count {
+                    let snippet = FTSSnippet.make(texts: corpus.texts[row], document: document, query: query,
+                                                  settings: FTSSnippetSettings(start: "[", end: "]", ellipses: "...", column: nil, tokens: 10))
+                    XCTAssertEqual(snippet, snippets[index], "snippet of row \(row) for \(text)")
+                }
             }
         }
     }
