@@ -3,8 +3,8 @@ import YapDB
 import YapDBFullText
 
 /// A full-text index over the workload's rows, two columns: `title` holds words picked by a
-/// few bytes of the row's object, `body` words picked by its metadata's first bytes (no
-/// metadata: no body), so metadata updates re-index a row. A row whose object is 2 bytes long
+/// hash of the row's object, `body` words picked by a hash of its metadata (no metadata: no
+/// body), so metadata updates re-index a row. A row whose object is 2 bytes long
 /// writes no text and is not indexed (an update to that size takes it out). Some words carry
 /// diacritics and capitals, so the default tokenizer's folding is on the crash path too.
 ///
@@ -18,7 +18,7 @@ struct SweptFullText: SweptExtension {
     static let words = ["apple", "apricot", "Bandit", "cherry", "Delta", "Résumé", "echo", "naïve"]
 
     /// Queries whose matching rows (and `numberOfMatches`) are checked: a term, a prefix, a
-    /// phrase, a column filter (matching a folded word), a boolean mix.
+    /// phrase, a column filter (matching a folded word), a boolean mix, a first-token match.
     static let queries = ["apple", "ban*", "\"cherry delta\"", "body:resume", "(apple OR naive) NOT echo", "title:^echo"]
 
     /// bm25 queries, their column weights and k: a single term (the path that skips blocks) and
