@@ -149,9 +149,20 @@ struct FullTextSearcher {
     func forEachMatch(_ body: (UInt64) throws(PageError) -> Bool) throws(PageError) {
         guard let root = query.root else { return }
         let (cursor, exact) = try plan(root)
+        // Phrases (and `^`, column filters) are checked on the positions directly when the
+        // query's shape allows; otherwise each candidate goes through `FTSMatcher`.
+        let direct = exact || !prefixes.isEmpty ? nil : FullTextPhrasePlan(query, state: state, exactTerms: exactTerms)
+        let scratch = FullTextPhraseScratch()
         var target: UInt64 = 0
         while let rowid = try cursor.seek(target) {
-            let keep = exact ? true : try verify(rowid)
+            let keep: Bool
+            if exact {
+                keep = true
+            } else if let direct {
+                keep = try phraseMatches(rowid, plan: direct, scratch: scratch)
+            } else {
+                keep = try verify(rowid)
+            }
             if keep {
                 guard try body(rowid) else { return }
             }
@@ -172,10 +183,16 @@ struct FullTextSearcher {
         guard let root = query.root else { return false }
         let (cursor, exact) = try plan(root)
         guard try cursor.seek(rowid) == rowid else { return false }
-        return exact ? true : try verify(rowid)
+        if exact { return true }
+        if prefixes.isEmpty, let direct = FullTextPhrasePlan(query, state: state, exactTerms: exactTerms) {
+            return try phraseMatches(rowid, plan: direct, scratch: FullTextPhraseScratch())
+        }
+        return try verify(rowid)
     }
 
-    /// Checks a candidate row against the whole query on its terms' positions.
+    /// Checks a candidate row against the whole query on its terms' positions, by rebuilding
+    /// its token sequence and running `FTSMatcher` (the general path; the reference
+    /// `phraseMatches(_:plan:scratch:)` is tested against).
     func verify(_ rowid: UInt64) throws(PageError) -> Bool {
         guard let document = try document(rowid) else { return false }
         return FTSMatcher.matches(query, document)
