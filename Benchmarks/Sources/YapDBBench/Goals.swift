@@ -122,6 +122,23 @@ func goals(rows: Int, hugeRows: Int?) -> [Goal] {
         Goal.atLeast(issue: "11", "W12", "MIN of a column ≥ 10× SQLite", 10, row: "MIN(a)` over", than: .sqliteNormal),
         Goal(issue: "11", workload: "W12", text: "added cost per write of two indexed columns ≤ 1.5× SQLite's (YapDB ÷ SQLite)",
              direction: .atMost, target: 1.5, measure: { $0.timeOver("W12", "added cost per write", .sqliteNormal) }, unit: .ratio),
+        // Issue 23 (full-text search), against SQLite FTS5 through the system SQLite.
+        Goal.atLeast(issue: "23", "W14", "build in one transaction ≥ 2× SQLite FTS5", 2, row: "with the index in one transaction", than: .sqliteNormal),
+        Goal.atLeast(issue: "23", "W14", "build in transactions of 500 ≥ 2× SQLite FTS5", 2, row: "with the index in transactions of 500",
+                     than: .sqliteNormal),
+        Goal.atLeast(issue: "23", "W14", "rare term ≥ 2× SQLite FTS5", 2, row: "rare term", than: .sqliteNormal),
+        Goal.atLeast(issue: "23", "W14", "frequent term ≥ 2× SQLite FTS5", 2, row: "frequent term `", than: .sqliteNormal),
+        Goal.atLeast(issue: "23", "W14", "two-term AND ≥ 2× SQLite FTS5", 2, row: "two-term AND", than: .sqliteNormal),
+        Goal.atLeast(issue: "23", "W14", "phrase ≥ 2× SQLite FTS5", 2, row: "phrase `", than: .sqliteNormal),
+        Goal.atLeast(issue: "23", "W14", "3-letter prefix ≥ 2× SQLite FTS5", 2, row: "3-letter prefix", than: .sqliteNormal),
+        Goal.atLeast(issue: "23", "W14", "bm25 top-10 of a frequent term ≥ 5× SQLite FTS5", 5, row: "bm25 top-10", than: .sqliteNormal),
+        Goal.atLeast(issue: "23", "W14", "snippets for the top 20 ≥ 2× SQLite FTS5", 2, row: "snippets for the bm25 top 20", than: .sqliteNormal),
+        Goal.atLeast(issue: "23", "W14", "match count ≥ 2× SQLite FTS5", 2, row: "match count", than: .sqliteNormal),
+        Goal.atLeast(issue: "23", "W14", "index size ≤ 1.0× FTS5's (FTS5 ÷ YapDB ≥ 1)", 1, row: "loaded in transactions of 500", than: .sqliteNormal),
+        Goal(issue: "23", workload: "W14", text: "private memory during the build bounded by settings: all documents ≤ 1.25× a quarter",
+             direction: .atMost, target: 1.25,
+             measure: { $0.yapOver("W14", "during the build of all", "during the build of a quarter") }, unit: .ratio,
+             missing: "n/a (no RssAnon)"),
         // Issue 6, where issue 9 does not restate them.
         Goal(issue: "6", workload: "W2", text: "(for reference) durable commit p50 ≤ 1.15× the overwrite floor", direction: .atMost, target: 1.15,
              measure: { r in
