@@ -21,6 +21,9 @@ protocol FullTextStore: AnyObject {
     func snippets(_ query: String, limit: Int, times: Int) throws -> Int
     /// The number of matches, without reading documents.
     func count(_ query: String, times: Int) throws -> Int
+    /// The bytes the index holds, without free space or superseded pages (YapDB: `stats()`'s
+    /// postings and positions bytes; SQLite: the `dbstat` payload of the FTS5 shadow tables).
+    func liveIndexBytes() throws -> Double
     /// Replaces document `index`'s text in a transaction of its own.
     func update(_ index: Int, text: String) throws
     func close() throws
@@ -39,6 +42,7 @@ enum FullTextSQL {
     static let top = "SELECT key FROM fts WHERE fts MATCH ? ORDER BY rank LIMIT ?"
     static let snippets = "SELECT key, snippet(fts, 1, '<b>', '</b>', '...', 15) FROM fts WHERE fts MATCH ? ORDER BY rank LIMIT ?"
     static let count = "SELECT count(*) FROM fts WHERE fts MATCH ?"
+    static let live = "SELECT sum(payload) FROM dbstat WHERE name LIKE 'fts\\_%' ESCAPE '\\'"
     static let old = "SELECT body FROM docs WHERE rowid = ?"
     static let deleteIndex = "INSERT INTO fts (fts, rowid, key, body) VALUES ('delete', ?, ?, ?)"
     static let updateDoc = "UPDATE docs SET body = ? WHERE rowid = ?"
@@ -84,13 +88,14 @@ final class SQLiteFullTextStore: FullTextStore {
     }
 
     func load(_ corpus: FullTextCorpus, batch: Int) throws {
-        let doc = try statement(FullTextSQL.insertDoc), fts = try statement(FullTextSQL.insertIndex)
+        let doc = try statement(FullTextSQL.insertDoc)
+        let targets = indexed ? [doc, try statement(FullTextSQL.insertIndex)] : [doc]
         var start = 0
         while start < corpus.documents.count {
             let end = min(start + batch, corpus.documents.count)
             try connection.execute("BEGIN IMMEDIATE")
             for i in start..<end {
-                for target in indexed ? [doc, fts] : [doc] {
+                for target in targets {
                     sqlite3_bind_int64(target, 1, Int64(i + 1))
                     bind(target, 2, "d\(i)")
                     bind(target, 3, corpus.documents[i])
@@ -175,6 +180,13 @@ final class SQLiteFullTextStore: FullTextStore {
             }
             return found
         }
+    }
+
+    func liveIndexBytes() throws -> Double {
+        let select = try statement(FullTextSQL.live)
+        var bytes = 0.0
+        try rows(select) { row in bytes = sqlite3_column_double(row, 0) }
+        return bytes
     }
 
     func update(_ index: Int, text: String) throws {
@@ -289,6 +301,10 @@ final class GRDBFullTextStore: FullTextStore {
             for _ in 0..<times { found = try Int.fetchOne(db.cachedStatement(sql: FullTextSQL.count), arguments: [query]) ?? 0 }
             return found
         }
+    }
+
+    func liveIndexBytes() throws -> Double {
+        try pool.read { db in try Double.fetchOne(db, sql: FullTextSQL.live) ?? 0 }
     }
 
     func update(_ index: Int, text: String) throws {

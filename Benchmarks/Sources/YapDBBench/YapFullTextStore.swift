@@ -106,6 +106,13 @@ final class YapFullTextStore: FullTextStore {
         }
     }
 
+    func liveIndexBytes() throws -> Double {
+        try reading { fts in
+            let stats = try fts.stats()
+            return Double(stats.postingsBytes + stats.positionsBytes)
+        }
+    }
+
     func update(_ index: Int, text: String) throws {
         try writer.write { tx in tx.setObject(text, forKey: "d\(index)", inCollection: Self.collection) }
     }
