@@ -51,7 +51,9 @@ extension YapDatabase {
     /// also while another thread commits. Notifications arrive once each, in commit order.
     /// An observer registered with `queue: nil` runs on this queue; to wait until every commit
     /// made so far has been posted, `notificationQueue.sync {}` from another thread (or run the
-    /// main run loop, on Apple platforms' main thread).
+    /// main run loop, on Apple platforms' main thread). Posting waits for observers, as
+    /// `NotificationCenter` does: an observer added with `queue: .main` in a process whose main
+    /// queue never runs holds this queue, and the completion blocks behind it, for good.
     public var notificationQueue: DispatchQueue {
         #if canImport(Darwin)
         return .main

@@ -52,7 +52,7 @@ extension YapDatabase {
     // MARK: Extensions
 
     /// Registers `ext` in the background with a connection made with `config`; `completionBlock`
-    /// gets the result on the main queue (a private serial queue off Apple platforms).
+    /// gets the result on `notificationQueue` (the main queue on Apple platforms).
     public func asyncRegister(_ ext: YapDatabaseExtension, withName name: String, config: YapDatabaseConnectionConfig?,
                               completionBlock: (@Sendable (Bool) -> Void)?) {
         asyncRegister(ext, withName: name, config: config, completionQueue: nil, completionBlock: completionBlock)
@@ -73,7 +73,7 @@ extension YapDatabase {
     }
 
     /// Unregisters the extension named `name` in the background, then runs `completionBlock` on
-    /// the main queue (a private serial queue off Apple platforms).
+    /// `notificationQueue` (the main queue on Apple platforms).
     public func asyncUnregisterExtension(withName name: String, completionBlock: (@Sendable () -> Void)?) {
         asyncUnregisterExtension(withName: name, completionQueue: nil, completionBlock: completionBlock)
     }

@@ -60,7 +60,7 @@ extension YapDatabaseConnection {
     }
 
     /// Runs `block` in a read-only transaction in the background, then `completionBlock` on
-    /// `completionQueue` (default: main on Apple platforms, a private serial queue elsewhere).
+    /// `completionQueue` (default: `database.notificationQueue`, the main queue on Apple platforms).
     /// When the database is closed by the time the transaction would start, the block is
     /// skipped (reported to the log handler) and the completion block still runs.
     public func asyncRead(_ block: @escaping @Sendable (YapDatabaseReadTransaction) -> Void,

@@ -129,6 +129,17 @@ final class PortingBlockTypesTests: PortingTestCase {
             XCTAssertEqual(keys(transaction, "keepByRowOptions", "all"), ["t2", "t3"])
             XCTAssertEqual(keys(transaction, "keepByKeyOptions", "all"), keys(transaction, "keepByKey", "all"))
         }
+
+        // The mappings' group blocks (YapDatabaseViewMappings.h).
+        let everythingButUrgent: YapDatabaseViewMappingGroupFilter = { group, transaction in group != "urgent" }
+        let byName: YapDatabaseViewMappingGroupSort = { group1, group2, transaction in group1.compare(group2) }
+        let mappings = YapDatabaseViewMappings(groupFilterBlock: everythingButUrgent, sortBlock: byName, view: "byRow")
+        let ui = database.newConnection()
+        ui.beginLongLivedReadTransaction()
+        ui.read { transaction in mappings.update(with: transaction) }
+        XCTAssertEqual(mappings.numberOfSections(), 2)
+        XCTAssertEqual(mappings.group(forSection: 0), "later")
+        XCTAssertEqual(mappings.group(forSection: 1), "normal")
     }
 
     func testFindBlocksDeclaredWithTheHeaderTypes() throws {

@@ -46,7 +46,7 @@ final class PortingChatRangeTests: PortingTestCase {
         rangeOptions.maxLength = 15
         rangeOptions.growOptions = .onBothSides
         mappings.setRangeOptions(rangeOptions, forGroup: "alice")
-        mappings.setCellDrawingDependencyForNeighboringCellWithOffset(-1, forGroup: "alice")
+        mappings.setCellDrawingDependencyForNeighboringCell(withOffset: -1, forGroup: "alice")
         _ = manager.uiDatabaseConnection.beginLongLivedReadTransaction()
         let dataSource = ConversationListDataSource(connection: manager.uiDatabaseConnection, mappings: mappings)
         var table = TableViewModel(rows: dataSource.allRows())

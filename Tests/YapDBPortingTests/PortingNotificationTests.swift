@@ -67,4 +67,63 @@ final class PortingNotificationTests: PortingTestCase {
             XCTAssertEqual(transaction.numberOfKeys(inCollection: "events"), UInt(2 * perThread))
         }
     }
+
+    struct Contact: Codable {
+        var username: String
+        var displayName: String
+    }
+
+    /// The startup order of the issue: a view, a full-text index, then a search results view on
+    /// both, each registered asynchronously with its completion on the main queue, while the
+    /// main thread already writes and observes. Registrations run in the order made.
+    func testStartupRegistersAViewTheFullTextIndexAndTheResultsViewInOrder() throws {
+        XCTAssertTrue(Thread.isMainThread)
+        let database = try XCTUnwrap(YapDatabase(url: directory.appendingPathComponent("search.sqlite")))
+        database.registerCodableSerialization(Contact.self, forCollection: "contacts")
+        let received = Received()
+        let observer = NotificationCenter.default.addObserver(forName: .YapDatabaseModified, object: database,
+                                                              queue: .main) { notification in
+            received.snapshots.append(notification.userInfo?["snapshot"] as? UInt64 ?? 0)
+        }
+        defer { NotificationCenter.default.removeObserver(observer) }
+
+        final class Results: @unchecked Sendable { var registered: [String] = [] }   // main thread only
+        let results = Results()
+        let grouping = YapDatabaseViewGrouping.withObjectBlock { _, _, _, object in object is Contact ? "contacts" : nil }
+        let sorting = YapDatabaseViewSorting.withObjectBlock { _, _, _, _, a, _, _, b in
+            ((a as? Contact)?.displayName ?? "").compare((b as? Contact)?.displayName ?? "")
+        }
+        database.asyncRegister(YapDatabaseAutoView(grouping: grouping, sorting: sorting, versionTag: "1"), withName: "AllContacts",
+                               completionQueue: .main) { ready in results.registered.append("AllContacts \(ready)") }
+        let handler = YapDatabaseFullTextSearchHandler.withObjectBlock { transaction, dict, collection, key, object in
+            guard let contact = object as? Contact else { return }
+            dict["username"] = contact.username
+            dict["displayName"] = contact.displayName
+        }
+        database.asyncRegister(YapDatabaseFullTextSearch(columnNames: ["username", "displayName"], handler: handler),
+                               withName: "ContactsFTS", completionQueue: .main) { ready in results.registered.append("ContactsFTS \(ready)") }
+        database.asyncRegister(YapDatabaseSearchResultsView(fullTextSearchName: "ContactsFTS", parentViewName: "AllContacts",
+                                                            versionTag: nil, options: nil),
+                               withName: "ContactSearch", completionQueue: .main) { ready in results.registered.append("ContactSearch \(ready)") }
+        let connection = database.newConnection()
+        connection.readWrite { transaction in
+            for (user, name) in [("alice@example.com", "Alice"), ("bob@example.com", "Bob"), ("alfred@example.org", "Alfred")] {
+                transaction.setObject(Contact(username: user, displayName: name), forKey: user, inCollection: "contacts")
+            }
+        }
+
+        let deadline = Date(timeIntervalSinceNow: 120)
+        while results.registered.count < 3 && Date() < deadline { RunLoop.main.run(until: Date(timeIntervalSinceNow: 0.01)) }
+        XCTAssertEqual(results.registered, ["AllContacts true", "ContactsFTS true", "ContactSearch true"])
+        connection.readWrite { transaction in
+            (transaction.ext("ContactSearch") as? YapDatabaseSearchResultsViewTransaction)?.performSearch(for: "al*")
+        }
+        connection.read { transaction in
+            let search = transaction.ext("ContactSearch") as? YapDatabaseSearchResultsViewTransaction
+            XCTAssertEqual(search?.numberOfItems(inGroup: "contacts"), 2, "Alice and Alfred")
+        }
+        let snapshot = database.snapshot
+        while received.snapshots.last != snapshot && Date() < deadline { RunLoop.main.run(until: Date(timeIntervalSinceNow: 0.01)) }
+        XCTAssertEqual(received.snapshots, (1...snapshot).map { $0 }, "every commit once, in commit order")
+    }
 }

@@ -50,7 +50,12 @@ import YapDB
             for i in 0..<perSide { background.readWrite { tx in tx.setObject(i, forKey: "bg\(i)", inCollection: "c") } }
             group.leave()
         }
-        try #require(group.wait(timeout: .now() + 120) == .success, "every commit returned (no deadlock)")
+        guard group.wait(timeout: .now() + 120) == .success else {
+            // Deadlocked: leave the database open (closing it would wait for the stuck commit).
+            _ = Unmanaged.passRetained(fixture)
+            Issue.record("the commits did not return within 120 s: a commit is waiting for an observer")
+            return
+        }
         #expect(database.snapshot == UInt64(2 * perSide))
 
         // Every notification is posted (bounded), then delivered on the UI queue behind it.

@@ -175,6 +175,30 @@ import YapDB
         }
     }
 
+    @Test func setFilteringReportsOnlyTheRowsThatCameOrWent() throws {
+        let fixture = try Self.database()
+        let below = { (limit: Int) in
+            YapDatabaseViewFiltering.withObjectBlock { _, _, _, _, object in (object as! Task).priority < limit }
+        }
+        #expect(fixture.database.register(YapDatabaseFilteredView(parentViewName: "v", filtering: below(3), versionTag: "3"), withName: "f"))
+        let writer = fixture.database.newConnection(), ui = fixture.database.newConnection()
+        writer.readWrite { tx in for i in 0..<6 { Self.put(tx, "k\(i)", i) } }
+        let mappings = YapDatabaseViewMappings(groups: ["todo"], view: "f")
+        ui.beginLongLivedReadTransaction()
+        ui.read { tx in mappings.update(with: tx) }
+
+        writer.readWrite { tx in (tx.ext("f") as! YapDatabaseFilteredViewTransaction).setFiltering(below(5), versionTag: "3") }
+        var (_, rows) = Self.changes(ui, mappings, view: "f")
+        #expect(rows.isEmpty, "the view's own tag: nothing happens")
+
+        writer.readWrite { tx in (tx.ext("f") as! YapDatabaseFilteredViewTransaction).setFiltering(below(5), versionTag: "5") }
+        (_, rows) = Self.changes(ui, mappings, view: "f")
+        #expect(rows == ["insert k3 → [0, 3]", "insert k4 → [0, 4]"], "as YapDatabase's filtered view: rows kept are not reported")
+        writer.readWrite { tx in (tx.ext("f") as! YapDatabaseFilteredViewTransaction).setFiltering(below(2), versionTag: "2") }
+        (_, rows) = Self.changes(ui, mappings, view: "f")
+        #expect(rows == ["delete k2 [0, 2]", "delete k3 [0, 3]", "delete k4 [0, 4]"])
+    }
+
     // MARK: Updated rows keep their index
 
     @Test func anUpdatedRowKeepsItsIndexWhileItSortsBetweenItsNeighbours() throws {

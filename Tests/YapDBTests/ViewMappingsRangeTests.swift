@@ -15,6 +15,8 @@ import YapDB
         let mappings: YapDatabaseViewMappings
         private(set) var rows: [String: [(key: String, value: Double)]] = [:]
         private var serial = 0
+        /// The section changes of the last `changes(_:)`, sorted: "insert 1", "delete 0".
+        private(set) var lastSections: [String] = []
         /// The open read-write transaction, inside `commit`.
         var transaction: YapDatabaseReadWriteTransaction?
 
@@ -88,7 +90,8 @@ import YapDB
             commit(body)
             let notifications = ui.beginLongLivedReadTransaction()
             let connection = ui.ext("view") as! YapDatabaseViewConnection
-            let (_, rowChanges) = connection.getChanges(forNotifications: notifications, withMappings: mappings)
+            let (sectionChanges, rowChanges) = connection.getChanges(forNotifications: notifications, withMappings: mappings)
+            lastSections = sectionChanges.map { "\($0.type) \($0.index)" }.sorted()
             return rowChanges.map(Self.describe).sorted()
         }
 
@@ -238,6 +241,38 @@ import YapDB
         #expect(h.shown == 20 && h.mappings.rangeOptions(forGroup: "g")?.offset == 1)
     }
 
+    @Test func rangesWhenTheGroupEmptiesAndWithSeveralGroups() throws {
+        // fixedRange_end_7A: the window of a range pinned to the end, then every row removed.
+        var h = try Harness(counts: ["g": 4], configure: Self.fixed(2, .end))
+        #expect(h.shown == 2 && h.mappings.index(forRow: 0, inGroup: "g") == 2)
+        #expect(h.changes { $0.removeAll() } == ["delete [0, 0]", "delete [0, 1]"])
+        #expect(h.shown == 0 && h.mappings.rangeOptions(forGroup: "g")?.length == 0)
+        #expect(h.mappings.rangePosition(forGroup: "g") == YapDatabaseViewRangePosition())
+
+        // flexibleRange_9C: all 54 rows deleted one by one; the range of 50 empties.
+        h = try Harness(counts: ["g": 54], configure: Self.flexible(50, .beginning))
+        #expect(h.changes { h in for _ in 0..<54 { h.delete(at: 0) } }.count == 50)
+        #expect(h.shown == 0 && h.mappings.rangeOptions(forGroup: "g")?.length == 0)
+
+        // flexibleRange_11A-C: minLength 3 pulls the next row in after a delete anywhere.
+        for index in 0..<3 {
+            h = try Harness(counts: ["g": 4], configure: Self.flexible(3, .beginning, minLength: 3, grow: .onBothSides))
+            #expect(h.changes { $0.delete(at: index) } == ["delete [0, \(index)]", "insert [0, 2]"], "delete at \(index)")
+            #expect(h.shown == 3 && h.mappings.rangePosition(forGroup: "g") == YapDatabaseViewRangePosition(offsetFromBeginning: 0, offsetFromEnd: 0, length: 3))
+        }
+
+        // fixedRange_multi_1A: two groups, each with its own range.
+        h = try Harness(counts: ["A": 40, "B": 40]) { mappings in
+            for group in ["A", "B"] { mappings.setRangeOptions(.fixedRange(withLength: 20, offset: 0, from: .beginning), forGroup: group) }
+        }
+        #expect(h.changes { h in h.insert(at: 2, "A"); h.insert(at: 2, "B") } == ["delete [0, 19]", "delete [1, 19]", "insert [0, 2]", "insert [1, 2]"])
+        #expect(h.lastSections.isEmpty)
+
+        // reverse_1: the view's last row is the reversed table's first.
+        h = try Harness(counts: ["g": 6]) { $0.setIsReversed(true, forGroup: "g") }
+        #expect(h.changes { $0.delete(at: 5) } == ["delete [0, 0]"])
+    }
+
     @Test func aReversedGroupSeesTheRangeFromItsOwnEnd() throws {
         // Shown reversed (newest first), the table's first 5 rows are the view's last 5.
         let h = try Harness(counts: ["g": 10]) { mappings in
@@ -259,7 +294,7 @@ import YapDB
     // MARK: Dependencies
 
     @Test func cellDrawingDependencies() throws {
-        let configure: (YapDatabaseViewMappings) -> Void = { $0.setCellDrawingDependencyForNeighboringCellWithOffset(-1, forGroup: "g") }
+        let configure: (YapDatabaseViewMappings) -> Void = { $0.setCellDrawingDependencyForNeighboringCell(withOffset: -1, forGroup: "g") }
         var h = try Harness(counts: ["g": 20], configure: configure)
         #expect(h.mappings.cellDrawingDependencyOffsets(forGroup: "g") == [NSNumber(value: -1)])
         #expect(h.changes { $0.delete(at: 17) } == ["delete [0, 17]", "update [0, 18] → [0, 17] dependency"],
@@ -290,6 +325,19 @@ import YapDB
         let named = YapDatabaseViewMappings(groups: ["g0", "g1"], view: "view")
         named.setAutoConsolidateGroupsThreshold(5, withName: "g1")
         #expect(named.consolidatedGroupName() == nil && named.autoConsolidateGroupsThreshold() == 0, "a group's name is refused")
+    }
+
+    // MARK: Sections (TestViewChangeLogic.m)
+
+    @Test func sectionsAppearAndDisappearWithTheirRows() throws {
+        // section_5A: C's first row and A's last row in one commit.
+        let h = try Harness(counts: ["A": 1, "B": 1, "C": 0]) { $0.setIsDynamicSectionForAllGroups(true) }
+        #expect(h.mappings.visibleGroups() == ["A", "B"])
+        #expect(h.changes { h in h.insert(at: 0, "C"); h.delete(at: 0, "A") } == ["delete [0, 0]", "insert [1, 0]"])
+        #expect(h.lastSections == ["delete 0", "insert 1"])
+        // section_12A: removeAllObjectsInAllCollections deletes every row beside the sections.
+        #expect(h.changes { $0.removeAll() } == ["delete [0, 0]", "delete [1, 0]"])
+        #expect(h.lastSections == ["delete 0", "delete 1"])
     }
 
     // MARK: Raw changes

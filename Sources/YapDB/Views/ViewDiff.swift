@@ -119,7 +119,7 @@ struct ViewDiff {
     }
 
     /// Marks the rows whose drawing depends on a changed neighbour (mappings'
-    /// `setCellDrawingDependencyForNeighboringCellWithOffset:forGroup:`): for a dependency
+    /// `setCellDrawingDependencyForNeighboringCell(withOffset:forGroup:)`): for a dependency
     /// offset `d`, the row at `i - d` of a row inserted, deleted, moved or updated at `i` (its
     /// place before the change for a delete or a move's source, after it for an insert or a
     /// move's destination) gets `.changedDependency`, if it stayed.

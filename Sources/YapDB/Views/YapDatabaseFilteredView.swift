@@ -162,7 +162,10 @@ open class YapDatabaseFilteredView: YapDatabaseView, @unchecked Sendable {
             held = context.place(collection: collection, key: key, into: &state)
             return removed || held
         }
-        if held { transaction.noteViewChange(name, touching: YapCollectionKey(collection: collection, key: key)) }
+        if held {
+            transaction.noteViewChange(name, touching: YapCollectionKey(collection: collection, key: key))
+            transaction.noteViewPlaced(name, [YapCollectionKey(collection: collection, key: key)])
+        }
         if tellDependents { transaction.viewDidReplaceRow(name, collection: collection, key: key) }
     }
 
@@ -186,7 +189,11 @@ open class YapDatabaseFilteredView: YapDatabaseView, @unchecked Sendable {
         transaction.setViewState(nil, name)
         let changed = body(&state, context)
         transaction.setViewState(state, name)
-        if changed { transaction.noteViewChange(name) }
+        if changed {
+            transaction.noteViewChange(name)
+            // A rough count, as numberOfRawChanges promises: one per change that moved rows.
+            transaction.noteViewRawChanges(name)
+        }
     }
 
     /// Filters the whole parent view again (registration, a new filter, or a parent that was

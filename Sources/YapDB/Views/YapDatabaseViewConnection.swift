@@ -38,7 +38,9 @@ public class YapDatabaseViewConnection {
         mappings.lists = lists
         mappings.setSnapshot(snapshot)
         guard before.snapshotOfLastUpdate != .max else {
+            // The first update: nothing to compare with.
             mappings.resetRanges()
+            mappings.validateConsolidation()
             return ([], [])
         }
         var changed: [YapCollectionKey: YapDatabaseViewChangesBitMask] = [:]
@@ -67,6 +69,12 @@ public class YapDatabaseViewConnection {
     /// must still be called to move the mappings forward.
     public func numberOfRawChanges(forNotifications notifications: [Notification]) -> UInt {
         UInt(notifications.reduce(0) { $0 + (ViewCommitNote.note(for: name, in: $1)?.rawChanges ?? 0) })
+    }
+
+    /// `numberOfRawChanges(forNotifications:)` as Swift imports YapDatabase's
+    /// `numberOfRawChangesForNotifications:`.
+    public func numberOfRawChanges(for notifications: [Notification]) -> UInt {
+        numberOfRawChanges(forNotifications: notifications)
     }
 
     /// Whether any of `notifications` changed this view: a row entered, left, moved within or

@@ -8,7 +8,7 @@ import Foundation
 extension YapDatabaseViewMappings {
     /// Each row of `group` is drawn with the row `offset` away in the table (-1: the row above,
     /// +1: the row below).
-    public func setCellDrawingDependencyForNeighboringCellWithOffset(_ offset: Int, forGroup group: String) {
+    public func setCellDrawingDependencyForNeighboringCell(withOffset offset: Int, forGroup group: String) {
         setCellDrawingDependencyOffsets([NSNumber(value: offset)], forGroup: group)
     }
 

@@ -148,6 +148,9 @@ public struct YapDatabaseViewRangePosition: Sendable, Hashable {
     /// Rows in the range.
     public var length: UInt
 
+    /// A position of all zeros.
+    public init() { self.init(offsetFromBeginning: 0, offsetFromEnd: 0, length: 0) }
+
     /// A position with these values.
     public init(offsetFromBeginning: UInt, offsetFromEnd: UInt, length: UInt) {
         self.offsetFromBeginning = offsetFromBeginning
