@@ -83,7 +83,7 @@ let package = Package(
         // bad input, concurrency soaks. Sized by YAPDB_SCALE (small, the default, or full).
         .testTarget(
             name: "YapDBReliabilityTests",
-            dependencies: ["YapDB", "YapDBEngine", "YapDBStorage", "YapDBSimulatedDisk", "YapDBIndex", "TestSupport", "YapDBCrashChild"]
+            dependencies: ["YapDB", "YapDBEngine", "YapDBStorage", "YapDBSimulatedDisk", "YapDBIndex", "YapDBFullText", "TestSupport", "YapDBCrashChild"]
         ),
     ],
     swiftLanguageModes: [.v6]

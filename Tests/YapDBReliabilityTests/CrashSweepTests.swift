@@ -50,7 +50,7 @@ import YapDBEngine
     static let subjects: [String: DatabaseSubject] = [
         "view": DatabaseSubject(name: "view", extensions: [SweptView()]),
         "secondary index": DatabaseSubject(name: "secondary index", extensions: [SweptSecondaryIndex()]),
-        "full-text search": DatabaseSubject(name: "full-text search", extensions: [SweptFullTextSearch()]),
+        "full-text search": DatabaseSubject(name: "full-text search", extensions: [SweptFullText()]),
     ]
 
     /// (workload, seed, durability, transactions, every how many crash points): at small scale

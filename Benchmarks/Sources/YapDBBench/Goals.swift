@@ -122,6 +122,14 @@ func goals(rows: Int, hugeRows: Int?) -> [Goal] {
         Goal.atLeast(issue: "11", "W12", "MIN of a column ≥ 10× SQLite", 10, row: "MIN(a)` over", than: .sqliteNormal),
         Goal(issue: "11", workload: "W12", text: "added cost per write of two indexed columns ≤ 1.5× SQLite's (YapDB ÷ SQLite)",
              direction: .atMost, target: 1.5, measure: { $0.timeOver("W12", "added cost per write", .sqliteNormal) }, unit: .ratio),
+        // Issue 22 (relationships).
+        Goal.atLeast(issue: "22", "W13", "cascade delete of a parent with 10,000 children ≥ 3× SQLite", 3,
+                     row: "cascade delete of 1 parent", than: .sqliteNormal),
+        Goal.atLeast(issue: "22", "W13", "cascade delete of 100 × 100 in one commit ≥ 3× SQLite", 3,
+                     row: "cascade delete of 100 parents", than: .sqliteNormal),
+        Goal.atLeast(issue: "22", "W13", "edges by destination ≥ 2× SQLite", 2, row: "edges by destination", than: .sqliteNormal),
+        Goal(issue: "22", workload: "W13", text: "added cost per write of 3 protocol edges ≤ 1.5× SQLite's foreign keys (YapDB ÷ SQLite)",
+             direction: .atMost, target: 1.5, measure: { $0.timeOver("W13", "added cost per write of a node", .sqliteNormal) }, unit: .ratio),
         // Issue 23 (full-text search), against SQLite FTS5 through the system SQLite.
         Goal.atLeast(issue: "23", "W14", "build in one transaction ≥ 2× SQLite FTS5", 2, row: "with the index in one transaction", than: .sqliteNormal),
         Goal.atLeast(issue: "23", "W14", "build in transactions of 500 ≥ 2× SQLite FTS5", 2, row: "with the index in transactions of 500",
