@@ -3,6 +3,7 @@ import Foundation
 let usage = """
     usage: yapdb-bench [--size quick|full] [--only W1,W4 (W12Q: W12's queries alone)] [--engines sqlite,grdb,lmdb,floor] [--huge] [--work DIR]
                        [--markdown PATH] [--json PATH] [--profiles PATH] [--perf-control CTL,ACK]
+           yapdb-bench --only W14 --merge-into docs/benchmarks.json --json docs/benchmarks.json --markdown docs/benchmarks.md
            yapdb-bench --report-from RESULTS.json --markdown PATH [--profiles PATH]
     """
 
@@ -49,6 +50,7 @@ func parseArguments(_ arguments: [String]) -> (Settings, String?) {
         case "--json": settings.jsonPath = value()
         case "--profiles": profilesPath = value()
         case "--report-from": settings.reportFrom = value()
+        case "--merge-into": settings.mergeInto = value()
         case "--perf-control":
             let paths = value().split(separator: ",").map(String.init)
             guard paths.count == 2, let control = PerfControl(controlPath: paths[0], ackPath: paths[1]) else {
