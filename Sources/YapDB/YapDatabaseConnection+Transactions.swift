@@ -235,7 +235,8 @@ extension YapDatabaseConnection {
                 }
                 if let failure = tx.pendingFailure { throw failure }
                 if tx.isRolledBack { engineTx.rollback(); return }
-                tx.prepareCommit()
+                // Nothing to commit: the engine publishes nothing, so nothing is built for observers.
+                if engineTx.hasChanges { tx.prepareCommit() }
             }, runsBodyWhenRefused: runsWhenRefused, didCommit: { changeset in
                 if let record = changeset.attachment as? CommitRecord { database.didCommit(record) }
             })
