@@ -122,6 +122,18 @@ package final class WriteTransaction {
         return try state.segments.withValue(at: location) { $0.map { Array($0) } }
     }
 
+    /// Calls `body` with the value at `location` (nil for a nil-metadata record), lent for the
+    /// call: decoded from the log writer's staging buffer if the record is still there, else
+    /// read in place as `SegmentTable.readValue(at:_:)` does.
+    package func withValue(at location: ValueLocation, _ body: (UnsafeRawBufferPointer?) -> Void) throws(StorageError) {
+        if let staged = state.log.stagedRecord(at: RecordLocation(location)) {
+            let value = try SegmentReader.decodeValue(staged, offset: Int64(location.offset), path: state.log.file.path).1
+            if let value { value.withUnsafeBytes { body($0) } } else { body(nil) }
+            return
+        }
+        try state.segments.readValue(at: location) { bytes in body(bytes) }
+    }
+
     // MARK: Writes
 
     /// Sets the object of (collection, key), inserting the row if needed, and its metadata

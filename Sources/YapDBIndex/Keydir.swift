@@ -188,34 +188,59 @@ package struct Keydir: Sendable {
     }
 
     /// `forEachKey(inCollection:from:through:reversed:_:)` that hands each entry to `prefetch`
-    /// (when given) one entry before `body` gets it, so a caller can start loading the next
-    /// row's value while it works on this one. The rows, their order, the stop and the errors
-    /// are the same: a row read ahead after `body` stopped is dropped, and a damaged entry is
-    /// reported after the row before it was passed on.
+    /// (when given) `prefetchDepth` entries before `body` gets it, so a caller can start
+    /// loading the next rows' values while it works on this one (their loads overlap). The
+    /// rows, their order, the stop and the errors are the same: rows read ahead after `body`
+    /// stopped are dropped, and a damaged entry is reported after the rows before it were
+    /// passed on.
     package func forEachKey(inCollection collection: String, from: String? = nil, through: String? = nil, reversed: Bool = false,
                             prefetching prefetch: ((KeydirEntry) -> Void)?,
                             _ body: (String, KeydirEntry) throws -> Bool) throws {
         guard let prefetch else {
             return try forEachKey(inCollection: collection, from: from, through: through, reversed: reversed, body)
         }
-        var holding = false, stopped = false
-        var heldKey = "", heldEntry = KeydirEntry(rowid: 0, object: ValueLocation(segment: 0, offset: 0, length: 0), metadata: nil)
+        let depth = Self.prefetchDepth
+        var held: [(key: String, entry: KeydirEntry)] = []
+        held.reserveCapacity(depth)
+        var first = 0, stopped = false
+        // Passes on the row held longest; false when `body` stopped.
+        func passOldest() throws -> Bool {
+            let (key, entry) = held[first]
+            first = (first + 1) % depth
+            do { return try body(key, entry) } catch {
+                stopped = true
+                throw error
+            }
+        }
+        // Passes on every row still held, in order, until `body` stops.
+        func passRest() throws {
+            var left = held.count < depth ? held.count - first : depth
+            while left > 0, try passOldest() { left -= 1 }
+        }
         do {
             try forEachKey(inCollection: collection, from: from, through: through, reversed: reversed) { key, entry in
                 prefetch(entry)
-                if holding, try !body(heldKey, heldEntry) {
-                    (holding, stopped) = (false, true)
+                if held.count < depth {
+                    held.append((key, entry))
+                    return true
+                }
+                if try !passOldest() {
+                    stopped = true
                     return false
                 }
-                (holding, heldKey, heldEntry) = (true, key, entry)
+                // The slot just passed on is the newest now.
+                held[(first + depth - 1) % depth] = (key, entry)
                 return true
             }
         } catch {
-            if holding, !stopped { _ = try body(heldKey, heldEntry) }
+            if !stopped { try passRest() }
             throw error
         }
-        if holding, !stopped { _ = try body(heldKey, heldEntry) }
+        if !stopped { try passRest() }
     }
+
+    /// How many entries `forEachKey(…prefetching:…)` reads ahead of the one it passes on.
+    package static let prefetchDepth = 8
 
     /// Calls `body` with each row of every collection, in (collection, key) order, until it
     /// returns false. O(n).
