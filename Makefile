@@ -125,6 +125,7 @@ reliability-report:
 	@echo "$(RELIABILITY_FIGURES)" | tr ';' '\n' | while read -r name; do \
 	  cat $(RELIABILITY)/*.txt 2>/dev/null | awk -F': ' -v n="$$name" '$$1 == n { s += $$2 } END { printf "%s: %d\n", n, s }'; \
 	done
+	@cat $(RELIABILITY)/*.txt 2>/dev/null | awk -F': ' '$$1 ~ /^crash states \(/ { s[$$1] += $$2 } END { for (n in s) printf "%s: %d\n", n, s[n] }' | sort
 	@reports=$$(grep -c "WARNING: ThreadSanitizer" $(RELIABILITY)/tsan.log 2>/dev/null); \
 	  checks=$$(cat $(RELIABILITY)/tsan/*.txt 2>/dev/null | awk -F': ' '$$1 == "soak invariant checks" { s += $$2 } END { print s + 0 }'); \
 	  echo "sanitizer reports (ThreadSanitizer): $${reports:-0}"; \

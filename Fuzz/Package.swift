@@ -18,6 +18,7 @@ let package = Package(
         .executable(name: "fuzz-recovery", targets: ["FuzzRecovery"]),
         .executable(name: "fuzz-operations", targets: ["FuzzOperations"]),
         .executable(name: "fuzz-pages", targets: ["FuzzPages"]),
+        .executable(name: "fuzz-query", targets: ["FuzzQuery"]),
         .executable(name: "fuzz-tool", targets: ["fuzz-tool"]),
     ],
     dependencies: [
@@ -28,6 +29,7 @@ let package = Package(
         .executableTarget(name: "FuzzRecovery", dependencies: [entry]),
         .executableTarget(name: "FuzzOperations", dependencies: [entry]),
         .executableTarget(name: "FuzzPages", dependencies: [entry]),
+        .executableTarget(name: "FuzzQuery", dependencies: [entry]),
         .executableTarget(name: "fuzz-tool", dependencies: [entry]),
     ],
     swiftLanguageModes: [.v6]

@@ -41,36 +41,36 @@ extension YapDatabase {
         return stream
     }
 
-    /// Called by the engine after a commit is durable and published, under the writer lock:
-    /// queues the notification (in commit order) and feeds the change streams.
+    /// The queue `YapDatabaseModified` is posted on, and where completion blocks run when the
+    /// caller names no queue: the main queue on Apple platforms, as in YapDatabase. Elsewhere
+    /// (Linux, servers) there may be no main run loop at all, so each database has a serial
+    /// queue of its own in its place (label `YapDB.notifications`).
+    ///
+    /// A commit only queues its notification here: it never waits for an observer, so an
+    /// observer on this queue (or on `.main` with `queue: .main`) may read and write freely,
+    /// also while another thread commits. Notifications arrive once each, in commit order.
+    /// An observer registered with `queue: nil` runs on this queue; to wait until every commit
+    /// made so far has been posted, `notificationQueue.sync {}` from another thread (or run the
+    /// main run loop, on Apple platforms' main thread). Posting waits for observers, as
+    /// `NotificationCenter` does: an observer added with `queue: .main` in a process whose main
+    /// queue never runs holds this queue, and the completion blocks behind it, for good.
+    public var notificationQueue: DispatchQueue {
+        #if canImport(Darwin)
+        return .main
+        #else
+        return mainQueueStandIn
+        #endif
+    }
+
+    /// Called by the engine after a commit is durable and published, still under the writer
+    /// lock, so the order of these calls is the commit order: queues the notification on
+    /// `notificationQueue` (never waiting for it) and feeds the change streams.
     func didCommit(_ record: CommitRecord) {
-        pendingNotifications.withLock { $0.append(NotificationBox(record.notification)) }
+        let box = NotificationBox(record.notification)
+        notificationQueue.async { NotificationCenter.default.post(box.notification) }
         let continuations = changeStreams.withLock { Array($0.values) }
         for continuation in continuations { continuation.yield(record.changeset) }
     }
-
-    /// Posts every queued notification, in commit order, on the calling thread (no thread
-    /// hop), serialized with other posters through `notificationQueue`. Whichever committer
-    /// gets there first posts everything queued so far; a committer returns only after its own
-    /// notification was posted. An observer that commits from inside a post only queues (the
-    /// outer loop posts it), so it cannot deadlock.
-    func postNotifications() {
-        let me = YapDatabaseConnection.currentThread
-        if postingThread.load(ordering: .acquiring) == me { return }
-        notificationQueue.sync {
-            postingThread.store(me, ordering: .releasing)
-            defer { postingThread.store(0, ordering: .releasing) }
-            while true {
-                let batch = pendingNotifications.withLock { pending -> [NotificationBox] in
-                    defer { pending.removeAll() }
-                    return pending
-                }
-                if batch.isEmpty { return }
-                for box in batch { NotificationCenter.default.post(box.notification) }
-            }
-        }
-    }
-
 
     func finishChangeStreams() {
         let continuations = changeStreams.withLock { streams in
@@ -81,7 +81,7 @@ extension YapDatabase {
     }
 }
 
-/// Carries a notification to the posting queue. `@unchecked Sendable`: the notification is
+/// Carries a notification to `notificationQueue`. `@unchecked Sendable`: the notification is
 /// built once and never mutated; its `userInfo` values are value types, the database and the
 /// committing connection (both Sendable), and the transaction's custom object, which
 /// YapDatabase likewise hands to observers on another thread.

@@ -52,36 +52,37 @@ extension YapDatabase {
     // MARK: Extensions
 
     /// Registers `ext` in the background with a connection made with `config`; `completionBlock`
-    /// gets the result on the main queue (a private serial queue off Apple platforms).
+    /// gets the result on `notificationQueue` (the main queue on Apple platforms).
     public func asyncRegister(_ ext: YapDatabaseExtension, withName name: String, config: YapDatabaseConnectionConfig?,
                               completionBlock: (@Sendable (Bool) -> Void)?) {
         asyncRegister(ext, withName: name, config: config, completionQueue: nil, completionBlock: completionBlock)
     }
 
-    /// Registers `ext` in the background with a connection made with `config`; `completionBlock`
-    /// gets the result on `completionQueue`.
+    /// Registers `ext` in the background with a connection made with `config`, after every
+    /// registration made before it; `completionBlock` gets the result on `completionQueue`
+    /// (nil: `notificationQueue`).
     public func asyncRegister(_ ext: YapDatabaseExtension, withName name: String, config: YapDatabaseConnectionConfig?,
                               completionQueue: DispatchQueue?, completionBlock: (@Sendable (Bool) -> Void)?) {
         let box = ExtensionBox(ext)
         let configBox = config?.copy()
         let queue = completionQueue ?? defaultCompletionQueueForUser
-        DispatchQueue.global().async { [self] in
+        registrationQueue.async { [self] in
             let ok = register(box.ext, withName: name, config: configBox)
             if let completionBlock { queue.async { completionBlock(ok) } }
         }
     }
 
     /// Unregisters the extension named `name` in the background, then runs `completionBlock` on
-    /// the main queue (a private serial queue off Apple platforms).
+    /// `notificationQueue` (the main queue on Apple platforms).
     public func asyncUnregisterExtension(withName name: String, completionBlock: (@Sendable () -> Void)?) {
         asyncUnregisterExtension(withName: name, completionQueue: nil, completionBlock: completionBlock)
     }
 
-    /// Unregisters the extension named `name` in the background, then runs `completionBlock` on
-    /// `completionQueue`.
+    /// Unregisters the extension named `name` in the background, after every registration made
+    /// before it, then runs `completionBlock` on `completionQueue` (nil: `notificationQueue`).
     public func asyncUnregisterExtension(withName name: String, completionQueue: DispatchQueue?, completionBlock: (@Sendable () -> Void)?) {
         let queue = completionQueue ?? defaultCompletionQueueForUser
-        DispatchQueue.global().async { [self] in
+        registrationQueue.async { [self] in
             unregisterExtension(withName: name)
             if let completionBlock { queue.async(execute: completionBlock) }
         }

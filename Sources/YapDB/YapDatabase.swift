@@ -17,15 +17,14 @@ public final class YapDatabase: Sendable {
     let engine: Engine
     let registry = SerializationRegistry()
     let extensionRegistry = ExtensionRegistry()
-    /// Commits' notifications are posted here, one at a time, in commit order.
-    let notificationQueue = DispatchQueue(label: "YapDB.notifications")
-    /// The thread posting notifications right now (0: none); a commit made by an observer on
-    /// that thread only queues its notification, and the running post loop posts it.
-    let postingThread = Atomic<UInt>(0)
-    /// Notifications of committed transactions not posted yet, in commit order.
-    let pendingNotifications = Mutex<[NotificationBox]>([])
-    /// Completion blocks run here when no queue is given (off Apple platforms).
-    let defaultCompletionQueue = DispatchQueue(label: "YapDB.completions")
+    /// Off Apple platforms, the serial queue that stands in for the main queue: notifications
+    /// are posted here and completion blocks given no queue run here (`notificationQueue`).
+    let mainQueueStandIn = DispatchQueue(label: "YapDB.notifications")
+    /// Registrations and unregistrations run here, one at a time, in the order they were made
+    /// (`register` waits its turn; `asyncRegister` queues it).
+    let registrationQueue = DispatchQueue(label: "YapDB.registrations")
+    /// Marks `registrationQueue`, so a registration made from inside one runs inline.
+    static let registrationQueueKey = DispatchSpecificKey<ObjectIdentifier>()
     let changeStreams = Mutex<[UInt64: AsyncStream<YapDatabaseChangeset>.Continuation]>([:])
     let nextStreamID = Atomic<UInt64>(1)
     let nextConnectionID = Atomic<UInt64>(1)
@@ -79,6 +78,7 @@ public final class YapDatabase: Sendable {
         if engine.openReport.recoveredTruncatedBytes > 0 {
             YapDatabaseLogging.log(.info, "\(url.path): recovery cut a torn tail of \(engine.openReport.recoveredTruncatedBytes) bytes")
         }
+        registrationQueue.setSpecific(key: Self.registrationQueueKey, value: ObjectIdentifier(self))
     }
 
     /// - Parameters:

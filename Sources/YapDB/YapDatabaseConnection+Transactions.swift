@@ -60,7 +60,7 @@ extension YapDatabaseConnection {
     }
 
     /// Runs `block` in a read-only transaction in the background, then `completionBlock` on
-    /// `completionQueue` (default: main on Apple platforms, a private serial queue elsewhere).
+    /// `completionQueue` (default: `database.notificationQueue`, the main queue on Apple platforms).
     /// When the database is closed by the time the transaction would start, the block is
     /// skipped (reported to the log handler) and the completion block still runs.
     public func asyncRead(_ block: @escaping @Sendable (YapDatabaseReadTransaction) -> Void,
@@ -254,6 +254,7 @@ extension YapDatabaseConnection {
                     blockError = error
                     throw error
                 }
+                if !tx.isRolledBack, tx.pendingFailure == nil { tx.runWillCommitHooks() }
                 if let failure = tx.pendingFailure { throw failure }
                 if tx.isRolledBack { engineTx.rollback(); return }
                 // Nothing to commit: the engine publishes nothing, so nothing is built for observers.
@@ -263,8 +264,8 @@ extension YapDatabaseConnection {
             })
             if let changeset = result.changeset {
                 advance(to: changeset.snapshot)
+                transaction?.runAfterDurableCommit()
                 transaction?.runCompletionBlocks()
-                database.postNotifications()
             } else if transaction?.isRolledBack == true {
                 transaction?.discardCacheChanges()
             }

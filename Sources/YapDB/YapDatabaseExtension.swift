@@ -51,6 +51,12 @@ open class YapDatabaseExtension: @unchecked Sendable {
     func didTouchRow(name: String, collection: String, key: String, change: RowChange,
                      transaction: YapDatabaseReadWriteTransaction) {}
 
+    /// The read-write transaction's block returned and it is about to commit: finish pending
+    /// work (the relationship extension runs its rules here). Called once per extension, in
+    /// registration order; rows it writes or removes go through the normal path, so every
+    /// extension hears of them. Not called on rollback.
+    func willCommit(name: String, transaction: YapDatabaseReadWriteTransaction) {}
+
     /// Checks the extension's stored state in `transaction`'s snapshot against a rebuild from
     /// its blocks (`YapDatabase.verify()`); returns one line per problem.
     func verifyState(name: String, transaction: YapDatabaseReadTransaction) -> [String] { [] }
@@ -85,16 +91,50 @@ final class ExtensionRegistry: Sendable {
 
 extension YapDatabase {
     /// Registers `ext` under `name`, preparing it in a read-write transaction. Returns false
-    /// when the name is taken or the extension refuses.
+    /// when the name is taken or the extension refuses (it logs why).
+    ///
+    /// Registrations run one at a time, in the order they were made, as on YapDatabase's
+    /// serial queue: a `register` made after `asyncRegister` calls waits until they are done,
+    /// so an extension may depend on one registered asynchronously just before it.
     @discardableResult
     public func register(_ ext: YapDatabaseExtension, withName name: String) -> Bool {
         register(ext, withName: name, config: nil)
     }
 
-    /// Registers `ext` under `name`, preparing it on a connection made with `config`.
+    /// Registers `ext` under `name`, preparing it on a connection made with `config`; in turn
+    /// with the other registrations (see `register(_:withName:)`).
     @discardableResult
     public func register(_ ext: YapDatabaseExtension, withName name: String, config: YapDatabaseConnectionConfig?) -> Bool {
-        guard extensionRegistry.extensionNamed(name) == nil else { return false }
+        inRegistrationTurn { registerNow(ext, withName: name, config: config) }
+    }
+
+    /// Registers `ext` in the background, after every registration made before it;
+    /// `completionBlock` gets the result on `completionQueue` (default: `notificationQueue`,
+    /// the main queue on Apple platforms).
+    public func asyncRegister(_ ext: YapDatabaseExtension, withName name: String, completionQueue: DispatchQueue? = nil,
+                              completionBlock: (@Sendable (Bool) -> Void)? = nil) {
+        asyncRegister(ext, withName: name, config: nil, completionQueue: completionQueue, completionBlock: completionBlock)
+    }
+
+    /// Unregisters the extension named `name` and drops its state (and, first, the filtered
+    /// views of it); in turn with the registrations made before it.
+    public func unregisterExtension(withName name: String) {
+        inRegistrationTurn { unregisterNow(name) }
+    }
+
+    /// Runs `work` on the registration queue and waits for it, or inline when already there
+    /// (a registration that registers another).
+    func inRegistrationTurn<T>(_ work: () -> T) -> T {
+        if DispatchQueue.getSpecific(key: Self.registrationQueueKey) == ObjectIdentifier(self) { return work() }
+        return registrationQueue.sync(execute: work)
+    }
+
+    /// The registration itself (on the registration queue).
+    private func registerNow(_ ext: YapDatabaseExtension, withName name: String, config: YapDatabaseConnectionConfig?) -> Bool {
+        guard extensionRegistry.extensionNamed(name) == nil else {
+            YapDatabaseLogging.log(.error, "an extension named \(name) is already registered")
+            return false
+        }
         let connection = newConnection(config)
         var accepted = false
         do {
@@ -113,23 +153,10 @@ extension YapDatabase {
         return accepted
     }
 
-    /// Registers `ext` in the background; `completionBlock` gets the result on
-    /// `completionQueue` (default: main on Apple platforms, a private serial queue elsewhere).
-    public func asyncRegister(_ ext: YapDatabaseExtension, withName name: String, completionQueue: DispatchQueue? = nil,
-                              completionBlock: (@Sendable (Bool) -> Void)? = nil) {
-        let box = ExtensionBox(ext)
-        let queue = completionQueue ?? defaultCompletionQueueForUser
-        DispatchQueue.global().async { [self] in
-            let ok = register(box.ext, withName: name)
-            if let completionBlock { queue.async { completionBlock(ok) } }
-        }
-    }
-
-    /// Unregisters the extension named `name` and drops its state (and, first, the filtered
-    /// views of it).
-    public func unregisterExtension(withName name: String) {
+    /// The unregistration itself (on the registration queue).
+    private func unregisterNow(_ name: String) {
         guard let ext = extensionRegistry.extensionNamed(name) else { return }
-        for dependent in filteredViewNames(dependingOn: name) { unregisterExtension(withName: dependent) }
+        for dependent in filteredViewNames(dependingOn: name) { unregisterNow(dependent) }
         let connection = newConnection()
         try? connection.write { tx in
             ext.dropState(name: name, transaction: tx)
@@ -147,14 +174,9 @@ extension YapDatabase {
         Dictionary(extensionRegistry.all.map { ($0.name, $0.ext) }, uniquingKeysWith: { a, _ in a })
     }
 
-    /// Where completion blocks run when the caller names no queue.
-    var defaultCompletionQueueForUser: DispatchQueue {
-        #if canImport(Darwin)
-        return .main
-        #else
-        return defaultCompletionQueue
-        #endif
-    }
+    /// Where completion blocks run when the caller names no queue: `notificationQueue`, so a
+    /// commit's notification is posted before its completion blocks run, as in YapDatabase.
+    var defaultCompletionQueueForUser: DispatchQueue { notificationQueue }
 }
 
 /// Moves an extension into a background registration. `@unchecked Sendable`: extensions are

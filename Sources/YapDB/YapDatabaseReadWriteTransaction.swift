@@ -13,6 +13,10 @@ public final class YapDatabaseReadWriteTransaction: YapDatabaseReadTransaction {
     /// fails with it.
     var pendingFailure: YapDatabaseError?
     var completions: [(DispatchQueue?, @Sendable () -> Void)] = []
+    /// Work to do once the commit is durable, on the committing thread, before completion
+    /// blocks are queued (the relationship extension deletes files here). Dropped on rollback
+    /// or a failed commit.
+    var afterDurableCommit: [() -> Void] = []
     /// Keys whose cache entries this transaction changed (evicted again on rollback).
     var cacheTouched: Set<CollectionKeyPair> = []
     var writtenObjects: [CollectionKeyPair: Any] = [:]
@@ -31,6 +35,8 @@ public final class YapDatabaseReadWriteTransaction: YapDatabaseReadTransaction {
     /// changed groups are not known (rebuilt, or filtered views): those answer for any group.
     var viewGroupChanges: [String: Set<String>] = [:]
     var viewGroupsUnknown: Set<String> = []
+    /// What the transaction did to each view beyond its rows (rebuilds, raw change counts).
+    var viewCommitNotes: [String: ViewCommitNote] = [:]
     /// Where each view held the row being changed or touched before the change, by view name
     /// (set by the view as it hears of the change; read by the view and the filtered views of it).
     var viewRowsBefore: [String: ViewRowBefore] = [:]
@@ -388,6 +394,7 @@ public final class YapDatabaseReadWriteTransaction: YapDatabaseReadTransaction {
                                                   extensions: extensionChanges.isEmpty ? nil : extensionChanges)
         let knownGroups = viewGroupChanges.filter { !viewGroupsUnknown.contains($0.key) }
         if !knownGroups.isEmpty { notification.userInfo?[ViewGroupChanges.userInfoKey] = knownGroups }
+        if !viewCommitNotes.isEmpty { notification.userInfo?[ViewCommitNote.userInfoKey] = viewCommitNotes }
         var sharedObjects: [YapCollectionKey: Any] = [:]
         for (pair, object) in writtenObjects { sharedObjects[YapCollectionKey(collection: pair.collection, key: pair.key)] = object }
         var sharedMetadata: [YapCollectionKey: Any] = [:]
@@ -430,6 +437,17 @@ public final class YapDatabaseReadWriteTransaction: YapDatabaseReadTransaction {
             if flags.contains(.removed) { removedKeys.insert(key) }
         }
         return (objectChanges, metadataChanges, insertedKeys, removedKeys)
+    }
+
+    /// Lets every extension finish its pending work before the commit (`willCommit`).
+    func runWillCommitHooks() {
+        for (extName, ext) in extensions { ext.willCommit(name: extName, transaction: self) }
+    }
+
+    /// Runs `afterDurableCommit` (the commit is durable).
+    func runAfterDurableCommit() {
+        for action in afterDurableCommit { action() }
+        afterDurableCommit.removeAll()
     }
 
     func runCompletionBlocks() {

@@ -22,6 +22,8 @@ public enum FuzzEntry {
         case operations
         /// `decodePages`: hostile index pages under the key directory's trees.
         case pages
+        /// `parseQuery`: hostile full-text query text and tokenizer options.
+        case query
     }
 
     /// Runs `target`'s entry point on `data`.
@@ -31,7 +33,15 @@ public enum FuzzEntry {
         case .recovery: recoverImage(data)
         case .operations: runOperations(data)
         case .pages: decodePages(data)
+        case .query: parseQuery(data)
         }
+    }
+
+    /// Treats `data` as a full-text query (or, by its first byte, a tokenizer option): parses it,
+    /// and when it parses, matches, ranks, snippets and highlights a row made of the same text
+    /// (see `QueryTarget`). Malformed text must end in a typed `FTSError` with its offset.
+    public static func parseQuery(_ data: UnsafeRawBufferPointer) {
+        QueryTarget.run(data)
     }
 
     /// Treats `data` as index pages (see `PagesTarget`): opens the key directory's trees on
@@ -83,6 +93,7 @@ public enum FuzzEntry {
         case .recovery: Seeds.recovery()
         case .operations: Seeds.operations()
         case .pages: PagesTarget.seeds()
+        case .query: QueryTarget.seeds()
         }
     }
 }

@@ -98,13 +98,16 @@ struct Demo: ParsableCommand {
         step(7, "A view: people grouped by century, sorted by birth year, and a filtered view of it holding the computer scientists. The ui reads them through mappings, as a table view would.")
         try viewsAndMappings(database, writer: writer, ui: ui)
 
-        step(8, "A connection pool hands out idle connections and makes new ones up to its limit.")
+        step(8, "Full-text search: index the people's names and fields, then search as a user types — a search queue keeps only the newest keystroke's query, and a search results view over the century view shows the matches.")
+        try searchAsYouType(database, writer: writer, ui: ui)
+
+        step(9, "A connection pool hands out idle connections and makes new ones up to its limit.")
         let pool = YapDatabaseConnectionPool(database: database)
         pool.connectionLimit = 2
         let a = pool.connection(), b = pool.connection()
         print("   limit \(pool.connectionLimit): two connections \(a === b ? "(the same one, idle)" : "(two of them)"); each reads \(a.read { $0.numberOfKeys(inCollection: "people") }) people")
 
-        step(9, "Close the database and open it again: everything is still there, and verify() checks every byte.")
+        step(10, "Close the database and open it again: everything is still there, and verify() checks every byte.")
         writer = database.newConnection()
         try database.close()
         database = try open(url)

@@ -33,7 +33,7 @@ struct Contact: Codable, Equatable {
 final class MessagesByConversationView: YapDatabaseAutoView, @unchecked Sendable {
     static let versionTag = "1"
 
-    init() {
+    override init() {
         let grouping = YapDatabaseViewGrouping.withObjectBlock { (transaction, collection, key, object) -> String? in
             guard let message = object as? Message else { return nil }
             return message.conversationId

@@ -79,7 +79,10 @@ final class PortingChatAppTests: PortingTestCase {
         XCTAssertEqual(originalIndex, 0)
         XCTAssertEqual(delete.originalSection, 1)
         XCTAssertEqual(delete.originalGroup, "bob")
-        XCTAssertNil(rowChanges.first { $0.collectionKey.key == "m4" }, "rows of an inserted section come with the section")
+        let intoNewSection = try XCTUnwrap(rowChanges.first { $0.collectionKey.key == "m4" },
+                                           "rows of an inserted section are reported beside the section insert")
+        XCTAssertEqual(intoNewSection.type, .insert)
+        XCTAssertEqual(intoNewSection.newIndexPath, IndexPath(row: 0, section: 2))
         table.performBatchUpdates(sectionChanges: sectionChanges, rowChanges: rowChanges,
                                   rowsOfInsertedSection: { dataSource.allRows()[$0] })
         XCTAssertEqual(table.problems, [])
@@ -137,13 +140,39 @@ final class PortingChatAppTests: PortingTestCase {
         }
     }
 
-    func runRandomBatches(seed: UInt64, reversedGroup: String?, seen: inout [String: Int]) throws {
+    /// The same random batches through mappings with ranges (a flexible one pinned to the end
+    /// of "a", a fixed page of "b", shown reversed for some seeds), cell-drawing dependencies, and
+    /// for some seeds auto-consolidated groups: the table still ends up with exactly the rows the
+    /// data source reads, as the ranges grow and shrink.
+    func testRandomBatchesThroughRangesKeepTheTableConsistent() throws {
+        var seen: [String: Int] = [:]
+        for seed: UInt64 in [11, 12, 13, 14] {
+            try runRandomBatches(seed: seed, reversedGroup: seed % 2 == 0 ? "b" : nil, seen: &seen) { mappings in
+                let flexible = YapDatabaseViewRangeOptions.flexibleRange(withLength: 4, offset: 0, from: .end)!
+                flexible.maxLength = 7
+                flexible.minLength = 2
+                flexible.growOptions = seed == 13 ? .onBothSides : .pinSide
+                mappings.setRangeOptions(flexible, forGroup: "a")
+                mappings.setRangeOptions(YapDatabaseViewRangeOptions.fixedRange(withLength: 3, offset: seed == 12 ? 1 : 0, from: .beginning),
+                                         forGroup: "b")
+                mappings.setCellDrawingDependencyForNeighboringCell(withOffset: -1, forGroup: "a")
+                mappings.setCellDrawingDependencyOffsets([NSNumber(value: -1), NSNumber(value: 1)], forGroup: "c")
+                if seed == 14 { mappings.setAutoConsolidateGroupsThreshold(8, withName: "all") }
+            }
+        }
+        XCTAssertGreaterThan(seen["row update", default: 0], 3)
+        XCTAssertGreaterThan(seen["row move", default: 0], 3)
+    }
+
+    func runRandomBatches(seed: UInt64, reversedGroup: String?, seen: inout [String: Int],
+                          configure: (YapDatabaseViewMappings) -> Void = { _ in }) throws {
         let manager = try ChatDatabaseManager(url: directory.appendingPathComponent("random-\(seed).sqlite")).unwrap()
         let conversations = ["a", "b", "c", "d"]
         let mappings = YapDatabaseViewMappings(groups: conversations, view: kView_MessagesByConversation)
         mappings.setIsDynamicSection(true, forGroup: "c")
         mappings.setIsDynamicSection(true, forGroup: "d")
         if let reversedGroup { mappings.setIsReversed(true, forGroup: reversedGroup) }
+        configure(mappings)
         _ = manager.uiDatabaseConnection.beginLongLivedReadTransaction()
         let dataSource = ConversationListDataSource(connection: manager.uiDatabaseConnection, mappings: mappings)
         var table = TableViewModel(rows: dataSource.allRows())

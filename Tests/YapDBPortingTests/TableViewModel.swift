@@ -4,10 +4,13 @@ import YapDB
 /// A stand-in for `UITableView`'s batch updates: it keeps the rows it shows and applies section
 /// and row changes with UIKit's rules: deletions (and the sources of moves) name places before
 /// the update and run first, highest first; insertions (and the destinations of moves) name
-/// places after it and run lowest first; reloads name places before it and change nothing. An
-/// inserted section is filled from the data source (as UIKit asks it for the section's rows), so
-/// row changes inside it would count twice. Anything UIKit would refuse (a place out of range, a row deleted twice, a move out of a
-/// deleted section or into an inserted one) is reported as a problem instead of an exception.
+/// places after it and run lowest first; reloads name places before it and change nothing. As
+/// with `NSFetchedResultsController`'s changes, the rows of an inserted section come as row
+/// insertions (or move destinations) into it, and the rows of a deleted section as row
+/// deletions (or move sources); afterwards an inserted section must hold what the data source
+/// says it holds. Anything UIKit would refuse (a place out of range, a row deleted twice, a
+/// reload in a deleted section, an inserted section whose rows do not add up) is reported as a
+/// problem instead of an exception.
 struct TableViewModel {
     var sections: [[String]]
     var problems: [String] = []
@@ -31,7 +34,6 @@ struct TableViewModel {
                     problems.append("\(change): original place out of range")
                     continue
                 }
-                if deletedSections.contains(section) { problems.append("\(change): from a deleted section") }
                 if !removed[section, default: []].insert(row).inserted { problems.append("\(change): row removed twice") }
                 if old[section][row] != change.collectionKey.key { problems.append("\(change): the old row there is \(old[section][row])") }
             case .update:
@@ -56,12 +58,11 @@ struct TableViewModel {
                 problems.append("insert of section \(section) of \(result.count)")
                 continue
             }
-            result.insert(rowsOfInsertedSection(section), at: section)
+            result.insert([], at: section)
         }
         var inserts: [(section: Int, row: Int, key: String, change: YapDatabaseViewRowChange)] = []
         for change in rowChanges where change.type == .insert || change.type == .move {
             let section = Int(change.finalSection), row = Int(change.finalIndex)
-            if insertedSections.contains(section) { problems.append("\(change): into an inserted section") }
             inserts.append((section, row, change.collectionKey.key, change))
         }
         for insert in inserts.sorted(by: { ($0.section, $0.row) < ($1.section, $1.row) }) {
@@ -70,6 +71,9 @@ struct TableViewModel {
                 continue
             }
             result[insert.section].insert(insert.key, at: insert.row)
+        }
+        for section in insertedSections where section < result.count && result[section] != rowsOfInsertedSection(section) {
+            problems.append("inserted section \(section) holds \(result[section]), the data source \(rowsOfInsertedSection(section))")
         }
         sections = result
     }

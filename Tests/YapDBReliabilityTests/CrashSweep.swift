@@ -8,12 +8,23 @@ import YapDBEngine
 /// cut modes drop, torn and garble, and one with unsynced name operations kept by the seed).
 /// Each resolution is a crash state: reopen, check against the `History`, `verify()`. Then,
 /// per state: a crash inside the recovery itself, and ten more commits cut at a seeded point.
+///
+/// The workload runs on a `SweepSubject`: the engine alone (the rows), or a `YapDatabase` with
+/// extensions registered, each checked against a rebuild from the recovered rows.
 struct CrashSweep {
     static let path = "/db/main"
 
     let workload: Workload
+    let subject: any SweepSubject
     let mode: SyncMode
     let segmentLimit: Int
+
+    init(workload: Workload, subject: any SweepSubject = EngineSubject(), mode: SyncMode, segmentLimit: Int) {
+        self.workload = workload
+        self.subject = subject
+        self.mode = mode
+        self.segmentLimit = segmentLimit
+    }
 
     /// Counters (see `Figures` names in `record`) and the first few failures.
     struct Tally {
@@ -33,7 +44,12 @@ struct CrashSweep {
         var description: String { "\(mode.rawValue)\(names == .seeded ? "+names" : "")" }
     }
 
+    /// The engine's options on `disk` (the fault matrix opens the engine with them too).
     func options(_ disk: SimulatedDisk) -> EngineOptions {
+        Self.engineOptions(disk, mode: mode, segmentLimit: segmentLimit)
+    }
+
+    static func engineOptions(_ disk: SimulatedDisk, mode: SyncMode, segmentLimit: Int) -> EngineOptions {
         var options = EngineOptions()
         options.indexReadMode = TestEnvironment.cachedIndexPages.map { .cached(pages: $0) } ?? .mapped
         options.fileSystem = disk
@@ -52,24 +68,25 @@ struct CrashSweep {
 
     /// Runs the workload from database creation on, on `disk`, until it ends or the disk
     /// stops. Returns the history and whether only a power loss stopped it.
-    func runWorkload(on disk: SimulatedDisk, history: inout History) -> (engine: Engine?, unexpected: (any Error)?) {
-        var engine: Engine?
+    func runWorkload(on disk: SimulatedDisk, history: inout History) -> (database: (any SweptDatabase)?, unexpected: (any Error)?) {
+        var database: (any SweptDatabase)?
         do {
-            engine = try Engine.open(path: Self.path, options: options(disk))
-            for step in workload.steps { try step.run(on: engine!, history: &history, mode: mode) }
+            database = try subject.open(disk, mode: mode, segmentLimit: segmentLimit)
+            try database!.prepare(history: &history, mode: mode)
+            for step in workload.steps { try database!.run(step, history: &history, mode: mode) }
         } catch {
-            if !Self.isCrash(error, disk) { return (engine, error) }
+            if !subject.isCrash(error, disk) { return (database, error) }
         }
-        return (engine, nil)
+        return (database, nil)
     }
 
     /// The number of mutating calls of the whole workload (T).
     func countOperations() throws -> Int {
         let disk = Self.newDisk(seed: workload.seed)
         var history = History()
-        let (engine, unexpected) = runWorkload(on: disk, history: &history)
+        let (database, unexpected) = runWorkload(on: disk, history: &history)
         if let unexpected { throw unexpected }
-        engine?.abandon()
+        database?.abandon()
         return disk.operationCount
     }
 
@@ -79,10 +96,10 @@ struct CrashSweep {
             let disk = Self.newDisk(seed: workload.seed)
             disk.crashAfter(operations: n)
             var history = History()
-            let (engine, unexpected) = runWorkload(on: disk, history: &history)
-            engine?.abandon()
+            let (database, unexpected) = runWorkload(on: disk, history: &history)
+            database?.abandon()
             if let unexpected {
-                tally.fail("seed \(workload.seed) \(mode) crash point \(n): the workload failed with \(unexpected), not a power loss")
+                tally.fail("\(subject.name) seed \(workload.seed) \(mode) crash point \(n): the workload failed with \(unexpected), not a power loss")
                 continue
             }
             tally.crashPoints += 1
@@ -91,7 +108,7 @@ struct CrashSweep {
                 let copy = disk.copy()
                 copy.powerCut(seed: cutSeed, mode: variant.mode, names: variant.names)
                 if variant.names == .seeded { tally.seededNameStates += 1 }
-                let label = "seed \(workload.seed) \(mode) crash point \(n) \(variant) (cut seed \(cutSeed))"
+                let label = "\(subject.name) seed \(workload.seed) \(mode) crash point \(n) \(variant) (cut seed \(cutSeed))"
                 recoverAndContinue(copy, history: history, cutSeed: cutSeed, label: label, into: &tally)
             }
         }
@@ -104,17 +121,26 @@ struct CrashSweep {
         let beforeRecovery = disk.copy()
         disk.resetOperationCount()
         var history = start
-        guard let engine = recover(disk, history: &history, label: label, into: &tally) else { return }
+        guard let database = recover(disk, history: &history, label: label, into: &tally) else { return }
         let recoveryCalls = disk.operationCount
 
         // A crash inside recovery: stop after j of its mutating calls, cut, recover again.
+        // Recovery may commit (a subject registering its extensions): what the interrupted
+        // recovery acknowledged, or had in flight, is in the history the next one is checked
+        // against.
         if recoveryCalls > 0 {
             let j = Int(rng.next() % UInt64(recoveryCalls))
             beforeRecovery.crashAfter(operations: j)
-            if let interrupted = try? Engine.open(path: Self.path, options: options(beforeRecovery)) { interrupted.abandon() }
+            var again = start
+            if let interrupted = try? subject.open(beforeRecovery, mode: mode, segmentLimit: segmentLimit) {
+                if let opened = try? interrupted.recovered(), again.check(recovered: opened.snapshot, state: opened.rows).problems.isEmpty {
+                    again.recovered(at: opened.snapshot)
+                    try? interrupted.prepare(history: &again, mode: mode)
+                }
+                interrupted.abandon()
+            }
             let mode = [PowerCutMode.drop, .torn, .garble][Int(rng.next() % 3)]
             beforeRecovery.powerCut(seed: rng.next(), mode: mode)
-            var again = start
             tally.recoveryCrashes += 1
             recover(beforeRecovery, history: &again, label: "\(label), then recovery stopped after \(j) of \(recoveryCalls) calls, \(mode)",
                     into: &tally)?.abandon()
@@ -124,75 +150,73 @@ struct CrashSweep {
         disk.resetOperationCount()
         disk.crashAfter(operations: Int(rng.next() % 40))
         do {
-            for step in Workload.tail(seed: workload.seed, salt: cutSeed) { try step.run(on: engine, history: &history, mode: mode) }
+            for step in Workload.tail(seed: workload.seed, salt: cutSeed) { try database.run(step, history: &history, mode: mode) }
         } catch {
-            if !Self.isCrash(error, disk) { tally.fail("\(label), tail commits: \(error)") }
+            if !subject.isCrash(error, disk) { tally.fail("\(label), tail commits: \(error)") }
         }
-        engine.abandon()
+        database.abandon()
         let mode = [PowerCutMode.drop, .torn, .garble][Int(rng.next() % 3)]
         disk.powerCut(seed: rng.next(), mode: mode)
         recover(disk, history: &history, label: "\(label), then ten commits cut (\(mode))", into: &tally)?.abandon()
     }
 
-    /// Opens `disk` after a cut and checks it: one crash state. Returns the open engine.
+    /// Opens `disk` after a cut and checks it: one crash state. The rows must be the state
+    /// after some k commits with every durable one kept; then the subject readies the
+    /// database (registers its extensions, as an app does at launch), and `verify()` and the
+    /// extensions' own checks must pass. Returns the open database.
     @discardableResult
-    func recover(_ disk: SimulatedDisk, history: inout History, label: String, into tally: inout Tally) -> Engine? {
+    func recover(_ disk: SimulatedDisk, history: inout History, label: String, into tally: inout Tally) -> (any SweptDatabase)? {
         tally.states += 1
         tally.acknowledgedChecked += history.durable
-        let engine: Engine
+        let database: any SweptDatabase
         do {
-            engine = try Engine.open(path: Self.path, options: options(disk))
+            database = try subject.open(disk, mode: mode, segmentLimit: segmentLimit)
         } catch {
             tally.failedRecoveries += 1
             tally.lost += history.durable
             tally.fail("\(label): recovery failed: \(error)\n  " + disk.log.suffix(12).joined(separator: "\n  "))
             return nil
         }
-        let snapshot = engine.snapshot()
-        let state: Model
-        do { state = try snapshot.materialize() } catch {
+        let recovered: (snapshot: Int, rows: Model)
+        do { recovered = try database.recovered() } catch {
             tally.partial += 1
             tally.fail("\(label): reading the recovered state failed: \(error)")
-            engine.abandon()
+            database.abandon()
             return nil
         }
-        let k = Int(snapshot.number)
-        let outcome = history.check(recovered: k, state: state)
+        let k = recovered.snapshot
+        let outcome = history.check(recovered: k, state: recovered.rows)
         tally.lost += outcome.lost
         if outcome.partial { tally.partial += 1 }
         for problem in outcome.problems { tally.fail("\(label): \(problem)") }
-        do {
-            let report = try engine.verify()
-            if !report.isValid {
-                tally.verifyFailures += 1
-                tally.fail("\(label): verify: \(report.problems.prefix(3))")
-            }
-        } catch {
-            tally.verifyFailures += 1
-            tally.fail("\(label): verify threw \(error)")
-        }
         if !outcome.problems.isEmpty {
-            engine.abandon()
+            database.abandon()
             return nil
         }
         history.recovered(at: k)
-        return engine
-    }
-
-    /// Whether `error` is what a stopped disk explains: "power lost", or `poisoned` after a
-    /// failure the engine swallowed (a rollback whose truncate hit the crash point poisons the
-    /// log without throwing; the next write says so).
-    static func isCrash(_ error: any Error, _ disk: SimulatedDisk) -> Bool {
-        guard let storage = error as? StorageError else { return false }
-        if case .io(let failure) = storage { return failure.operation == "power lost" }
-        return storage == .poisoned && disk.isStopped
+        do {
+            try database.prepare(history: &history, mode: mode)
+        } catch {
+            tally.failedRecoveries += 1
+            tally.fail("\(label): readying the recovered database failed: \(error)")
+            database.abandon()
+            return nil
+        }
+        let problems = database.problems(rows: recovered.rows)
+        if !problems.isEmpty {
+            tally.verifyFailures += 1
+            for problem in problems.prefix(3) { tally.fail("\(label): \(problem)") }
+        }
+        return database
     }
 }
 
 extension CrashSweep.Tally {
-    /// Adds the tally to the report's figures.
-    func record(into figures: inout Figures) {
+    /// Adds the tally to the report's figures; the crash states also under the workload's
+    /// name ("crash states (view)", …).
+    func record(into figures: inout Figures, workload: String) {
         figures.add("crash states", states)
+        figures.add("crash states (\(workload))", states)
         figures.add("distinct crash points", crashPoints)
         figures.add("crash states with unsynced names kept by seed", seededNameStates)
         figures.add("crashes inside recovery", recoveryCrashes)

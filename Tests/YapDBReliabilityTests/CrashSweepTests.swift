@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 import YapDBStorage
 import YapDBEngine
@@ -39,7 +40,46 @@ import YapDBEngine
         #expect(tally.recoveryCrashes > 0, "some recoveries must do I/O (torn tails, leftovers) for the recovery crashes to mean anything")
         var figures = Figures()
         figures.add("seeds", 1)
-        tally.record(into: &figures)
+        tally.record(into: &figures, workload: sweep.subject.name)
         figures.write(to: "crash-sweep-\(durability)-\(seed)")
+    }
+
+    /// The workloads with extensions: the same generator through the public API on a
+    /// `YapDatabase` with the extension registered (and registered again at each recovery).
+    /// A new extension's workload is one more `DatabaseSubject` here.
+    static let subjects: [String: DatabaseSubject] = [
+        "view": DatabaseSubject(name: "view", extensions: [SweptView()]),
+        "secondary index": DatabaseSubject(name: "secondary index", extensions: [SweptSecondaryIndex()]),
+    ]
+
+    /// (workload, seed, durability, transactions, every how many crash points): at small scale
+    /// a short workload and a sample of its crash points, at full scale every crash point.
+    static let extensionCases: [(String, UInt64, String, Int, Int)] = Scale.pick(
+        small: [("view", 1, "full", 40, 3), ("secondary index", 2, "normal", 40, 3)],
+        full: subjects.keys.sorted().flatMap { name in
+            (1...3).map { (name, UInt64($0), "full", 120, 1) } + [(name, 101, "normal", 120, 1)]
+        }
+    )
+
+    @Test(arguments: extensionCases)
+    func extensionsEqualARebuildAfterEveryCrash(workload name: String, seed: UInt64, durability: String, transactions: Int, stride: Int) throws {
+        let mode: SyncMode = durability == "full" ? .full : .normal
+        let subject = try #require(Self.subjects[name])
+        let sweep = CrashSweep(workload: Workload(seed: seed, transactions: transactions, bigValues: false), subject: subject,
+                               mode: mode, segmentLimit: 16 << 10)
+        let total = try sweep.countOperations()
+        var tally = CrashSweep.Tally()
+        let points = Array(Swift.stride(from: 0, through: total, by: stride))
+        sweep.sweep(points: points, variants: Self.variants, into: &tally)
+        for failure in tally.failures { Issue.record(Comment(rawValue: failure)) }
+        print("crash sweep \(name) seed \(seed) \(durability): T = \(total), \(tally.crashPoints) crash points, \(tally.states) crash states, "
+              + "\(tally.recoveryCrashes) inside recovery, lost \(tally.lost), partial \(tally.partial), verify failures \(tally.verifyFailures)")
+        #expect(tally.crashPoints == points.count)
+        #expect(tally.lost == 0 && tally.partial == 0 && tally.verifyFailures == 0 && tally.failedRecoveries == 0,
+                "\(name) seed \(seed) \(durability): reproduce with YAPDB_SCALE=\(Scale.current.rawValue) swift test --filter CrashSweepTests")
+        var figures = Figures()
+        figures.add("seeds", 1)
+        tally.record(into: &figures, workload: name)
+        figures.write(to: "crash-sweep-\(name.replacingOccurrences(of: " ", with: "-"))-\(durability)-\(seed)")
     }
 }

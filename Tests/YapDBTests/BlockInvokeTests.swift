@@ -323,7 +323,7 @@ import TestSupport
     func skippedBlocksNeverLeaveARowInTheWrongPlace(_ layout: Layout) throws {
         let fixture = try DatabaseFixture()
         let database = fixture.database!
-        // Objects are unique (value * 100 + key number), metadata "g<0…2>-<0…99>": sort keys
+        // Objects are unique (value * 100 + key number), metadata "g<0…2>-<0…99>-<key number>": sort keys
         // never tie, so the expected order is exact.
         @Sendable func group(_ object: Int, _ metadata: String?) -> String? {
             switch layout {
@@ -365,7 +365,8 @@ import TestSupport
                 for _ in 0..<4 {
                     let n = Int(rng.next() % 12), key = "k\(n)"
                     let object = Int(rng.next() % 50) * 100 + n
-                    let metadata = "g\(rng.next() % 3)-\(String(format: "%02d", Int(rng.next() % 100)))"
+                    // The key number at the end: metadata never ties either.
+                    let metadata = "g\(rng.next() % 3)-\(String(format: "%02d", Int(rng.next() % 100)))-\(String(format: "%02d", n))"
                     let exists = model[key] != nil
                     switch rng.next() % 9 {
                     case 0: tx.setObject(object, forKey: key, inCollection: "c"); model[key] = (object, nil)

@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 import YapDB
 import TestSupport
 
@@ -37,22 +38,51 @@ final class DatabaseFixture: @unchecked Sendable {
     }
 }
 
-/// Collects `YapDatabaseModified` notifications of one database.
+/// Collects the `YapDatabaseModified` notifications of the commits one database makes after the
+/// recorder was created. Commits only queue their notifications (on
+/// `database.notificationQueue`), so the recorder starts by waiting for those already queued,
+/// and `notifications` first waits until every commit made so far has been posted.
 final class NotificationRecorder: @unchecked Sendable {
     private let lock = NSLock()
     private var received: [Notification] = []
     private var token: (any NSObjectProtocol)?
+    private weak var database: YapDatabase?
 
     init(_ database: YapDatabase) {
+        self.database = database
+        #expect(drainNotifications(database), "earlier notifications posted within the bound")
         token = NotificationCenter.default.addObserver(forName: .YapDatabaseModified, object: database, queue: nil) { [weak self] note in
             guard let self else { return }
             lock.lock(); received.append(note); lock.unlock()
         }
     }
 
-    var notifications: [Notification] { lock.lock(); defer { lock.unlock() }; return received }
+    /// What was posted, once the notifications of every commit made so far have been.
+    var notifications: [Notification] {
+        if let database { #expect(drainNotifications(database), "notifications posted within the bound") }
+        lock.lock(); defer { lock.unlock() }
+        return received
+    }
 
     func reset() { lock.lock(); received.removeAll(); lock.unlock() }
 
     deinit { if let token { NotificationCenter.default.removeObserver(token) } }
+}
+
+/// Waits (at most `timeout` seconds) until every notification queued on
+/// `database.notificationQueue` so far has been posted; false on timeout. On the main thread
+/// with the main queue as the notification queue (Apple platforms) it runs the main run loop
+/// instead of blocking it.
+func drainNotifications(_ database: YapDatabase, timeout: TimeInterval = 60) -> Bool {
+    let done = DispatchSemaphore(value: 0)
+    database.notificationQueue.async { done.signal() }
+    if Thread.isMainThread && database.notificationQueue === DispatchQueue.main {
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        while Date() < deadline {
+            if done.wait(timeout: .now()) == .success { return true }
+            RunLoop.main.run(until: Date(timeIntervalSinceNow: 0.01))
+        }
+        return false
+    }
+    return done.wait(timeout: .now() + timeout) == .success
 }

@@ -195,8 +195,9 @@ import YapDB
         #expect(byKey["e"] == nil, "inserted then deleted: nothing")
         #expect(byKey["d"]?.type == .insert && byKey["d"]?.newIndexPath == IndexPath(indexes: [0, 2]))
         #expect(byKey["c"]?.type == .move && byKey["c"]?.indexPath == IndexPath(indexes: [0, 2]) && byKey["c"]?.newIndexPath == IndexPath(indexes: [0, 0]))
-        #expect(byKey["b"]?.type == .delete && byKey["b"]?.originalGroup == "todo",
-                "a change of group into a section inserted by the same change: deleted here, the section insert brings it (a table view cannot move a row into an inserted section)")
+        #expect(byKey["b"]?.type == .move && byKey["b"]?.originalGroup == "todo" && byKey["b"]?.finalGroup == "done",
+                "a change of group stays one move, also into a section inserted by the same change")
+        #expect(byKey["b"]?.indexPath == IndexPath(indexes: [0, 1]) && byKey["b"]?.newIndexPath == IndexPath(indexes: [1, 0]))
         #expect(byKey["a"]?.type == .update, "a touched row that stays is an update")
         #expect(mappings.numberOfSections() == 2 && mappings.numberOfItems(inSection: 0) == 3)
         #expect(mappings.collectionKey(atRow: 0, inSection: 0)?.key == "c")

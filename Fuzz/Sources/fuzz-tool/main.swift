@@ -12,7 +12,7 @@ let arguments = Array(CommandLine.arguments.dropFirst())
 let manager = FileManager.default
 
 func usage() -> Never {
-    print("usage: fuzz-tool seeds [CORPUS] | fuzz-tool replay records|recovery|operations FILE...")
+    print("usage: fuzz-tool seeds [CORPUS] | fuzz-tool replay records|recovery|operations|pages|query FILE...")
     exit(2)
 }
 

@@ -10,7 +10,7 @@ extension YapDatabaseSecondaryIndexHandler {
     /// `options` names (`[]`: on insert only, the default of key blocks).
     public static func withOptions(
         _ options: YapDatabaseBlockInvoke,
-        keyBlock block: @escaping @Sendable (YapDatabaseReadTransaction, NSMutableDictionary, String, String) -> Void
+        keyBlock block: @escaping YapDatabaseSecondaryIndexWithKeyBlock
     ) -> YapDatabaseSecondaryIndexHandler {
         YapDatabaseSecondaryIndexHandler(.key(block), options: options)
     }
@@ -19,7 +19,7 @@ extension YapDatabaseSecondaryIndexHandler {
     /// changes `options` names.
     public static func withOptions(
         _ options: YapDatabaseBlockInvoke,
-        objectBlock block: @escaping @Sendable (YapDatabaseReadTransaction, NSMutableDictionary, String, String, Any) -> Void
+        objectBlock block: @escaping YapDatabaseSecondaryIndexWithObjectBlock
     ) -> YapDatabaseSecondaryIndexHandler {
         YapDatabaseSecondaryIndexHandler(.object(block), options: options)
     }
@@ -28,7 +28,7 @@ extension YapDatabaseSecondaryIndexHandler {
     /// the changes `options` names.
     public static func withOptions(
         _ options: YapDatabaseBlockInvoke,
-        metadataBlock block: @escaping @Sendable (YapDatabaseReadTransaction, NSMutableDictionary, String, String, Any?) -> Void
+        metadataBlock block: @escaping YapDatabaseSecondaryIndexWithMetadataBlock
     ) -> YapDatabaseSecondaryIndexHandler {
         YapDatabaseSecondaryIndexHandler(.metadata(block), options: options)
     }
@@ -37,7 +37,7 @@ extension YapDatabaseSecondaryIndexHandler {
     /// again for the changes `options` names.
     public static func withOptions(
         _ options: YapDatabaseBlockInvoke,
-        rowBlock block: @escaping @Sendable (YapDatabaseReadTransaction, NSMutableDictionary, String, String, Any, Any?) -> Void
+        rowBlock block: @escaping YapDatabaseSecondaryIndexWithRowBlock
     ) -> YapDatabaseSecondaryIndexHandler {
         YapDatabaseSecondaryIndexHandler(.row(block), options: options)
     }

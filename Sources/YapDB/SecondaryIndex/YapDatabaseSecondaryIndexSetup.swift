@@ -111,10 +111,10 @@ public final class YapDatabaseSecondaryIndexOptions {
 /// Threading: the block runs inside read-write transactions, on the thread running them.
 public final class YapDatabaseSecondaryIndexHandler: Sendable {
     typealias Block = BlockForm<
-        @Sendable (YapDatabaseReadTransaction, NSMutableDictionary, String, String) -> Void,
-        @Sendable (YapDatabaseReadTransaction, NSMutableDictionary, String, String, Any) -> Void,
-        @Sendable (YapDatabaseReadTransaction, NSMutableDictionary, String, String, Any?) -> Void,
-        @Sendable (YapDatabaseReadTransaction, NSMutableDictionary, String, String, Any, Any?) -> Void
+        YapDatabaseSecondaryIndexWithKeyBlock,
+        YapDatabaseSecondaryIndexWithObjectBlock,
+        YapDatabaseSecondaryIndexWithMetadataBlock,
+        YapDatabaseSecondaryIndexWithRowBlock
     >
     let block: Block
 
@@ -134,28 +134,28 @@ public final class YapDatabaseSecondaryIndexHandler: Sendable {
 
     /// A handler reading (transaction, dictionary, collection, key).
     public static func withKeyBlock(
-        _ block: @escaping @Sendable (YapDatabaseReadTransaction, NSMutableDictionary, String, String) -> Void
+        _ block: @escaping YapDatabaseSecondaryIndexWithKeyBlock
     ) -> YapDatabaseSecondaryIndexHandler {
         YapDatabaseSecondaryIndexHandler(.key(block))
     }
 
     /// A handler reading (transaction, dictionary, collection, key, object).
     public static func withObjectBlock(
-        _ block: @escaping @Sendable (YapDatabaseReadTransaction, NSMutableDictionary, String, String, Any) -> Void
+        _ block: @escaping YapDatabaseSecondaryIndexWithObjectBlock
     ) -> YapDatabaseSecondaryIndexHandler {
         YapDatabaseSecondaryIndexHandler(.object(block))
     }
 
     /// A handler reading (transaction, dictionary, collection, key, metadata).
     public static func withMetadataBlock(
-        _ block: @escaping @Sendable (YapDatabaseReadTransaction, NSMutableDictionary, String, String, Any?) -> Void
+        _ block: @escaping YapDatabaseSecondaryIndexWithMetadataBlock
     ) -> YapDatabaseSecondaryIndexHandler {
         YapDatabaseSecondaryIndexHandler(.metadata(block))
     }
 
     /// A handler reading (transaction, dictionary, collection, key, object, metadata).
     public static func withRowBlock(
-        _ block: @escaping @Sendable (YapDatabaseReadTransaction, NSMutableDictionary, String, String, Any, Any?) -> Void
+        _ block: @escaping YapDatabaseSecondaryIndexWithRowBlock
     ) -> YapDatabaseSecondaryIndexHandler {
         YapDatabaseSecondaryIndexHandler(.row(block))
     }

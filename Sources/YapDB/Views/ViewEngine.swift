@@ -136,7 +136,11 @@ struct ViewEngine {
             }
             return true
         }
-        if placed { groupLog?.groups.insert(group) }
+        if placed {
+            groupLog?.groups.insert(group)
+            groupLog?.rawChanges += 1
+            groupLog?.placed.insert(YapCollectionKey(collection: collection, key: key))
+        }
         return placed
     }
 
@@ -144,30 +148,76 @@ struct ViewEngine {
     /// Returns whether the row was in the view.
     @discardableResult
     func removeRow(collection: String, key: String, from state: inout ViewState) -> Bool {
-        guard let entry = transaction.keydirEntry(collection: collection, key: key),
-              let group = group(ofRowid: entry.rowid, in: state) else { return false }
-        let sortRow = row(collection: collection, key: key, forGrouping: false)
+        guard let entry = transaction.keydirEntry(collection: collection, key: key) else { return false }
+        return removeRow(rowid: entry.rowid, collection: collection, key: key, at: nil, from: &state)
+    }
+
+    /// Takes row `rowid` out of the view: at `index` of its group when given and the row is
+    /// there (its index before a change, recorded by `rowBefore`), else found with its current
+    /// sort values (or, failing that, by a scan). Returns whether the row was in the view.
+    @discardableResult
+    func removeRow(rowid: UInt64, collection: String, key: String, at index: Int?, from state: inout ViewState) -> Bool {
+        guard let group = group(ofRowid: rowid, in: state) else { return false }
         run("remove from group \(group)", ()) { () throws(PageError) in
-            let removed = try state.remove(entry.rowid, from: group) { tree throws(PageError) in
-                try position(of: entry.rowid, sortRow: sortRow, in: tree, group: group)
+            let removed = try state.remove(rowid, from: group) { tree throws(PageError) in
+                if let index, index < tree.count, try tree.element(at: index) == rowid { return index }
+                return try position(of: rowid, sortRow: row(collection: collection, key: key, forGrouping: false), in: tree, group: group)
             }
             // A row recorded in a group whose tree lacks it (never left by the operations
             // here): forget it, so the view stays consistent.
-            if !removed { try state.forget(rowid: entry.rowid) }
+            if !removed { try state.forget(rowid: rowid) }
         }
         groupLog?.groups.insert(group)
+        groupLog?.rawChanges += 1
         return true
     }
 
-    /// Before a change (or touch) of row `rowid`: where `state` holds it, taken out now when
-    /// the sorting will run again for `change` (found by its sort values, still the old ones).
-    func rowBefore(rowid: UInt64, collection: String, key: String, change: RowChange,
-                   in state: inout ViewState) -> ViewRowBefore {
-        var before = ViewRowBefore(rowid: rowid, group: group(ofRowid: rowid, in: state), removed: false)
-        if before.group != nil, config.sorting.blockInvokeOptions.runs(for: change) {
-            before.removed = removeRow(collection: collection, key: key, from: &state)
+    /// Before a change (or touch) of row `rowid`: the group `state` holds it in and, when the
+    /// sorting will run again for `change`, its index there (found by its sort values, still
+    /// the old ones).
+    func rowBefore(rowid: UInt64, collection: String, key: String, change: RowChange, in state: ViewState) -> ViewRowBefore {
+        var before = ViewRowBefore(rowid: rowid, group: group(ofRowid: rowid, in: state))
+        if let group = before.group, config.sorting.blockInvokeOptions.runs(for: change), let tree = tree(group, in: state) {
+            let sortRow = row(collection: collection, key: key, forGrouping: false)
+            before.index = run("row id \(rowid) in group \(group)", nil) { () throws(PageError) in
+                try position(of: rowid, sortRow: sortRow, in: tree, group: group)
+            }
         }
         return before
+    }
+
+    /// Whether row `rowid`, at `index` of `group` before its change, still sorts between its
+    /// neighbours there with its new values (not before the row ahead of it, not after the
+    /// row behind it), so it can keep its index. False when the index is unknown.
+    func fitsInPlace(rowid: UInt64, collection: String, key: String, at index: Int?, group: String, in state: ViewState) -> Bool {
+        guard let index, let tree = tree(group, in: state), index < tree.count else { return false }
+        let sortRow = row(collection: collection, key: key, forGrouping: false)
+        return run("neighbours of row id \(rowid)", false) { () throws(PageError) in
+            guard try tree.element(at: index) == rowid else { return false }
+            if index > 0, compare(sortRow, with: try tree.element(at: index - 1), in: group) == .orderedAscending { return false }
+            if index + 1 < tree.count, compare(sortRow, with: try tree.element(at: index + 1), in: group) == .orderedDescending { return false }
+            return true
+        }
+    }
+
+    /// Runs the grouping and sorting for a row already placed with its current values (a
+    /// view-level touch): a row whose group is unchanged and that still sorts between its
+    /// neighbours stays; otherwise it moves (or leaves, or enters). Returns whether the view
+    /// changed.
+    func placeAgain(collection: String, key: String, in state: inout ViewState) -> Bool {
+        guard let entry = transaction.keydirEntry(collection: collection, key: key) else { return false }
+        let oldGroup = group(ofRowid: entry.rowid, in: state), newGroup = group(collection: collection, key: key)
+        var index: Int?
+        if let oldGroup, oldGroup == newGroup, let tree = tree(oldGroup, in: state) {
+            let sortRow = row(collection: collection, key: key, forGrouping: false)
+            index = run("row id \(entry.rowid) in group \(oldGroup)", nil) { () throws(PageError) in
+                try position(of: entry.rowid, sortRow: sortRow, in: tree, group: oldGroup)
+            }
+            if fitsInPlace(rowid: entry.rowid, collection: collection, key: key, at: index, group: oldGroup, in: state) { return false }
+        }
+        let removed = oldGroup != nil && removeRow(rowid: entry.rowid, collection: collection, key: key, at: index, from: &state)
+        let inserted = newGroup.map { insertRow(collection: collection, key: key, group: $0, into: &state) } ?? false
+        return removed || inserted
     }
 
     /// Takes many rows out at once (a collection clear, or rows removed since a checkpoint,
@@ -197,6 +247,7 @@ struct ViewEngine {
                 state.replace(group, old: old, with: kept)
                 for rowid in rows { try state.forget(rowid: rowid) }
                 groupLog?.groups.insert(group)
+                groupLog?.rawChanges += rows.count
             }
         }
         return true

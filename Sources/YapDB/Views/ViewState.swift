@@ -21,6 +21,9 @@ struct ViewState: Sendable {
     final class Lineage: Sendable {}
 
     var versionTag: String
+    /// False for a view registered with `isPersistent = false`: kept in memory only
+    /// (`ViewState+Transaction.swift`), never written by checkpoints.
+    var isPersistent = true
     let format: PageFormat
     private(set) var source: any PageSource
     private(set) var lineage = Lineage()
@@ -49,7 +52,11 @@ struct ViewState: Sendable {
     }
 
     /// The same view with no rows (a new lineage: nothing the checkpoint in flight wrote applies).
-    func emptied() -> ViewState { ViewState(versionTag: versionTag, format: format, source: source) }
+    func emptied() -> ViewState {
+        var state = ViewState(versionTag: versionTag, format: format, source: source)
+        state.isPersistent = isPersistent
+        return state
+    }
 
     /// The longest group name a view can hold with this page size: the catalog entry (name +
     /// root) and the row's entry (row id + name) must fit a page's entry limit.

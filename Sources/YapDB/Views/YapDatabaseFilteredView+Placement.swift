@@ -20,7 +20,7 @@ struct FilteredViewContext {
     /// Nil while the parent view (or a view above it) is not registered.
     init?(view: YapDatabaseFilteredView, transaction: YapDatabaseReadWriteTransaction) {
         guard let root = view.rootView(in: transaction.connection.database),
-              let parentState = transaction.extensionState(YapDatabaseAutoView.stateKey(view.parentViewName)) as? ViewState
+              let parentState = transaction.viewState(view.parentViewName)
         else { return nil }
         self.view = view
         self.filtering = view.filtering

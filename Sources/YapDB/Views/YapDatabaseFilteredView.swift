@@ -24,6 +24,8 @@ open class YapDatabaseFilteredView: YapDatabaseView, @unchecked Sendable {
 
     /// The registered name of the view this one filters.
     public let parentViewName: String
+    /// Whether checkpoints store the view (`YapDatabaseViewOptions.isPersistent`).
+    let isPersistent: Bool
 
     /// A filtered view of the view registered as `parentViewName`.
     /// - Parameters:
@@ -31,13 +33,15 @@ open class YapDatabaseFilteredView: YapDatabaseView, @unchecked Sendable {
     ///   - filtering: which rows of the parent to keep.
     ///   - versionTag: registering again later with the same tag (and an unchanged parent)
     ///     keeps the stored contents; a different tag filters the parent anew.
-    ///   - options: `allowedCollections` narrows the view further; the other options are not
-    ///     used by filtered views.
+    ///   - options: `allowedCollections` narrows the view further; `isPersistent = false` keeps
+    ///     the view in memory only (filtered anew at every registration, never written by
+    ///     checkpoints); `skipInitialViewPopulation` is not used by filtered views.
     public init(parentViewName: String, filtering: YapDatabaseViewFiltering, versionTag: String? = nil,
                 options: YapDatabaseViewOptions? = nil) {
         self.parentViewName = parentViewName
         config = Mutex(Config(filtering: filtering, versionTag: versionTag ?? ""))
         allowedCollections = options?.allowedCollections
+        isPersistent = options?.isPersistent ?? true
         super.init()
     }
 
@@ -64,8 +68,8 @@ open class YapDatabaseFilteredView: YapDatabaseView, @unchecked Sendable {
         }
         let key = YapDatabaseAutoView.stateKey(name)
         let tag = storedTag(parentState: context.parentState)
-        if let existing = transaction.extensionState(key) as? ViewState, existing.versionTag == tag { return true }
-        if let claimed = transaction.connection.database.engine.claimExtensionRoots(key),
+        if let existing = transaction.viewState(name), existing.versionTag == tag { return true }
+        if isPersistent, let claimed = transaction.connection.database.engine.claimExtensionRoots(key),
            var state = ViewState(claimed: claimed), state.versionTag == tag {
             // Nothing written since and the parent as that checkpoint wrote it (had the parent
             // been rebuilt since, it would hold unwritten changes: a checkpoint in between
@@ -85,7 +89,7 @@ open class YapDatabaseFilteredView: YapDatabaseView, @unchecked Sendable {
     }
 
     override func dropState(name: String, transaction: YapDatabaseReadWriteTransaction) {
-        transaction.setExtensionState(nil, forKey: YapDatabaseAutoView.stateKey(name))
+        transaction.setViewState(nil, name)
         transaction.engineTransaction.markChanged()
     }
 
@@ -158,13 +162,16 @@ open class YapDatabaseFilteredView: YapDatabaseView, @unchecked Sendable {
             held = context.place(collection: collection, key: key, into: &state)
             return removed || held
         }
-        if held { transaction.noteViewChange(name, touching: YapCollectionKey(collection: collection, key: key)) }
+        if held {
+            transaction.noteViewChange(name, touching: YapCollectionKey(collection: collection, key: key))
+            transaction.noteViewPlaced(name, [YapCollectionKey(collection: collection, key: key)])
+        }
         if tellDependents { transaction.viewDidReplaceRow(name, collection: collection, key: key) }
     }
 
     /// Whether the view registered as `name` holds the row now (a cheap test before the blocks run).
     func holds(_ name: String, _ collection: String, _ key: String, _ transaction: YapDatabaseReadWriteTransaction) -> Bool {
-        guard let state = transaction.extensionState(YapDatabaseAutoView.stateKey(name)) as? ViewState,
+        guard let state = transaction.viewState(name),
               let entry = transaction.keydirEntry(collection: collection, key: key) else { return false }
         do { return try state.contains(rowid: entry.rowid) } catch {
             ViewEngine.report(error, "row id \(entry.rowid)", transaction)
@@ -177,28 +184,36 @@ open class YapDatabaseFilteredView: YapDatabaseView, @unchecked Sendable {
     /// it changed the view's rows; if so the commit is noted as changing the view. Does nothing
     /// while the parent view is not registered.
     func update(_ name: String, _ transaction: YapDatabaseReadWriteTransaction, _ body: (inout ViewState, FilteredViewContext) -> Bool) {
-        let key = YapDatabaseAutoView.stateKey(name)
-        guard var state = transaction.extensionState(key) as? ViewState,
+        guard var state = transaction.viewState(name),
               let context = FilteredViewContext(view: self, transaction: transaction) else { return }
-        transaction.setExtensionState(nil, forKey: key)
+        transaction.setViewState(nil, name)
         let changed = body(&state, context)
-        transaction.setExtensionState(state, forKey: key)
-        if changed { transaction.noteViewChange(name) }
+        transaction.setViewState(state, name)
+        if changed {
+            transaction.noteViewChange(name)
+            // A rough count, as numberOfRawChanges promises: one per change that moved rows.
+            transaction.noteViewRawChanges(name)
+        }
     }
 
     /// Filters the whole parent view again (registration, a new filter, or a parent that was
     /// rebuilt), then tells the views below this one.
-    func repopulate(name: String, transaction: YapDatabaseReadWriteTransaction) {
+    func repopulate(name: String, transaction: YapDatabaseReadWriteTransaction, reported: ViewRebuild? = nil) {
         guard let context = FilteredViewContext(view: self, transaction: transaction) else { return }
-        repopulate(name: name, context: context)
+        repopulate(name: name, context: context, reported: reported)
     }
 
-    func repopulate(name: String, context: FilteredViewContext) {
-        let state = context.filteredParent(tag: storedTag(parentState: context.parentState))
-        context.transaction.setExtensionState(state, forKey: YapDatabaseAutoView.stateKey(name))
+    /// `reported`: how observers are told of the rows that stay (the parent's rebuild, passed
+    /// down); nil reports only the rows that appeared or disappeared (a new filter, as
+    /// YapDatabase's filtered view does).
+    func repopulate(name: String, context: FilteredViewContext, reported: ViewRebuild? = nil) {
+        var state = context.filteredParent(tag: storedTag(parentState: context.parentState))
+        state.isPersistent = isPersistent
+        context.transaction.setViewState(state, name)
         context.transaction.engineTransaction.markChanged()
         context.transaction.noteViewChange(name)
-        context.transaction.viewDidRepopulate(name)
+        if let reported { context.transaction.noteViewRebuild(name, reported) }
+        context.transaction.viewDidRepopulate(name, reported: reported)
     }
 
     /// The registered parent view, if it is a view.
@@ -224,10 +239,10 @@ open class YapDatabaseFilteredView: YapDatabaseView, @unchecked Sendable {
 extension YapDatabaseReadWriteTransaction {
     /// The view registered as `name` was rebuilt in this transaction: the filtered views of it
     /// filter it again (and so on down).
-    func viewDidRepopulate(_ name: String) {
+    func viewDidRepopulate(_ name: String, reported: ViewRebuild? = nil) {
         for (extName, ext) in extensions {
             guard let filtered = ext as? YapDatabaseFilteredView, filtered.parentViewName == name else { continue }
-            filtered.repopulate(name: extName, transaction: self)
+            filtered.repopulate(name: extName, transaction: self, reported: reported)
         }
     }
 

@@ -11,10 +11,10 @@ import Foundation
 /// Threading: immutable; the block runs inside read-write transactions, on their thread.
 public final class YapDatabaseViewFiltering: Sendable {
     typealias Block = BlockForm<
-        @Sendable (YapDatabaseReadTransaction, String, String, String) -> Bool,
-        @Sendable (YapDatabaseReadTransaction, String, String, String, Any) -> Bool,
-        @Sendable (YapDatabaseReadTransaction, String, String, String, Any?) -> Bool,
-        @Sendable (YapDatabaseReadTransaction, String, String, String, Any, Any?) -> Bool
+        YapDatabaseViewFilteringWithKeyBlock,
+        YapDatabaseViewFilteringWithObjectBlock,
+        YapDatabaseViewFilteringWithMetadataBlock,
+        YapDatabaseViewFilteringWithRowBlock
     >
     let block: Block
 
@@ -35,7 +35,7 @@ public final class YapDatabaseViewFiltering: Sendable {
     /// Filters by (transaction, group, collection, key).
     /// - Parameter block: returns true to keep the row.
     public static func withKeyBlock(
-        _ block: @escaping @Sendable (YapDatabaseReadTransaction, String, String, String) -> Bool
+        _ block: @escaping YapDatabaseViewFilteringWithKeyBlock
     ) -> YapDatabaseViewFiltering {
         YapDatabaseViewFiltering(.key(block))
     }
@@ -43,7 +43,7 @@ public final class YapDatabaseViewFiltering: Sendable {
     /// Filters by (transaction, group, collection, key, object).
     /// - Parameter block: returns true to keep the row.
     public static func withObjectBlock(
-        _ block: @escaping @Sendable (YapDatabaseReadTransaction, String, String, String, Any) -> Bool
+        _ block: @escaping YapDatabaseViewFilteringWithObjectBlock
     ) -> YapDatabaseViewFiltering {
         YapDatabaseViewFiltering(.object(block))
     }
@@ -52,7 +52,7 @@ public final class YapDatabaseViewFiltering: Sendable {
     /// row has none.
     /// - Parameter block: returns true to keep the row.
     public static func withMetadataBlock(
-        _ block: @escaping @Sendable (YapDatabaseReadTransaction, String, String, String, Any?) -> Bool
+        _ block: @escaping YapDatabaseViewFilteringWithMetadataBlock
     ) -> YapDatabaseViewFiltering {
         YapDatabaseViewFiltering(.metadata(block))
     }
@@ -60,7 +60,7 @@ public final class YapDatabaseViewFiltering: Sendable {
     /// Filters by (transaction, group, collection, key, object, metadata).
     /// - Parameter block: returns true to keep the row.
     public static func withRowBlock(
-        _ block: @escaping @Sendable (YapDatabaseReadTransaction, String, String, String, Any, Any?) -> Bool
+        _ block: @escaping YapDatabaseViewFilteringWithRowBlock
     ) -> YapDatabaseViewFiltering {
         YapDatabaseViewFiltering(.row(block))
     }

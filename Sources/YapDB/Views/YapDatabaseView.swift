@@ -25,6 +25,9 @@ open class YapDatabaseAutoView: YapDatabaseView, @unchecked Sendable {
     let allowedCollections: YapWhitelistBlacklist?
     let skipInitialViewPopulation: Bool
     let isPersistent: Bool
+    /// False for a view made by the bare `init()`: it has no grouping or sorting of its own
+    /// and refuses registration.
+    let isConfigured: Bool
 
     /// A view with the given grouping and sorting. Registering it again later with the same
     /// `versionTag` keeps its contents; a different tag rebuilds it.
@@ -34,6 +37,29 @@ open class YapDatabaseAutoView: YapDatabaseView, @unchecked Sendable {
         allowedCollections = options?.allowedCollections
         skipInitialViewPopulation = options?.skipInitialViewPopulation ?? false
         isPersistent = options?.isPersistent ?? true
+        isConfigured = true
+        super.init()
+    }
+
+    /// A view with no grouping or sorting, so that subclasses can override `init()` (as they do
+    /// with YapDatabase's NSObject-based view) and configure themselves there:
+    ///
+    ///     final class InboxView: YapDatabaseAutoView {
+    ///         override init() {
+    ///             super.init(grouping: .withObjectBlock { … }, sorting: .withObjectBlock { … },
+    ///                        versionTag: "1", options: nil)
+    ///         }
+    ///     }
+    ///
+    /// A view left as this initializer makes it cannot be registered: `register` logs why and
+    /// returns false.
+    public override init() {
+        config = Mutex(Config(grouping: .withKeyBlock { _, _, _ in nil },
+                              sorting: .withKeyBlock { _, _, _, _, _, _ in .orderedSame }, versionTag: ""))
+        allowedCollections = nil
+        skipInitialViewPopulation = false
+        isPersistent = true
+        isConfigured = false
         super.init()
     }
 
@@ -62,14 +88,19 @@ open class YapDatabaseAutoView: YapDatabaseView, @unchecked Sendable {
     // MARK: Extension hooks
 
     override func prepare(name: String, transaction: YapDatabaseReadWriteTransaction) -> Bool {
+        guard isConfigured else {
+            YapDatabaseLogging.log(.error, "view \(name) was made by init() without a grouping and sorting "
+                                   + "(call init(grouping:sorting:versionTag:options:)); not registered")
+            return false
+        }
         let tag = versionTag
         let key = Self.stateKey(name)
-        if let existing = transaction.extensionState(key) as? ViewState, existing.versionTag == tag {
+        if let existing = transaction.viewState(name), existing.versionTag == tag {
             return true
         }
         // The trees the last checkpoint wrote of this view, if its tag matches: keep them
         // (reading nothing), and re-place only the rows written since.
-        if let claimed = transaction.connection.database.engine.claimExtensionRoots(key),
+        if isPersistent, let claimed = transaction.connection.database.engine.claimExtensionRoots(key),
            var state = ViewState(claimed: claimed), state.versionTag == tag {
             catchUp(&state, claimed.catchUp, transaction: transaction)
             transaction.setExtensionState(state, forKey: key)
@@ -107,7 +138,7 @@ open class YapDatabaseAutoView: YapDatabaseView, @unchecked Sendable {
     }
 
     override func dropState(name: String, transaction: YapDatabaseReadWriteTransaction) {
-        transaction.setExtensionState(nil, forKey: Self.stateKey(name))
+        transaction.setViewState(nil, name)
         transaction.engineTransaction.markChanged()
     }
 
@@ -169,7 +200,7 @@ open class YapDatabaseAutoView: YapDatabaseView, @unchecked Sendable {
     /// Records the row's view touch for observers (a view-level touch, which re-placed it).
     func noteTouch(name: String, collection: String, key: String, transaction: YapDatabaseReadWriteTransaction) {
         guard isAllowed(collection), let entry = transaction.keydirEntry(collection: collection, key: key),
-              let state = transaction.extensionState(Self.stateKey(name)) as? ViewState else { return }
+              let state = transaction.viewState(name) else { return }
         let engine = ViewEngine(view: self, config: config.withLock { $0 }, transaction: transaction)
         guard let group = engine.group(ofRowid: entry.rowid, in: state) else { return }
         transaction.noteViewChange(name, touching: YapCollectionKey(collection: collection, key: key), groups: [group])
@@ -181,20 +212,24 @@ open class YapDatabaseAutoView: YapDatabaseView, @unchecked Sendable {
     /// is uniquely referenced and mutated in place), then puts it back. `body` returns whether
     /// it changed the view's rows; if so the commit is noted as changing the view.
     func update(_ name: String, _ transaction: YapDatabaseReadWriteTransaction, _ body: (inout ViewState, ViewEngine) -> Bool) {
-        let key = Self.stateKey(name)
-        guard var state = transaction.extensionState(key) as? ViewState else { return }
-        transaction.setExtensionState(nil, forKey: key)
+        guard var state = transaction.viewState(name) else { return }
+        transaction.setViewState(nil, name)
         var engine = ViewEngine(view: self, config: config.withLock { $0 }, transaction: transaction)
         let log = ViewGroupLog()
         engine.groupLog = log
         let changed = body(&state, engine)
-        transaction.setExtensionState(state, forKey: key)
+        transaction.setViewState(state, name)
         if changed { transaction.noteViewChange(name, groups: log.groups) }
+        if log.rawChanges > 0 { transaction.noteViewRawChanges(name, log.rawChanges) }
+        if !log.placed.isEmpty { transaction.noteViewPlaced(name, log.placed) }
     }
 
-    /// Builds the view from every allowed row (registration, or a new grouping or sorting).
-    func rebuild(name: String, transaction: YapDatabaseReadWriteTransaction, versionTag: String) {
+    /// Builds the view from every allowed row (registration, or a new grouping or sorting:
+    /// `reported` says how observers are told, nil at registration).
+    func rebuild(name: String, transaction: YapDatabaseReadWriteTransaction, versionTag: String, reported: ViewRebuild? = nil) {
+        let rowsBefore = transaction.viewState(name)?.rowCount ?? 0
         var state = ViewState(versionTag: versionTag, transaction: transaction)
+        state.isPersistent = isPersistent
         if !skipInitialViewPopulation {
             let engine = ViewEngine(view: self, config: config.withLock { $0 }, transaction: transaction)
             let keydir = transaction.keydir
@@ -205,10 +240,16 @@ open class YapDatabaseAutoView: YapDatabaseView, @unchecked Sendable {
                 }
             }
         }
-        transaction.setExtensionState(state, forKey: Self.stateKey(name))
+        transaction.setViewState(state, name)
         transaction.engineTransaction.markChanged()
         transaction.noteViewChange(name)
-        transaction.viewDidRepopulate(name)
+        if let reported {
+            transaction.noteViewRebuild(name, reported)
+            // As YapDatabase counts them: a new grouping deletes every row and inserts it
+            // again; a new sorting places every row once.
+            transaction.noteViewRawChanges(name, (reported == .regrouped ? rowsBefore : 0) + state.rowCount)
+        }
+        transaction.viewDidRepopulate(name, reported: reported)
     }
 }
 
@@ -229,10 +270,50 @@ extension YapDatabaseReadWriteTransaction {
 /// Collects the groups a view change touched (rows left or entered them).
 final class ViewGroupLog {
     var groups: Set<String> = []
+    /// Rows inserted into or deleted from the view (YapDatabase's raw changes).
+    var rawChanges = 0
+    /// Rows put (back) into the view at a place the sorting chose.
+    var placed: Set<YapCollectionKey> = []
 }
 
 /// Where a commit's notification carries the groups each view changed in: a YapDB-private
 /// `userInfo` entry, `[view name: Set<group>]`, for views whose changed groups are known.
 enum ViewGroupChanges {
     static let userInfoKey = "YapDB.viewGroupChanges"
+}
+
+/// What a commit did to a view beyond its rows, for `getChanges` and `numberOfRawChanges`: a
+/// YapDB-private `userInfo` entry, `[view name: ViewCommitNote]`.
+struct ViewCommitNote: Sendable {
+    static let userInfoKey = "YapDB.viewCommitNotes"
+
+    /// How the commit rebuilt the view (the strongest, if several times).
+    var rebuild: ViewRebuild?
+    /// How many rows the view inserted, deleted or updated (YapDatabase's raw changes).
+    var rawChanges = 0
+    /// Rows the view put (back) at a place its sorting chose: a row among them that is in the
+    /// same group before and after moved, unless the rows around it moved instead.
+    var placed: Set<YapCollectionKey> = []
+
+    static func note(for view: String, in notification: Notification) -> ViewCommitNote? {
+        (notification.userInfo?[userInfoKey] as? [String: ViewCommitNote])?[view]
+    }
+}
+
+extension YapDatabaseReadWriteTransaction {
+    /// Records that the view registered as `name` was rebuilt in this transaction.
+    func noteViewRebuild(_ name: String, _ kind: ViewRebuild) {
+        let current = viewCommitNotes[name]?.rebuild
+        viewCommitNotes[name, default: ViewCommitNote()].rebuild = max(current ?? kind, kind)
+    }
+
+    /// Records rows the view put (back) at a place its sorting chose.
+    func noteViewPlaced(_ name: String, _ keys: Set<YapCollectionKey>) {
+        viewCommitNotes[name, default: ViewCommitNote()].placed.formUnion(keys)
+    }
+
+    /// Counts `count` raw changes (rows inserted, deleted or updated) of the view `name`.
+    func noteViewRawChanges(_ name: String, _ count: Int = 1) {
+        viewCommitNotes[name, default: ViewCommitNote()].rawChanges += count
+    }
 }

@@ -9,7 +9,7 @@ extension YapDatabaseViewGrouping {
     /// `options` names (`[]`: on insert only, the default of key blocks).
     public static func withOptions(
         _ options: YapDatabaseBlockInvoke,
-        keyBlock block: @escaping @Sendable (YapDatabaseReadTransaction, String, String) -> String?
+        keyBlock block: @escaping YapDatabaseViewGroupingWithKeyBlock
     ) -> YapDatabaseViewGrouping {
         YapDatabaseViewGrouping(.key(block), options: options)
     }
@@ -18,7 +18,7 @@ extension YapDatabaseViewGrouping {
     /// `options` names.
     public static func withOptions(
         _ options: YapDatabaseBlockInvoke,
-        objectBlock block: @escaping @Sendable (YapDatabaseReadTransaction, String, String, Any) -> String?
+        objectBlock block: @escaping YapDatabaseViewGroupingWithObjectBlock
     ) -> YapDatabaseViewGrouping {
         YapDatabaseViewGrouping(.object(block), options: options)
     }
@@ -27,7 +27,7 @@ extension YapDatabaseViewGrouping {
     /// `options` names.
     public static func withOptions(
         _ options: YapDatabaseBlockInvoke,
-        metadataBlock block: @escaping @Sendable (YapDatabaseReadTransaction, String, String, Any?) -> String?
+        metadataBlock block: @escaping YapDatabaseViewGroupingWithMetadataBlock
     ) -> YapDatabaseViewGrouping {
         YapDatabaseViewGrouping(.metadata(block), options: options)
     }
@@ -36,7 +36,7 @@ extension YapDatabaseViewGrouping {
     /// changes `options` names.
     public static func withOptions(
         _ options: YapDatabaseBlockInvoke,
-        rowBlock block: @escaping @Sendable (YapDatabaseReadTransaction, String, String, Any, Any?) -> String?
+        rowBlock block: @escaping YapDatabaseViewGroupingWithRowBlock
     ) -> YapDatabaseViewGrouping {
         YapDatabaseViewGrouping(.row(block), options: options)
     }
@@ -47,7 +47,7 @@ extension YapDatabaseViewSorting {
     /// re-sorted for the changes `options` names (`[]`: never, the default of key blocks).
     public static func withOptions(
         _ options: YapDatabaseBlockInvoke,
-        keyBlock block: @escaping @Sendable (YapDatabaseReadTransaction, String, String, String, String, String) -> ComparisonResult
+        keyBlock block: @escaping YapDatabaseViewSortingWithKeyBlock
     ) -> YapDatabaseViewSorting {
         YapDatabaseViewSorting(.key(block), options: options)
     }
@@ -56,7 +56,7 @@ extension YapDatabaseViewSorting {
     /// changed row is re-sorted for the changes `options` names.
     public static func withOptions(
         _ options: YapDatabaseBlockInvoke,
-        objectBlock block: @escaping @Sendable (YapDatabaseReadTransaction, String, String, String, Any, String, String, Any) -> ComparisonResult
+        objectBlock block: @escaping YapDatabaseViewSortingWithObjectBlock
     ) -> YapDatabaseViewSorting {
         YapDatabaseViewSorting(.object(block), options: options)
     }
@@ -65,7 +65,7 @@ extension YapDatabaseViewSorting {
     /// metadata2); a changed row is re-sorted for the changes `options` names.
     public static func withOptions(
         _ options: YapDatabaseBlockInvoke,
-        metadataBlock block: @escaping @Sendable (YapDatabaseReadTransaction, String, String, String, Any?, String, String, Any?) -> ComparisonResult
+        metadataBlock block: @escaping YapDatabaseViewSortingWithMetadataBlock
     ) -> YapDatabaseViewSorting {
         YapDatabaseViewSorting(.metadata(block), options: options)
     }
@@ -74,7 +74,7 @@ extension YapDatabaseViewSorting {
     /// re-sorted for the changes `options` names.
     public static func withOptions(
         _ options: YapDatabaseBlockInvoke,
-        rowBlock block: @escaping @Sendable (YapDatabaseReadTransaction, String, String, String, Any, Any?, String, String, Any, Any?) -> ComparisonResult
+        rowBlock block: @escaping YapDatabaseViewSortingWithRowBlock
     ) -> YapDatabaseViewSorting {
         YapDatabaseViewSorting(.row(block), options: options)
     }
@@ -87,7 +87,7 @@ extension YapDatabaseViewFiltering {
     /// - Parameter block: returns true to keep the row.
     public static func withOptions(
         _ options: YapDatabaseBlockInvoke,
-        keyBlock block: @escaping @Sendable (YapDatabaseReadTransaction, String, String, String) -> Bool
+        keyBlock block: @escaping YapDatabaseViewFilteringWithKeyBlock
     ) -> YapDatabaseViewFiltering {
         YapDatabaseViewFiltering(.key(block), options: options)
     }
@@ -97,7 +97,7 @@ extension YapDatabaseViewFiltering {
     /// - Parameter block: returns true to keep the row.
     public static func withOptions(
         _ options: YapDatabaseBlockInvoke,
-        objectBlock block: @escaping @Sendable (YapDatabaseReadTransaction, String, String, String, Any) -> Bool
+        objectBlock block: @escaping YapDatabaseViewFilteringWithObjectBlock
     ) -> YapDatabaseViewFiltering {
         YapDatabaseViewFiltering(.object(block), options: options)
     }
@@ -108,7 +108,7 @@ extension YapDatabaseViewFiltering {
     /// - Parameter block: returns true to keep the row.
     public static func withOptions(
         _ options: YapDatabaseBlockInvoke,
-        metadataBlock block: @escaping @Sendable (YapDatabaseReadTransaction, String, String, String, Any?) -> Bool
+        metadataBlock block: @escaping YapDatabaseViewFilteringWithMetadataBlock
     ) -> YapDatabaseViewFiltering {
         YapDatabaseViewFiltering(.metadata(block), options: options)
     }
@@ -119,7 +119,7 @@ extension YapDatabaseViewFiltering {
     /// - Parameter block: returns true to keep the row.
     public static func withOptions(
         _ options: YapDatabaseBlockInvoke,
-        rowBlock block: @escaping @Sendable (YapDatabaseReadTransaction, String, String, String, Any, Any?) -> Bool
+        rowBlock block: @escaping YapDatabaseViewFilteringWithRowBlock
     ) -> YapDatabaseViewFiltering {
         YapDatabaseViewFiltering(.row(block), options: options)
     }

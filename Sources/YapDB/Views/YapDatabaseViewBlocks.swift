@@ -8,10 +8,10 @@ import Foundation
 /// Threading: immutable; the block runs inside read-write transactions, on their thread.
 public final class YapDatabaseViewGrouping: Sendable {
     typealias Block = BlockForm<
-        @Sendable (YapDatabaseReadTransaction, String, String) -> String?,
-        @Sendable (YapDatabaseReadTransaction, String, String, Any) -> String?,
-        @Sendable (YapDatabaseReadTransaction, String, String, Any?) -> String?,
-        @Sendable (YapDatabaseReadTransaction, String, String, Any, Any?) -> String?
+        YapDatabaseViewGroupingWithKeyBlock,
+        YapDatabaseViewGroupingWithObjectBlock,
+        YapDatabaseViewGroupingWithMetadataBlock,
+        YapDatabaseViewGroupingWithRowBlock
     >
     let block: Block
 
@@ -30,22 +30,22 @@ public final class YapDatabaseViewGrouping: Sendable {
     }
 
     /// Groups by (transaction, collection, key).
-    public static func withKeyBlock(_ block: @escaping @Sendable (YapDatabaseReadTransaction, String, String) -> String?) -> YapDatabaseViewGrouping {
+    public static func withKeyBlock(_ block: @escaping YapDatabaseViewGroupingWithKeyBlock) -> YapDatabaseViewGrouping {
         YapDatabaseViewGrouping(.key(block))
     }
 
     /// Groups by (transaction, collection, key, object).
-    public static func withObjectBlock(_ block: @escaping @Sendable (YapDatabaseReadTransaction, String, String, Any) -> String?) -> YapDatabaseViewGrouping {
+    public static func withObjectBlock(_ block: @escaping YapDatabaseViewGroupingWithObjectBlock) -> YapDatabaseViewGrouping {
         YapDatabaseViewGrouping(.object(block))
     }
 
     /// Groups by (transaction, collection, key, metadata).
-    public static func withMetadataBlock(_ block: @escaping @Sendable (YapDatabaseReadTransaction, String, String, Any?) -> String?) -> YapDatabaseViewGrouping {
+    public static func withMetadataBlock(_ block: @escaping YapDatabaseViewGroupingWithMetadataBlock) -> YapDatabaseViewGrouping {
         YapDatabaseViewGrouping(.metadata(block))
     }
 
     /// Groups by (transaction, collection, key, object, metadata).
-    public static func withRowBlock(_ block: @escaping @Sendable (YapDatabaseReadTransaction, String, String, Any, Any?) -> String?) -> YapDatabaseViewGrouping {
+    public static func withRowBlock(_ block: @escaping YapDatabaseViewGroupingWithRowBlock) -> YapDatabaseViewGrouping {
         YapDatabaseViewGrouping(.row(block))
     }
 
@@ -71,10 +71,10 @@ public final class YapDatabaseViewGrouping: Sendable {
 /// Threading: immutable; the block runs inside transactions, on their thread.
 public final class YapDatabaseViewSorting: Sendable {
     typealias Block = BlockForm<
-        @Sendable (YapDatabaseReadTransaction, String, String, String, String, String) -> ComparisonResult,
-        @Sendable (YapDatabaseReadTransaction, String, String, String, Any, String, String, Any) -> ComparisonResult,
-        @Sendable (YapDatabaseReadTransaction, String, String, String, Any?, String, String, Any?) -> ComparisonResult,
-        @Sendable (YapDatabaseReadTransaction, String, String, String, Any, Any?, String, String, Any, Any?) -> ComparisonResult
+        YapDatabaseViewSortingWithKeyBlock,
+        YapDatabaseViewSortingWithObjectBlock,
+        YapDatabaseViewSortingWithMetadataBlock,
+        YapDatabaseViewSortingWithRowBlock
     >
     let block: Block
 
@@ -93,22 +93,22 @@ public final class YapDatabaseViewSorting: Sendable {
     }
 
     /// Sorts by (transaction, group, collection1, key1, collection2, key2).
-    public static func withKeyBlock(_ block: @escaping @Sendable (YapDatabaseReadTransaction, String, String, String, String, String) -> ComparisonResult) -> YapDatabaseViewSorting {
+    public static func withKeyBlock(_ block: @escaping YapDatabaseViewSortingWithKeyBlock) -> YapDatabaseViewSorting {
         YapDatabaseViewSorting(.key(block))
     }
 
     /// Sorts by (transaction, group, collection1, key1, object1, collection2, key2, object2).
-    public static func withObjectBlock(_ block: @escaping @Sendable (YapDatabaseReadTransaction, String, String, String, Any, String, String, Any) -> ComparisonResult) -> YapDatabaseViewSorting {
+    public static func withObjectBlock(_ block: @escaping YapDatabaseViewSortingWithObjectBlock) -> YapDatabaseViewSorting {
         YapDatabaseViewSorting(.object(block))
     }
 
     /// Sorts by (transaction, group, collection1, key1, metadata1, collection2, key2, metadata2).
-    public static func withMetadataBlock(_ block: @escaping @Sendable (YapDatabaseReadTransaction, String, String, String, Any?, String, String, Any?) -> ComparisonResult) -> YapDatabaseViewSorting {
+    public static func withMetadataBlock(_ block: @escaping YapDatabaseViewSortingWithMetadataBlock) -> YapDatabaseViewSorting {
         YapDatabaseViewSorting(.metadata(block))
     }
 
     /// Sorts by whole rows (collection, key, object, metadata) of both.
-    public static func withRowBlock(_ block: @escaping @Sendable (YapDatabaseReadTransaction, String, String, String, Any, Any?, String, String, Any, Any?) -> ComparisonResult) -> YapDatabaseViewSorting {
+    public static func withRowBlock(_ block: @escaping YapDatabaseViewSortingWithRowBlock) -> YapDatabaseViewSorting {
         YapDatabaseViewSorting(.row(block))
     }
 
@@ -131,10 +131,10 @@ public final class YapDatabaseViewSorting: Sendable {
 /// The rows that compare `.orderedSame` must be contiguous in the group's sort order.
 public final class YapDatabaseViewFind: Sendable {
     typealias Block = BlockForm<
-        @Sendable (String, String) -> ComparisonResult,
-        @Sendable (String, String, Any) -> ComparisonResult,
-        @Sendable (String, String, Any?) -> ComparisonResult,
-        @Sendable (String, String, Any, Any?) -> ComparisonResult
+        YapDatabaseViewFindWithKeyBlock,
+        YapDatabaseViewFindWithObjectBlock,
+        YapDatabaseViewFindWithMetadataBlock,
+        YapDatabaseViewFindWithRowBlock
     >
     let block: Block
 
@@ -144,13 +144,13 @@ public final class YapDatabaseViewFind: Sendable {
     init(_ block: Block) { self.block = block }
 
     /// Searches by (collection, key).
-    public static func withKeyBlock(_ block: @escaping @Sendable (String, String) -> ComparisonResult) -> YapDatabaseViewFind { .init(.key(block)) }
+    public static func withKeyBlock(_ block: @escaping YapDatabaseViewFindWithKeyBlock) -> YapDatabaseViewFind { .init(.key(block)) }
     /// Searches by (collection, key, object).
-    public static func withObjectBlock(_ block: @escaping @Sendable (String, String, Any) -> ComparisonResult) -> YapDatabaseViewFind { .init(.object(block)) }
+    public static func withObjectBlock(_ block: @escaping YapDatabaseViewFindWithObjectBlock) -> YapDatabaseViewFind { .init(.object(block)) }
     /// Searches by (collection, key, metadata).
-    public static func withMetadataBlock(_ block: @escaping @Sendable (String, String, Any?) -> ComparisonResult) -> YapDatabaseViewFind { .init(.metadata(block)) }
+    public static func withMetadataBlock(_ block: @escaping YapDatabaseViewFindWithMetadataBlock) -> YapDatabaseViewFind { .init(.metadata(block)) }
     /// Searches by (collection, key, object, metadata).
-    public static func withRowBlock(_ block: @escaping @Sendable (String, String, Any, Any?) -> ComparisonResult) -> YapDatabaseViewFind { .init(.row(block)) }
+    public static func withRowBlock(_ block: @escaping YapDatabaseViewFindWithRowBlock) -> YapDatabaseViewFind { .init(.row(block)) }
 
     func compare(_ row: ViewRow) -> ComparisonResult {
         switch block {
@@ -167,7 +167,7 @@ public final class YapDatabaseViewFind: Sendable {
 public final class YapWhitelistBlacklist: Sendable {
     let whitelist: Set<String>?
     let blacklist: Set<String>?
-    let filter: (@Sendable (Any) -> Bool)?
+    let filter: YapWhitelistBlacklistFilterBlock?
 
     /// Allows only `whitelist`.
     public init(whitelist: Set<String>) {
@@ -185,7 +185,7 @@ public final class YapWhitelistBlacklist: Sendable {
 
     /// Allows what `block` accepts (it receives the item, a collection name for views); nil
     /// allows everything. The block may run on any thread.
-    public init(filterBlock block: (@Sendable (Any) -> Bool)?) {
+    public init(filterBlock block: YapWhitelistBlacklistFilterBlock?) {
         self.whitelist = nil
         self.blacklist = nil
         self.filter = block ?? { _ in true }

@@ -45,8 +45,8 @@ public struct YapDatabaseViewChangesBitMask: OptionSet, Sendable, Hashable {
     public static let changedObject = YapDatabaseViewChangesBitMask(rawValue: 1 << 0)
     /// The metadata changed.
     public static let changedMetadata = YapDatabaseViewChangesBitMask(rawValue: 1 << 1)
-    /// A neighbouring row the cell's drawing depends on changed (YapDB never sets it: mappings
-    /// have no cell-drawing dependencies).
+    /// A neighbouring row the cell's drawing depends on changed (mappings'
+    /// `setCellDrawingDependencyForNeighboringCell(withOffset:forGroup:)`).
     public static let changedDependency = YapDatabaseViewChangesBitMask(rawValue: 1 << 2)
     /// Snippets changed (full-text search; YapDB never sets it).
     public static let changedSnippets = YapDatabaseViewChangesBitMask(rawValue: 1 << 3)

@@ -21,34 +21,60 @@ public class YapDatabaseViewConnection {
     /// `beginLongLivedReadTransaction()`, passing the notifications it returned). Updates the
     /// mappings to the current snapshot.
     ///
-    /// Consolidated: a row deleted and inserted is a move; inserted then deleted is nothing;
-    /// rows inside an inserted or deleted section are not listed separately.
+    /// Consolidated, as YapDatabase reports them: a row deleted and inserted is a move (also
+    /// between groups); inserted then deleted is nothing; the rows of an inserted (deleted)
+    /// section are reported as inserts (deletes) beside the section change; a row updated in
+    /// place is an update. A commit that rebuilt the view with a new grouping reports every row
+    /// still shown as a move; a new sorting reports each as an update where it kept its place,
+    /// else as a move.
     public func getChanges(forNotifications notifications: [Notification], withMappings mappings: YapDatabaseViewMappings)
         -> (sectionChanges: [YapDatabaseViewSectionChange], rowChanges: [YapDatabaseViewRowChange]) {
         let (groups, lists, snapshot) = connection.read { tx in
             let contents = mappings.contents(in: tx)
             return (contents.groups, contents.lists, tx.connection.snapshot)
         }
-        let oldGroups = mappings.allGroups
-        defer {
-            mappings.allGroups = groups
-            mappings.lists = lists
-            mappings.setSnapshot(snapshot)
+        let before = mappings.copy() as! YapDatabaseViewMappings
+        mappings.allGroups = groups
+        mappings.lists = lists
+        mappings.setSnapshot(snapshot)
+        guard before.snapshotOfLastUpdate != .max else {
+            // The first update: nothing to compare with.
+            mappings.resetRanges()
+            mappings.validateConsolidation()
+            return ([], [])
         }
-        guard mappings.snapshotOfLastUpdate != .max else { return ([], []) }
         var changed: [YapCollectionKey: YapDatabaseViewChangesBitMask] = [:]
         for changeset in ChangesetQueries.changesets(in: notifications) {
             for key in changeset.objectChanges { changed[key, default: []].insert(.changedObject) }
             for key in changeset.metadataChanges { changed[key, default: []].insert(.changedMetadata) }
         }
+        var rebuild: ViewRebuild?
+        var placed: Set<YapCollectionKey> = []
         for notification in notifications {
             if let extensions = notification.userInfo?[YapDatabaseNotificationKey.extensions] as? [String: Any],
                let touched = extensions[mappings.view] as? Set<YapCollectionKey> {
                 for key in touched { changed[key, default: []].formUnion([.changedObject, .changedMetadata]) }
             }
+            if let note = ViewCommitNote.note(for: mappings.view, in: notification) {
+                if let kind = note.rebuild { rebuild = max(rebuild ?? kind, kind) }
+                placed.formUnion(note.placed)
+            }
         }
-        return ViewDiff(mappings: mappings, oldGroups: oldGroups, old: mappings.lists, newGroups: groups, new: lists,
-                        changed: changed).compute()
+        return mappings.changes(from: before, changed: changed, placed: placed, rebuild: rebuild)
+    }
+
+    /// A rough size of the change set `notifications` make for this view: how many rows the
+    /// view inserted, deleted or updated in those commits (a row changed twice counts twice).
+    /// A screen can decide from it to reload instead of animating a large change; `getChanges`
+    /// must still be called to move the mappings forward.
+    public func numberOfRawChanges(forNotifications notifications: [Notification]) -> UInt {
+        UInt(notifications.reduce(0) { $0 + (ViewCommitNote.note(for: name, in: $1)?.rawChanges ?? 0) })
+    }
+
+    /// `numberOfRawChanges(forNotifications:)` as Swift imports YapDatabase's
+    /// `numberOfRawChangesForNotifications:`.
+    public func numberOfRawChanges(for notifications: [Notification]) -> UInt {
+        numberOfRawChanges(forNotifications: notifications)
     }
 
     /// Whether any of `notifications` changed this view: a row entered, left, moved within or
@@ -89,99 +115,4 @@ public class YapDatabaseViewConnection {
 public final class YapDatabaseAutoViewConnection: YapDatabaseViewConnection {
     /// The view this connection reads.
     public var autoView: YapDatabaseAutoView { view }
-}
-
-/// The difference between two versions of a view's mapped groups.
-struct ViewDiff {
-    let mappings: YapDatabaseViewMappings
-    let oldGroups: [String]
-    let old: [String: [YapCollectionKey]]
-    let newGroups: [String]
-    let new: [String: [YapCollectionKey]]
-    /// What changed of each changed row (object, metadata).
-    let changed: [YapCollectionKey: YapDatabaseViewChangesBitMask]
-
-    typealias Place = (group: String, section: Int, row: Int)
-
-    func compute() -> (sectionChanges: [YapDatabaseViewSectionChange], rowChanges: [YapDatabaseViewRowChange]) {
-        let oldSections = mappings.visibleGroups(oldGroups, old), newSections = mappings.visibleGroups(newGroups, new)
-        var sectionChanges: [YapDatabaseViewSectionChange] = []
-        for (index, group) in oldSections.enumerated() where !newSections.contains(group) {
-            sectionChanges.append(.init(type: .delete, index: index, group: group))
-        }
-        for (index, group) in newSections.enumerated() where !oldSections.contains(group) {
-            sectionChanges.append(.init(type: .insert, index: index, group: group))
-        }
-        let oldPlaces = places(old, oldSections), newPlaces = places(new, newSections)
-        let deletedSections = Set(oldSections).subtracting(newSections), insertedSections = Set(newSections).subtracting(oldSections)
-
-        var rowChanges: [YapDatabaseViewRowChange] = []
-        for (key, from) in oldPlaces where newPlaces[key] == nil && !deletedSections.contains(from.group) {
-            rowChanges.append(.init(changes: changed[key] ?? [], type: .delete, collectionKey: key, from: from, to: nil))
-        }
-        for (key, to) in newPlaces where oldPlaces[key] == nil && !insertedSections.contains(to.group) {
-            rowChanges.append(.init(changes: changed[key] ?? [], type: .insert, collectionKey: key, from: nil, to: to))
-        }
-        // Rows in both: a change of group is a move; within a group, the rows outside the
-        // longest run that kept its relative order moved.
-        for group in newSections {
-            let list = displayOrder(new, group)
-            let common = list.filter { oldPlaces[$0]?.group == group }
-            let oldRows = common.map { oldPlaces[$0]!.row }
-            let stay = Set(longestIncreasingRun(oldRows).map { common[$0] })
-            for key in list {
-                guard let from = oldPlaces[key], let to = newPlaces[key] else { continue }
-                // A table view fills an inserted section from its data source and empties a
-                // deleted one itself: a row cannot move out of or into such a section, so that
-                // end of the move is left to the section change.
-                let fromDeleted = deletedSections.contains(from.group), toInserted = insertedSections.contains(to.group)
-                if fromDeleted || toInserted {
-                    let changes = changed[key] ?? []
-                    if !fromDeleted { rowChanges.append(.init(changes: changes, type: .delete, collectionKey: key, from: from, to: nil)) }
-                    if !toInserted { rowChanges.append(.init(changes: changes, type: .insert, collectionKey: key, from: nil, to: to)) }
-                } else if from.group != to.group || !stay.contains(key) {
-                    rowChanges.append(.init(changes: changed[key] ?? [], type: .move, collectionKey: key, from: from, to: to))
-                } else if changed[key] != nil {
-                    rowChanges.append(.init(changes: changed[key] ?? [], type: .update, collectionKey: key, from: from, to: to))
-                }
-            }
-        }
-        return (sectionChanges, rowChanges)
-    }
-
-    /// Each key's (group, section, row) as shown.
-    func places(_ lists: [String: [YapCollectionKey]], _ sections: [String]) -> [YapCollectionKey: Place] {
-        var places: [YapCollectionKey: Place] = [:]
-        for (section, group) in sections.enumerated() {
-            for (row, key) in displayOrder(lists, group).enumerated() { places[key] = (group, section, row) }
-        }
-        return places
-    }
-
-    func displayOrder(_ lists: [String: [YapCollectionKey]], _ group: String) -> [YapCollectionKey] {
-        let list = lists[group] ?? []
-        return mappings.isReversed(forGroup: group) ? list.reversed() : list
-    }
-
-    /// Indexes (into `values`) of a longest strictly increasing subsequence. O(n log n).
-    func longestIncreasingRun(_ values: [Int]) -> [Int] {
-        var tails: [Int] = []          // index into values of the smallest tail of each length
-        var previous = [Int](repeating: -1, count: values.count)
-        for (i, value) in values.enumerated() {
-            var low = 0, high = tails.count
-            while low < high {
-                let mid = (low + high) / 2
-                if values[tails[mid]] < value { low = mid + 1 } else { high = mid }
-            }
-            if low > 0 { previous[i] = tails[low - 1] }
-            if low == tails.count { tails.append(i) } else { tails[low] = i }
-        }
-        var result: [Int] = []
-        var i = tails.last ?? -1
-        while i >= 0 {
-            result.append(i)
-            i = previous[i]
-        }
-        return result.reversed()
-    }
 }

@@ -33,6 +33,15 @@ public final class YapDatabaseViewMappings {
     var reversedGroups: Set<String> = []
     var dynamicGroups: Set<String> = []
     var allGroupsDynamic = false
+    /// Per group, the offsets of the neighbours each row's drawing depends on (in the view's
+    /// order: a reversed group's offsets are negated).
+    var dependencies: [String: Set<Int>] = [:]
+    /// Per group, its range (pin in the view's order: a reversed group's pin is flipped), with
+    /// the length and offset of the last update.
+    var ranges: [String: YapDatabaseViewRangeOptions] = [:]
+    /// Auto-consolidation: below this many shown rows, every group shows as one section.
+    var consolidationThreshold: UInt = 0
+    var consolidationName: String?
     let groupFilter: YapDatabaseViewMappingGroupFilter?
     let groupSort: YapDatabaseViewMappingGroupSort?
 
@@ -67,6 +76,10 @@ public final class YapDatabaseViewMappings {
         copy.reversedGroups = reversedGroups
         copy.dynamicGroups = dynamicGroups
         copy.allGroupsDynamic = allGroupsDynamic
+        copy.dependencies = dependencies
+        copy.ranges = ranges.mapValues { $0.with(length: $0.length, offset: $0.offset) }
+        copy.consolidationThreshold = consolidationThreshold
+        copy.consolidationName = consolidationName
         return copy
     }
 
@@ -74,6 +87,8 @@ public final class YapDatabaseViewMappings {
     public func update(with transaction: YapDatabaseReadTransaction) {
         (allGroups, lists) = contents(in: transaction)
         snapshotOfLastUpdate = transaction.connection.snapshot
+        resetRanges()
+        validateConsolidation()
     }
 
     /// The groups (chosen again when there is a group filter) and their keys in `transaction`.
@@ -124,11 +139,16 @@ public final class YapDatabaseViewMappings {
 
     // MARK: Sections and counts
 
-    /// The groups shown as sections, in order.
-    public func visibleGroups() -> [String] { visibleGroups(allGroups, lists) }
+    /// The groups shown as sections, in order (one, the consolidated group's name, while the
+    /// groups are auto-consolidated).
+    public func visibleGroups() -> [String] {
+        isUsingConsolidatedGroup() ? [consolidationName ?? ""] : sectionGroups()
+    }
 
-    func visibleGroups(_ groups: [String], _ lists: [String: [YapCollectionKey]]) -> [String] {
-        groups.filter { !isDynamicSection(forGroup: $0) || !(lists[$0]?.isEmpty ?? true) }
+    /// The groups that have a section of their own when not consolidated: all mapped groups
+    /// but dynamic ones that show no row.
+    func sectionGroups() -> [String] {
+        allGroups.filter { !isDynamicSection(forGroup: $0) || shownCount($0) > 0 }
     }
 
     /// Whether no section has a row.
@@ -142,13 +162,21 @@ public final class YapDatabaseViewMappings {
         group(forSection: section).map { numberOfItems(inGroup: $0) } ?? 0
     }
 
-    /// The number of rows in `group`.
-    public func numberOfItems(inGroup group: String) -> UInt { UInt(count(group)) }
+    /// The number of rows shown of `group` (its range's length, if it has a range; every row
+    /// of the groups, for the consolidated group).
+    public func numberOfItems(inGroup group: String) -> UInt {
+        if isUsingConsolidatedGroup() && group == consolidationName { return numberOfItemsInAllGroups() }
+        return UInt(shownCount(group))
+    }
 
-    /// The number of rows in all shown sections.
-    public func numberOfItemsInAllGroups() -> UInt { UInt(visibleGroups().reduce(0) { $0 + count($1) }) }
+    /// The number of rows shown in all sections.
+    public func numberOfItemsInAllGroups() -> UInt { UInt(sectionGroups().reduce(0) { $0 + shownCount($1) }) }
 
+    /// The number of rows of `group` in the view, as of the last update.
     func count(_ group: String) -> Int { lists[group]?.count ?? 0 }
+
+    /// The number of rows of `group` shown (its range window).
+    func shownCount(_ group: String) -> Int { window(group).count }
 
     // MARK: Mapping sections and rows to groups and indexes
 
@@ -158,40 +186,73 @@ public final class YapDatabaseViewMappings {
         return section < UInt(groups.count) ? groups[Int(section)] : nil
     }
 
-    /// The section showing `group`, or `UInt(NSNotFound)` when it is hidden or not mapped.
+    /// The section showing `group`, or `UInt(NSNotFound)` when it is hidden or not mapped
+    /// (while consolidated: 0 for the consolidated group and for every group it shows).
     public func section(forGroup group: String) -> UInt {
-        visibleGroups().firstIndex(of: group).map(UInt.init) ?? UInt(NSNotFound)
+        if isUsingConsolidatedGroup() { return group == consolidationName || sectionGroups().contains(group) ? 0 : UInt(NSNotFound) }
+        return sectionGroups().firstIndex(of: group).map(UInt.init) ?? UInt(NSNotFound)
     }
 
-    /// The index in the view's group of `row` of `section` (rows of reversed groups count from
-    /// the end), or `UInt(NSNotFound)` when there is no such row.
+    /// The index in the view's group of `row` of `section` (reversed groups count from the
+    /// end, ranges from their start), or `UInt(NSNotFound)` when there is no such row.
     public func index(forRow row: UInt, inSection section: UInt) -> UInt {
-        group(forSection: section).map { index(forRow: row, inGroup: $0) } ?? UInt(NSNotFound)
+        groupIndex(row: row, section: section).map { UInt($0.index) } ?? UInt(NSNotFound)
     }
 
-    /// The index in the view's `group` of the row shown as `row`, or `UInt(NSNotFound)`.
+    /// The index in the view's `group` of the row shown as `row`, or `UInt(NSNotFound)`. For
+    /// the consolidated group, the index in the group that row belongs to.
     public func index(forRow row: UInt, inGroup group: String) -> UInt {
-        let count = UInt(count(group))
-        guard row < count else { return UInt(NSNotFound) }
-        return reversedGroups.contains(group) ? count - 1 - row : row
+        if isUsingConsolidatedGroup() && group == consolidationName {
+            return groupIndex(row: row, section: 0).map { UInt($0.index) } ?? UInt(NSNotFound)
+        }
+        return index(ofShownRow: row, in: group).map(UInt.init) ?? UInt(NSNotFound)
     }
 
-    /// The row showing the view's `index` of `group`, or `UInt(NSNotFound)`. Index and row are
-    /// the same function both ways (reversal is its own inverse).
-    public func row(forIndex index: UInt, inGroup group: String) -> UInt { self.index(forRow: index, inGroup: group) }
+    /// The row showing the view's `index` of `group`, or `UInt(NSNotFound)` when the row is not
+    /// shown (outside the group's range). While consolidated, the row in the one section.
+    public func row(forIndex index: UInt, inGroup group: String) -> UInt {
+        let window = window(group)
+        guard index <= UInt(Int.max), window.contains(Int(index)) else { return UInt(NSNotFound) }
+        let offset = Int(index) - window.lowerBound
+        let row = isReversed(forGroup: group) ? window.count - 1 - offset : offset
+        return UInt(row + (isUsingConsolidatedGroup() ? consolidatedOffset(of: group) : 0))
+    }
 
     /// The (section, row) showing the view's `index` of `group`, or nil when the group is not
-    /// shown or the index is out of range.
+    /// shown or the row is outside its range.
     public func indexPath(forIndex index: UInt, inGroup group: String) -> IndexPath? {
         let section = section(forGroup: group), row = row(forIndex: index, inGroup: group)
         guard section != UInt(NSNotFound), row != UInt(NSNotFound) else { return nil }
         return IndexPath(indexes: [Int(section), Int(row)])
     }
 
-    /// The (collection, key) shown at `row` of `section` (the `Int` form).
+    /// The (collection, key) shown at `row` of `section` (the `Int` form), as of the last update.
     public func collectionKey(atRow row: Int, inSection section: Int) -> YapCollectionKey? {
-        guard row >= 0, section >= 0, let group = group(forSection: UInt(section)) else { return nil }
-        let index = index(forRow: UInt(row), inGroup: group)
-        return index == UInt(NSNotFound) ? nil : lists[group]?[Int(index)]
+        guard row >= 0, section >= 0, let (group, index) = groupIndex(row: UInt(row), section: UInt(section)) else { return nil }
+        return lists[group]?[index]
+    }
+
+    /// The group and the index in it of the row shown at `row` of `section`, or nil.
+    func groupIndex(row: UInt, section: UInt) -> (group: String, index: Int)? {
+        guard row <= UInt(Int.max) else { return nil }
+        if isUsingConsolidatedGroup() {
+            guard section == 0 else { return nil }
+            var rest = Int(row)
+            for group in sectionGroups() {
+                let count = shownCount(group)
+                if rest < count { return index(ofShownRow: UInt(rest), in: group).map { (group, $0) } }
+                rest -= count
+            }
+            return nil
+        }
+        guard let group = group(forSection: section), let index = index(ofShownRow: row, in: group) else { return nil }
+        return (group, index)
+    }
+
+    /// The index in the view's `group` of its shown `row` (through its range and reversal).
+    func index(ofShownRow row: UInt, in group: String) -> Int? {
+        let window = window(group)
+        guard row < UInt(window.count) else { return nil }
+        return isReversed(forGroup: group) ? window.upperBound - 1 - Int(row) : window.lowerBound + Int(row)
     }
 }

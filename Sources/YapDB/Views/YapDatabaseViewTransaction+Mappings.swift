@@ -42,14 +42,11 @@ extension YapDatabaseViewTransaction {
         return transaction.metadata(forKey: key, inCollection: collection)
     }
 
-    /// The (section, row) showing the row, or nil when it is not in the view or its group is not
-    /// shown.
+    /// The (section, row) showing the row, or nil when it is not in the view, its group is not
+    /// shown or it is outside the group's range.
     public func indexPath(forKey key: String, inCollection collection: String?, with mappings: YapDatabaseViewMappings) -> IndexPath? {
         guard let (group, index) = getGroupIndex(forKey: key, inCollection: collection) else { return nil }
-        let section = mappings.section(forGroup: group)
-        guard section != UInt(NSNotFound) else { return nil }
-        let row = mappings.isReversed(forGroup: group) ? count(group) - 1 - index : index
-        return IndexPath(indexes: [Int(section), row])
+        return mappings.indexPath(forIndex: UInt(index), inGroup: group)
     }
 
     /// Writes the row's section and row to `rowPtr` and `sectionPtr` (either may be nil) and
@@ -63,13 +60,10 @@ extension YapDatabaseViewTransaction {
         return true
     }
 
-    /// The group and index in the view of `row` of `section` (reversed groups count from the
-    /// end of the group as it is in this transaction).
+    /// The group and index in the view of `row` of `section`, through the mappings' ranges,
+    /// reversal and consolidation.
     func place(row: UInt, section: UInt, _ mappings: YapDatabaseViewMappings) -> (String, Int)? {
-        guard let group = mappings.group(forSection: section) else { return nil }
-        let count = count(group)
-        guard row < UInt(count) else { return nil }
-        return (group, mappings.isReversed(forGroup: group) ? count - 1 - Int(row) : Int(row))
+        mappings.groupIndex(row: row, section: section).map { ($0.group, $0.index) }
     }
 
     func collectionKey(row: UInt, section: UInt, _ mappings: YapDatabaseViewMappings) -> (String, String)? {

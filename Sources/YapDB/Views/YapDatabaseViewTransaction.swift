@@ -25,8 +25,7 @@ public class YapDatabaseViewTransaction {
 
     var state: ViewState {
         if let readOnlyState { return readOnlyState }
-        let state = transaction.extensionState(YapDatabaseAutoView.stateKey(name)) as? ViewState
-            ?? ViewState(versionTag: "", transaction: transaction)
+        let state = transaction.viewState(name) ?? ViewState(versionTag: "", transaction: transaction)
         if isReadOnly { readOnlyState = state }
         return state
     }
@@ -256,39 +255,55 @@ public final class YapDatabaseAutoViewTransaction: YapDatabaseViewTransaction {
         return rw
     }
 
-    /// Replaces the grouping and sorting and rebuilds the view (in this transaction).
+    /// Replaces the grouping and sorting and rebuilds the view (in this transaction). As in
+    /// YapDatabase, nothing happens unless `versionTag` (nil means "") differs from the view's
+    /// tag. Observers see every row still shown as a move (many to the place they had).
     public func setGrouping(_ grouping: YapDatabaseViewGrouping, sorting: YapDatabaseViewSorting, versionTag: String?) {
         let writeTransaction = writeTransaction()
-        view.config.withLock { config in
+        let tag = versionTag ?? ""
+        let changed = view.config.withLock { config in
+            guard config.versionTag != tag else { return false }
             config.grouping = grouping
             config.sorting = sorting
-            config.versionTag = versionTag ?? ""
+            config.versionTag = tag
+            return true
         }
-        view.rebuild(name: name, transaction: writeTransaction, versionTag: versionTag ?? "")
+        guard changed else {
+            YapDatabaseLogging.log(.warning, "view \(name): setGrouping with the view's own versionTag changes nothing")
+            return
+        }
+        view.rebuild(name: name, transaction: writeTransaction, versionTag: tag, reported: .regrouped)
     }
 
-    /// Replaces the sorting and re-sorts the view (in this transaction).
+    /// Replaces the sorting and re-sorts the view (in this transaction). As in YapDatabase,
+    /// nothing happens unless `versionTag` (nil means "") differs from the view's tag. Observers
+    /// see each row still shown as an update where it kept its place, else as a move.
     public func setSorting(_ sorting: YapDatabaseViewSorting, versionTag: String?) {
         let writeTransaction = writeTransaction()
-        view.config.withLock { config in
+        let tag = versionTag ?? ""
+        let changed = view.config.withLock { config in
+            guard config.versionTag != tag else { return false }
             config.sorting = sorting
-            config.versionTag = versionTag ?? ""
+            config.versionTag = tag
+            return true
         }
-        view.rebuild(name: name, transaction: writeTransaction, versionTag: versionTag ?? "")
+        guard changed else {
+            YapDatabaseLogging.log(.warning, "view \(name): setSorting with the view's own versionTag changes nothing")
+            return
+        }
+        view.rebuild(name: name, transaction: writeTransaction, versionTag: tag, reported: .resorted)
     }
 }
 
 extension YapDatabaseAutoViewTransaction {
-    /// Marks a row as changed in the view (its position is recomputed; observers see an
-    /// update). Read-write transactions only.
+    /// Marks a row as changed in the view: its group and place are computed again (it keeps
+    /// its index while it still sorts between its neighbours); observers see an update (or a
+    /// move). Read-write transactions only.
     public func touchRow(forKey key: String, inCollection collection: String?) {
         let writeTransaction = writeTransaction()
         let name = collection ?? ""
         guard writeTransaction.keydirEntry(collection: name, key: key) != nil else { return }
-        view.update(self.name, writeTransaction) { state, engine in
-            let removed = engine.removeRow(collection: name, key: key, from: &state)
-            return engine.insertRow(collection: name, key: key, into: &state) || removed
-        }
+        view.update(self.name, writeTransaction) { state, engine in engine.placeAgain(collection: name, key: key, in: &state) }
         view.noteTouch(name: self.name, collection: name, key: key, transaction: writeTransaction)
         writeTransaction.viewDidReplaceRow(self.name, collection: name, key: key)
         writeTransaction.engineTransaction.markChanged()

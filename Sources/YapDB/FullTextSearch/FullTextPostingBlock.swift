@@ -1,0 +1,220 @@
+import YapDBIndex
+import YapDBStorage
+
+/// One row's entry in a term's postings: the row id and how often the term occurs in each
+/// column that holds it (columns without the term are left out).
+struct FullTextPosting: Equatable, Sendable {
+    var rowid: UInt64
+    /// (column, occurrences), columns ascending, occurrences ≥ 1.
+    var hits: [(column: Int, count: Int)]
+
+    /// Occurrences over every column.
+    var totalCount: Int { hits.reduce(0) { $0 + $1.count } }
+
+    static func == (a: FullTextPosting, b: FullTextPosting) -> Bool {
+        a.rowid == b.rowid && a.hits.elementsEqual(b.hits) { $0.column == $1.column && $0.count == $1.count }
+    }
+}
+
+/// A block of a term's postings: up to `maximumEntries` rows in ascending row id order, kept as
+/// one entry of the postings tree under the key (term, 0x00, last row id) — so a seek to a row
+/// id is a tree search that skips every block before it, and a block is found without reading
+/// the blocks around it. docs/format.md §11 "Full-text search trees" gives the bytes.
+///
+/// The row ids (delta-coded) come first, behind their byte length, and the occurrence counts
+/// after them: an intersection reads the row ids only (`rowids(of:)`), and ranking reads the
+/// counts too. The header carries the block's skip data for top-k ranking: the largest number
+/// of occurrences in a row and a lower bound of the rows' lengths.
+struct FullTextPostingBlock: Sendable {
+    /// The rows, ascending.
+    var postings: [FullTextPosting]
+    /// A lower bound of the total length (tokens over every column) of the block's rows:
+    /// exact when the block is written by inserts only, conservative after removals.
+    var minimumLength: Int
+
+    /// The most rows a block holds.
+    static let maximumEntries = 128
+
+    /// The largest number of occurrences (all columns) of the term in one row of the block.
+    var maximumCount: Int { postings.reduce(0) { max($0, $1.totalCount) } }
+
+    var lastRowid: UInt64 { postings.last?.rowid ?? 0 }
+
+    // MARK: Encoding
+
+    /// The block's bytes.
+    func encoded() -> [UInt8] {
+        var deltas: [UInt8] = []
+        deltas.reserveCapacity(postings.count * 2)
+        var previous: UInt64 = 0
+        for (i, posting) in postings.enumerated() {
+            deltas.appendVarint(i == 0 ? posting.rowid : posting.rowid - previous)
+            previous = posting.rowid
+        }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(deltas.count + postings.count * 3 + 12)
+        bytes.appendVarint(UInt64(postings.count))
+        bytes.appendVarint(UInt64(maximumCount))
+        bytes.appendVarint(UInt64(minimumLength))
+        bytes.appendVarint(UInt64(deltas.count))
+        bytes.append(contentsOf: deltas)
+        for posting in postings {
+            bytes.appendVarint(UInt64(posting.hits.count))
+            var column = 0
+            for hit in posting.hits {
+                bytes.appendVarint(UInt64(hit.column - column))
+                bytes.appendVarint(UInt64(hit.count))
+                column = hit.column
+            }
+        }
+        return bytes
+    }
+
+    /// The header alone: (rows, largest count, length bound). Throws `.badEntry` for bytes that
+    /// are not a block.
+    static func header(of bytes: UnsafeRawBufferPointer) throws(PageError) -> (count: Int, maximumCount: Int, minimumLength: Int) {
+        var reader = ByteReader(bytes)
+        do {
+            let count = try reader.readLength(max: maximumEntries)
+            let maxCount = try reader.readLength(max: Int(Int32.max))
+            let minLength = try reader.readLength(max: Int(Int32.max))
+            guard count > 0 else { throw bad }
+            return (count, maxCount, minLength)
+        } catch {
+            throw damaged
+        }
+    }
+
+    /// The row ids of a block, ascending, appended to `out`; nothing else is decoded.
+    /// - Throws: `.corrupt(page: .none, reason: .badEntry)` for hostile bytes (too many rows,
+    ///   a delta of zero, an overflow, a delta section that does not end where it says).
+    static func rowids(of bytes: UnsafeRawBufferPointer, into out: inout [UInt64]) throws(PageError) {
+        var reader = ByteReader(bytes)
+        do {
+            let count = try reader.readLength(max: maximumEntries)
+            _ = try reader.readVarint()
+            _ = try reader.readVarint()
+            let length = try reader.readLength(max: reader.remaining)
+            guard count > 0 else { throw bad }
+            let end = reader.position + length
+            var rowid: UInt64 = 0
+            for i in 0..<count {
+                let delta = try reader.readVarint()
+                if i > 0 {
+                    guard delta > 0 else { throw bad }
+                    let (sum, overflow) = rowid.addingReportingOverflow(delta)
+                    guard !overflow else { throw bad }
+                    rowid = sum
+                } else {
+                    rowid = delta
+                }
+                out.append(rowid)
+            }
+            guard reader.position == end else { throw bad }
+        } catch {
+            throw damaged
+        }
+    }
+
+    /// The whole block.
+    /// - Parameter columnCount: the index's columns (a hit in a column past them is damage).
+    /// - Throws: `.corrupt(page: .none, reason: .badEntry)` for hostile bytes.
+    init(decoding bytes: UnsafeRawBufferPointer, columnCount: Int) throws(PageError) {
+        var ids: [UInt64] = []
+        try Self.rowids(of: bytes, into: &ids)
+        var reader = ByteReader(bytes)
+        do {
+            _ = try reader.readVarint()
+            _ = try reader.readVarint()
+            minimumLength = try reader.readLength(max: Int(Int32.max))
+            let length = try reader.readLength(max: reader.remaining)
+            try reader.seek(to: reader.position + length)
+            var postings: [FullTextPosting] = []
+            postings.reserveCapacity(ids.count)
+            for rowid in ids {
+                let hitCount = try reader.readLength(max: columnCount)
+                guard hitCount > 0 else { throw Self.bad }
+                var hits: [(column: Int, count: Int)] = []
+                hits.reserveCapacity(hitCount)
+                var column = 0
+                for i in 0..<hitCount {
+                    let step = try reader.readLength(max: columnCount)
+                    guard i == 0 || step > 0 else { throw Self.bad }
+                    column += step
+                    guard column < columnCount else { throw Self.bad }
+                    let count = try reader.readLength(max: Int(Int32.max))
+                    guard count > 0 else { throw Self.bad }
+                    hits.append((column, count))
+                }
+                postings.append(FullTextPosting(rowid: rowid, hits: hits))
+            }
+            guard reader.isAtEnd else { throw Self.bad }
+            self.postings = postings
+        } catch {
+            throw Self.damaged
+        }
+    }
+
+    init(postings: [FullTextPosting], minimumLength: Int) {
+        self.postings = postings
+        self.minimumLength = minimumLength
+    }
+
+    static var damaged: PageError { .corrupt(page: .none, reason: .badEntry) }
+    /// What the decoders throw inside, turned into `damaged` at their edge.
+    static let bad = FullTextEntryDamage()
+}
+
+/// A row's occurrences of one term, by column, as the positions tree stores them: for each
+/// column holding the term, its token positions (ascending). docs/format.md §11.
+enum FullTextPositions {
+    static func encode(_ columns: [(column: Int, positions: [Int])]) -> [UInt8] {
+        var bytes: [UInt8] = []
+        var previousColumn = 0
+        for (column, positions) in columns {
+            bytes.appendVarint(UInt64(column - previousColumn))
+            previousColumn = column
+            bytes.appendVarint(UInt64(positions.count))
+            var previous = 0
+            for position in positions {
+                bytes.appendVarint(UInt64(position - previous))
+                previous = position
+            }
+        }
+        return bytes
+    }
+
+    /// - Throws: `.badEntry` for hostile bytes (a column past the index's, positions out of order).
+    static func decode(_ bytes: UnsafeRawBufferPointer, columnCount: Int, maximumPosition: Int) throws(PageError) -> [(column: Int, positions: [Int])] {
+        var reader = ByteReader(bytes)
+        var out: [(column: Int, positions: [Int])] = []
+        do {
+            var column = 0
+            while !reader.isAtEnd {
+                let step = try reader.readLength(max: columnCount)
+                guard out.isEmpty || step > 0 else { throw FullTextPostingBlock.bad }
+                column += step
+                guard column < columnCount else { throw FullTextPostingBlock.bad }
+                let count = try reader.readLength(max: reader.remaining)
+                var positions: [Int] = []
+                positions.reserveCapacity(count)
+                var position = 0
+                for i in 0..<count {
+                    let delta = try reader.readLength(max: maximumPosition)
+                    guard i == 0 || delta > 0 else { throw FullTextPostingBlock.bad }
+                    position += delta
+                    guard position <= maximumPosition else { throw FullTextPostingBlock.bad }
+                    positions.append(position)
+                }
+                out.append((column, positions))
+            }
+        } catch {
+            throw FullTextPostingBlock.damaged
+        }
+        return out
+    }
+}
+
+/// What the decoders throw inside when bytes are read but do not make sense; turned into
+/// `FullTextPostingBlock.damaged` at their edge.
+struct FullTextEntryDamage: Error {}

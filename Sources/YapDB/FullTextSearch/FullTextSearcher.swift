@@ -1,0 +1,212 @@
+import YapDBIndex
+import YapDBStorage
+import YapDBFullText
+
+/// Runs one parsed query against one snapshot's index.
+///
+/// **Plan.** Each node of the query becomes a cursor over row ids (`FullTextCursor`): a word is
+/// its postings, a prefix the union of the postings of the terms in its key range of the term
+/// dictionary, `AND` a leapfrog that seeks each side past the other (skipping whole blocks),
+/// `OR` a union, `NOT` the left side minus the right. A cursor is *exact* when every row it
+/// gives matches its node (words, prefixes and the boolean operators over them); phrases,
+/// `NEAR`, `^` and column filters give the rows holding all their terms — a superset — and
+/// each such row is checked against the query on its terms' positions (`document(_:)`, which
+/// rebuilds the row's token sequence for the query's terms only, and `FTSMatcher`). `NOT` whose
+/// right side is not exact is checked the same way. So a plain query never reads positions.
+///
+/// **Ranking.** bm25 as SQLite FTS5 computes it (`FTSRanking`). A query of one word ranks by
+/// walking its blocks with their skip data: once `limit` rows are held, a block whose best
+/// possible score (its largest count, its shortest row) cannot beat the worst held is not
+/// decoded, and a row whose bound cannot is not looked up. Other queries score every match.
+struct FullTextSearcher {
+    let state: FullTextState
+    let query: FTSQuery
+    /// The query's leaf phrases, in order, with the columns each is restricted to.
+    let leaves: [(phrase: FTSPhrase, columns: [Int]?)]
+    /// Terms the query names exactly, and prefixes it names.
+    let exactTerms: Set<String>
+    let prefixes: [String]
+
+    init(state: FullTextState, query: FTSQuery) {
+        self.state = state
+        self.query = query
+        var leaves: [(phrase: FTSPhrase, columns: [Int]?)] = []
+        func walk(_ node: FTSQueryNode) {
+            switch node {
+            case .phrase(let p, let columns): leaves.append((p, columns))
+            case .near(let phrases, _, let columns): for p in phrases { leaves.append((p, columns)) }
+            case .and(let children), .or(let children): children.forEach(walk)
+            case .not(let a, let b): walk(a); walk(b)
+            }
+        }
+        if let root = query.root { walk(root) }
+        self.leaves = leaves
+        var exact = Set<String>(), prefixes: [String] = []
+        for phrase in query.phrases {
+            for (i, term) in phrase.terms.enumerated() {
+                if i == phrase.terms.count - 1 && phrase.lastIsPrefix { prefixes.append(term) } else { exact.insert(term) }
+            }
+        }
+        exactTerms = exact
+        self.prefixes = prefixes
+    }
+
+    // MARK: Plan
+
+    /// The rows of one term, or of every term starting with it.
+    func cursor(term: String, prefix: Bool) throws(PageError) -> FullTextCursor {
+        guard prefix else {
+            return state.isIndexable(term) ? FullTextTermCursor(state, term: term) : FullTextCursor()
+        }
+        let expanded = try expand(prefix: term)
+        switch expanded.count {
+        case 0: return FullTextCursor()
+        case 1: return FullTextTermCursor(state, term: expanded[0])
+        case ...8: return FullTextOrCursor(expanded.map { FullTextTermCursor(state, term: $0) })
+        default:
+            // Many terms: gather their row ids once (row ids only), rather than merging many cursors.
+            var all: [UInt64] = []
+            for term in expanded {
+                let prefix = FullTextState.termPrefix(term)
+                var blocks: [[UInt8]] = []
+                try state.postings.forEachInKeyRange(from: KeyBound(prefix), to: nil) { key, value in
+                    guard FullTextState.key(key, hasPrefix: prefix, tail: 8) else { return false }
+                    blocks.append(Array(value))
+                    return true
+                }
+                for block in blocks {
+                    try block.withBytes { raw throws(PageError) in try FullTextPostingBlock.rowids(of: raw, into: &all) }
+                }
+            }
+            all.sort()
+            var unique: [UInt64] = []
+            unique.reserveCapacity(all.count)
+            for rowid in all where unique.last != rowid { unique.append(rowid) }
+            return FullTextListCursor(unique)
+        }
+    }
+
+    /// The indexed terms that start with `prefix` (a key range of the term dictionary).
+    func expand(prefix: String) throws(PageError) -> [String] {
+        let bytes = Array(prefix.utf8)
+        var found: [String] = []
+        try state.terms.forEachInKeyRange(from: KeyBound(bytes), to: nil) { key, _ in
+            guard key.starts(with: bytes) else { return false }
+            if let term = String(validating: key, as: UTF8.self) { found.append(term) }
+            return true
+        }
+        return found
+    }
+
+    /// A cursor for `node` and whether every row it gives matches the node.
+    func plan(_ node: FTSQueryNode) throws(PageError) -> (cursor: FullTextCursor, exact: Bool) {
+        switch node {
+        case .phrase(let p, let columns):
+            if p.terms.isEmpty { return (FullTextCursor(), false) }
+            let exact = p.terms.count == 1 && !p.mustStartColumn && columns == nil
+            return (try termsCursor([p]), exact)
+        case .near(let phrases, _, _):
+            return (try termsCursor(phrases), false)
+        case .and(let children):
+            var cursors: [FullTextCursor] = [], exact = true
+            for child in children {
+                let planned = try plan(child)
+                cursors.append(planned.cursor)
+                exact = exact && planned.exact
+            }
+            if cursors.isEmpty { return (FullTextAllCursor(state), true) }
+            return (cursors.count == 1 ? cursors[0] : FullTextAndCursor(cursors), exact)
+        case .or(let children):
+            var cursors: [FullTextCursor] = [], exact = true
+            for child in children {
+                let planned = try plan(child)
+                cursors.append(planned.cursor)
+                exact = exact && planned.exact
+            }
+            return (cursors.count == 1 ? cursors[0] : FullTextOrCursor(cursors), exact)
+        case .not(let base, let excluded):
+            let left = try plan(base), right = try plan(excluded)
+            guard right.exact else { return (left.cursor, false) }
+            return (FullTextNotCursor(left.cursor, excluding: right.cursor), left.exact)
+        }
+    }
+
+    /// Rows holding every term of `phrases` (the last of each a prefix when it says so).
+    private func termsCursor(_ phrases: [FTSPhrase]) throws(PageError) -> FullTextCursor {
+        var cursors: [FullTextCursor] = []
+        for phrase in phrases {
+            for (i, term) in phrase.terms.enumerated() {
+                cursors.append(try cursor(term: term, prefix: i == phrase.terms.count - 1 && phrase.lastIsPrefix))
+            }
+        }
+        if cursors.isEmpty { return FullTextAllCursor(state) }
+        return cursors.count == 1 ? cursors[0] : FullTextAndCursor(cursors)
+    }
+
+    // MARK: Matching
+
+    /// Calls `body` with each matching row id, ascending, until it returns false.
+    func forEachMatch(_ body: (UInt64) throws(PageError) -> Bool) throws(PageError) {
+        guard let root = query.root else { return }
+        let (cursor, exact) = try plan(root)
+        var target: UInt64 = 0
+        while let rowid = try cursor.seek(target) {
+            let keep = exact ? true : try verify(rowid)
+            if keep {
+                guard try body(rowid) else { return }
+            }
+            guard rowid < .max else { return }
+            target = rowid + 1
+        }
+    }
+
+    /// The number of matching rows (no row is loaded; positions only for inexact plans).
+    func count() throws(PageError) -> Int {
+        var n = 0
+        try forEachMatch { _ in n += 1; return true }
+        return n
+    }
+
+    /// Whether row `rowid` matches.
+    func matches(_ rowid: UInt64) throws(PageError) -> Bool {
+        guard let root = query.root else { return false }
+        let (cursor, exact) = try plan(root)
+        guard try cursor.seek(rowid) == rowid else { return false }
+        return exact ? true : try verify(rowid)
+    }
+
+    /// Checks a candidate row against the whole query on its terms' positions.
+    func verify(_ rowid: UInt64) throws(PageError) -> Bool {
+        guard let document = try document(rowid) else { return false }
+        return FTSMatcher.matches(query, document)
+    }
+
+    /// Row `rowid`'s token sequence as far as the query can see it: every position of every
+    /// column, the query's terms (and the terms under its prefixes) where the row has them, a
+    /// placeholder that matches nothing elsewhere. Built from the positions tree and the row's
+    /// stored lengths; nil when the row is not indexed.
+    func document(_ rowid: UInt64) throws(PageError) -> FTSDocument? {
+        guard let stored = try state.document(rowid) else { return nil }
+        var columns: [[FTSToken]] = stored.lengths.map { length in
+            (0..<length).map { FTSToken(term: Self.placeholder, position: $0, utf8Range: 0..<0) }
+        }
+        for term in stored.terms where exactTerms.contains(term) || prefixes.contains(where: { term.utf8.starts(with: $0.utf8) }) {
+            guard let bytes = try FullTextState.chunked(state.positions, chunkSize: state.chunkSize, {
+                FullTextState.positionsKey(term, rowid: rowid, chunk: $0)
+            }) else { throw FullTextPostingBlock.damaged }
+            let maximum = stored.lengths.max() ?? 0
+            let decoded = try bytes.withBytes { raw throws(PageError) in
+                try FullTextPositions.decode(raw, columnCount: state.columnCount, maximumPosition: maximum)
+            }
+            for (column, positions) in decoded {
+                for position in positions where position < columns[column].count {
+                    columns[column][position] = FTSToken(term: term, position: position, utf8Range: 0..<0)
+                }
+            }
+        }
+        return FTSDocument(columns: columns)
+    }
+
+    /// A token no query term equals or starts with.
+    static let placeholder = "\u{0}"
+}

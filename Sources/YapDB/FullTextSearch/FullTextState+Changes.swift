@@ -1,0 +1,205 @@
+import YapDBIndex
+import YapDBStorage
+
+// Indexing and un-indexing one row. Every change is made in the row's transaction, on the
+// transaction's copy of the state; a `PageError` leaves the copy half-changed, so the caller
+// discards it (the transaction fails).
+
+extension FullTextState {
+    // MARK: Documents
+
+    /// A row's stored document entry: its length per column and its distinct terms.
+    struct StoredDocument {
+        var lengths: [Int]
+        var terms: [String]
+        var totalLength: Int { lengths.reduce(0, +) }
+    }
+
+    /// The stored entry of row `rowid`, or nil when the row is not indexed.
+    /// - Throws: `PageError`; `.badEntry` when the entry does not decode.
+    func document(_ rowid: UInt64) throws(PageError) -> StoredDocument? {
+        guard let bytes = try Self.chunked(documents, chunkSize: chunkSize, { Self.documentKey(rowid, chunk: $0) }) else {
+            return nil
+        }
+        return try bytes.withBytes { raw throws(PageError) in
+            var reader = ByteReader(raw)
+            do {
+                let columns = try reader.readLength(max: columnCount)
+                guard columns == columnCount else { throw FullTextPostingBlock.bad }
+                var lengths: [Int] = []
+                for _ in 0..<columns { lengths.append(try reader.readLength(max: Int(Int32.max))) }
+                let termCount = try reader.readLength(max: reader.remaining)
+                var terms: [String] = []
+                terms.reserveCapacity(termCount)
+                for _ in 0..<termCount { terms.append(try reader.readString()) }
+                guard reader.isAtEnd else { throw FullTextPostingBlock.bad }
+                return StoredDocument(lengths: lengths, terms: terms)
+            } catch {
+                throw FullTextPostingBlock.damaged
+            }
+        }
+    }
+
+    /// Whether row `rowid` is indexed (one lookup).
+    func contains(_ rowid: UInt64) throws(PageError) -> Bool {
+        try documents.contains(Self.documentKey(rowid, chunk: 0))
+    }
+
+    // MARK: Changes
+
+    /// Indexes row `rowid` as `analysis` says, replacing what it had.
+    mutating func setRow(_ rowid: UInt64, _ analysis: FullTextAnalysis) throws(PageError) {
+        precondition(analysis.lengths.count == columnCount, "FullTextState: \(analysis.lengths.count) columns for \(columnCount)")
+        try removeRow(rowid)
+        var entry: [UInt8] = []
+        entry.appendVarint(UInt64(columnCount))
+        for length in analysis.lengths { entry.appendVarint(UInt64(length)) }
+        entry.appendVarint(UInt64(analysis.terms.count))
+        for (term, _) in analysis.terms { entry.appendString(term) }
+        try Self.storeChunked(&documents, entry, chunkSize: chunkSize) { Self.documentKey(rowid, chunk: $0) }
+        let length = analysis.totalLength
+        for (term, columns) in analysis.terms {
+            try adjustFrequency(term, by: 1)
+            let hits = columns.map { (column: $0.column, count: $0.positions.count) }
+            try insertPosting(term, FullTextPosting(rowid: rowid, hits: hits), length: length)
+            try Self.storeChunked(&positions, FullTextPositions.encode(columns), chunkSize: chunkSize) {
+                Self.positionsKey(term, rowid: rowid, chunk: $0)
+            }
+        }
+        documentCount += 1
+        totalLength += length
+    }
+
+    /// Takes row `rowid` out of the index. Returns whether it was in it.
+    @discardableResult
+    mutating func removeRow(_ rowid: UInt64) throws(PageError) -> Bool {
+        guard let stored = try document(rowid) else { return false }
+        for term in stored.terms {
+            try adjustFrequency(term, by: -1)
+            try removePosting(term, rowid: rowid)
+            try Self.removeChunked(&positions) { Self.positionsKey(term, rowid: rowid, chunk: $0) }
+        }
+        try Self.removeChunked(&documents) { Self.documentKey(rowid, chunk: $0) }
+        documentCount -= 1
+        totalLength -= stored.totalLength
+        return true
+    }
+
+    /// Empties the index (a clear of every collection). O(1).
+    mutating func removeAll() {
+        terms.removeAll()
+        postings.removeAll()
+        positions.removeAll()
+        documents.removeAll()
+        documentCount = 0
+        totalLength = 0
+    }
+
+    /// The number of rows holding `term` (0 when none).
+    func frequency(_ term: String) throws(PageError) -> Int {
+        guard let bytes = try terms.value(forKey: Array(term.utf8)) else { return 0 }
+        return try Self.decodeFrequency(bytes)
+    }
+
+    static func decodeFrequency(_ bytes: [UInt8]) throws(PageError) -> Int {
+        try bytes.withBytes { raw throws(PageError) in
+            var reader = ByteReader(raw)
+            do {
+                let value = try reader.readLength(max: Int(Int32.max))
+                guard reader.isAtEnd, value > 0 else { throw FullTextPostingBlock.bad }
+                return value
+            } catch {
+                throw FullTextPostingBlock.damaged
+            }
+        }
+    }
+
+    private mutating func adjustFrequency(_ term: String, by delta: Int) throws(PageError) {
+        let key = Array(term.utf8)
+        var old = 0
+        if let bytes = try terms.value(forKey: key) { old = try Self.decodeFrequency(bytes) }
+        let new = old + delta
+        if new <= 0 {
+            _ = try terms.remove(key)
+        } else {
+            var bytes: [UInt8] = []
+            bytes.appendVarint(UInt64(new))
+            _ = try terms.upsert(key, bytes)
+        }
+    }
+
+    // MARK: Postings blocks
+
+    /// The block of `term` whose last row id is the first at or above `rowid`: its key and bytes.
+    func block(_ term: String, atOrAfter rowid: UInt64) throws(PageError) -> (key: [UInt8], bytes: [UInt8])? {
+        let prefix = Self.termPrefix(term)
+        var found: (key: [UInt8], bytes: [UInt8])?
+        try postings.forEachInKeyRange(from: KeyBound(Self.postingsKey(term, lastRowid: rowid)), to: nil) { key, value in
+            if Self.key(key, hasPrefix: prefix, tail: 8) { found = (Array(key), Array(value)) }
+            return false
+        }
+        return found
+    }
+
+    /// The last block of `term` (the highest row ids), if any.
+    func lastBlock(_ term: String) throws(PageError) -> (key: [UInt8], bytes: [UInt8])? {
+        let prefix = Self.termPrefix(term)
+        var found: (key: [UInt8], bytes: [UInt8])?
+        try postings.forEachInKeyRange(from: nil, to: KeyBound(Self.postingsKey(term, lastRowid: .max)), reversed: true) { key, value in
+            if Self.key(key, hasPrefix: prefix, tail: 8) { found = (Array(key), Array(value)) }
+            return false
+        }
+        return found
+    }
+
+    private func decode(_ bytes: [UInt8]) throws(PageError) -> FullTextPostingBlock {
+        try bytes.withBytes { raw throws(PageError) in try FullTextPostingBlock(decoding: raw, columnCount: columnCount) }
+    }
+
+    /// Puts `posting` into the term's blocks: into the block that covers its row id, or at the
+    /// end of the last block, or a new block; a block over the limits splits in two.
+    private mutating func insertPosting(_ term: String, _ posting: FullTextPosting, length: Int) throws(PageError) {
+        var target = try block(term, atOrAfter: posting.rowid)
+        if target == nil { target = try lastBlock(term) }
+        guard let (oldKey, bytes) = target else {
+            try writeBlocks(term, FullTextPostingBlock(postings: [posting], minimumLength: length))
+            return
+        }
+        var block = try decode(bytes)
+        let index = block.postings.firstIndex { $0.rowid >= posting.rowid } ?? block.postings.count
+        if index < block.postings.count, block.postings[index].rowid == posting.rowid {
+            block.postings[index] = posting
+        } else {
+            block.postings.insert(posting, at: index)
+        }
+        block.minimumLength = min(block.minimumLength, length)
+        _ = try postings.remove(oldKey)
+        try writeBlocks(term, block)
+    }
+
+    /// Writes `block` under its key, split into as many blocks as the limits need.
+    private mutating func writeBlocks(_ term: String, _ block: FullTextPostingBlock) throws(PageError) {
+        let limit = blockLimit(term)
+        var pending = [block]
+        while let next = pending.popLast() {
+            let bytes = next.encoded()
+            if (bytes.count > limit || next.postings.count > FullTextPostingBlock.maximumEntries) && next.postings.count > 1 {
+                // The left half stays fuller when appending (row ids mostly grow): split 7/8.
+                let cut = next.postings.count > FullTextPostingBlock.maximumEntries ? next.postings.count * 7 / 8 : next.postings.count / 2
+                pending.append(FullTextPostingBlock(postings: Array(next.postings[cut...]), minimumLength: next.minimumLength))
+                pending.append(FullTextPostingBlock(postings: Array(next.postings[..<cut]), minimumLength: next.minimumLength))
+                continue
+            }
+            _ = try postings.upsert(Self.postingsKey(term, lastRowid: next.lastRowid), bytes)
+        }
+    }
+
+    private mutating func removePosting(_ term: String, rowid: UInt64) throws(PageError) {
+        guard let (key, bytes) = try block(term, atOrAfter: rowid) else { return }
+        var block = try decode(bytes)
+        guard let index = block.postings.firstIndex(where: { $0.rowid == rowid }) else { return }
+        block.postings.remove(at: index)
+        _ = try postings.remove(key)
+        if !block.postings.isEmpty { try writeBlocks(term, block) }
+    }
+}

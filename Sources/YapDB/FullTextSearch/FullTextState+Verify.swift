@@ -1,0 +1,96 @@
+import YapDBIndex
+import YapDBStorage
+
+/// `YapDatabase.verify()`'s checks of a full-text index: the engine checks the trees' pages
+/// (`validatePages`); the extension compares the index with a rebuild from the handler.
+extension FullTextState {
+    /// The most differences reported for one index (the count of the rest is added).
+    static let reportedDifferences = 20
+
+    /// The ways this index differs from `expected` (a rebuild), one line each; empty when equal.
+    /// Postings are compared row by row (blocks may be cut differently after updates), and
+    /// each block's skip data is checked against its rows.
+    /// - Throws: `PageError` when a page of either cannot be read.
+    func differences(from expected: FullTextState) throws(PageError) -> [String] {
+        var problems: [String] = []
+        if documentCount != expected.documentCount {
+            problems.append("\(documentCount) documents counted, \(expected.documentCount) indexed by a rebuild")
+        }
+        if totalLength != expected.totalLength {
+            problems.append("total length \(totalLength), a rebuild has \(expected.totalLength)")
+        }
+        for (label, mine, theirs) in [("terms", terms, expected.terms), ("documents", documents, expected.documents),
+                                      ("positions", positions, expected.positions)] {
+            if try !Self.sameEntries(mine, theirs) {
+                problems.append("the \(label) tree differs from a rebuild (\(mine.count) entries, expected \(theirs.count))")
+            }
+        }
+        let mine = try allPostings(checking: &problems), theirs = try expected.allPostings(checking: &problems)
+        if mine != theirs {
+            let differing = Set(mine.keys).union(theirs.keys).filter { mine[$0] != theirs[$0] }.sorted()
+            for term in differing.prefix(5) { problems.append("the postings of \"\(term)\" differ from a rebuild") }
+        }
+        guard problems.count > Self.reportedDifferences else { return problems }
+        return Array(problems.prefix(Self.reportedDifferences)) + ["and \(problems.count - Self.reportedDifferences) more"]
+    }
+
+    /// Whether two trees hold the same entries.
+    static func sameEntries(_ a: PagedBTree, _ b: PagedBTree) throws(PageError) -> Bool {
+        guard a.count == b.count else { return false }
+        var left: [([UInt8], [UInt8])] = []
+        try a.forEach { key, value in left.append((Array(key), Array(value))); return true }
+        var i = 0, same = true
+        try b.forEach { key, value in
+            guard i < left.count, left[i].0.elementsEqual(key), left[i].1.elementsEqual(value) else { same = false; return false }
+            i += 1
+            return true
+        }
+        return same && i == left.count
+    }
+
+    /// Every term's postings, decoded, with each block checked: its key's row id is its last,
+    /// blocks of a term ascend, its header's largest count is right and its length bound holds.
+    func allPostings(checking problems: inout [String]) throws(PageError) -> [String: [FullTextPosting]] {
+        var all: [String: [FullTextPosting]] = [:]
+        var failure: PageError?
+        var blocks: [([UInt8], [UInt8])] = []
+        try postings.forEach { key, value in blocks.append((Array(key), Array(value))); return true }
+        for (key, value) in blocks {
+            guard key.count > 9, key[key.count - 9] == Self.separator,
+                  let term = String(validating: key[..<(key.count - 9)], as: UTF8.self) else {
+                problems.append("a postings key is malformed")
+                continue
+            }
+            do throws(PageError) {
+                let block = try value.withBytes { raw throws(PageError) in try FullTextPostingBlock(decoding: raw, columnCount: columnCount) }
+                let header = try value.withBytes { raw throws(PageError) in try FullTextPostingBlock.header(of: raw) }
+                let last = key.withUnsafeBytes { Self.lastRowid(ofKey: $0) }
+                if block.lastRowid != last { problems.append("a block of \"\(term)\" is filed under row \(last), ends at \(block.lastRowid)") }
+                if header.maximumCount != block.maximumCount { problems.append("a block of \"\(term)\" has a wrong largest count") }
+                for posting in block.postings {
+                    if let stored = try document(posting.rowid), stored.totalLength < block.minimumLength {
+                        problems.append("a block of \"\(term)\" bounds lengths above row \(posting.rowid)'s")
+                    }
+                }
+                var list = all[term] ?? []
+                if let previous = list.last, let first = block.postings.first, previous.rowid >= first.rowid {
+                    problems.append("the blocks of \"\(term)\" are out of order")
+                }
+                list.append(contentsOf: block.postings)
+                all[term] = list
+            } catch {
+                failure = error
+            }
+        }
+        if let failure { throw failure }
+        return all
+    }
+
+    /// Figures for `stats()`: terms, postings blocks and their bytes, indexed rows.
+    func figures() throws(PageError) -> (terms: Int, blocks: Int, postingsBytes: Int, positionsBytes: Int, documents: Int) {
+        var postingsBytes = 0, positionsBytes = 0
+        try postings.forEach { key, value in postingsBytes += key.count + value.count; return true }
+        try positions.forEach { key, value in positionsBytes += key.count + value.count; return true }
+        return (terms.count, postings.count, postingsBytes, positionsBytes, documentCount)
+    }
+}

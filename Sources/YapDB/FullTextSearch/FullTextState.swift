@@ -1,0 +1,169 @@
+import Foundation
+import YapDBIndex
+import YapDBStorage
+
+/// A full-text index's contents at one snapshot: four key-ordered trees on index pages and two
+/// counters. An immutable value stored in the snapshot with the rows (copying it is O(1); a
+/// change copies only the touched paths), so every snapshot — and a read-write transaction,
+/// with its own writes — reads its own version. docs/format.md §11 "Full-text search trees"
+/// gives every byte.
+///
+/// - `terms`: term (UTF-8) → the number of indexed rows holding it (varint). In key order, so
+///   a prefix is a key range.
+/// - `postings`: (term, 0x00, last row id) → a block of up to 128 rows holding the term
+///   (`FullTextPostingBlock`: delta row ids, then occurrence counts, with skip data).
+/// - `positions`: (term, 0x00, row id, chunk) → the term's token positions in that row, by
+///   column (`FullTextPositions`). Read only by phrases, `NEAR`, `^`, column filters and
+///   multi-word ranking; a plain query never reads them.
+/// - `documents`: (row id, chunk) → the row's length per column and its distinct terms, so an
+///   update or removal finds its postings, and ranking finds the row's length.
+///
+/// Errors: the trees' `PageError` (a damaged or unreadable page) passes through; a damaged
+/// entry is `.corrupt(page: .none, reason: .badEntry)`.
+struct FullTextState: Sendable {
+    /// The tag the index was built with.
+    var versionTag: String
+    /// The columns, the FTS version and the tokenizer: a different one rebuilds the index.
+    var signature: String
+    var columnCount: Int
+    var terms: PagedBTree
+    var postings: PagedBTree
+    var positions: PagedBTree
+    var documents: PagedBTree
+    /// Indexed rows.
+    var documentCount: Int = 0
+    /// Tokens over every column of every indexed row (bm25's average length).
+    var totalLength: Int = 0
+
+    init(versionTag: String, signature: String, columnCount: Int, format: PageFormat = PageFormat(),
+         source: any PageSource = EmptyPageSource()) {
+        self.versionTag = versionTag
+        self.signature = signature
+        self.columnCount = columnCount
+        terms = PagedBTree(format: format, source: source)
+        postings = PagedBTree(format: format, source: source)
+        positions = PagedBTree(format: format, source: source)
+        documents = PagedBTree(format: format, source: source)
+    }
+
+    var format: PageFormat { terms.format }
+
+    /// The longest term indexed, in UTF-8 bytes: a longer token is not indexed (it could not
+    /// share a tree entry with its postings). 255 with 4 KiB pages.
+    var maximumTermBytes: Int { Self.maximumTermBytes(format) }
+
+    static func maximumTermBytes(_ format: PageFormat) -> Int { min(255, format.maximumEntrySize / 4) }
+
+    /// Whether `term` can be a key (not empty, no NUL byte — the separator —, short enough).
+    func isIndexable(_ term: String) -> Bool {
+        let utf8 = term.utf8
+        return !utf8.isEmpty && utf8.count <= maximumTermBytes && !utf8.contains(0)
+    }
+
+    // MARK: Keys
+
+    static let separator: UInt8 = 0
+
+    /// (term, 0x00): the start of a term's postings or positions.
+    static func termPrefix(_ term: String) -> [UInt8] {
+        var key = Array(term.utf8)
+        key.append(separator)
+        return key
+    }
+
+    static func postingsKey(_ term: String, lastRowid: UInt64) -> [UInt8] {
+        var key = termPrefix(term)
+        OrderedKeyEncoding.appendRowid(lastRowid, to: &key)
+        return key
+    }
+
+    static func positionsKey(_ term: String, rowid: UInt64, chunk: UInt8) -> [UInt8] {
+        var key = termPrefix(term)
+        OrderedKeyEncoding.appendRowid(rowid, to: &key)
+        key.append(chunk)
+        return key
+    }
+
+    static func documentKey(_ rowid: UInt64, chunk: UInt8) -> [UInt8] {
+        var key: [UInt8] = []
+        key.reserveCapacity(9)
+        OrderedKeyEncoding.appendRowid(rowid, to: &key)
+        key.append(chunk)
+        return key
+    }
+
+    /// The row id in the last 8 bytes of a postings key.
+    static func lastRowid(ofKey key: UnsafeRawBufferPointer) -> UInt64 {
+        OrderedKeyEncoding.rowid(ofKey: UnsafeRawBufferPointer(rebasing: key[(key.count - 8)...]))
+    }
+
+    /// Whether `key` starts with `prefix` and has exactly `tail` more bytes.
+    static func key(_ key: UnsafeRawBufferPointer, hasPrefix prefix: [UInt8], tail: Int) -> Bool {
+        key.count == prefix.count + tail && prefix.withUnsafeBytes { p in memcmp(key.baseAddress!, p.baseAddress!, p.count) == 0 }
+    }
+
+    /// Bytes of a chunked value per entry (documents and positions).
+    var chunkSize: Int { format.maximumEntrySize - 9 - maximumTermBytes - 1 }
+
+    /// The most bytes a postings block of `term` may take.
+    func blockLimit(_ term: String) -> Int { format.maximumEntrySize - term.utf8.count - 9 }
+
+    // MARK: Chunked values
+
+    /// The value stored in chunks under `key(0)`, `key(1)`, … (every chunk but the last full).
+    static func chunked(_ tree: PagedBTree, chunkSize: Int, _ key: (UInt8) -> [UInt8]) throws(PageError) -> [UInt8]? {
+        guard var bytes = try tree.value(forKey: key(0)) else { return nil }
+        var chunk: UInt8 = 1, last = bytes.count
+        while last == chunkSize, chunk < 255, let next = try tree.value(forKey: key(chunk)) {
+            bytes += next
+            last = next.count
+            chunk += 1
+        }
+        return bytes
+    }
+
+    static func storeChunked(_ tree: inout PagedBTree, _ bytes: [UInt8], chunkSize: Int, _ key: (UInt8) -> [UInt8]) throws(PageError) {
+        var chunk: UInt8 = 0, offset = 0
+        repeat {
+            let end = min(bytes.count, offset + chunkSize)
+            _ = try tree.upsert(key(chunk), Array(bytes[offset..<end]))
+            offset = end
+            chunk += 1
+        } while offset < bytes.count && chunk < 255
+    }
+
+    static func removeChunked(_ tree: inout PagedBTree, _ key: (UInt8) -> [UInt8]) throws(PageError) {
+        var chunk: UInt8 = 0
+        while chunk < 255, try tree.remove(key(chunk)) != nil { chunk += 1 }
+    }
+}
+
+/// A row's tokens as the index stores them: its length per column and, per distinct term, the
+/// positions by column.
+struct FullTextAnalysis {
+    var lengths: [Int]
+    /// Terms in key (UTF-8 byte) order, each with its positions by column (ascending).
+    var terms: [(term: String, columns: [(column: Int, positions: [Int])])]
+
+    var totalLength: Int { lengths.reduce(0, +) }
+
+    /// Groups `columns` (one token list per column, as the tokenizer made them) by term,
+    /// leaving out the terms `indexable` refuses.
+    init(columns: [[(term: String, position: Int)]], indexable: (String) -> Bool) {
+        lengths = columns.map(\.count)
+        var byTerm: [String: [(column: Int, positions: [Int])]] = [:]
+        for (column, tokens) in columns.enumerated() {
+            for token in tokens where indexable(token.term) {
+                var entry = byTerm[token.term] ?? []
+                if entry.last?.column == column {
+                    entry[entry.count - 1].positions.append(token.position)
+                } else {
+                    entry.append((column, [token.position]))
+                }
+                byTerm[token.term] = entry
+            }
+        }
+        terms = byTerm.map { ($0.key, $0.value.map { ($0.column, $0.positions.sorted()) }) }
+            .sorted { $0.term.utf8.lexicographicallyPrecedes($1.term.utf8) }
+    }
+}

@@ -1,0 +1,138 @@
+import Foundation
+import YapDBIndex
+import YapDBEngine
+import YapDBFullText
+
+/// What a full-text index holds (`YapDatabaseFullTextSearchTransaction.stats()`).
+public struct YapDatabaseFullTextSearchStats: Sendable, Equatable {
+    /// Distinct terms in the term dictionary.
+    public var terms: Int
+    /// Postings blocks (up to 128 rows of one term each).
+    public var postingsBlocks: Int
+    /// Bytes of postings entries (keys and blocks).
+    public var postingsBytes: Int
+    /// Bytes of positions entries (keys and values).
+    public var positionsBytes: Int
+    /// Indexed rows.
+    public var documents: Int
+}
+
+extension YapDatabaseFullTextSearchTransaction {
+    /// The index's size as of this transaction: terms, postings and positions bytes, rows.
+    /// Walks the postings and positions trees (O(size)).
+    /// - Throws: `.corrupted` when a page cannot be read.
+    public func stats() throws(YapDatabaseError) -> YapDatabaseFullTextSearchStats {
+        let state = try state()
+        do throws(PageError) {
+            let figures = try state.figures()
+            return YapDatabaseFullTextSearchStats(terms: figures.terms, postingsBlocks: figures.blocks, postingsBytes: figures.postingsBytes,
+                                                  positionsBytes: figures.positionsBytes, documents: figures.documents)
+        } catch {
+            throw damaged(error)
+        }
+    }
+}
+
+/// The signature a full-text index is stored with: the columns, the FTS version, the tokenize
+/// option as given and the tokenizer's signature, separated by 0x1E (columns by 0x1F).
+struct FullTextSignature: Equatable {
+    var columns: [String]
+    var ftsVersion: String
+    var tokenizeOption: String?
+    var tokenizer: String
+
+    var text: String {
+        [columns.joined(separator: "\u{1F}"), ftsVersion, tokenizeOption ?? "", tokenizer].joined(separator: "\u{1E}")
+    }
+
+    init(columns: [String], ftsVersion: String, tokenizeOption: String?, tokenizer: String) {
+        self.columns = columns
+        self.ftsVersion = ftsVersion
+        self.tokenizeOption = tokenizeOption
+        self.tokenizer = tokenizer
+    }
+
+    /// Reads `text`; nil when it is not a signature.
+    init?(_ text: String) {
+        let parts = text.split(separator: "\u{1E}", omittingEmptySubsequences: false).map(String.init)
+        guard parts.count == 4, !parts[0].isEmpty else { return nil }
+        self.init(columns: parts[0].split(separator: "\u{1F}", omittingEmptySubsequences: false).map(String.init),
+                  ftsVersion: parts[1], tokenizeOption: parts[2].isEmpty ? nil : parts[2], tokenizer: parts[3])
+    }
+}
+
+/// One row `YapDatabase.searchStoredFullTextIndex` found.
+package struct StoredSearchMatch: Sendable {
+    package var collection: String
+    package var key: String
+    /// The bm25 score when ranked.
+    package var score: Double?
+}
+
+extension YapDatabase {
+    /// Searches the full-text index registered as `name` as the last index checkpoint stored
+    /// it, without registering the extension (for `yapdb search`, which has no handler): the
+    /// rows written since that checkpoint are not searched (their number is returned), and
+    /// rows removed since are left out. Call on a database no extension registered on since
+    /// opening (the stored roots are claimed once).
+    /// - Throws: `.invalidQuery` for a malformed query; `.corrupted` for damaged pages or
+    ///   stored bytes that are not a full-text index; `.fileNotFound` when no index of that
+    ///   name is stored.
+    package func searchStoredFullTextIndex(_ name: String, query text: String, ranked: Bool, limit: Int?) throws(YapDatabaseError)
+        -> (matches: [StoredSearchMatch], unsearchedRows: Int, stats: YapDatabaseFullTextSearchStats) {
+        // Claimed inside a write transaction; with nothing to catch up the trees are published
+        // back unchanged (no commit), so the next checkpoint records them again and the app's
+        // registration still finds them.
+        let key = YapDatabaseFullTextSearch.stateKey(name)
+        var claimedRoots: ClaimedExtensionRoots?
+        do {
+            try newConnection().write { tx in
+                claimedRoots = engine.claimExtensionRoots(key)
+                if let claimed = claimedRoots, claimed.catchUp.isEmpty, let state = FullTextState(claimed: claimed) {
+                    tx.setExtensionState(state, forKey: key)
+                    tx.engineTransaction.publishExtensionsWithoutCommit()
+                }
+            }
+        } catch {
+            throw (error as? YapDatabaseError) ?? .corrupted(offset: 0, reason: "\(error)")
+        }
+        guard let claimed = claimedRoots else { throw .fileNotFound }
+        guard let state = FullTextState(claimed: claimed), let signature = FullTextSignature(state.signature) else {
+            throw .corrupted(offset: 0, reason: "full-text search \(name): the stored roots are not a full-text index")
+        }
+        let config: FTSTokenizerConfig
+        let query: FTSQuery
+        do throws(FTSError) {
+            config = try FTSTokenizerConfig(tokenizeOption: signature.tokenizeOption)
+            query = try FTSQuery.parse(text, columnNames: signature.columns, tokenizer: FTSTokenizer(config))
+        } catch {
+            throw YapDatabaseFullTextSearchTransaction.invalidQuery(error, in: text)
+        }
+        let searcher = FullTextSearcher(state: state, query: query)
+        let connection = newConnection()
+        var matches: [StoredSearchMatch] = []
+        do throws(PageError) {
+            let figures = try state.figures()
+            let stats = YapDatabaseFullTextSearchStats(terms: figures.terms, postingsBlocks: figures.blocks, postingsBytes: figures.postingsBytes,
+                                                       positionsBytes: figures.positionsBytes, documents: figures.documents)
+            var found: [(UInt64, Double?)] = []
+            if ranked {
+                found = try searcher.ranked(weights: [], limit: limit).matches.map { ($0.rowid, $0.score) }
+            } else {
+                try searcher.forEachMatch { rowid in
+                    found.append((rowid, nil))
+                    return limit.map { found.count < $0 } ?? true
+                }
+            }
+            connection.read { tx in
+                for (rowid, score) in found where !claimed.catchUp.removedAll && !claimed.catchUp.removedRowids.contains(rowid) {
+                    guard let owner = tx.keydirOwner(ofRowid: rowid) else { continue }
+                    matches.append(StoredSearchMatch(collection: owner.collection, key: owner.key, score: score))
+                }
+            }
+            return (matches, claimed.catchUp.changedKeys.count, stats)
+        } catch {
+            throw .corrupted(offset: 0, reason: "full-text search \(name): \(error); run verify()")
+        }
+    }
+}

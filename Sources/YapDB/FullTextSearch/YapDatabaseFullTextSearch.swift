@@ -1,0 +1,284 @@
+import Foundation
+import Synchronization
+import YapDBIndex
+import YapDBEngine
+import YapDBFullText
+
+/// The `ftsVersion` of an index made as SQLite's FTS5 would (`"fts5"`).
+public let YapDatabaseFullTextSearchFTS5Version = "fts5"
+/// The `ftsVersion` of an index made as SQLite's FTS4 would (`"fts4"`, the default).
+public let YapDatabaseFullTextSearchFTS4Version = "fts4"
+/// The `ftsVersion` of an index made as SQLite's FTS3 would (`"fts3"`).
+public let YapDatabaseFullTextSearchFTS3Version = "fts3"
+
+/// A full-text index of text the handler extracts from rows (YapDatabase's
+/// `YapDatabaseFullTextSearch`): queries in SQLite FTS5's syntax (words, `"phrases"`, `pre*`
+/// prefixes, `AND`/`OR`/`NOT`, `NEAR`, `col:` filters, `^` first token), in row order or ranked
+/// by bm25, with snippets, answered from postings on index pages that change in the same commit
+/// as the rows.
+///
+/// ```swift
+/// let handler = YapDatabaseFullTextSearchHandler.withObjectBlock { _, dict, _, _, object in
+///     if let message = object as? Message { dict["content"] = message.body }
+/// }
+/// let fts = YapDatabaseFullTextSearch(columnNames: ["content"], options: nil, handler: handler,
+///                                     ftsVersion: YapDatabaseFullTextSearchFTS5Version, versionTag: "1")
+/// database.register(fts, withName: "fts")
+/// ```
+///
+/// Text is split into tokens by the tokenizer the `options` name (`["tokenize": "porter"]`,
+/// `"trigram"`, `"unicode61 remove_diacritics 0"`, …); by default Unicode case and diacritics
+/// are folded ("resume" finds "Résumé"), the same at index and at query time. `ftsVersion`
+/// changes nothing in how queries, ranking or snippets behave (all work in every mode); it is
+/// recorded, and changing it, the tag, the columns or the tokenizer rebuilds the index.
+///
+/// `@unchecked Sendable`: every stored property is immutable.
+open class YapDatabaseFullTextSearch: YapDatabaseExtension, @unchecked Sendable {
+    /// The columns, in order (the order of bm25 weights).
+    public let columnNames: [String]
+    /// The options the index was made with (`"tokenize"` is read; other keys are ignored).
+    public let options: [AnyHashable: Any]?
+    /// The block that reads each row's text.
+    public let handler: YapDatabaseFullTextSearchHandler
+    /// The version tag ("" when nil was given): a different tag at registration rebuilds.
+    public let versionTag: String
+    /// The FTS version named at creation (`"fts4"` when nil was given).
+    public let ftsVersion: String
+
+    /// The `tokenize` option as given (nil: the default tokenizer).
+    let tokenizeOption: String?
+    /// The tokenizer's configuration, or why the `tokenize` option was refused.
+    let tokenizerConfig: Result<FTSTokenizerConfig, FTSError>
+    /// The tokenizer (the default one when the option was refused: registration then fails).
+    let tokenizer: FTSTokenizer
+
+    /// A full-text index of `columnNames` filled by `handler`, with the default options.
+    public convenience init(columnNames: [String], handler: YapDatabaseFullTextSearchHandler) {
+        self.init(columnNames: columnNames, options: nil, handler: handler, ftsVersion: nil, versionTag: nil)
+    }
+
+    /// A full-text index of `columnNames` filled by `handler`, tagged `versionTag`.
+    public convenience init(columnNames: [String], handler: YapDatabaseFullTextSearchHandler, versionTag: String?) {
+        self.init(columnNames: columnNames, options: nil, handler: handler, ftsVersion: nil, versionTag: versionTag)
+    }
+
+    /// A full-text index with `options` (`"tokenize"`), tagged `versionTag`.
+    public convenience init(columnNames: [String], options: [AnyHashable: Any]?, handler: YapDatabaseFullTextSearchHandler,
+                            versionTag: String?) {
+        self.init(columnNames: columnNames, options: options, handler: handler, ftsVersion: nil, versionTag: versionTag)
+    }
+
+    /// A full-text index of `columnNames` filled by `handler`.
+    /// - Parameters:
+    ///   - columnNames: the columns, at least one, unique, none containing `"`; their order is
+    ///     that of bm25 weights (misuse stops the program).
+    ///   - options: `["tokenize": "…"]` chooses the tokenizer (`unicode61` with its arguments,
+    ///     `ascii`, `porter …`, `trigram …`); an option the tokenizer refuses makes registration
+    ///     fail (logged with the reason).
+    ///   - handler: fills each row's text per column.
+    ///   - ftsVersion: `YapDatabaseFullTextSearchFTS5Version` etc. (nil: FTS4); recorded only.
+    ///   - versionTag: change it when the handler changes (nil: "").
+    public init(columnNames: [String], options: [AnyHashable: Any]?, handler: YapDatabaseFullTextSearchHandler,
+                ftsVersion: String?, versionTag: String?) {
+        precondition(!columnNames.isEmpty, "YapDatabaseFullTextSearch: columnNames is empty")
+        precondition(Set(columnNames).count == columnNames.count, "YapDatabaseFullTextSearch: columnNames repeats a name")
+        precondition(!columnNames.contains { $0.contains("\"") || $0.isEmpty },
+                     "YapDatabaseFullTextSearch: a column name is empty or contains a quote")
+        self.columnNames = columnNames
+        self.options = options
+        self.handler = handler
+        self.versionTag = versionTag ?? ""
+        self.ftsVersion = ftsVersion ?? YapDatabaseFullTextSearchFTS4Version
+        let option = options?["tokenize"].flatMap { ($0 as? String) ?? ($0 as? NSString).map { $0 as String } }
+        tokenizeOption = option
+        do throws(FTSError) {
+            let config = try FTSTokenizerConfig(tokenizeOption: option)
+            tokenizerConfig = .success(config)
+            tokenizer = FTSTokenizer(config)
+        } catch {
+            tokenizerConfig = .failure(error)
+            tokenizer = FTSTokenizer(.default)
+        }
+        super.init()
+    }
+
+    static func stateKey(_ name: String) -> String { "fullTextSearch:" + name }
+
+    /// What the stored index must have been built with to be reused: the columns, the FTS
+    /// version, the tokenize option as given and the tokenizer's own signature (docs/format.md
+    /// §11), so a tool can read the index without the extension (`FullTextSignature`).
+    var signature: String {
+        FullTextSignature(columns: columnNames, ftsVersion: ftsVersion, tokenizeOption: tokenizeOption,
+                          tokenizer: (try? tokenizerConfig.get())?.signature ?? "").text
+    }
+
+    /// The column index of `name`, or nil.
+    func columnIndex(_ name: String) -> Int? { columnNames.firstIndex(of: name) }
+
+    /// The row's text per column from the handler, or nil when it sets nothing.
+    func texts(collection: String, key: String, transaction: YapDatabaseReadTransaction, name: String) -> [String?]? {
+        handler.texts(transaction, collection: collection, key: key, columns: columnNames, indexName: name)
+    }
+
+    /// The row's tokens grouped as the index stores them.
+    func analysis(_ texts: [String?], state: FullTextState) -> FullTextAnalysis {
+        let document = FTSDocument(texts: texts, tokenizer: tokenizer)
+        return FullTextAnalysis(columns: document.columns.map { $0.map { ($0.term, $0.position) } },
+                                indexable: state.isIndexable)
+    }
+
+    // MARK: Extension hooks
+
+    override func prepare(name: String, transaction: YapDatabaseReadWriteTransaction) -> Bool {
+        if case .failure(let error) = tokenizerConfig {
+            YapDatabaseLogging.log(.error, "full-text search \(name): the tokenize option is refused: \(error.message)")
+            return false
+        }
+        let key = Self.stateKey(name)
+        if let existing = transaction.extensionState(key) as? FullTextState,
+           existing.versionTag == versionTag, existing.signature == signature {
+            return true
+        }
+        // The trees the last checkpoint recorded, if the tag and setup match: open them (no
+        // page is read) and index again only the rows changed since.
+        if let claimed = transaction.connection.database.engine.claimExtensionRoots(key),
+           var state = FullTextState(claimed: claimed), state.versionTag == versionTag, state.signature == signature,
+           state.columnCount == columnNames.count,
+           (try? catchUp(&state, claimed.catchUp, name: name, transaction: transaction)) != nil {
+            transaction.setExtensionState(state, forKey: key)
+            if claimed.catchUp.isEmpty {
+                transaction.engineTransaction.publishExtensionsWithoutCommit()
+            } else {
+                transaction.engineTransaction.markChanged()
+            }
+            return true
+        }
+        do throws(PageError) {
+            let state = try rebuild(name: name, transaction: transaction)
+            transaction.setExtensionState(state, forKey: key)
+            transaction.engineTransaction.markChanged()
+            return true
+        } catch {
+            YapDatabaseLogging.log(.error, "full-text search \(name) could not be built: \(error)")
+            return false
+        }
+    }
+
+    func catchUp(_ state: inout FullTextState, _ changes: ExtensionCatchUp, name: String,
+                 transaction: YapDatabaseReadWriteTransaction) throws(PageError) {
+        if changes.removedAll { state.removeAll() }
+        for rowid in changes.removedRowids { try state.removeRow(rowid) }
+        for pair in changes.changedKeys {
+            try reindex(collection: pair.collection, key: pair.key, name: name, in: &state, transaction: transaction)
+        }
+    }
+
+    /// The index built from every row of the transaction (the handler decides which rows).
+    func rebuild(name: String, transaction: YapDatabaseReadTransaction) throws(PageError) -> FullTextState {
+        let keydir = transaction.keydir
+        var state = FullTextState(versionTag: versionTag, signature: signature, columnCount: columnNames.count,
+                                  format: keydir.rows.format)
+        var failure: PageError?
+        for collection in keydir.collectionNames() {
+            keydir.eachKey(inCollection: collection) { key, entry in
+                guard let texts = texts(collection: collection, key: key, transaction: transaction, name: name) else { return true }
+                do throws(PageError) {
+                    try state.setRow(entry.rowid, analysis(texts, state: state))
+                } catch {
+                    failure = error
+                    return false
+                }
+                return true
+            }
+            if let failure { throw failure }
+        }
+        return state
+    }
+
+    /// Reads the row through the handler again and indexes it (or takes it out when it is gone
+    /// or the handler sets nothing — YapDatabase left such a row matching its old text).
+    func reindex(collection: String, key: String, name: String, in state: inout FullTextState,
+                 transaction: YapDatabaseReadTransaction) throws(PageError) {
+        guard let entry = transaction.keydirEntry(collection: collection, key: key) else { return }
+        if let texts = texts(collection: collection, key: key, transaction: transaction, name: name) {
+            try state.setRow(entry.rowid, analysis(texts, state: state))
+        } else {
+            try state.removeRow(entry.rowid)
+        }
+    }
+
+    override func dropState(name: String, transaction: YapDatabaseReadWriteTransaction) {
+        transaction.setExtensionState(nil, forKey: Self.stateKey(name))
+        transaction.engineTransaction.markChanged()
+    }
+
+    override func makeConnection(name: String, connection: YapDatabaseConnection) -> AnyObject? {
+        YapDatabaseFullTextSearchConnection(fullTextSearch: self, name: name, connection: connection)
+    }
+
+    override func makeTransaction(name: String, extensionConnection: AnyObject?, transaction: YapDatabaseReadTransaction) -> AnyObject? {
+        YapDatabaseFullTextSearchTransaction(fullTextSearch: self, name: name, transaction: transaction)
+    }
+
+    override func didChangeRow(name: String, collection: String, key: String, change: RowChange,
+                               transaction: YapDatabaseReadWriteTransaction) {
+        guard handler.blockInvokeOptions.runs(for: change) else { return }
+        update(name, transaction) { state throws(PageError) in
+            try reindex(collection: collection, key: key, name: name, in: &state, transaction: transaction)
+        }
+    }
+
+    override func didTouchRow(name: String, collection: String, key: String, change: RowChange,
+                              transaction: YapDatabaseReadWriteTransaction) {
+        didChangeRow(name: name, collection: collection, key: key, change: change, transaction: transaction)
+    }
+
+    override func willRemoveRow(name: String, collection: String, key: String, transaction: YapDatabaseReadWriteTransaction) {
+        guard let entry = transaction.keydirEntry(collection: collection, key: key) else { return }
+        update(name, transaction) { state throws(PageError) in try state.removeRow(entry.rowid) }
+    }
+
+    override func willRemoveCollection(name: String, collection: String, transaction: YapDatabaseReadWriteTransaction) {
+        var rowids: [UInt64] = []
+        transaction.keydir.eachKey(inCollection: collection) { _, entry in
+            rowids.append(entry.rowid)
+            return true
+        }
+        update(name, transaction) { state throws(PageError) in
+            for rowid in rowids { try state.removeRow(rowid) }
+        }
+    }
+
+    override func willRemoveAll(name: String, transaction: YapDatabaseReadWriteTransaction) {
+        update(name, transaction) { state in state.removeAll() }
+    }
+
+    /// Runs `body` on the transaction's state of this index (taken out so it is uniquely
+    /// referenced and changes in place), then puts it back. A damaged page fails the transaction.
+    func update(_ name: String, _ transaction: YapDatabaseReadWriteTransaction,
+                _ body: (inout FullTextState) throws(PageError) -> Void) {
+        let key = Self.stateKey(name)
+        guard var state = transaction.extensionState(key) as? FullTextState else { return }
+        transaction.setExtensionState(nil, forKey: key)
+        do throws(PageError) {
+            try body(&state)
+        } catch {
+            transaction.fail(.corrupted(offset: 0, reason: "full-text search \(name): \(error)"))
+        }
+        transaction.setExtensionState(state, forKey: key)
+    }
+
+    // MARK: Verification
+
+    override func verifyState(name: String, transaction: YapDatabaseReadTransaction) -> [String] {
+        guard let stored = transaction.extensionState(Self.stateKey(name)) as? FullTextState else {
+            return ["full-text search \(name): no stored index"]
+        }
+        do throws(PageError) {
+            let rebuilt = try rebuild(name: name, transaction: transaction)
+            return try stored.differences(from: rebuilt).map { "full-text search \(name): \($0)" }
+        } catch {
+            return ["full-text search \(name): \(error)"]
+        }
+    }
+}

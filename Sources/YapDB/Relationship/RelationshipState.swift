@@ -1,0 +1,371 @@
+import Foundation
+import YapDBIndex
+import YapDBEngine
+import YapDBStorage
+
+/// One stored edge, as the trees hold it: ends by collection and key (never by row id).
+struct StoredEdge: Hashable, Sendable {
+    enum Destination: Hashable, Sendable {
+        /// A row.
+        case node(CollectionKeyPair)
+        /// A file, as the options' serializer stored it.
+        case file([UInt8])
+    }
+
+    var name: String
+    var source: CollectionKeyPair
+    var destination: Destination
+    var isManual: Bool
+    var rules: YDB_NodeDeleteRules
+
+    /// The edge's identity (everything but its rules): what `add(_:)` replaces and the trees key.
+    var identity: StoredEdge {
+        var copy = self
+        copy.rules = []
+        return copy
+    }
+
+    var destinationNode: CollectionKeyPair? {
+        if case .node(let pair) = destination { return pair }
+        return nil
+    }
+}
+
+/// A relationship extension's edges at one snapshot: two keyed trees holding the same edges,
+/// one ordered by source and one by destination. An immutable value stored in the snapshot with
+/// the rows (a change copies only the touched paths), so every snapshot reads its own edges.
+///
+/// Key layout (docs/format.md §11, "Relationship trees"); `S(x)` is a string escaped so that
+/// keys sort by their parts and no part is a prefix of another (each 0x00 byte becomes 0x00 0xFF,
+/// then 0x00 0x00 ends it); `D` is the destination: 0x01 `S(collection)` `S(key)` for a row,
+/// 0x02 `S(file bytes)` for a file; `M` is one byte, 0 for a protocol edge and 1 for a manual one.
+/// - `bySource`: `S(source collection) S(source key) S(name) D M`
+/// - `byDestination`: `D S(name) S(source collection) S(source key) M`
+/// Values (both trees): the rules, 2 bytes little-endian.
+///
+/// Errors: the trees' `PageError` passes through; a key that does not parse is
+/// `.corrupt(page: .none, reason: .badEntry)`.
+struct RelationshipState: Sendable {
+    /// The tag the protocol edges were gathered with.
+    var versionTag: String
+    var bySource: PagedBTree
+    var byDestination: PagedBTree
+
+    /// The layout byte at the start of the root bytes.
+    static let layout: UInt8 = 1
+
+    init(versionTag: String, format: PageFormat, source: any PageSource = EmptyPageSource()) {
+        self.versionTag = versionTag
+        bySource = PagedBTree(format: format, source: source)
+        byDestination = PagedBTree(format: format, source: source)
+    }
+
+    /// The number of edges.
+    var count: Int { bySource.count }
+
+    // MARK: Keys
+
+    static func appendEscaped<C: Collection<UInt8>>(_ bytes: C, to key: inout [UInt8]) {
+        for byte in bytes {
+            key.append(byte)
+            if byte == 0 { key.append(0xFF) }
+        }
+        key.append(0)
+        key.append(0)
+    }
+
+    static func appendString(_ string: String, to key: inout [UInt8]) { appendEscaped(string.utf8, to: &key) }
+
+    static func appendNode(_ pair: CollectionKeyPair, to key: inout [UInt8]) {
+        appendString(pair.collection, to: &key)
+        appendString(pair.key, to: &key)
+    }
+
+    static func appendDestination(_ destination: StoredEdge.Destination, to key: inout [UInt8]) {
+        switch destination {
+        case .node(let pair):
+            key.append(1)
+            appendNode(pair, to: &key)
+        case .file(let bytes):
+            key.append(2)
+            appendEscaped(bytes, to: &key)
+        }
+    }
+
+    static func sourceKey(_ edge: StoredEdge) -> [UInt8] {
+        var key: [UInt8] = []
+        appendNode(edge.source, to: &key)
+        appendString(edge.name, to: &key)
+        appendDestination(edge.destination, to: &key)
+        key.append(edge.isManual ? 1 : 0)
+        return key
+    }
+
+    static func destinationKey(_ edge: StoredEdge) -> [UInt8] {
+        var key: [UInt8] = []
+        appendDestination(edge.destination, to: &key)
+        appendString(edge.name, to: &key)
+        appendNode(edge.source, to: &key)
+        key.append(edge.isManual ? 1 : 0)
+        return key
+    }
+
+    static func rulesValue(_ rules: YDB_NodeDeleteRules) -> [UInt8] {
+        [UInt8(truncatingIfNeeded: rules.rawValue), UInt8(truncatingIfNeeded: rules.rawValue >> 8)]
+    }
+
+    /// Whether `edge` fits a tree entry (its longer key plus the rules).
+    func fits(_ edge: StoredEdge) -> Bool {
+        Self.sourceKey(edge).count + 2 <= bySource.format.maximumEntrySize
+    }
+
+    /// The smallest key above every key that starts with `prefix` (nil: none).
+    static func prefixEnd(_ prefix: [UInt8]) -> [UInt8]? {
+        var end = prefix
+        while let last = end.last {
+            if last < 0xFF {
+                end[end.count - 1] = last + 1
+                return end
+            }
+            end.removeLast()
+        }
+        return nil
+    }
+
+    // MARK: Parsing (keys come from pages: checked, never trusted)
+
+    struct Parser {
+        let raw: UnsafeRawBufferPointer
+        var at = 0
+
+        mutating func escaped() throws(PageError) -> [UInt8] {
+            var out: [UInt8] = []
+            while at < raw.count {
+                let byte = raw[at]
+                at += 1
+                if byte != 0 {
+                    out.append(byte)
+                    continue
+                }
+                guard at < raw.count else { break }
+                let next = raw[at]
+                at += 1
+                if next == 0 { return out }
+                guard next == 0xFF else { break }
+                out.append(0)
+            }
+            throw .corrupt(page: .none, reason: .badEntry)
+        }
+
+        mutating func string() throws(PageError) -> String {
+            let bytes = try escaped()
+            guard let string = String(validating: bytes, as: UTF8.self) else { throw .corrupt(page: .none, reason: .badEntry) }
+            return string
+        }
+
+        mutating func node() throws(PageError) -> CollectionKeyPair {
+            let collection = try string()
+            return CollectionKeyPair(collection: collection, key: try string())
+        }
+
+        mutating func byte() throws(PageError) -> UInt8 {
+            guard at < raw.count else { throw .corrupt(page: .none, reason: .badEntry) }
+            at += 1
+            return raw[at - 1]
+        }
+
+        mutating func destination() throws(PageError) -> StoredEdge.Destination {
+            switch try byte() {
+            case 1: return .node(try node())
+            case 2: return .file(try escaped())
+            default: throw .corrupt(page: .none, reason: .badEntry)
+            }
+        }
+
+        mutating func manual() throws(PageError) -> Bool {
+            let flag = try byte()
+            guard flag <= 1, at == raw.count else { throw .corrupt(page: .none, reason: .badEntry) }
+            return flag == 1
+        }
+    }
+
+    static func rules(_ value: UnsafeRawBufferPointer) throws(PageError) -> YDB_NodeDeleteRules {
+        guard value.count == 2 else { throw .corrupt(page: .none, reason: .badEntry) }
+        return YDB_NodeDeleteRules(rawValue: UInt16(value[0]) | UInt16(value[1]) << 8)
+    }
+
+    static func parseSourceEntry(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws(PageError) -> StoredEdge {
+        var p = Parser(raw: key)
+        let source = try p.node()
+        let name = try p.string()
+        let destination = try p.destination()
+        return StoredEdge(name: name, source: source, destination: destination, isManual: try p.manual(), rules: try rules(value))
+    }
+
+    static func parseDestinationEntry(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws(PageError) -> StoredEdge {
+        var p = Parser(raw: key)
+        let destination = try p.destination()
+        let name = try p.string()
+        let source = try p.node()
+        return StoredEdge(name: name, source: source, destination: destination, isManual: try p.manual(), rules: try rules(value))
+    }
+
+    // MARK: Reads
+
+    /// Calls `body` with each edge from `source` (named `name`, when given) until it returns false.
+    func forEachEdge(from source: CollectionKeyPair, name: String?, _ body: (StoredEdge) -> Bool) throws(PageError) {
+        var prefix: [UInt8] = []
+        Self.appendNode(source, to: &prefix)
+        if let name { Self.appendString(name, to: &prefix) }
+        try walk(bySource, prefix: prefix, parse: Self.parseSourceEntry, body)
+    }
+
+    /// Calls `body` with each edge to `destination` (named `name`, when given) until it returns false.
+    func forEachEdge(to destination: StoredEdge.Destination, name: String?, _ body: (StoredEdge) -> Bool) throws(PageError) {
+        var prefix: [UInt8] = []
+        Self.appendDestination(destination, to: &prefix)
+        if let name { Self.appendString(name, to: &prefix) }
+        try walk(byDestination, prefix: prefix, parse: Self.parseDestinationEntry, body)
+    }
+
+    /// Calls `body` with every edge (in source order) until it returns false.
+    func forEachEdge(_ body: (StoredEdge) -> Bool) throws(PageError) {
+        try walk(bySource, prefix: [], parse: Self.parseSourceEntry, body)
+    }
+
+    /// Calls `body` with each file edge (in destination order) until it returns false.
+    func forEachFileEdge(_ body: (StoredEdge) -> Bool) throws(PageError) {
+        try walk(byDestination, prefix: [2], parse: Self.parseDestinationEntry, body)
+    }
+
+    private func walk(_ tree: PagedBTree, prefix: [UInt8],
+                      parse: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws(PageError) -> StoredEdge,
+                      _ body: (StoredEdge) -> Bool) throws(PageError) {
+        var failure: PageError?
+        let upper = Self.prefixEnd(prefix).map { KeyBound($0, inclusive: false) }
+        try tree.forEachInKeyRange(from: prefix.isEmpty ? nil : KeyBound(prefix), to: upper) { key, value in
+            do throws(PageError) {
+                return body(try parse(key, value))
+            } catch {
+                failure = error
+                return false
+            }
+        }
+        if let failure { throw failure }
+    }
+
+    /// The stored rules of an edge with `edge`'s identity, or nil when there is none.
+    func storedRules(of edge: StoredEdge) throws(PageError) -> YDB_NodeDeleteRules? {
+        var rules: YDB_NodeDeleteRules?
+        var failure: PageError?
+        try bySource.withValue(forKey: Self.sourceKey(edge)) { value in
+            do throws(PageError) { rules = try Self.rules(value) } catch { failure = error }
+        }
+        if let failure { throw failure }
+        return rules
+    }
+
+    // MARK: Changes
+
+    /// Stores `edge` (replacing the rules of an edge with its identity).
+    mutating func insert(_ edge: StoredEdge) throws(PageError) {
+        let value = Self.rulesValue(edge.rules)
+        _ = try bySource.upsert(Self.sourceKey(edge), value)
+        _ = try byDestination.upsert(Self.destinationKey(edge), value)
+    }
+
+    /// Removes the edge with `edge`'s identity; returns whether it was stored.
+    @discardableResult
+    mutating func remove(_ edge: StoredEdge) throws(PageError) -> Bool {
+        guard try bySource.remove(Self.sourceKey(edge)) != nil else { return false }
+        _ = try byDestination.remove(Self.destinationKey(edge))
+        return true
+    }
+
+    /// Removes every edge. O(1).
+    mutating func removeAll() {
+        bySource.removeAll()
+        byDestination.removeAll()
+    }
+}
+
+/// The relationship trees on index pages (`PagedExtensionState`), written by the index
+/// checkpoint with the key directory's pages.
+///
+/// Root bytes: the layout byte (1), the version tag (varint length + UTF-8), then the
+/// `PagedTreeRoot` of `bySource` and of `byDestination`.
+extension RelationshipState: PagedExtensionState {
+    var trees: [PagedBTree] { [bySource, byDestination] }
+
+    func rootBytes(_ roots: [PagedTreeRoot]) -> [UInt8] {
+        var bytes: [UInt8] = [Self.layout]
+        bytes.appendString(versionTag)
+        for root in roots { root.append(to: &bytes) }
+        return bytes
+    }
+
+    func writePages(_ pages: ExtensionPageWriter) throws(StorageError) -> ExtensionPagesWritten {
+        var flushes: [PageFlush] = []
+        for tree in trees { flushes.append(try pages.flush(tree)) }
+        let roots = zip(trees, flushes).map { $0.root(after: $1) }
+        return ExtensionPagesWritten(rootBytes: rootBytes(roots), flushes: flushes)
+    }
+
+    func copyPages(_ pages: ExtensionPageWriter) throws(StorageError) -> ExtensionPagesWritten {
+        var copies: [PageCopy] = []
+        for tree in trees { copies.append(try pages.copy(tree)) }
+        let roots = zip(trees, copies).map { $0.root(after: $1.flush) }
+        return ExtensionPagesWritten(rootBytes: rootBytes(roots), flushes: copies.map(\.flush), detail: copies)
+    }
+
+    func adopting(_ written: ExtensionPagesWritten) -> RelationshipState {
+        let copies = written.detail as? [PageCopy]
+        var state = self
+        state.bySource = copies.map { bySource.remapping(to: $0[0]) } ?? bySource.releasingFlushedNodes()
+        state.byDestination = copies.map { byDestination.remapping(to: $0[1]) } ?? byDestination.releasingFlushedNodes()
+        return state
+    }
+
+    func reading(from source: any PageSource) -> RelationshipState {
+        var state = self
+        state.bySource = bySource.reading(from: source)
+        state.byDestination = byDestination.reading(from: source)
+        return state
+    }
+
+    func validatePages() throws(PageError) {
+        try bySource.validate()
+        try byDestination.validate()
+        guard bySource.count == byDestination.count else { throw .corrupt(page: .none, reason: .badEntry) }
+    }
+
+    var unwrittenPageCount: Int { bySource.unwrittenPageCount + byDestination.unwrittenPageCount }
+
+    func writtenPageCount() throws(PageError) -> Int {
+        try bySource.writtenPageCount() + byDestination.writtenPageCount()
+    }
+
+    /// Opens the state a claim hands back (reading no page); nil when the bytes are not a
+    /// relationship extension's roots.
+    init?(claimed: ClaimedExtensionRoots) {
+        var decoded: RelationshipState?
+        claimed.rootBytes.withUnsafeBytes { raw in
+            var reader = ByteReader(raw)
+            do throws(ByteReader.Overrun) {
+                guard try reader.readU8() == Self.layout else { return }
+                let tag = try reader.readString()
+                var cursor = reader.position
+                guard let sources = PagedTreeRoot.read(raw, &cursor), let destinations = PagedTreeRoot.read(raw, &cursor),
+                      cursor == raw.count, sources.count == destinations.count else { return }
+                var state = RelationshipState(versionTag: tag, format: claimed.format, source: claimed.source)
+                state.bySource = PagedBTree(root: sources, format: claimed.format, source: claimed.source)
+                state.byDestination = PagedBTree(root: destinations, format: claimed.format, source: claimed.source)
+                decoded = state
+            } catch {
+                return
+            }
+        }
+        guard let decoded else { return nil }
+        self = decoded
+    }
+}

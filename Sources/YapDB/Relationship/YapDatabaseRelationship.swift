@@ -1,0 +1,183 @@
+import Foundation
+import YapDBIndex
+import YapDBEngine
+
+/// Keeps an object graph consistent: edges between rows (and from rows to files) carry delete
+/// and notify rules, run when the commit is made (YapDatabase's `YapDatabaseRelationship`).
+///
+/// ```swift
+/// database.register(YapDatabaseRelationship(), withName: "relationships")
+/// ```
+///
+/// Edges come from the objects themselves (`YapDatabaseRelationshipNode`) or are added by hand
+/// (`YapDatabaseRelationshipTransaction.add(_:)`). They are stored on index pages beside the
+/// rows, keyed by collection and key, and change in the same commit as the rows. See the
+/// "Relationships" article for the rules, including the one that surprises: **an edge whose
+/// destination row does not exist when the transaction commits counts as an edge whose
+/// destination was deleted** — with `.deleteSourceIfDestinationDeleted`, the source is deleted.
+///
+/// `@unchecked Sendable`: every stored property is immutable (the options are copied into
+/// `RelationshipSettings` at init).
+open class YapDatabaseRelationship: YapDatabaseExtension, @unchecked Sendable {
+    /// The version tag: a different tag at registration gathers every protocol edge again
+    /// (manual edges are kept).
+    public let versionTag: String
+    let storedOptions: RelationshipSettings
+
+    /// A relationship extension with the default options and tag "".
+    public override convenience init() { self.init(versionTag: nil, options: nil) }
+
+    /// A relationship extension with the tag `versionTag` (nil: "").
+    public convenience init(versionTag: String?) { self.init(versionTag: versionTag, options: nil) }
+
+    /// A relationship extension with the tag `versionTag` (nil: "") and `options` (copied; nil:
+    /// the defaults).
+    public init(versionTag: String?, options: YapDatabaseRelationshipOptions?) {
+        self.versionTag = versionTag ?? ""
+        storedOptions = (options ?? YapDatabaseRelationshipOptions()).settings
+        super.init()
+    }
+
+    /// A copy of the options the extension was made with.
+    public var options: YapDatabaseRelationshipOptions { storedOptions.options }
+
+    static func stateKey(_ name: String) -> String { "relationship:" + name }
+
+    /// Whether objects of `collection` are asked for their edges.
+    func gathersEdges(in collection: String) -> Bool {
+        !storedOptions.disableYapDatabaseRelationshipNodeProtocol && (storedOptions.allowedCollections?.isAllowed(collection) ?? true)
+    }
+
+    /// The extension transaction of `name` in `transaction` (made once per transaction; also
+    /// while registering, before `transaction.ext(name)` knows the name).
+    func relationshipTransaction(_ name: String, _ transaction: YapDatabaseReadWriteTransaction) -> YapDatabaseRelationshipTransaction? {
+        if let existing = transaction.extensionTransactions[name] { return existing as? YapDatabaseRelationshipTransaction }
+        let made = YapDatabaseRelationshipTransaction(relationship: self, name: name, transaction: transaction)
+        transaction.extensionTransactions[name] = made
+        return made
+    }
+
+    // MARK: Registration
+
+    override func prepare(name: String, transaction: YapDatabaseReadWriteTransaction) -> Bool {
+        let key = Self.stateKey(name)
+        if let existing = transaction.extensionState(key) as? RelationshipState, existing.versionTag == versionTag {
+            return true
+        }
+        let format = transaction.keydir.rows.format
+        var state: RelationshipState
+        var regather = true
+        var catchUp: ExtensionCatchUp?
+        if let claimed = transaction.connection.database.engine.claimExtensionRoots(key),
+           let stored = RelationshipState(claimed: claimed) {
+            state = stored
+            regather = stored.versionTag != versionTag
+            catchUp = claimed.catchUp
+        } else if let stored = transaction.extensionState(key) as? RelationshipState {
+            state = stored
+        } else {
+            state = RelationshipState(versionTag: versionTag, format: format)
+        }
+        state.versionTag = versionTag
+        transaction.setExtensionState(state, forKey: key)
+        transaction.engineTransaction.markChanged()
+        guard let ext = relationshipTransaction(name, transaction) else { return false }
+        do throws(PageError) {
+            if regather {
+                try ext.regatherAllProtocolEdges()
+            } else if let catchUp, !catchUp.isEmpty {
+                try ext.catchUp(catchUp)
+            } else if catchUp != nil {
+                // The trees describe the rows as they are: no commit needed.
+                transaction.engineTransaction.publishExtensionsWithoutCommit()
+            }
+        } catch {
+            YapDatabaseLogging.log(.error, "relationship \(name) could not be built: \(error)")
+            return false
+        }
+        return true
+    }
+
+    override func dropState(name: String, transaction: YapDatabaseReadWriteTransaction) {
+        transaction.setExtensionState(nil, forKey: Self.stateKey(name))
+        transaction.engineTransaction.markChanged()
+    }
+
+    override func makeConnection(name: String, connection: YapDatabaseConnection) -> AnyObject? {
+        YapDatabaseRelationshipConnection(relationship: self, name: name, connection: connection)
+    }
+
+    override func makeTransaction(name: String, extensionConnection: AnyObject?, transaction: YapDatabaseReadTransaction) -> AnyObject? {
+        YapDatabaseRelationshipTransaction(relationship: self, name: name, transaction: transaction)
+    }
+
+    // MARK: Row hooks
+
+    override func didChangeRow(name: String, collection: String, key: String, change: RowChange,
+                               transaction: YapDatabaseReadWriteTransaction) {
+        guard change.isInsert || change.invoke.contains(.ifObjectModified) else { return }
+        relationshipTransaction(name, transaction)?.rowWritten(CollectionKeyPair(collection: collection, key: key),
+                                                              isInsert: change.isInsert)
+    }
+
+    override func willRemoveRow(name: String, collection: String, key: String, transaction: YapDatabaseReadWriteTransaction) {
+        relationshipTransaction(name, transaction)?.nodeRemoved(CollectionKeyPair(collection: collection, key: key))
+    }
+
+    override func willRemoveCollection(name: String, collection: String, transaction: YapDatabaseReadWriteTransaction) {
+        guard let ext = relationshipTransaction(name, transaction) else { return }
+        transaction.keydir.eachKey(inCollection: collection) { key, _ in
+            ext.nodeRemoved(CollectionKeyPair(collection: collection, key: key))
+            return true
+        }
+    }
+
+    override func willRemoveAll(name: String, transaction: YapDatabaseReadWriteTransaction) {
+        relationshipTransaction(name, transaction)?.allNodesRemoved()
+    }
+
+    /// Runs the rules. Manual edges are not in the log (protocol edges are re-read from the
+    /// rows after a crash), so a commit that changed one is followed by an index checkpoint
+    /// that writes them (unless durability is `.off`); a crash between the commit's sync and
+    /// the checkpoint's loses that commit's manual-edge changes, not its rows.
+    override func willCommit(name: String, transaction: YapDatabaseReadWriteTransaction) {
+        guard let ext = transaction.extensionTransactions[name] as? YapDatabaseRelationshipTransaction else { return }
+        ext.flush()
+        let database = transaction.connection.database
+        if ext.manualEdgesChanged, database.options.durability != .off {
+            transaction.afterDurableCommit.append { [weak database] in
+                do throws(YapDatabaseError) {
+                    try database?.checkpoint()
+                } catch {
+                    YapDatabaseLogging.log(.warning, "relationship \(name): the checkpoint after a manual edge change failed: \(error)")
+                }
+            }
+        }
+    }
+
+    // MARK: Verification
+
+    override func verifyState(name: String, transaction: YapDatabaseReadTransaction) -> [String] {
+        guard let state = transaction.extensionState(Self.stateKey(name)) as? RelationshipState else {
+            return ["relationship \(name): no stored edges"]
+        }
+        return RelationshipVerifier(relationship: self, state: state, transaction: transaction).problems()
+            .map { "relationship \(name): \($0)" }
+    }
+}
+
+/// The per-connection object of a relationship extension (`connection.ext(name)`); it holds no
+/// state of its own.
+public final class YapDatabaseRelationshipConnection {
+    /// The extension.
+    public let relationship: YapDatabaseRelationship
+    let name: String
+    /// The database connection.
+    public unowned let databaseConnection: YapDatabaseConnection
+
+    init(relationship: YapDatabaseRelationship, name: String, connection: YapDatabaseConnection) {
+        self.relationship = relationship
+        self.name = name
+        databaseConnection = connection
+    }
+}

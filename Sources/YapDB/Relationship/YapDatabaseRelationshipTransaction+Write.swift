@@ -1,0 +1,271 @@
+import Foundation
+import YapDBIndex
+import YapDBEngine
+
+// Manual edges and the row hooks of a read-write transaction.
+extension YapDatabaseRelationshipTransaction {
+    /// Stops the program when called outside a read-write transaction (YapDatabase's exception).
+    func requireWrite(_ function: String = #function) -> YapDatabaseReadWriteTransaction {
+        databaseTransaction.checkValid(function)
+        guard let tx = writeTransaction else {
+            preconditionFailure("YapDatabaseRelationshipTransaction misuse: \(function) needs a read-write transaction")
+        }
+        return tx
+    }
+
+    // MARK: Manual edges
+
+    /// Adds a manual edge (made with one of the initializers that name the source). An edge
+    /// with the same name, source and destination as a manual edge already stored replaces its
+    /// rules. Ignored (with a logged warning) when the edge names no source (protocol edges come
+    /// from their nodes), or when its names and keys together exceed what an index entry holds.
+    ///
+    /// The edge's ends are checked when the transaction commits (or at `flush()`): a missing
+    /// source counts as a deleted source and a missing destination row as a deleted destination,
+    /// and their rules run (see the "Relationships" article).
+    public func add(_ edge: YapDatabaseRelationshipEdge) {
+        _ = requireWrite()
+        guard let key = edge.sourceKey else {
+            YapDatabaseLogging.log(.warning, "relationship \(name): add(_:) ignores an edge without a source: \(edge)")
+            return
+        }
+        let source = CollectionKeyPair(collection: edge.sourceCollection ?? "", key: key)
+        guard let stored = storedEdge(edge, source: source, manual: true) else {
+            YapDatabaseLogging.log(.warning, "relationship \(name): add(_:) ignores an edge without a destination: \(edge)")
+            return
+        }
+        store(stored)
+    }
+
+    /// Removes the manual edge `edge` names (by name, source and destination; its rules are the
+    /// stored ones) and runs its rules for `reason`: `.edgeDeleted` runs none,
+    /// `.sourceNodeDeleted` / `.destinationNodeDeleted` run them as if that node had been
+    /// deleted (the node itself stays). Protocol edges are their node's: this never removes one.
+    public func remove(_ edge: YapDatabaseRelationshipEdge, withProcessing reason: YDB_NotifyReason) {
+        _ = requireWrite()
+        guard let key = edge.sourceKey else { return }
+        let source = CollectionKeyPair(collection: edge.sourceCollection ?? "", key: key)
+        guard let stored = storedEdge(edge, source: source, manual: true) else { return }
+        removeManual(stored, reason: reason)
+    }
+
+    /// Removes the manual edge named `edgeName` from one row to another and runs its rules for
+    /// `reason` (see `remove(_:withProcessing:)`).
+    public func removeEdge(withName edgeName: String, sourceKey: String, collection sourceCollection: String?,
+                           destinationKey: String, collection destinationCollection: String?,
+                           withProcessing reason: YDB_NotifyReason) {
+        _ = requireWrite()
+        let edge = StoredEdge(name: edgeName, source: CollectionKeyPair(collection: sourceCollection ?? "", key: sourceKey),
+                              destination: .node(CollectionKeyPair(collection: destinationCollection ?? "", key: destinationKey)),
+                              isManual: true, rules: [])
+        removeManual(edge, reason: reason)
+    }
+
+    /// Stores `edge` (new, or with changed rules) and queues the check of its ends.
+    func store(_ edge: StoredEdge) {
+        guard let state else { return }
+        guard state.fits(edge) else {
+            YapDatabaseLogging.log(.error, "relationship \(name): an edge's names and keys are too long to store; ignored: \(publicEdge(edge))")
+            return
+        }
+        var current: YDB_NodeDeleteRules?
+        reading { state throws(PageError) in current = try state.storedRules(of: edge) }
+        guard current != edge.rules else { return }
+        update { state throws(PageError) in try state.insert(edge) }
+        checks.append(edge)
+        if edge.isManual { manualEdgesChanged = true }
+    }
+
+    func removeManual(_ identity: StoredEdge, reason: YDB_NotifyReason) {
+        var removed: StoredEdge?
+        update { state throws(PageError) in
+            guard let rules = try state.storedRules(of: identity) else { return }
+            var edge = identity
+            edge.rules = rules
+            try state.remove(edge)
+            removed = edge
+        }
+        if removed != nil { manualEdgesChanged = true }
+        if let removed, reason != .edgeDeleted { pendingRules.append((removed, reason)) }
+    }
+
+    // MARK: Row hooks
+
+    /// A row was inserted or its object set or replaced: its protocol edges become the object's.
+    func rowWritten(_ pair: CollectionKeyPair, isInsert: Bool) {
+        deletedSet.remove(pair)
+        guard relationship.gathersEdges(in: pair.collection), let tx = writeTransaction else { return }
+        let object: Any?
+        if let written = tx.objectBeingWritten, written.pair == pair {
+            object = written.object
+        } else {
+            object = tx.object(forKey: pair.key, inCollection: pair.collection)
+        }
+        let edges = (object as? YapDatabaseRelationshipNode)?.yapDatabaseRelationshipEdges() ?? []
+        replaceProtocolEdges(of: pair, with: edges)
+    }
+
+    /// Makes `edges` the protocol edges of `source`: new ones are stored (and checked at flush),
+    /// changed rules rewritten, and edges left out removed with their rules run as if their
+    /// source had been deleted. While the rules run (a node's notify callback replaced it), a
+    /// new edge to a row that does not exist is not stored, so a callback cannot start a loop.
+    func replaceProtocolEdges(of source: CollectionKeyPair, with edges: [YapDatabaseRelationshipEdge]) {
+        var wanted: [StoredEdge] = []
+        var wantedRules: [StoredEdge: YDB_NodeDeleteRules] = [:]
+        for edge in edges {
+            guard let stored = storedEdge(edge, source: source, manual: false) else {
+                YapDatabaseLogging.log(.warning, "relationship \(name): \(source.collection)/\(source.key) returned an edge without a destination; ignored")
+                continue
+            }
+            if isFlushing, let destination = stored.destinationNode, !exists(destination) { continue }
+            if wantedRules.updateValue(stored.rules, forKey: stored.identity) == nil { wanted.append(stored) }
+        }
+        var old: [StoredEdge] = []
+        reading { state throws(PageError) in
+            try state.forEachEdge(from: source, name: nil) { edge in
+                if !edge.isManual { old.append(edge) }
+                return true
+            }
+        }
+        if old.isEmpty && wanted.isEmpty { return }
+        var oldRules: [StoredEdge: YDB_NodeDeleteRules] = [:]
+        for edge in old { oldRules[edge.identity] = edge.rules }
+        for edge in old where wantedRules[edge.identity] == nil {
+            update { state throws(PageError) in try state.remove(edge) }
+            pendingRules.append((edge, .sourceNodeDeleted))
+        }
+        for var edge in wanted {
+            edge.rules = wantedRules[edge.identity]!
+            if oldRules[edge.identity] == edge.rules { continue }
+            store(edge)
+        }
+    }
+
+    /// A row is about to be removed: its rules run at flush, and reads hide its edges.
+    func nodeRemoved(_ pair: CollectionKeyPair) {
+        if deletedSet.insert(pair).inserted { deletedOrder.append(pair) }
+    }
+
+    /// Every row is about to be removed: every edge goes, and each file edge whose rules delete
+    /// its file when its sources are deleted has its file deleted after the commit. (YapDatabase
+    /// deleted every file of every file edge here, whatever its rules.)
+    func allNodesRemoved() {
+        reading { state throws(PageError) in
+            try state.forEachFileEdge { edge in
+                if edge.rules.contains(.deleteDestinationIfSourceDeleted) || edge.rules.contains(.deleteDestinationIfAllSourcesDeleted),
+                   let url = publicEdge(edge).destinationFileURL {
+                    filesToDelete.append(url)
+                }
+                return true
+            }
+        }
+        update { state in state.removeAll() }
+        deletedOrder.removeAll()
+        deletedCursor = 0
+        deletedSet.removeAll()
+        checks.removeAll()
+        checkCursor = 0
+        pendingRules.removeAll()
+        ruleCursor = 0
+    }
+
+    // MARK: Registration
+
+    /// Drops every protocol edge and asks every allowed object again (a new version tag), then
+    /// flushes. Manual edges stay.
+    func regatherAllProtocolEdges() throws(PageError) {
+        var protocolEdges: [StoredEdge] = []
+        reading { state throws(PageError) in
+            try state.forEachEdge { edge in
+                if !edge.isManual { protocolEdges.append(edge) }
+                return true
+            }
+        }
+        update { state throws(PageError) in
+            for edge in protocolEdges { try state.remove(edge) }
+        }
+        guard let tx = writeTransaction else { return }
+        let keydir = tx.keydir
+        for collection in keydir.collectionNames() where relationship.gathersEdges(in: collection) {
+            var keys: [String] = []
+            keydir.eachKey(inCollection: collection) { key, _ in
+                keys.append(key)
+                return true
+            }
+            for key in keys { rowWritten(CollectionKeyPair(collection: collection, key: key), isInsert: true) }
+        }
+        flush()
+    }
+
+    /// Brings claimed edges up to the rows changed since they were written. The rules of those
+    /// changes already ran when they were committed (every row they deleted or replaced is in
+    /// the log), so nothing runs again: rows written since give their protocol edges again
+    /// (less edges to rows that do not exist), and the edges of rows removed since are dropped.
+    /// Files those commits' rules deleted are not deleted again (a crash after a commit and
+    /// before its file deletions leaves the files).
+    func catchUp(_ changes: ExtensionCatchUp) throws(PageError) {
+        for pair in changes.changedKeys {
+            if exists(pair) {
+                regatherQuietly(pair)
+            } else {
+                dropEdgesQuietly(of: pair)
+            }
+        }
+        if changes.removedAll || !changes.removedRowids.isEmpty {
+            // Rows removed with their collection (or all rows) are known only by row id: drop
+            // every edge with an end that is gone.
+            var gone: [StoredEdge] = []
+            reading { state throws(PageError) in
+                try state.forEachEdge { edge in
+                    if !exists(edge.source) || edge.destinationNode.map({ !exists($0) }) == true { gone.append(edge) }
+                    return true
+                }
+            }
+            update { state throws(PageError) in for edge in gone { try state.remove(edge) } }
+        }
+    }
+
+    /// Makes the row's protocol edges its object's (less edges to missing rows); runs nothing.
+    func regatherQuietly(_ pair: CollectionKeyPair) {
+        var wanted: [StoredEdge: YDB_NodeDeleteRules] = [:]
+        if relationship.gathersEdges(in: pair.collection),
+           let node = databaseTransaction.object(forKey: pair.key, inCollection: pair.collection) as? YapDatabaseRelationshipNode {
+            for edge in node.yapDatabaseRelationshipEdges() ?? [] {
+                guard let stored = storedEdge(edge, source: pair, manual: false), state?.fits(stored) == true else { continue }
+                if let destination = stored.destinationNode, !exists(destination) { continue }
+                wanted[stored.identity] = stored.rules
+            }
+        }
+        var old: [StoredEdge] = []
+        reading { state throws(PageError) in
+            try state.forEachEdge(from: pair, name: nil) { edge in
+                if !edge.isManual { old.append(edge) }
+                return true
+            }
+        }
+        update { state throws(PageError) in
+            for edge in old where wanted[edge.identity] != edge.rules { try state.remove(edge) }
+            for (identity, rules) in wanted where !old.contains(where: { $0.identity == identity && $0.rules == rules }) {
+                var edge = identity
+                edge.rules = rules
+                try state.insert(edge)
+            }
+        }
+    }
+
+    /// Drops every edge from or to the row; runs nothing.
+    func dropEdgesQuietly(of pair: CollectionKeyPair) {
+        var gone: [StoredEdge] = []
+        reading { state throws(PageError) in
+            try state.forEachEdge(from: pair, name: nil) { edge in
+                gone.append(edge)
+                return true
+            }
+            try state.forEachEdge(to: .node(pair), name: nil) { edge in
+                if edge.source != pair { gone.append(edge) }
+                return true
+            }
+        }
+        update { state throws(PageError) in for edge in gone { try state.remove(edge) } }
+    }
+}
