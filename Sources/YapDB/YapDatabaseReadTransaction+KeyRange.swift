@@ -17,7 +17,7 @@ extension YapDatabaseReadTransaction {
     /// it is a `T` (rows whose object is not are skipped).
     public func iterateKeysAndObjects<T>(inCollection collection: String?, from: String?, through: String?, reversed: Bool = false,
                                          using block: (String, T, inout Bool) -> Void) {
-        iterateEntries(inCollection: collection, from: from, through: through, reversed: reversed, readsObjects: true) { name, key, entry, stop in
+        iterateEntries(inCollection: collection, from: from, through: through, reversed: reversed) { name, key, entry, stop in
             guard let object = cachedOrDecodedObject(entry, collection: name, key: key) as? T else { return }
             block(key, object, &stop)
         }
@@ -27,7 +27,7 @@ extension YapDatabaseReadTransaction {
     /// metadata as an `M` (nil when it has none or it is not an `M`).
     public func iterateRows<O, M>(inCollection collection: String?, from: String?, through: String?, reversed: Bool = false,
                                   using block: (String, O, M?, inout Bool) -> Void) {
-        iterateEntries(inCollection: collection, from: from, through: through, reversed: reversed, readsObjects: true) { name, key, entry, stop in
+        iterateEntries(inCollection: collection, from: from, through: through, reversed: reversed) { name, key, entry, stop in
             guard let object = cachedOrDecodedObject(entry, collection: name, key: key) as? O else { return }
             block(key, object, cachedOrDecodedMetadata(entry, collection: name, key: key) as? M, &stop)
         }

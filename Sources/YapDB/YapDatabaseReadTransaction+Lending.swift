@@ -64,34 +64,40 @@ extension YapDatabaseReadTransaction {
         var failure: YapDatabaseError?, pageFailure: YapDatabaseError?
         withIterationKeydir { keydir in
             iterate { stop in
+                // (No nested function over these locals: its captures would cost a dynamic
+                // exclusivity check per access.)
                 var ahead = ReadAhead()
-                // Hands out the row held longest; false to end the walk.
-                func handOut() -> Bool {
-                    let location = ahead.oldestLocation
-                    ahead.withOldestKey { keyBytes in
-                        do throws(YapDatabaseError) {
-                            try lendValue(at: location) { bytes in
-                                block(keyBytes, bytes ?? UnsafeRawBufferPointer(start: nil, count: 0), &stop)
-                            }
-                        } catch {
-                            failure = error
-                        }
-                    }
-                    ahead.dropOldest()
-                    return failure == nil && afterStep(stop)
-                }
                 do throws(PageError) {
                     try keydir.forEachKeyBytes(inCollection: name, from: from, through: through, reversed: reversed) { key, entry in
                         prefetchObject(at: entry.object)
-                        ahead.hold(key, entry.object)
-                        return !ahead.isFull || handOut()
+                        guard ahead.isFull else {
+                            ahead.hold(key, entry.object)
+                            return true
+                        }
+                        ahead.withOldest { keyBytes, location in
+                            do throws(YapDatabaseError) {
+                                try lendValue(at: location) { bytes in block(keyBytes, bytes ?? UnsafeRawBufferPointer(start: nil, count: 0), &stop) }
+                            } catch {
+                                failure = error
+                            }
+                        }
+                        ahead.replaceOldest(key, entry.object)
+                        return failure == nil && afterStep(stop)
                     }
                 } catch {
                     pageFailure = YapDatabaseError(StorageError(error))
                 }
                 // The rows read before the end of the walk (or the damaged page) go out in order.
                 while failure == nil, !stop, !ahead.isEmpty {
-                    if !handOut() { break }
+                    ahead.withOldest { keyBytes, location in
+                        do throws(YapDatabaseError) {
+                            try lendValue(at: location) { bytes in block(keyBytes, bytes ?? UnsafeRawBufferPointer(start: nil, count: 0), &stop) }
+                        } catch {
+                            failure = error
+                        }
+                    }
+                    ahead.dropOldest()
+                    if failure != nil || !afterStep(stop) { break }
                 }
             }
         }
@@ -128,35 +134,44 @@ extension YapDatabaseReadTransaction {
 /// CPU caches. Keys are copied into slots reused for the whole walk (no allocation once each
 /// slot has grown to the key length).
 private struct ReadAhead {
-    /// How many rows are read ahead of the one handed out.
+    /// How many rows are read ahead of the one handed out (a power of two).
     static let depth = 8
 
     private var keys = [[UInt8]](repeating: [], count: depth)
     private var locations = [ValueLocation](repeating: ValueLocation(segment: 0, offset: 0, length: 0), count: depth)
     private var first = 0
-    private(set) var count = 0
+    private var count = 0
 
     var isFull: Bool { count == Self.depth }
     var isEmpty: Bool { count == 0 }
 
-    /// Where the record of the row held longest lies.
-    var oldestLocation: ValueLocation { locations[first] }
-
-    /// Calls `body` with the key of the row held longest.
-    func withOldestKey(_ body: (UnsafeRawBufferPointer) -> Void) {
-        keys[first].withUnsafeBytes(body)
+    /// Calls `body` with the key and record location of the row held longest.
+    func withOldest(_ body: (UnsafeRawBufferPointer, ValueLocation) -> Void) {
+        let location = locations[first]
+        keys[first].withUnsafeBytes { body($0, location) }
     }
 
+    /// Holds one more row (not full).
     mutating func hold(_ key: UnsafeRawBufferPointer, _ location: ValueLocation) {
-        let slot = (first + count) % Self.depth
+        store(key, location, at: (first &+ count) & (Self.depth &- 1))
+        count &+= 1
+    }
+
+    /// Drops the row held longest and holds `key` in its place, as the newest (full).
+    mutating func replaceOldest(_ key: UnsafeRawBufferPointer, _ location: ValueLocation) {
+        store(key, location, at: first)
+        first = (first &+ 1) & (Self.depth &- 1)
+    }
+
+    /// Drops the row held longest.
+    mutating func dropOldest() {
+        first = (first &+ 1) & (Self.depth &- 1)
+        count &-= 1
+    }
+
+    private mutating func store(_ key: UnsafeRawBufferPointer, _ location: ValueLocation, at slot: Int) {
         keys[slot].removeAll(keepingCapacity: true)
         keys[slot].append(contentsOf: key)
         locations[slot] = location
-        count += 1
-    }
-
-    mutating func dropOldest() {
-        first = (first + 1) % Self.depth
-        count -= 1
     }
 }

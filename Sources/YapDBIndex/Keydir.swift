@@ -199,47 +199,54 @@ package struct Keydir: Sendable {
         guard let prefetch else {
             return try forEachKey(inCollection: collection, from: from, through: through, reversed: reversed, body)
         }
+        // A ring of the rows read but not yet passed on, in parallel arrays. (No nested
+        // function over these locals: its captures would cost a dynamic exclusivity check per
+        // access.)
         let depth = Self.prefetchDepth
-        var held: [(key: String, entry: KeydirEntry)] = []
-        held.reserveCapacity(depth)
+        var keys: [String] = [], entries: [KeydirEntry] = []
+        keys.reserveCapacity(depth)
+        entries.reserveCapacity(depth)
         var first = 0, stopped = false
-        // Passes on the row held longest; false when `body` stopped.
-        func passOldest() throws -> Bool {
-            let (key, entry) = held[first]
-            first = (first + 1) % depth
-            do { return try body(key, entry) } catch {
-                stopped = true
-                throw error
-            }
-        }
-        // Passes on every row still held, in order, until `body` stops.
-        func passRest() throws {
-            var left = held.count < depth ? held.count - first : depth
-            while left > 0, try passOldest() { left -= 1 }
-        }
+        var walkError: (any Error)?
         do {
             try forEachKey(inCollection: collection, from: from, through: through, reversed: reversed) { key, entry in
                 prefetch(entry)
-                if held.count < depth {
-                    held.append((key, entry))
+                if keys.count < depth {
+                    keys.append(key)
+                    entries.append(entry)
                     return true
                 }
-                if try !passOldest() {
+                // Pass on the oldest row; its slot then holds the newest.
+                let goOn: Bool
+                do { goOn = try body(keys[first], entries[first]) } catch {
+                    stopped = true
+                    throw error
+                }
+                guard goOn else {
                     stopped = true
                     return false
                 }
-                // The slot just passed on is the newest now.
-                held[(first + depth - 1) % depth] = (key, entry)
+                keys[first] = key
+                entries[first] = entry
+                first = (first &+ 1) & (depth &- 1)
                 return true
             }
         } catch {
-            if !stopped { try passRest() }
-            throw error
+            if stopped { throw error }
+            walkError = error
         }
-        if !stopped { try passRest() }
+        if !stopped {
+            var index = first
+            for _ in 0..<keys.count {
+                if try !body(keys[index], entries[index]) { break }
+                index = (index &+ 1) % keys.count
+            }
+        }
+        if let walkError { throw walkError }
     }
 
-    /// How many entries `forEachKey(…prefetching:…)` reads ahead of the one it passes on.
+    /// How many entries `forEachKey(…prefetching:…)` reads ahead of the one it passes on (a
+    /// power of two).
     package static let prefetchDepth = 8
 
     /// Calls `body` with each row of every collection, in (collection, key) order, until it
