@@ -59,7 +59,7 @@ let package = Package(
         .executableTarget(
             name: "YapDBMeasure",
             dependencies: [
-                "YapDBEngine", "YapDBStorage", "YapDBIndex",
+                "YapDBEngine", "YapDBStorage", "YapDBIndex", "YapDBFullText",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -83,7 +83,7 @@ let package = Package(
         // bad input, concurrency soaks. Sized by YAPDB_SCALE (small, the default, or full).
         .testTarget(
             name: "YapDBReliabilityTests",
-            dependencies: ["YapDB", "YapDBEngine", "YapDBStorage", "YapDBSimulatedDisk", "YapDBIndex", "TestSupport", "YapDBCrashChild"]
+            dependencies: ["YapDB", "YapDBEngine", "YapDBStorage", "YapDBSimulatedDisk", "YapDBIndex", "YapDBFullText", "TestSupport", "YapDBCrashChild"]
         ),
     ],
     swiftLanguageModes: [.v6]

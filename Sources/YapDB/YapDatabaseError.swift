@@ -70,9 +70,10 @@ public enum YapDatabaseError: Error, Sendable, Equatable, Hashable {
 
     /// A `YapDatabaseQuery` cannot be used: its text is malformed, names a column the index
     /// does not have, or its parameters do not fit (a wrong count, an unsupported type, an
-    /// array outside an `IN` list). `offset` is the character offset in the query text where
-    /// the problem is (the text's length when it has no single place); `reason` names it.
-    /// Nothing was read; fix the query.
+    /// array outside an `IN` list). Also a malformed full-text query (the native forms of
+    /// `YapDatabaseFullTextSearchTransaction`). `offset` is the character offset in the query
+    /// text where the problem is (the text's length when it has no single place); `reason`
+    /// names it. Nothing was read; fix the query.
     case invalidQuery(offset: Int, reason: String)
 }
 

@@ -2,6 +2,14 @@
 package enum FTSCategory: String, Sendable, Hashable, CaseIterable {
     case Lu, Ll, Lt, Lm, Lo, Mn, Mc, Me, Nd, Nl, No, Pc, Pd, Ps, Pe, Pi, Pf, Po, Sm, Sc, Sk, So, Zs, Zl, Zp, Cc, Cf, Cs, Co, Cn
 
+    /// This category's bit in a category mask (bit n: the n-th of `allCases`).
+    var bit: UInt32 { UInt32(1) << UInt32(FTSCategory.allCases.firstIndex(of: self) ?? 0) }
+
+    /// The mask of a set of categories.
+    static func mask(_ categories: Set<FTSCategory>) -> UInt32 {
+        categories.reduce(0) { $0 | $1.bit }
+    }
+
     /// unicode61's token characters when no `categories` option is given: letters, numbers, private use.
     package static let defaultTokenCategories: Set<FTSCategory> = Set(allCases.filter { $0.rawValue.hasPrefix("L") || $0.rawValue.hasPrefix("N") || $0 == .Co })
 

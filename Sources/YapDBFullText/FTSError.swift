@@ -21,7 +21,7 @@ package struct FTSError: Error, Sendable, Hashable, CustomStringConvertible {
         case badOption
         /// The query is longer than `FTSQuery.maximumLength` UTF-8 bytes or has more than `FTSQuery.maximumPhrases` phrases.
         case tooLong
-        /// Parentheses or column filters nested deeper than `FTSQuery.maximumDepth`.
+        /// Parentheses (or a chain of NOTs) nested deeper than `FTSQuery.maximumDepth`.
         case tooDeep
     }
 

@@ -95,6 +95,16 @@ package enum FTSMatcher {
         return result
     }
 
+    /// The index of the first element of ascending `list` that is at least `value`.
+    static func firstIndex(in list: [Int], atLeast value: Int) -> Int {
+        var low = 0, high = list.count
+        while low < high {
+            let middle = (low + high) / 2
+            if list[middle] < value { low = middle + 1 } else { high = middle }
+        }
+        return low
+    }
+
     /// Per phrase of a NEAR group, the start positions (ascending) that belong to some clump in which
     /// every phrase occurs and at most `distance` tokens lie between the end of the clump's first
     /// phrase and the start of its last. Every list is empty when the group does not match.
@@ -109,14 +119,18 @@ package enum FTSMatcher {
             let length = group[first].terms.count
             for start in starts {
                 let windowEnd = start + length + distance
-                var ok = true
-                for other in group.indices where other != first {
-                    if !instances[other].contains(where: { $0 >= start && $0 <= windowEnd }) { ok = false; break }
+                // Each other phrase's instances inside start...windowEnd (binary search: lists are ascending).
+                var windows: [Range<Int>] = []
+                windows.reserveCapacity(group.count)
+                for other in group.indices {
+                    let list = instances[other]
+                    let low = firstIndex(in: list, atLeast: start), high = firstIndex(in: list, atLeast: windowEnd + 1)
+                    windows.append(low..<high)
                 }
-                guard ok else { continue }
+                guard group.indices.allSatisfy({ $0 == first || !windows[$0].isEmpty }) else { continue }
                 used[first].insert(start)
                 for other in group.indices where other != first {
-                    for position in instances[other] where position >= start && position <= windowEnd { used[other].insert(position) }
+                    for index in windows[other] { used[other].insert(instances[other][index]) }
                 }
             }
         }

@@ -60,24 +60,40 @@ enum FTSPorterStemmer {
             return last != UInt8(ascii: "w") && last != UInt8(ascii: "x") && last != UInt8(ascii: "y")
         }
 
-        func endsWith(_ suffix: String) -> Bool {
-            let suffix = suffix.utf8
-            return word.count >= suffix.count && word[(word.count - suffix.count)...].elementsEqual(suffix)
+        func endsWith(_ suffix: StaticString) -> Bool {
+            suffix.withUTF8Buffer { suffix in
+                guard word.count >= suffix.count else { return false }
+                let offset = word.count - suffix.count
+                for index in 0..<suffix.count where word[offset + index] != suffix[index] { return false }
+                return true
+            }
         }
 
-        mutating func replaceSuffix(_ length: Int, with replacement: String) {
-            word.removeLast(length)
-            word.append(contentsOf: replacement.utf8)
+        func endsWith(_ suffix: [UInt8]) -> Bool {
+            guard word.count >= suffix.count else { return false }
+            let offset = word.count - suffix.count
+            for index in suffix.indices where word[offset + index] != suffix[index] { return false }
+            return true
         }
+
+        mutating func replaceSuffix(_ length: Int, with replacement: [UInt8]) {
+            word.removeLast(length)
+            word.append(contentsOf: replacement)
+        }
+
 
         /// The first rule (longest suffixes first) whose suffix ends the word decides: its
-        /// replacement is made when the stem left has m > `minimumMeasure`; either way no other rule is tried.
-        mutating func applyFirst(_ rules: [(String, String)], minimumMeasure: Int, extra: ((Stemmer, Int) -> Bool)? = nil) {
-            for (suffix, replacement) in rules where endsWith(suffix) {
-                let stemLength = word.count - suffix.utf8.count
-                if measure(stemLength) > minimumMeasure, extra?(self, stemLength) ?? true {
-                    replaceSuffix(suffix.utf8.count, with: replacement)
+        /// replacement is made when the stem left has m > `minimumMeasure` (and, for step 4's
+        /// "ion", the stem ends in s or t); either way no other rule is tried.
+        mutating func applyFirst(_ rules: RuleTable, minimumMeasure: Int) {
+            guard let last = word.last, last >= UInt8(ascii: "a"), last <= UInt8(ascii: "z") else { return }
+            for rule in rules.byLastLetter[Int(last - UInt8(ascii: "a"))] where endsWith(rule.suffix) {
+                let stemLength = word.count - rule.suffix.count
+                guard measure(stemLength) > minimumMeasure else { return }
+                if rule.needsSOrT {
+                    guard stemLength > 0, word[stemLength - 1] == UInt8(ascii: "s") || word[stemLength - 1] == UInt8(ascii: "t") else { return }
                 }
+                replaceSuffix(rule.suffix.count, with: rule.replacement)
                 return
             }
         }
@@ -85,24 +101,28 @@ enum FTSPorterStemmer {
         // MARK: Steps
 
         mutating func run() {
-            step1a(); step1b(); step1c(); step2(); step3(); step4(); step5()
+            step1a(); step1b(); step1c()
+            applyFirst(Self.step2Rules, minimumMeasure: 0)
+            applyFirst(Self.step3Rules, minimumMeasure: 0)
+            applyFirst(Self.step4Rules, minimumMeasure: 1)
+            step5()
         }
 
         mutating func step1a() {
-            if endsWith("sses") { replaceSuffix(2, with: "") }
-            else if endsWith("ies") { replaceSuffix(2, with: "") }
+            if endsWith("sses") { word.removeLast(2) }
+            else if endsWith("ies") { word.removeLast(2) }
             else if endsWith("ss") { return }
-            else if endsWith("s") { replaceSuffix(1, with: "") }
+            else if endsWith("s") { word.removeLast(1) }
         }
 
         mutating func step1b() {
             if endsWith("eed") {
-                if measure(word.count - 3) > 0 { replaceSuffix(1, with: "") }
+                if measure(word.count - 3) > 0 { word.removeLast(1) }
                 return
             }
             var removed = false
-            if endsWith("ed"), hasVowel(word.count - 2) { replaceSuffix(2, with: ""); removed = true }
-            else if endsWith("ing"), hasVowel(word.count - 3) { replaceSuffix(3, with: ""); removed = true }
+            if endsWith("ed"), hasVowel(word.count - 2) { word.removeLast(2); removed = true }
+            else if endsWith("ing"), hasVowel(word.count - 3) { word.removeLast(3); removed = true }
             guard removed else { return }
             if endsWith("at") || endsWith("bl") || endsWith("iz") {
                 word.append(UInt8(ascii: "e"))
@@ -120,34 +140,45 @@ enum FTSPorterStemmer {
             }
         }
 
-        static let step2Rules: [(String, String)] = [
+        struct Rule {
+            var suffix: [UInt8]
+            var replacement: [UInt8]
+            var needsSOrT = false
+
+        }
+
+        /// A step's rules grouped by their suffix's last letter (the only ones that can match a
+        /// word ending in it), longest suffixes first within a group.
+        struct RuleTable {
+            var byLastLetter: [[Rule]] = Array(repeating: [], count: 26)
+
+            init(_ pairs: [(String, String)]) {
+                let rules = pairs.map { Rule(suffix: Array($0.0.utf8), replacement: Array($0.1.utf8), needsSOrT: $0.0 == "ion") }
+                    .sorted { $0.suffix.count > $1.suffix.count }
+                for rule in rules {
+                    guard let last = rule.suffix.last else { continue }
+                    byLastLetter[Int(last - UInt8(ascii: "a"))].append(rule)
+                }
+            }
+        }
+
+        static let step2Rules = RuleTable([
             ("ational", "ate"), ("tional", "tion"), ("enci", "ence"), ("anci", "ance"), ("izer", "ize"),
             ("bli", "ble"), ("alli", "al"), ("entli", "ent"), ("eli", "e"), ("ousli", "ous"),
             ("ization", "ize"), ("ation", "ate"), ("ator", "ate"), ("alism", "al"), ("iveness", "ive"),
             ("fulness", "ful"), ("ousness", "ous"), ("aliti", "al"), ("iviti", "ive"), ("biliti", "ble"),
             ("logi", "log"),
-        ].sorted { $0.0.utf8.count > $1.0.utf8.count }
+        ])
 
-        static let step3Rules: [(String, String)] = [
+        static let step3Rules = RuleTable([
             ("icate", "ic"), ("ative", ""), ("alize", "al"), ("iciti", "ic"), ("ical", "ic"), ("ful", ""), ("ness", ""),
-        ].sorted { $0.0.utf8.count > $1.0.utf8.count }
+        ])
 
-        static let step4Suffixes: [String] = [
+        /// Step 4 removes these when m > 1; "ion" only after s or t.
+        static let step4Rules = RuleTable([
             "al", "ance", "ence", "er", "ic", "able", "ible", "ant", "ement", "ment", "ent", "ion", "ou",
             "ism", "ate", "iti", "ous", "ive", "ize",
-        ].sorted { $0.utf8.count > $1.utf8.count }
-
-        mutating func step2() { applyFirst(Self.step2Rules, minimumMeasure: 0) }
-        mutating func step3() { applyFirst(Self.step3Rules, minimumMeasure: 0) }
-
-        mutating func step4() {
-            applyFirst(Self.step4Suffixes.map { ($0, "") }, minimumMeasure: 1) { stemmer, stemLength in
-                // "ion" goes only after s or t.
-                guard stemmer.word.count - stemLength == 3, stemmer.endsWith("ion"), stemLength > 0 else { return true }
-                let before = stemmer.word[stemLength - 1]
-                return before == UInt8(ascii: "s") || before == UInt8(ascii: "t")
-            }
-        }
+        ].map { ($0, "") })
 
         mutating func step5() {
             if endsWith("e") {

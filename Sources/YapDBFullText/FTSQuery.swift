@@ -42,7 +42,9 @@ package struct FTSQuery: Sendable, Hashable {
     package static let maximumLength = 65_536
     /// Queries with more leaf phrases than this are refused (`FTSError.Kind.tooLong`).
     package static let maximumPhrases = 1_024
-    /// Parentheses and column filters nested deeper than this are refused (`FTSError.Kind.tooDeep`).
+    /// Parentheses nested deeper than this, or a chain of more NOTs (each nests the tree one level,
+    /// counted with the parentheses around it), are refused (`FTSError.Kind.tooDeep`), so walking a
+    /// parsed tree never recurses deeply.
     package static let maximumDepth = 64
     /// The largest NEAR distance accepted (`FTSError.Kind.badNear` beyond it).
     package static let maximumNearDistance = 1_000_000

@@ -57,7 +57,13 @@ struct FTSQueryParser {
 
     private mutating func parseNot(columns: [Int]?) throws(FTSError) -> FTSQueryNode? {
         var left = try parseSequence(columns: columns)
+        var chain = 0
         while case .not = lexemes[at].kind {
+            // Each NOT nests the tree one level deeper (it is left-associative): bounded like parentheses.
+            chain += 1
+            guard depth + chain <= FTSQuery.maximumDepth else {
+                throw FTSError(.tooDeep, offset: lexemes[at].offset, "more than \(FTSQuery.maximumDepth) NOTs nested")
+            }
             at += 1
             let right = try parseSequence(columns: columns)
             if let kept = left, let right { left = .not(kept, excluding: right) }

@@ -1,35 +1,57 @@
 /// Case folding and diacritic removal for the unicode61 and trigram rules.
 enum FTSUnicode {
-    /// Appends the case-folded form of `scalar` (diacritics removed at `removeDiacritics` 1 or 2).
-    static func fold(_ scalar: Unicode.Scalar, removeDiacritics: Int, into term: inout String.UnicodeScalarView) {
-        let value = scalar.value
-        if value < 0x80 {
-            term.append(value >= 0x41 && value <= 0x5A ? Unicode.Scalar(value + 0x20)! : scalar)
-            return
-        }
-        var lower = scalar
-        if value == 0x130 {
-            lower = "i"  // İ: its full lowercase adds a combining dot; FTS5 folds it to a plain i
-        } else if scalar.properties.changesWhenLowercased {
-            let mapping = scalar.properties.lowercaseMapping.unicodeScalars
-            if mapping.count == 1, let first = mapping.first { lower = first }
-        }
-        if removeDiacritics != 0 {
-            removeDiacritic(lower, level: removeDiacritics, into: &term)
-        } else {
-            term.append(lower)
-        }
+    /// Characters below this have their category and folded forms in `smallTable` (Latin, Greek,
+    /// Cyrillic: most European text never asks the Unicode properties).
+    static let smallTableLimit: UInt32 = 0x530
+
+    /// Per character below `smallTableLimit`: its category bit, and its case-folded form with
+    /// diacritics kept, removed at level 1 and at level 2 (0: dropped).
+    static let smallTable: [(categoryBit: UInt32, folded: (UInt32, UInt32, UInt32))] = (0..<smallTableLimit).map { value in
+        guard let scalar = Unicode.Scalar(value) else { return (0, (0, 0, 0)) }
+        let bit = FTSCategory(scalar.properties.generalCategory).bit
+        func fold(_ level: Int) -> UInt32 { slowFolded(scalar, foldCase: true, removeDiacritics: level)?.value ?? 0 }
+        return (bit, (fold(0), fold(1), fold(2)))
     }
 
-    /// Appends `scalar` without its diacritic (nothing for a combining diacritic alone).
-    static func removeDiacritic(_ scalar: Unicode.Scalar, level: Int, into term: inout String.UnicodeScalarView) {
-        let value = scalar.value
-        if isDroppedDiacritic(value) { return }
-        if value >= 0xC0, let base = diacriticBase(value, level: level) {
-            term.append(Unicode.Scalar(base))
-            return
+    /// The category bit of `scalar` (see `FTSCategory.mask`).
+    @inline(__always)
+    static func categoryBit(_ scalar: Unicode.Scalar) -> UInt32 {
+        scalar.value < smallTableLimit ? smallTable[Int(scalar.value)].categoryBit : FTSCategory(scalar.properties.generalCategory).bit
+    }
+
+    /// `scalar` case folded (when `foldCase`) and without its diacritics (at `removeDiacritics` 1
+    /// or 2); nil for a combining diacritic that removal drops. One character in, at most one out.
+    @inline(__always)
+    static func folded(_ scalar: Unicode.Scalar, foldCase: Bool, removeDiacritics: Int) -> Unicode.Scalar? {
+        if foldCase, scalar.value >= 0x80, scalar.value < smallTableLimit {
+            let folded = smallTable[Int(scalar.value)].folded
+            let value = removeDiacritics == 0 ? folded.0 : removeDiacritics == 1 ? folded.1 : folded.2
+            return value == 0 ? nil : Unicode.Scalar(value)
         }
-        term.append(scalar)
+        return slowFolded(scalar, foldCase: foldCase, removeDiacritics: removeDiacritics)
+    }
+
+    /// `folded` from the Unicode properties and the diacritic table.
+    static func slowFolded(_ scalar: Unicode.Scalar, foldCase: Bool, removeDiacritics: Int) -> Unicode.Scalar? {
+        let value = scalar.value
+        if value < 0x80 {
+            return foldCase && value >= 0x41 && value <= 0x5A ? Unicode.Scalar(UInt8(value + 0x20)) : scalar
+        }
+        var result = scalar
+        if foldCase {
+            if value == 0x130 {
+                result = "i"  // İ: its full lowercase adds a combining dot; FTS5 folds it to a plain i
+            } else if scalar.properties.changesWhenLowercased {
+                let mapping = scalar.properties.lowercaseMapping.unicodeScalars
+                if mapping.count == 1, let first = mapping.first { result = first }
+            }
+        }
+        guard removeDiacritics != 0 else { return result }
+        if isDroppedDiacritic(result.value) { return nil }
+        if result.value >= 0xC0, let base = diacriticBase(result.value, level: removeDiacritics) {
+            return Unicode.Scalar(base)
+        }
+        return result
     }
 
     /// The ASCII letter under `value`'s diacritics at `level` (1 or 2), or nil to keep it.

@@ -22,6 +22,8 @@ public enum FuzzEntry {
         case operations
         /// `decodePages`: hostile index pages under the key directory's trees.
         case pages
+        /// `decodePostings`: hostile index pages under a full-text index's trees.
+        case postings
         /// `parseQuery`: hostile full-text query text and tokenizer options.
         case query
     }
@@ -33,6 +35,7 @@ public enum FuzzEntry {
         case .recovery: recoverImage(data)
         case .operations: runOperations(data)
         case .pages: decodePages(data)
+        case .postings: decodePostings(data)
         case .query: parseQuery(data)
         }
     }
@@ -49,6 +52,13 @@ public enum FuzzEntry {
     /// writes it back. Damage must end in a typed error, never a trap.
     public static func decodePages(_ data: UnsafeRawBufferPointer) {
         PagesTarget.run(data)
+    }
+
+    /// Treats `data` as index pages under a full-text index's four trees (see
+    /// `PostingsTarget`) and runs every query form, a verification and changes over them.
+    /// Damage must end in a typed error, never a trap.
+    public static func decodePostings(_ data: UnsafeRawBufferPointer) {
+        PostingsTarget.run(data)
     }
 
     /// Decodes `data` as a run of records — the bytes of a log segment after its header, or of
@@ -93,6 +103,7 @@ public enum FuzzEntry {
         case .recovery: Seeds.recovery()
         case .operations: Seeds.operations()
         case .pages: PagesTarget.seeds()
+        case .postings: PostingsTarget.seeds()
         case .query: QueryTarget.seeds()
         }
     }

@@ -13,7 +13,7 @@ struct YapDBTool: ParsableCommand {
         database or a newer format; 4 damaged (verify found problems, or the file is corrupt); \
         5 locked by another process; 6 read-only or permission denied; 7 disk full or I/O error.
         """,
-        subcommands: [Demo.self, Verify.self, Stats.self, Dump.self, Get.self, Put.self, Compact.self, Search.self, MeasureCoders.self, MeasureAPI.self]
+        subcommands: [Demo.self, Verify.self, Stats.self, Dump.self, Get.self, Put.self, Compact.self, Search.self, MeasureCoders.self, MeasureAPI.self, MeasureFullText.self]
     )
 }
 

@@ -124,6 +124,11 @@ final class FTSQueryParserTests: XCTestCase {
         XCTAssertEqual(try parse(fine).root, term("a"))
         assertError(String(repeating: "a ", count: FTSQuery.maximumLength), .tooLong, at: FTSQuery.maximumLength)
         assertError(String(repeating: "a ", count: FTSQuery.maximumPhrases + 1), .tooLong, at: 2 * FTSQuery.maximumPhrases)
+        let nots = "a" + String(repeating: " NOT b", count: FTSQuery.maximumDepth + 1)
+        assertError(nots, .tooDeep, at: 2 + 6 * FTSQuery.maximumDepth)
+        XCTAssertNotNil(try parse("a" + String(repeating: " NOT b", count: FTSQuery.maximumDepth)).root)
+        // OR and AND chains are flat: long ones are fine.
+        XCTAssertEqual(try parse(Array(repeating: "a", count: 500).joined(separator: " OR ")).phrases.count, 500)
         assertError("NEAR(a b, 99999999)", .badNear, at: 10)
         assertError("a NEAR/99999999 b", .badNear, at: 7)
     }

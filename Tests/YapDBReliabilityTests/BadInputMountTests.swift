@@ -100,6 +100,9 @@ final class SmallFileSystem {
             let database = try YapDatabase.open(url: url)
             database.newConnection().readWrite { tx in tx.setObject("x", forKey: "k", inCollection: nil) }
             try database.close()
+            // The commit's notification is posted asynchronously and holds the database (and
+            // so its file handles) until it has run: let it run before remounting.
+            database.notificationQueue.sync {}
         }
         #expect(fs.remountReadOnly(), "errno \(errno)")
         let before = Self.files(in: fs)

@@ -50,12 +50,13 @@ import YapDBEngine
     static let subjects: [String: DatabaseSubject] = [
         "view": DatabaseSubject(name: "view", extensions: [SweptView()]),
         "secondary index": DatabaseSubject(name: "secondary index", extensions: [SweptSecondaryIndex()]),
+        "full-text search": DatabaseSubject(name: "full-text search", extensions: [SweptFullText()]),
     ]
 
     /// (workload, seed, durability, transactions, every how many crash points): at small scale
     /// a short workload and a sample of its crash points, at full scale every crash point.
     static let extensionCases: [(String, UInt64, String, Int, Int)] = Scale.pick(
-        small: [("view", 1, "full", 40, 3), ("secondary index", 2, "normal", 40, 3)],
+        small: [("view", 1, "full", 40, 3), ("secondary index", 2, "normal", 40, 3), ("full-text search", 3, "full", 40, 3)],
         full: subjects.keys.sorted().flatMap { name in
             (1...3).map { (name, UInt64($0), "full", 120, 1) } + [(name, 101, "normal", 120, 1)]
         }

@@ -59,6 +59,25 @@ import YapDBFullText
         _ = try? searcher.count()
     }
 
+    @Test func appendingToABlockEqualsEncodingItWhole() throws {
+        var rng = SeededRandom(seed: 3)
+        var postings = [FullTextPosting(rowid: 3, hits: [(1, 2)])]
+        var bytes = FullTextPostingBlock(postings: postings, minimumLength: 9).encoded()
+        var minimum = 9
+        while postings.count < FullTextPostingBlock.maximumEntries {
+            let hits: [(column: Int, count: Int)] = rng.next() % 2 == 0 ? [(0, Int(1 + rng.next() % 5))] : [(0, 1), (2, Int(1 + rng.next() % 300))]
+            let posting = FullTextPosting(rowid: postings.last!.rowid + 1 + rng.next() % 1000, hits: hits)
+            let length = Int(rng.next() % 50)
+            bytes = try #require(try FullTextPostingBlock.appending(posting, after: postings.last!.rowid, length: length, to: bytes))
+            postings.append(posting)
+            minimum = min(minimum, length)
+            #expect(bytes == FullTextPostingBlock(postings: postings, minimumLength: minimum).encoded())
+        }
+        // A full block takes no more.
+        #expect(try FullTextPostingBlock.appending(FullTextPosting(rowid: 1 << 50, hits: [(0, 1)]), after: postings.last!.rowid,
+                                                   length: 1, to: bytes) == nil)
+    }
+
     @Test func queriesOverDamagedEntriesGiveTypedErrors() throws {
         var rng = SeededRandom(seed: 11)
         let queries = ["alpha", "alpha beta", "\"beta alpha\"", "al*", "a:gamma", "NEAR(alpha gamma, 2)", "beta NOT gamma", "^gamma"]

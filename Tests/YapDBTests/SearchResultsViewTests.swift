@@ -156,6 +156,27 @@ import Testing
         #expect(mappings.numberOfItems(inGroup: "") == 2)
     }
 
+    @Test(arguments: [true, false])
+    func afterAReopenTheViewStartsEmptyAndSearchesAgain(parent: Bool) throws {
+        let fixture = try DatabaseFixture()
+        Self.setUp(fixture.database, parent: parent, snippets: false)
+        try fixture.database.newConnection().write { tx in
+            for (i, phrase) in Self.phrases.enumerated() { tx.setObject(phrase, forKey: "\(i)", inCollection: nil) }
+            (tx.ext("results") as! YapDatabaseSearchResultsViewTransaction).performSearch(for: "the")
+        }
+        try fixture.database.checkpoint()
+        try fixture.reopen()
+        Self.setUp(fixture.database, parent: parent, snippets: false)
+        let connection = fixture.database.newConnection()
+        connection.read { tx in
+            #expect((tx.ext("results") as! YapDatabaseSearchResultsViewTransaction).query() == "")
+            #expect(Self.keys(tx).isEmpty)
+        }
+        try connection.write { tx in (tx.ext("results") as! YapDatabaseSearchResultsViewTransaction).performSearch(for: "am") }
+        connection.read { tx in #expect(Set(Self.keys(tx)) == ["2", "3"]) }
+        #expect(try fixture.database.verify().isValid)
+    }
+
     @Test func registrationNeedsTheIndexAndTheParent() throws {
         let fixture = try DatabaseFixture()
         let view = YapDatabaseSearchResultsView(fullTextSearchName: "missing", grouping: Self.grouping(), sorting: Self.sorting(),

@@ -116,6 +116,46 @@ struct FullTextPostingBlock: Sendable {
         }
     }
 
+    /// `bytes` (a block whose last row id is `last`) with `posting` appended, re-encoded
+    /// without decoding the rows: the header is rewritten and the new row's delta and counts
+    /// are put at the ends of their sections. Nil when the block is full.
+    /// - Throws: `.badEntry` when the header does not decode.
+    static func appending(_ posting: FullTextPosting, after last: UInt64, length: Int, to bytes: [UInt8]) throws(PageError) -> [UInt8]? {
+        try bytes.withBytes { raw throws(PageError) -> [UInt8]? in
+            var reader = ByteReader(raw)
+            do {
+                let count = try reader.readLength(max: maximumEntries)
+                let maxCount = try reader.readLength(max: Int(Int32.max))
+                let minLength = try reader.readLength(max: Int(Int32.max))
+                let deltaLength = try reader.readLength(max: reader.remaining)
+                guard count > 0 else { throw bad }
+                guard count < maximumEntries else { return nil }
+                let deltaStart = reader.position
+                var out: [UInt8] = []
+                out.reserveCapacity(raw.count + 16)
+                out.appendVarint(UInt64(count + 1))
+                out.appendVarint(UInt64(max(maxCount, posting.totalCount)))
+                out.appendVarint(UInt64(min(minLength, length)))
+                var delta: [UInt8] = []
+                delta.appendVarint(posting.rowid - last)
+                out.appendVarint(UInt64(deltaLength + delta.count))
+                out.append(contentsOf: UnsafeRawBufferPointer(rebasing: raw[deltaStart..<(deltaStart + deltaLength)]))
+                out.append(contentsOf: delta)
+                out.append(contentsOf: UnsafeRawBufferPointer(rebasing: raw[(deltaStart + deltaLength)...]))
+                out.appendVarint(UInt64(posting.hits.count))
+                var column = 0
+                for hit in posting.hits {
+                    out.appendVarint(UInt64(hit.column - column))
+                    out.appendVarint(UInt64(hit.count))
+                    column = hit.column
+                }
+                return out
+            } catch {
+                throw damaged
+            }
+        }
+    }
+
     /// The whole block.
     /// - Parameter columnCount: the index's columns (a hit in a column past them is damage).
     /// - Throws: `.corrupt(page: .none, reason: .badEntry)` for hostile bytes.

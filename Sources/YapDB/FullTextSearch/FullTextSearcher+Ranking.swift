@@ -72,14 +72,22 @@ extension FullTextSearcher {
 
     /// Row `rowid`'s length over every column, from its document entry's first chunk only.
     func documentLength(_ rowid: UInt64) throws(PageError) -> Int? {
+        try documentLengths(rowid)?.reduce(0, +)
+    }
+
+    /// Row `rowid`'s length per column, from its document entry's first chunk only (nil: the
+    /// row is not indexed).
+    func documentLengths(_ rowid: UInt64) throws(PageError) -> [Int]? {
         guard let bytes = try state.documents.value(forKey: FullTextState.documentKey(rowid, chunk: 0)) else { return nil }
         return try bytes.withBytes { raw throws(PageError) in
             var reader = ByteReader(raw)
-            do throws(ByteReader.Overrun) {
+            do {
                 let columns = try reader.readLength(max: state.columnCount)
-                var total = 0
-                for _ in 0..<columns { total += try reader.readLength(max: Int(Int32.max)) }
-                return total
+                guard columns == state.columnCount else { throw FullTextPostingBlock.bad }
+                var lengths: [Int] = []
+                lengths.reserveCapacity(columns)
+                for _ in 0..<columns { lengths.append(try reader.readLength(max: Int(Int32.max))) }
+                return lengths
             } catch {
                 throw FullTextPostingBlock.damaged
             }

@@ -186,15 +186,31 @@ struct FullTextSearcher {
     /// placeholder that matches nothing elsewhere. Built from the positions tree and the row's
     /// stored lengths; nil when the row is not indexed.
     func document(_ rowid: UInt64) throws(PageError) -> FTSDocument? {
-        guard let stored = try state.document(rowid) else { return nil }
-        var columns: [[FTSToken]] = stored.lengths.map { length in
+        // Without prefixes the query's own terms are looked up (a row without one has no
+        // positions entry for it); with prefixes the row's term list says which terms it has.
+        let lengths: [Int], terms: [String], listed: Bool
+        if prefixes.isEmpty {
+            guard let read = try documentLengths(rowid) else { return nil }
+            (lengths, terms, listed) = (read, exactTerms.filter(state.isIndexable), false)
+        } else {
+            guard let stored = try state.document(rowid) else { return nil }
+            lengths = stored.lengths
+            terms = stored.terms.filter { term in exactTerms.contains(term) || prefixes.contains { term.utf8.starts(with: $0.utf8) } }
+            listed = true
+        }
+        var columns: [[FTSToken]] = lengths.map { length in
             (0..<length).map { FTSToken(term: Self.placeholder, position: $0, utf8Range: 0..<0) }
         }
-        for term in stored.terms where exactTerms.contains(term) || prefixes.contains(where: { term.utf8.starts(with: $0.utf8) }) {
-            guard let bytes = try FullTextState.chunked(state.positions, chunkSize: state.chunkSize, {
+        for term in terms {
+            let found = try FullTextState.chunked(state.positions, chunkSize: state.chunkSize) {
                 FullTextState.positionsKey(term, rowid: rowid, chunk: $0)
-            }) else { throw FullTextPostingBlock.damaged }
-            let maximum = stored.lengths.max() ?? 0
+            }
+            guard let bytes = found else {
+                // A term the row lists must have positions.
+                if listed { throw FullTextPostingBlock.damaged }
+                continue
+            }
+            let maximum = lengths.max() ?? 0
             let decoded = try bytes.withBytes { raw throws(PageError) in
                 try FullTextPositions.decode(raw, columnCount: state.columnCount, maximumPosition: maximum)
             }

@@ -48,9 +48,12 @@ extension FullTextState {
     // MARK: Changes
 
     /// Indexes row `rowid` as `analysis` says, replacing what it had.
-    mutating func setRow(_ rowid: UInt64, _ analysis: FullTextAnalysis) throws(PageError) {
+    /// - Parameter newest: the row was just inserted, so its row id is above every indexed one
+    ///   (the engine hands out row ids in ascending order): nothing to replace, and each
+    ///   posting goes at the end of its term's last block (one search fewer per term).
+    mutating func setRow(_ rowid: UInt64, _ analysis: FullTextAnalysis, newest: Bool = false) throws(PageError) {
         precondition(analysis.lengths.count == columnCount, "FullTextState: \(analysis.lengths.count) columns for \(columnCount)")
-        try removeRow(rowid)
+        if !newest { try removeRow(rowid) }
         var entry: [UInt8] = []
         entry.appendVarint(UInt64(columnCount))
         for length in analysis.lengths { entry.appendVarint(UInt64(length)) }
@@ -61,7 +64,7 @@ extension FullTextState {
         for (term, columns) in analysis.terms {
             try adjustFrequency(term, by: 1)
             let hits = columns.map { (column: $0.column, count: $0.positions.count) }
-            try insertPosting(term, FullTextPosting(rowid: rowid, hits: hits), length: length)
+            try insertPosting(term, FullTextPosting(rowid: rowid, hits: hits), length: length, newest: newest)
             try Self.storeChunked(&positions, FullTextPositions.encode(columns), chunkSize: chunkSize) {
                 Self.positionsKey(term, rowid: rowid, chunk: $0)
             }
@@ -158,11 +161,20 @@ extension FullTextState {
 
     /// Puts `posting` into the term's blocks: into the block that covers its row id, or at the
     /// end of the last block, or a new block; a block over the limits splits in two.
-    private mutating func insertPosting(_ term: String, _ posting: FullTextPosting, length: Int) throws(PageError) {
-        var target = try block(term, atOrAfter: posting.rowid)
+    private mutating func insertPosting(_ term: String, _ posting: FullTextPosting, length: Int, newest: Bool) throws(PageError) {
+        var target = newest ? nil : try block(term, atOrAfter: posting.rowid)
         if target == nil { target = try lastBlock(term) }
         guard let (oldKey, bytes) = target else {
             try writeBlocks(term, FullTextPostingBlock(postings: [posting], minimumLength: length))
+            return
+        }
+        // The common case, a row id past the term's last one: append to the block's bytes.
+        let last = oldKey.withUnsafeBytes { Self.lastRowid(ofKey: $0) }
+        if posting.rowid > last,
+           let appended = try FullTextPostingBlock.appending(posting, after: last, length: length, to: bytes),
+           appended.count <= blockLimit(term) {
+            _ = try postings.remove(oldKey)
+            _ = try postings.upsert(Self.postingsKey(term, lastRowid: posting.rowid), appended)
             return
         }
         var block = try decode(bytes)

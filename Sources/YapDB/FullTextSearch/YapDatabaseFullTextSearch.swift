@@ -197,11 +197,12 @@ open class YapDatabaseFullTextSearch: YapDatabaseExtension, @unchecked Sendable 
 
     /// Reads the row through the handler again and indexes it (or takes it out when it is gone
     /// or the handler sets nothing — YapDatabase left such a row matching its old text).
+    /// `inserted`: the row was just inserted (its row id is the highest yet).
     func reindex(collection: String, key: String, name: String, in state: inout FullTextState,
-                 transaction: YapDatabaseReadTransaction) throws(PageError) {
+                 transaction: YapDatabaseReadTransaction, inserted: Bool = false) throws(PageError) {
         guard let entry = transaction.keydirEntry(collection: collection, key: key) else { return }
         if let texts = texts(collection: collection, key: key, transaction: transaction, name: name) {
-            try state.setRow(entry.rowid, analysis(texts, state: state))
+            try state.setRow(entry.rowid, analysis(texts, state: state), newest: inserted)
         } else {
             try state.removeRow(entry.rowid)
         }
@@ -224,7 +225,7 @@ open class YapDatabaseFullTextSearch: YapDatabaseExtension, @unchecked Sendable 
                                transaction: YapDatabaseReadWriteTransaction) {
         guard handler.blockInvokeOptions.runs(for: change) else { return }
         update(name, transaction) { state throws(PageError) in
-            try reindex(collection: collection, key: key, name: name, in: &state, transaction: transaction)
+            try reindex(collection: collection, key: key, name: name, in: &state, transaction: transaction, inserted: change.isInsert)
         }
     }
 

@@ -171,8 +171,9 @@ extension YapDatabaseRelationshipTransaction {
 
     // MARK: Registration
 
-    /// Drops every protocol edge and asks every allowed object again (a new version tag), then
-    /// flushes. Manual edges stay.
+    /// Drops every protocol edge and asks every allowed object again (a new version tag, or no
+    /// stored edges). Runs no rule: edges to rows that do not exist are left out, so
+    /// registering never deletes a row (YapDatabase flushed here, and could). Manual edges stay.
     func regatherAllProtocolEdges() throws(PageError) {
         var protocolEdges: [StoredEdge] = []
         reading { state throws(PageError) in
@@ -181,8 +182,10 @@ extension YapDatabaseRelationshipTransaction {
                 return true
             }
         }
-        update { state throws(PageError) in
-            for edge in protocolEdges { try state.remove(edge) }
+        if !protocolEdges.isEmpty {
+            update { state throws(PageError) in
+                for edge in protocolEdges { try state.remove(edge) }
+            }
         }
         guard let tx = writeTransaction else { return }
         let keydir = tx.keydir
@@ -192,9 +195,8 @@ extension YapDatabaseRelationshipTransaction {
                 keys.append(key)
                 return true
             }
-            for key in keys { rowWritten(CollectionKeyPair(collection: collection, key: key), isInsert: true) }
+            for key in keys { regatherQuietly(CollectionKeyPair(collection: collection, key: key)) }
         }
-        flush()
     }
 
     /// Brings claimed edges up to the rows changed since they were written. The rules of those

@@ -57,7 +57,8 @@ extension YapDatabaseSearchResultsView {
             guard let owner = transaction.keydirOwner(ofRowid: rowid), isAllowed(owner.collection) else { continue }
             _ = engine.insertRow(collection: owner.collection, key: owner.key, into: &state)
         }
-        transaction.setExtensionState(state, forKey: Self.stateKey(name))
+        state.isPersistent = isPersistent
+        transaction.setViewState(state, name)
         transaction.engineTransaction.markChanged()
         transaction.noteViewChange(name)
         transaction.viewDidRepopulate(name)

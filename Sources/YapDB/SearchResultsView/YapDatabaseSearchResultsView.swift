@@ -56,6 +56,7 @@ open class YapDatabaseSearchResultsView: YapDatabaseAutoView, @unchecked Sendabl
         })
         let viewOptions = YapDatabaseViewOptions()
         viewOptions.allowedCollections = options?.allowedCollections
+        viewOptions.isPersistent = options?.isPersistent ?? false
         inner = YapDatabaseFilteredView(parentViewName: parentViewName, filtering: filtering,
                                         versionTag: Self.tag(baseTag, query: ""), options: viewOptions)
         super.init(grouping: .withKeyBlock { _, _, _ in nil }, sorting: .withKeyBlock { _, _, _, _, _, _ in .orderedSame },
@@ -76,6 +77,7 @@ open class YapDatabaseSearchResultsView: YapDatabaseAutoView, @unchecked Sendabl
         baseTag = Self.clean(versionTag ?? "")
         let viewOptions = YapDatabaseViewOptions()
         viewOptions.allowedCollections = options?.allowedCollections
+        viewOptions.isPersistent = options?.isPersistent ?? false
         super.init(grouping: Self.matching(grouping, live), sorting: sorting, versionTag: Self.tag(baseTag, query: ""),
                    options: viewOptions)
         live.view = self
@@ -124,7 +126,9 @@ open class YapDatabaseSearchResultsView: YapDatabaseAutoView, @unchecked Sendabl
             return inner.prepare(name: name, transaction: transaction)
         }
         config.withLock { $0.versionTag = empty }
-        transaction.setExtensionState(ViewState(versionTag: empty, transaction: transaction), forKey: Self.stateKey(name))
+        var state = ViewState(versionTag: empty, transaction: transaction)
+        state.isPersistent = isPersistent
+        transaction.setViewState(state, name)
         transaction.engineTransaction.markChanged()
         transaction.noteViewChange(name)
         return true
@@ -223,7 +227,7 @@ open class YapDatabaseSearchResultsView: YapDatabaseAutoView, @unchecked Sendabl
 
     /// The current query as of `transaction`.
     func query(in transaction: YapDatabaseReadTransaction, name: String) -> String {
-        guard let state = transaction.extensionState(YapDatabaseAutoView.stateKey(name)) as? ViewState else { return "" }
+        guard let state = transaction.viewState(name) else { return "" }
         return Self.query(inTag: state.versionTag)
     }
 
@@ -265,7 +269,7 @@ final class SearchResultsLive: @unchecked Sendable {
         // While the view changes its state is out of the transaction (it is being updated in
         // place): the query is then the one last seen, which is the state's (a search sets both).
         let text: String
-        if let state = transaction.extensionState(YapDatabaseAutoView.stateKey(name)) as? ViewState {
+        if let state = transaction.viewState(name) {
             text = YapDatabaseSearchResultsView.query(inTag: state.versionTag)
             self.state.withLock { $0.query = text }
         } else {
