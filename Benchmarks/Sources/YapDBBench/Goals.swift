@@ -122,6 +122,14 @@ func goals(rows: Int, hugeRows: Int?) -> [Goal] {
         Goal.atLeast(issue: "11", "W12", "MIN of a column ≥ 10× SQLite", 10, row: "MIN(a)` over", than: .sqliteNormal),
         Goal(issue: "11", workload: "W12", text: "added cost per write of two indexed columns ≤ 1.5× SQLite's (YapDB ÷ SQLite)",
              direction: .atMost, target: 1.5, measure: { $0.timeOver("W12", "added cost per write", .sqliteNormal) }, unit: .ratio),
+        // Issue 22 (relationships).
+        Goal.atLeast(issue: "22", "W13", "cascade delete of a parent with 10,000 children ≥ 3× SQLite", 3,
+                     row: "cascade delete of 1 parent", than: .sqliteNormal),
+        Goal.atLeast(issue: "22", "W13", "cascade delete of 100 × 100 in one commit ≥ 3× SQLite", 3,
+                     row: "cascade delete of 100 parents", than: .sqliteNormal),
+        Goal.atLeast(issue: "22", "W13", "edges by destination ≥ 2× SQLite", 2, row: "edges by destination", than: .sqliteNormal),
+        Goal(issue: "22", workload: "W13", text: "added cost per write of 3 protocol edges ≤ 1.5× SQLite's foreign keys (YapDB ÷ SQLite)",
+             direction: .atMost, target: 1.5, measure: { $0.timeOver("W13", "added cost per write of a node", .sqliteNormal) }, unit: .ratio),
         // Issue 6, where issue 9 does not restate them.
         Goal(issue: "6", workload: "W2", text: "(for reference) durable commit p50 ≤ 1.15× the overwrite floor", direction: .atMost, target: 1.15,
              measure: { r in
