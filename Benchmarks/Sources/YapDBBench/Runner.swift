@@ -13,6 +13,8 @@ struct Settings: Sendable {
     var jsonPath: String?
     /// Rewrite the report from this finished run's JSON instead of running.
     var reportFrom: String?
+    /// Merge this run's workloads into that finished run's JSON before writing the report.
+    var mergeInto: String?
 
     /// W8 also at `hugeRows` rows (`--huge`; 10M by default, `--huge-rows` for a smaller try).
     var huge = false

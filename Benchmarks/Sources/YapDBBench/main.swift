@@ -1,11 +1,12 @@
 import Foundation
 
 // yapdb-bench: YapDB, SQLite, GRDB and LMDB on the same workloads (W1–W10 of issue 6, W11 and the
-// fresh-process open and memory figures of issue 9, W12 secondary indexes of issue 11), interleaved,
-// medians of several runs, ratios per pair; writes docs/benchmarks.md and docs/benchmarks.json.
+// fresh-process open and memory figures of issue 9, W12 secondary indexes of issue 11, W14 full-text
+// search of issue 23), interleaved, medians of several runs, ratios per pair; writes
+// docs/benchmarks.md and docs/benchmarks.json.
 //
 //   yapdb-bench [--size quick|full] [--huge] [--only W1,W4] [--engines sqlite,grdb,lmdb,floor]
-//               [--work DIR] [--markdown PATH] [--json PATH] [--profiles PATH]
+//               [--work DIR] [--markdown PATH] [--json PATH] [--profiles PATH] [--merge-into JSON]
 //               [--perf-control CTL_FIFO,ACK_FIFO]
 
 let arguments = Array(CommandLine.arguments.dropFirst())
@@ -63,7 +64,8 @@ try FileManager.default.createDirectory(at: settings.workFolder, withIntermediat
 let workloads: [(String, () throws -> Void)] = [
     ("W1", runner.runW1), ("W2", runner.runW2), ("W3", runner.runW3), ("W4", runner.runW4),
     ("W5", runner.runW5), ("W6", runner.runW6), ("W8", runner.runW8), ("W7", runner.runW7),
-    ("W9", runner.runW9), ("W10", runner.runW10), ("W11", runner.runW11), ("W12", runner.runW12),
+    ("W9", runner.runW9), ("W10", runner.runW10), ("W11", runner.runW11), ("W12", runner.runW12), ("W13", runner.runW13),
+    ("W14", runner.runW14),
     // W12's queries alone (no maintenance loads), for profiling: only when named.
     ("W12Q", runner.runW12QueriesOnly),
 ]
@@ -99,6 +101,29 @@ runner.results.table.sort { lhs, rhs in
 runner.results.goals = goals(rows: runner.results.rows, hugeRows: runner.results.hugeRows).map { $0.evaluate(runner.results) }
 for goal in runner.results.goals where goal.met != nil {
     log("goal \(goal.workload) \(goal.goal): \(goal.measuredText) — \(goal.met! ? "met" : "missed")")
+}
+
+// `--merge-into JSON`: this run's workloads replace theirs in a finished run's results (the
+// other workloads' rows, goals and notes stay), which then stand for the run (W14 alone, say).
+if let path = settings.mergeInto {
+    do {
+        var previous = try JSONDecoder().decode(RunResults.self, from: Data(contentsOf: URL(fileURLWithPath: path)))
+        let ran = Set(runner.results.table.map(\.workload))
+        previous.table.removeAll { ran.contains($0.workload) }
+        previous.table += runner.results.table
+        previous.table.sort { (Int($0.workload.dropFirst()) ?? 0) < (Int($1.workload.dropFirst()) ?? 0) }
+        let fresh = goals(rows: previous.rows, hugeRows: previous.hugeRows).map { $0.evaluate(previous) }
+        previous.goals.removeAll { ran.contains($0.workload) }
+        previous.goals += fresh.filter { ran.contains($0.workload) }
+        let prefix = "\(ran.sorted().joined(separator: ", ")) (\(settings.size.rawValue) run of \(runner.results.date), merged)"
+        previous.notes.removeAll { note in ran.contains { note.hasPrefix("\($0) ") || note.hasPrefix("\($0):") } }
+        previous.notes += runner.results.notes.map { $0.hasPrefix("W") ? $0 : "\(prefix): \($0)" }
+        runner.results = previous
+        log("merged \(ran.sorted()) into \(path)")
+    } catch {
+        log("cannot merge into \(path): \(error)")
+        exit(1)
+    }
 }
 
 if let path = settings.jsonPath {

@@ -114,9 +114,16 @@ struct RelationshipState: Sendable {
         [UInt8(truncatingIfNeeded: rules.rawValue), UInt8(truncatingIfNeeded: rules.rawValue >> 8)]
     }
 
-    /// Whether `edge` fits a tree entry (its longer key plus the rules).
+    /// Whether `edge` fits a tree entry (its key — both trees' keys have the same length — plus
+    /// the rules), counted without building the key.
     func fits(_ edge: StoredEdge) -> Bool {
-        Self.sourceKey(edge).count + 2 <= bySource.format.maximumEntrySize
+        func escapedCount<C: Collection<UInt8>>(_ bytes: C) -> Int { bytes.count + bytes.reduce(0) { $0 + ($1 == 0 ? 1 : 0) } + 2 }
+        var count = escapedCount(edge.source.collection.utf8) + escapedCount(edge.source.key.utf8) + escapedCount(edge.name.utf8) + 2
+        switch edge.destination {
+        case .node(let pair): count += escapedCount(pair.collection.utf8) + escapedCount(pair.key.utf8)
+        case .file(let bytes): count += escapedCount(bytes)
+        }
+        return count + 2 <= bySource.format.maximumEntrySize
     }
 
     /// The smallest key above every key that starts with `prefix` (nil: none).

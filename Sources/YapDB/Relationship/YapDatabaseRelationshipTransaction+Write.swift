@@ -63,8 +63,10 @@ extension YapDatabaseRelationshipTransaction {
 
     /// Stores `edge` (new, or with changed rules) and queues the check of its ends.
     func store(_ edge: StoredEdge) {
-        guard let state else { return }
-        guard state.fits(edge) else {
+        // No copy of the state may outlive this check: `update` changes the trees in place only
+        // while the transaction holds the one reference.
+        guard let fits = state?.fits(edge) else { return }
+        guard fits else {
             YapDatabaseLogging.log(.error, "relationship \(name): an edge's names and keys are too long to store; ignored: \(publicEdge(edge))")
             return
         }
