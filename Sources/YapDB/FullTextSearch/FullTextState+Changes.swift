@@ -54,6 +54,9 @@ extension FullTextState {
     mutating func setRow(_ rowid: UInt64, _ analysis: FullTextAnalysis, newest: Bool = false) throws(PageError) {
         precondition(analysis.lengths.count == columnCount, "FullTextState: \(analysis.lengths.count) columns for \(columnCount)")
         if !newest { try removeRow(rowid) }
+        // A new row's postings wait in `pending` only while every pending row id is below it.
+        let defers = newest && (pendingLastRowid.map { $0 < rowid } ?? true)
+        if newest && !defers { try mergePending() }
         var entry: [UInt8] = []
         entry.appendVarint(UInt64(columnCount))
         for length in analysis.lengths { entry.appendVarint(UInt64(length)) }
@@ -62,20 +65,26 @@ extension FullTextState {
         try Self.storeChunked(&documents, entry, chunkSize: chunkSize) { Self.documentKey(rowid, chunk: $0) }
         let length = analysis.totalLength
         for (term, columns) in analysis.terms {
-            try adjustFrequency(term, by: 1)
             let hits = columns.map { (column: $0.column, count: $0.positions.count) }
-            try insertPosting(term, FullTextPosting(rowid: rowid, hits: hits), length: length, newest: newest)
+            if defers {
+                addPending(term, FullTextPosting(rowid: rowid, hits: hits), length: length)
+            } else {
+                try adjustFrequency(term, by: 1)
+                try insertPosting(term, FullTextPosting(rowid: rowid, hits: hits), length: length, newest: newest)
+            }
             try Self.storeChunked(&positions, FullTextPositions.encode(columns), chunkSize: chunkSize) {
                 Self.positionsKey(term, rowid: rowid, chunk: $0)
             }
         }
         documentCount += 1
         totalLength += length
+        if pendingBytes > Self.pendingLimit { try mergePending() }
     }
 
     /// Takes row `rowid` out of the index. Returns whether it was in it.
     @discardableResult
     mutating func removeRow(_ rowid: UInt64) throws(PageError) -> Bool {
+        try mergePending()
         guard let stored = try document(rowid) else { return false }
         for term in stored.terms {
             try adjustFrequency(term, by: -1)
@@ -94,6 +103,8 @@ extension FullTextState {
         postings.removeAll()
         positions.removeAll()
         documents.removeAll()
+        pending.removeAll()
+        pendingBytes = 0
         documentCount = 0
         totalLength = 0
     }
@@ -117,7 +128,7 @@ extension FullTextState {
         }
     }
 
-    private mutating func adjustFrequency(_ term: String, by delta: Int) throws(PageError) {
+    mutating func adjustFrequency(_ term: String, by delta: Int) throws(PageError) {
         let key = Array(term.utf8)
         var old = 0
         if let bytes = try terms.value(forKey: key) { old = try Self.decodeFrequency(bytes) }
@@ -190,7 +201,7 @@ extension FullTextState {
     }
 
     /// Writes `block` under its key, split into as many blocks as the limits need.
-    private mutating func writeBlocks(_ term: String, _ block: FullTextPostingBlock) throws(PageError) {
+    mutating func writeBlocks(_ term: String, _ block: FullTextPostingBlock) throws(PageError) {
         let limit = blockLimit(term)
         var pending = [block]
         while let next = pending.popLast() {

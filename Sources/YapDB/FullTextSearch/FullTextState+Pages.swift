@@ -24,6 +24,7 @@ extension FullTextState: PagedExtensionState {
     }
 
     func writePages(_ pages: ExtensionPageWriter) throws(StorageError) -> ExtensionPagesWritten {
+        precondition(pending.isEmpty, "FullTextState: pending postings reached the commit unmerged")
         var flushes: [PageFlush] = []
         for tree in trees { flushes.append(try pages.flush(tree)) }
         let roots = zip(trees, flushes).map { $0.root(after: $1) }
@@ -31,6 +32,7 @@ extension FullTextState: PagedExtensionState {
     }
 
     func copyPages(_ pages: ExtensionPageWriter) throws(StorageError) -> ExtensionPagesWritten {
+        precondition(pending.isEmpty, "FullTextState: pending postings reached the commit unmerged")
         var copies: [PageCopy] = []
         for tree in trees { copies.append(try pages.copy(tree)) }
         let roots = zip(trees, copies).map { $0.root(after: $1.flush) }

@@ -34,6 +34,13 @@ struct FullTextState: Sendable {
     var documentCount: Int = 0
     /// Tokens over every column of every indexed row (bm25's average length).
     var totalLength: Int = 0
+    /// Postings of rows inserted in this transaction not yet in `terms`/`postings`, per term in
+    /// row id order (see FullTextState+Pending.swift). Never written: merged before the commit.
+    var pending: [String: [PendingPosting]] = [:]
+    /// Roughly the memory `pending` holds; past `pendingLimit` it is merged.
+    var pendingBytes = 0
+    /// The row id of the last pending row (nil when none).
+    var pendingRowid: UInt64?
 
     init(versionTag: String, signature: String, columnCount: Int, format: PageFormat = PageFormat(),
          source: any PageSource = EmptyPageSource()) {

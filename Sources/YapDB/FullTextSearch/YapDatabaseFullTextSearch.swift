@@ -234,6 +234,17 @@ open class YapDatabaseFullTextSearch: YapDatabaseExtension, @unchecked Sendable 
         didChangeRow(name: name, collection: collection, key: key, change: change, transaction: transaction)
     }
 
+    /// Merges the postings of the rows inserted in the transaction (FullTextState+Pending.swift).
+    override func willCommit(name: String, transaction: YapDatabaseReadWriteTransaction) {
+        mergePending(name, transaction)
+    }
+
+    /// Merges the transaction's pending postings into its state, if any wait.
+    func mergePending(_ name: String, _ transaction: YapDatabaseReadWriteTransaction) {
+        guard let state = transaction.extensionState(Self.stateKey(name)) as? FullTextState, state.hasPending else { return }
+        update(name, transaction) { state throws(PageError) in try state.mergePending() }
+    }
+
     override func willRemoveRow(name: String, collection: String, key: String, transaction: YapDatabaseReadWriteTransaction) {
         guard let entry = transaction.keydirEntry(collection: collection, key: key) else { return }
         update(name, transaction) { state throws(PageError) in try state.removeRow(entry.rowid) }
@@ -272,10 +283,11 @@ open class YapDatabaseFullTextSearch: YapDatabaseExtension, @unchecked Sendable 
     // MARK: Verification
 
     override func verifyState(name: String, transaction: YapDatabaseReadTransaction) -> [String] {
-        guard let stored = transaction.extensionState(Self.stateKey(name)) as? FullTextState else {
+        guard var stored = transaction.extensionState(Self.stateKey(name)) as? FullTextState else {
             return ["full-text search \(name): no stored index"]
         }
         do throws(PageError) {
+            try stored.mergePending()
             let rebuilt = try rebuild(name: name, transaction: transaction)
             return try stored.differences(from: rebuilt).map { "full-text search \(name): \($0)" }
         } catch {

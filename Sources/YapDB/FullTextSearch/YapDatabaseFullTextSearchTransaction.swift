@@ -40,8 +40,17 @@ public final class YapDatabaseFullTextSearchTransaction {
     /// The index as of the transaction.
     func state() throws(YapDatabaseError) -> FullTextState {
         databaseTransaction.checkValid()
-        guard let state = databaseTransaction.extensionState(stateKey) as? FullTextState else {
+        guard var state = databaseTransaction.extensionState(stateKey) as? FullTextState else {
             throw .corrupted(offset: 0, reason: "full-text search \(name) has no stored state")
+        }
+        // Rows inserted in this transaction may still wait to be merged: merge, store, read.
+        if state.hasPending, let readWrite = databaseTransaction as? YapDatabaseReadWriteTransaction {
+            fullTextSearch.mergePending(name, readWrite)
+            if let pendingFailure = readWrite.pendingFailure { throw pendingFailure }
+            guard let merged = databaseTransaction.extensionState(stateKey) as? FullTextState else {
+                throw .corrupted(offset: 0, reason: "full-text search \(name) has no stored state")
+            }
+            state = merged
         }
         return state
     }
