@@ -113,4 +113,46 @@ import Testing
             #expect(Self.found(tx, "delta") == ["d"])
         }
     }
+
+    /// Bulk inserts wait in memory and are merged per term: over several postings blocks, onto
+    /// a block an earlier transaction left, and past a read in the same transaction; the stored
+    /// index equals one built from scratch.
+    @Test func bulkInsertsMergeIntoTheSameIndexARebuildMakes() throws {
+        let fixture = try DatabaseFixture()
+        #expect(FullTextSearchTests.register(fixture.database))
+        let connection = fixture.database.newConnection()
+        var model: [String: String] = [:]
+        var rng = Generator(state: 7)
+        try connection.write { tx in
+            for index in 0..<50 {
+                let key = "a\(index)", text = "alpha " + Self.text(&rng)
+                tx.setObject(text, forKey: key, inCollection: nil)
+                model[key] = text
+            }
+        }
+        try connection.write { tx in
+            for index in 0..<700 {
+                let key = "b\(index)", text = "alpha " + Self.text(&rng)
+                tx.setObject(text, forKey: key, inCollection: nil)
+                model[key] = text
+                if index == 400 {
+                    #expect(Self.found(tx, "alpha").count == 451)
+                    #expect(Self.found(tx, "golf") == Self.expected(model, "golf"))
+                }
+            }
+            // An update after inserts merges them first.
+            tx.setObject("zulu", forKey: "b10", inCollection: nil)
+            model["b10"] = "zulu"
+        }
+        #expect(try fixture.database.verify().isValid)
+        connection.read { tx in
+            for word in Self.words + ["zulu"] { #expect(Self.found(tx, word) == Self.expected(model, word)) }
+        }
+        try fixture.reopen { database in _ = FullTextSearchTests.register(database) }
+        fixture.database.newConnection().read { tx in
+            #expect(Self.found(tx, "alpha") == Self.expected(model, "alpha"))
+            #expect(Self.found(tx, "zulu") == ["b10"])
+        }
+        #expect(try fixture.database.verify().isValid)
+    }
 }
