@@ -15,7 +15,10 @@ extension Keydir {
 
     /// The entry of (`collection`, `key`), or nil (also when the index cannot be read).
     func lookup(collection: String, key: String) -> KeydirEntry? {
-        lookup(rowKey: RowKey.encode(collection: collection, key: key), collection: collection, key: key)
+        do { return try entry(collection: collection, key: key) } catch {
+            Self.report(error, "row \(collection)/\(key)")
+            return nil
+        }
     }
 
     /// The entry of (`collection`, `key`), whose row key the caller has already made

@@ -36,7 +36,12 @@ extension SerializationRegistry {
         ///   serializer throws or nothing can serialize the value; nothing must be stored then.
         func serialize(_ part: Part, _ value: Any, forKey key: String, inCollection collection: String) throws(YapDatabaseError) -> Data {
             let table = table(part)
-            let chosen = table.collections[collection]?.serializer ?? table.defaults.serializer
+            return try serialize(with: table.collections[collection]?.serializer ?? table.defaults.serializer, value, forKey: key, inCollection: collection)
+        }
+
+        /// `serialize(_:_:forKey:inCollection:)` with the serializer already chosen (from
+        /// `writeRules(forCollection:)` of the same snapshot).
+        func serialize(with chosen: Serialize?, _ value: Any, forKey key: String, inCollection collection: String) throws(YapDatabaseError) -> Data {
             do {
                 switch chosen {
                 case .custom(let serializer)?:
@@ -109,6 +114,23 @@ extension SerializationRegistry {
                 || table.collections.values.contains { $0.preSanitizer != nil || $0.postSanitizer != nil }
         }
 
+        /// Everything a write of `collection`'s rows consults, resolved once (each part: the
+        /// collection's registration, else the default): a transaction keeps the rules of the
+        /// collection it wrote last, so a bulk write hashes the collection name once instead of
+        /// five times per row.
+        func writeRules(forCollection collection: String) -> WriteRules {
+            func resolved(_ table: Table) -> Entry {
+                let own = table.collections[collection]
+                return Entry(serializer: own?.serializer ?? table.defaults.serializer,
+                             deserializer: own?.deserializer ?? table.defaults.deserializer,
+                             preSanitizer: own?.preSanitizer ?? table.defaults.preSanitizer,
+                             postSanitizer: own?.postSanitizer ?? table.defaults.postSanitizer)
+            }
+            return WriteRules(collection: collection, object: resolved(object), metadata: resolved(metadata),
+                              objectPolicy: objectPolicy(forCollection: collection),
+                              metadataPolicy: metadataPolicy(forCollection: collection))
+        }
+
         /// The object policy of `collection` (its own, else the default).
         func objectPolicy(forCollection collection: String) -> YapDatabasePolicy {
             objectPolicies[collection] ?? defaultObjectPolicy
@@ -117,6 +139,41 @@ extension SerializationRegistry {
         /// The metadata policy of `collection` (its own, else the default).
         func metadataPolicy(forCollection collection: String) -> YapDatabasePolicy {
             metadataPolicies[collection] ?? defaultMetadataPolicy
+        }
+    }
+}
+
+extension SerializationRegistry {
+    /// The registrations that apply to one collection's writes in one snapshot
+    /// (`Snapshot.writeRules(forCollection:)`). A class, so a transaction keeps it with one
+    /// reference. Immutable.
+    final class WriteRules {
+        let collection: String
+        let object: Entry
+        let metadata: Entry
+        let objectPolicy: YapDatabasePolicy
+        let metadataPolicy: YapDatabasePolicy
+
+        init(collection: String, object: Entry, metadata: Entry, objectPolicy: YapDatabasePolicy, metadataPolicy: YapDatabasePolicy) {
+            self.collection = collection
+            self.object = object
+            self.metadata = metadata
+            self.objectPolicy = objectPolicy
+            self.metadataPolicy = metadataPolicy
+        }
+
+        /// The entry of `part`.
+        func entry(_ part: Part) -> Entry { part == .object ? object : metadata }
+
+        /// The value to serialize and cache for `value`: the pre-sanitizer's result, or `value`.
+        func preSanitize(_ part: Part, _ value: Any, forKey key: String) -> Any {
+            guard let sanitizer = entry(part).preSanitizer else { return value }
+            return sanitizer(collection, key, value)
+        }
+
+        /// Runs the post-sanitizer, if any, after `value` was stored.
+        func postSanitize(_ part: Part, _ value: Any, forKey key: String) {
+            entry(part).postSanitizer?(collection, key, value)
         }
     }
 }

@@ -105,7 +105,7 @@ extension YapDatabaseConnection {
     /// Whether this connection's object cache (or, with `metadata`, its metadata cache) holds
     /// the key. For tests; any thread outside this connection's transactions.
     func isCached(key: String, inCollection collection: String?, metadata: Bool = false) -> Bool {
-        queue.sync { (metadata ? metadataCache : objectCache).contains(collection: collection ?? "", key: key) }
+        onQueueExclusively { (metadata ? metadataCache : objectCache).contains(collection: collection ?? "", key: key) }
     }
 
     /// What a cache on another connection holds under `policy`: the same instance (`.share`),
@@ -154,7 +154,7 @@ extension YapDatabaseConnection {
     /// Whether a long-lived read transaction is open.
     public func isInLongLivedReadTransaction() -> Bool {
         if activeThread.load(ordering: .acquiring) == Self.currentThread { return longLived != nil }
-        return queue.sync { longLived != nil }
+        return onQueueExclusively { longLived != nil }
     }
 
     /// Makes a read-write transaction that would implicitly end the long-lived read

@@ -110,9 +110,11 @@ extension YapDatabaseConnection {
         pending.add(1, ordering: .relaxed)
         let target = completionQueue ?? database.defaultCompletionQueueForUser
         queue.async { [self] in
-            activeThread.store(Self.currentThread, ordering: .releasing)
-            work()
-            activeThread.store(0, ordering: .releasing)
+            exclusive.withLock { _ in
+                activeThread.store(Self.currentThread, ordering: .releasing)
+                work()
+                activeThread.store(0, ordering: .releasing)
+            }
             pending.subtract(1, ordering: .relaxed)
             if let completionBlock { target.async(execute: completionBlock) }
         }
@@ -151,26 +153,45 @@ extension YapDatabaseConnection {
 
     // MARK: Running
 
-    /// Runs `body` on the connection's queue, detecting the deadlock of a synchronous
-    /// transaction started from inside a transaction of the same connection.
+    /// Runs `body` as this connection's transaction-time work, one at a time with the rest and
+    /// after everything queued before it, detecting the deadlock of a synchronous transaction
+    /// started from inside a transaction of the same connection.
+    ///
+    /// When nothing is queued or running (`pending` is 0 and `exclusive` is free), `body` runs
+    /// at once on the calling thread, holding `exclusive`: no hop through `queue`. Otherwise it
+    /// waits its turn on `queue`. Either way it holds `exclusive`, so work that arrives on the
+    /// queue meanwhile waits for it; and a caller that finds work pending takes the queue, so
+    /// the order of submission is kept.
     func onQueue<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
         let me = Self.currentThread
         if activeThread.load(ordering: .acquiring) == me {
             preconditionFailure("YapDatabaseConnection misuse: a synchronous transaction was started from inside a transaction on the same connection; this would deadlock")
         }
-        pending.add(1, ordering: .relaxed)
-        defer { pending.subtract(1, ordering: .relaxed) }
         var result: Result<T, E>?
-        queue.sync {
+        pending.add(1, ordering: .acquiringAndReleasing)
+        defer { pending.subtract(1, ordering: .relaxed) }
+        func run() {
             activeThread.store(me, ordering: .releasing)
             result = Result { () throws(E) -> T in try body() }
             activeThread.store(0, ordering: .releasing)
         }
+        // Idle: this call is the only pending work (its own count is the 1).
+        if pending.load(ordering: .acquiring) == 1, exclusive.withLockIfAvailable({ _ in run() }) != nil {
+            return try result!.get()
+        }
+        queue.sync { exclusive.withLock { _ in run() } }
         return try result!.get()
     }
 
+    /// Runs `work` on the connection's queue holding `exclusive` (the non-transaction
+    /// members that read transaction-time state from another thread; not counted as pending
+    /// transactions).
+    func onQueueExclusively<T>(_ work: () -> T) -> T {
+        queue.sync { exclusive.withLock { _ in work() } }
+    }
+
     func checkPermitted(_ kind: YapDatabasePermittedTransactions, _ description: String) {
-        let permitted = permittedTransactions
+        let permitted = YapDatabasePermittedTransactions(rawValue: permittedBits.load(ordering: .acquiring))
         guard permitted.contains(kind) else {
             preconditionFailure("YapDatabaseConnection misuse: \(description) transaction is not permitted on this connection (permittedTransactions = \(permitted.rawValue))")
         }
@@ -236,7 +257,8 @@ extension YapDatabaseConnection {
                 if !tx.isRolledBack, tx.pendingFailure == nil { tx.runWillCommitHooks() }
                 if let failure = tx.pendingFailure { throw failure }
                 if tx.isRolledBack { engineTx.rollback(); return }
-                tx.prepareCommit()
+                // Nothing to commit: the engine publishes nothing, so nothing is built for observers.
+                if engineTx.hasChanges { tx.prepareCommit() }
             }, runsBodyWhenRefused: runsWhenRefused, didCommit: { changeset in
                 if let record = changeset.attachment as? CommitRecord { database.didCommit(record) }
             })

@@ -50,11 +50,21 @@ public final class YapDatabaseConnection: @unchecked Sendable {
         var version = 1
     }
     let settings: Mutex<Settings>
+    /// `settings.version`, readable without the lock: a transaction start compares it with
+    /// `appliedSettings` and takes the lock only when the settings changed.
+    let settingsVersion = Atomic<Int>(1)
+    /// `settings.permitted`'s bits, readable without the lock (every transaction start checks them).
+    let permittedBits = Atomic<UInt>(YapDatabasePermittedTransactions.anyTransaction.rawValue)
     let pending = Atomic<Int>(0)
     let reflectedSnapshot: Atomic<UInt64>
     /// The thread running this connection's transaction right now (0 when none): a sync
     /// transaction started on that thread again would deadlock.
     let activeThread = Atomic<UInt>(0)
+    /// Held by whatever runs this connection's transaction-time work: a block on `queue`, or a
+    /// synchronous transaction that found the connection idle and runs on its caller's thread
+    /// (`onQueue`). It is what keeps that work one at a time now that not all of it is on the
+    /// queue.
+    let exclusive = Mutex<Void>(())
 
     init(database: YapDatabase, config: YapDatabaseConnectionConfig) {
         self.database = database
@@ -121,7 +131,12 @@ public final class YapDatabaseConnection: @unchecked Sendable {
     /// Which kinds of transaction this connection allows; a violation stops the program.
     public var permittedTransactions: YapDatabasePermittedTransactions {
         get { settings.withLock { $0.permitted } }
-        set { settings.withLock { $0.permitted = newValue } }
+        set {
+            settings.withLock { s in
+                s.permitted = newValue
+                permittedBits.store(newValue.rawValue, ordering: .releasing)
+            }
+        }
     }
 
     /// Applies a settings change now when called inside this connection's transaction (on its
@@ -130,12 +145,14 @@ public final class YapDatabaseConnection: @unchecked Sendable {
         settings.withLock { s in
             change(&s)
             s.version += 1
+            settingsVersion.store(s.version, ordering: .releasing)
         }
         if activeThread.load(ordering: .acquiring) == Self.currentThread { applySettings() }
     }
 
     /// Brings the caches in line with the settings (on the queue).
     func applySettings() {
+        guard settingsVersion.load(ordering: .acquiring) != appliedSettings else { return }
         let s = settings.withLock { $0 }
         guard s.version != appliedSettings else { return }
         appliedSettings = s.version
@@ -166,7 +183,7 @@ public final class YapDatabaseConnection: @unchecked Sendable {
             }
             if flags.contains(.internal) { extensionConnections.removeAll() }
         }
-        if activeThread.load(ordering: .acquiring) == Self.currentThread { work() } else { queue.sync(execute: work) }
+        if activeThread.load(ordering: .acquiring) == Self.currentThread { work() } else { onQueueExclusively(work) }
     }
 
     /// `flush(with:)` under YapDatabase's name.
@@ -183,7 +200,7 @@ public final class YapDatabaseConnection: @unchecked Sendable {
     public func ext(_ name: String) -> Any? {
         let work = { [self] () -> AnyObject? in extensionConnection(name) }
         if activeThread.load(ordering: .acquiring) == Self.currentThread { return work() }
-        return queue.sync(execute: work)
+        return onQueueExclusively(work)
     }
 
     func extensionConnection(_ name: String) -> AnyObject? {

@@ -111,9 +111,11 @@ public class YapDatabaseReadTransaction {
         checkValid()
         var keys: [String] = []
         keys.reserveCapacity(withKeydir { $0.rowCount(inCollection: collection ?? "") })
-        keydir.eachKey(inCollection: collection ?? "") { key, _ in
-            keys.append(key)
-            return true
+        withKeydir { keydir in
+            keydir.eachKey(inCollection: collection ?? "") { key, _ in
+                keys.append(key)
+                return true
+            }
         }
         return keys
     }
@@ -402,29 +404,41 @@ public class YapDatabaseReadTransaction {
                         readsObjects: Bool = false, _ step: (String, String, KeydirEntry, inout Bool) -> Void) {
         checkValid()
         let name = collection ?? ""
-        let snapshot = keydir
         let prefetch = readsObjects ? { (entry: KeydirEntry) in self.prefetchObject(at: entry.object) } : nil
-        iterate { stop in
-            snapshot.eachKey(inCollection: name, from: from, through: through, reversed: reversed, prefetching: prefetch) { key, entry in
-                step(name, key, entry, &stop)
-                return afterStep(stop)
+        withIterationKeydir { keydir in
+            iterate { stop in
+                keydir.eachKey(inCollection: name, from: from, through: through, reversed: reversed, prefetching: prefetch) { key, entry in
+                    step(name, key, entry, &stop)
+                    return afterStep(stop)
+                }
             }
         }
+    }
+
+    /// Calls `body` with the key directory an iteration walks: a read-only transaction's
+    /// snapshot lent as it is (it never changes); a read-write transaction's own directory
+    /// copied, since a write inside the iteration (allowed when the block then stops) changes
+    /// it in place, under the walk.
+    final func withIterationKeydir<R>(_ body: (borrowing Keydir) -> R) -> R {
+        if let snapshot { return body(snapshot.keydir) }
+        let copied = keydir
+        return body(copied)
     }
 
     /// Runs an iteration over the rows of every collection that `filter` (if any) accepts by
     /// (collection, key); `step` handles one row and may set `stop`.
     func iterateAllEntries(filter: ((String, String) -> Bool)?, _ step: (String, String, KeydirEntry, inout Bool) -> Void) {
         checkValid()
-        let snapshot = keydir
-        iterate { stop in
-            for collection in snapshot.collectionNames() {
-                snapshot.eachKey(inCollection: collection) { key, entry in
-                    if let filter, !filter(collection, key) { return true }
-                    step(collection, key, entry, &stop)
-                    return afterStep(stop)
+        withIterationKeydir { keydir in
+            iterate { stop in
+                for collection in keydir.collectionNames() {
+                    keydir.eachKey(inCollection: collection) { key, entry in
+                        if let filter, !filter(collection, key) { return true }
+                        step(collection, key, entry, &stop)
+                        return afterStep(stop)
+                    }
+                    if stop { return }
                 }
-                if stop { return }
             }
         }
     }

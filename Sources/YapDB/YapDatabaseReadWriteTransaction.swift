@@ -40,6 +40,12 @@ public final class YapDatabaseReadWriteTransaction: YapDatabaseReadTransaction {
     /// Where each view held the row being changed or touched before the change, by view name
     /// (set by the view as it hears of the change; read by the view and the filtered views of it).
     var viewRowsBefore: [String: ViewRowBefore] = [:]
+    /// Row id → key of the rows the views compare (made when a view first needs it).
+    lazy var viewRowKeys = ViewRowKeyCache()
+    /// The registrations of the collection written last (the registrations a transaction uses
+    /// do not change during it). Unchecked for exclusive access: a transaction is used on one
+    /// queue, and this is read per written row.
+    @exclusivity(unchecked) private var lastRules: SerializationRegistry.WriteRules?
 
     /// The object passed to observers as the notification's `"custom"` value.
     public var yapDatabaseModifiedNotificationCustomObject: Any?
@@ -108,20 +114,21 @@ public final class YapDatabaseReadWriteTransaction: YapDatabaseReadTransaction {
         }
         let pair = CollectionKeyPair(collection: name, key: key)
         if let metadata {
-            let sanitized = connection.serialization.preSanitize(.metadata, metadata, forKey: key, inCollection: name)
-            guard let data = serialize(.metadata, sanitized, key: key, collection: name) else { return }
+            let rules = rules(forCollection: name)
+            let sanitized = rules.preSanitize(.metadata, metadata, forKey: key)
+            guard let data = serialize(.metadata, sanitized, key: key, rules: rules) else { return }
             guard engine({ () throws(StorageError) in
                 try data.withBytes { (raw: UnsafeRawBufferPointer) throws(StorageError) in
                     _ = try engineTransaction.setMetadata(raw, collection: name, key: key)
                 }
             }) else { return }
-            cacheMetadata(sanitized, pair)
-            connection.serialization.postSanitize(.metadata, sanitized, forKey: key, inCollection: name)
+            cacheMetadata(sanitized, pair, rules: rules)
+            rules.postSanitize(.metadata, sanitized, forKey: key)
         } else {
             guard engine({ () throws(StorageError) in _ = try engineTransaction.setMetadata(nil, collection: name, key: key) }) else { return }
-            cacheMetadata(nil, pair)
+            cacheMetadata(nil, pair, rules: rules(forCollection: name))
         }
-        touchedOnlyMetadata.remove(pair)
+        if !touchedOnlyMetadata.isEmpty { touchedOnlyMetadata.remove(pair) }
         for (extName, ext) in extensions {
             ext.didChangeRow(name: extName, collection: name, key: key, change: change, transaction: self)
         }
@@ -148,19 +155,30 @@ public final class YapDatabaseReadWriteTransaction: YapDatabaseReadTransaction {
     public func removeObject(forKey key: String, inCollection collection: String?) {
         checkValid()
         let name = collection ?? ""
-        guard keydirEntry(collection: name, key: key) != nil else { return }
-        noteMutation()
-        runRemoveHooks(will: true, collection: name, keys: [key])
-        for (extName, ext) in extensions { ext.willRemoveRow(name: extName, collection: name, key: key, transaction: self) }
-        guard engine({ () throws(StorageError) in _ = try engineTransaction.remove(collection: name, key: key) }) else { return }
-        let pair = CollectionKeyPair(collection: name, key: key)
+        // Hooks and extensions hear of a removal before it happens, so only then must the row's
+        // existence be known first; otherwise the engine's own lookup decides (one walk fewer).
+        let announces = !extensions.isEmpty
+        if announces {
+            guard keydirEntry(collection: name, key: key) != nil else { return }
+            noteMutation()
+            if hasHooks { runRemoveHooks(will: true, collection: name, keys: [key]) }
+            for (extName, ext) in extensions { ext.willRemoveRow(name: extName, collection: name, key: key, transaction: self) }
+        }
+        var removed = false
+        guard engine({ () throws(StorageError) in removed = try engineTransaction.remove(collection: name, key: key) != nil }),
+              removed else { return }
+        if !announces { noteMutation() }
         connection.objectCache.remove(collection: name, key: key)
         connection.metadataCache.remove(collection: name, key: key)
-        writtenObjects[pair] = nil
-        writtenMetadata[pair] = nil
-        touchedOnlyObjects.remove(pair)
-        touchedOnlyMetadata.remove(pair)
-        runRemoveHooks(will: false, collection: name, keys: [key])
+        // (Removals from empty tables are skipped: they hash the key even then.)
+        if !writtenObjects.isEmpty || !writtenMetadata.isEmpty || !touchedOnlyObjects.isEmpty || !touchedOnlyMetadata.isEmpty {
+            let pair = CollectionKeyPair(collection: name, key: key)
+            if !writtenObjects.isEmpty { writtenObjects[pair] = nil }
+            if !writtenMetadata.isEmpty { writtenMetadata[pair] = nil }
+            if !touchedOnlyObjects.isEmpty { touchedOnlyObjects.remove(pair) }
+            if !touchedOnlyMetadata.isEmpty { touchedOnlyMetadata.remove(pair) }
+        }
+        if announces, hasHooks { runRemoveHooks(will: false, collection: name, keys: [key]) }
     }
 
     /// Removes the rows with the given keys.
@@ -229,14 +247,14 @@ public final class YapDatabaseReadWriteTransaction: YapDatabaseReadTransaction {
     func write(_ object: Any, metadata: MetadataChange, key: String, collection: String) {
         checkValid()
         noteMutation()
-        let serialization = connection.serialization
-        let sanitizedObject = serialization.preSanitize(.object, object, forKey: key, inCollection: collection)
-        guard let objectData = serialize(.object, sanitizedObject, key: key, collection: collection) else { return }
+        let rules = rules(forCollection: collection)
+        let sanitizedObject = rules.preSanitize(.object, object, forKey: key)
+        guard let objectData = serialize(.object, sanitizedObject, key: key, rules: rules) else { return }
         var sanitizedMetadata: Any?
         var metadataData: Data?
         if case .set(let value) = metadata {
-            sanitizedMetadata = serialization.preSanitize(.metadata, value, forKey: key, inCollection: collection)
-            guard let data = serialize(.metadata, sanitizedMetadata!, key: key, collection: collection) else { return }
+            sanitizedMetadata = rules.preSanitize(.metadata, value, forKey: key)
+            guard let data = serialize(.metadata, sanitizedMetadata!, key: key, rules: rules) else { return }
             metadataData = data
         }
         let hook = rowHookCall(collection: collection, key: key, object: sanitizedObject, metadata: metadata, newMetadata: sanitizedMetadata)
@@ -263,19 +281,20 @@ public final class YapDatabaseReadWriteTransaction: YapDatabaseReadTransaction {
         }
         guard ok else { return }
         let pair = CollectionKeyPair(collection: collection, key: key)
-        cacheObject(sanitizedObject, pair)
-        touchedOnlyObjects.remove(pair)
+        cacheObject(sanitizedObject, pair, rules: rules)
+        // (`Set.remove` hashes even on an empty set: the guards keep a bulk load from hashing.)
+        if !touchedOnlyObjects.isEmpty { touchedOnlyObjects.remove(pair) }
         switch metadata {
         case .keep: break
         case .clear:
-            cacheMetadata(nil, pair)
-            touchedOnlyMetadata.remove(pair)
+            cacheMetadata(nil, pair, rules: rules)
+            if !touchedOnlyMetadata.isEmpty { touchedOnlyMetadata.remove(pair) }
         case .set:
-            cacheMetadata(sanitizedMetadata, pair)
-            touchedOnlyMetadata.remove(pair)
+            cacheMetadata(sanitizedMetadata, pair, rules: rules)
+            if !touchedOnlyMetadata.isEmpty { touchedOnlyMetadata.remove(pair) }
         }
-        serialization.postSanitize(.object, sanitizedObject, forKey: key, inCollection: collection)
-        if let sanitizedMetadata { serialization.postSanitize(.metadata, sanitizedMetadata, forKey: key, inCollection: collection) }
+        rules.postSanitize(.object, sanitizedObject, forKey: key)
+        if let sanitizedMetadata { rules.postSanitize(.metadata, sanitizedMetadata, forKey: key) }
         objectBeingWritten = (pair, sanitizedObject)
         for (extName, ext) in extensions {
             ext.didChangeRow(name: extName, collection: collection, key: key, change: change, transaction: self)
@@ -284,20 +303,20 @@ public final class YapDatabaseReadWriteTransaction: YapDatabaseReadTransaction {
         runModifyHooks(will: false, hook)
     }
 
-    func cacheObject(_ object: Any, _ pair: CollectionKeyPair) {
+    func cacheObject(_ object: Any, _ pair: CollectionKeyPair, rules: SerializationRegistry.WriteRules) {
         if connection.objectCacheOn {
             connection.objectCache.set(object, collection: pair.collection, key: pair.key)
             cacheTouched.insert(pair)
         }
-        if connection.serialization.objectPolicy(forCollection: pair.collection) != .containment { writtenObjects[pair] = object }
+        if rules.objectPolicy != .containment { writtenObjects[pair] = object }
     }
 
-    func cacheMetadata(_ metadata: Any?, _ pair: CollectionKeyPair) {
+    func cacheMetadata(_ metadata: Any?, _ pair: CollectionKeyPair, rules: SerializationRegistry.WriteRules) {
         if connection.metadataCacheOn {
             connection.metadataCache.set(metadata ?? NoMetadata.marker, collection: pair.collection, key: pair.key)
             cacheTouched.insert(pair)
         }
-        if connection.serialization.metadataPolicy(forCollection: pair.collection) != .containment {
+        if rules.metadataPolicy != .containment {
             writtenMetadata[pair] = metadata ?? NoMetadata.marker
         }
     }
@@ -324,10 +343,19 @@ public final class YapDatabaseReadWriteTransaction: YapDatabaseReadTransaction {
         if iterationDepth > 0 { mutatedDuringIteration = true }
     }
 
+    /// The registrations for writes to `collection` in this transaction (kept for the
+    /// collection written last).
+    func rules(forCollection collection: String) -> SerializationRegistry.WriteRules {
+        if let last = lastRules, last.collection == collection { return last }
+        let made = connection.serialization.writeRules(forCollection: collection)
+        lastRules = made
+        return made
+    }
+
     /// Serializes, or records the failure (the commit will fail with it) and returns nil.
-    func serialize(_ part: SerializationRegistry.Part, _ value: Any, key: String, collection: String) -> Data? {
+    func serialize(_ part: SerializationRegistry.Part, _ value: Any, key: String, rules: SerializationRegistry.WriteRules) -> Data? {
         do throws(YapDatabaseError) {
-            let data = try connection.serialization.serialize(part, value, forKey: key, inCollection: collection)
+            let data = try connection.serialization.serialize(with: rules.entry(part).serializer, value, forKey: key, inCollection: rules.collection)
             if data.count > connection.database.engine.options.maxValueSize { throw .valueTooLarge }
             return data
         } catch {
@@ -357,19 +385,7 @@ public final class YapDatabaseReadWriteTransaction: YapDatabaseReadTransaction {
     /// Builds what the commit carries to observers and other connections.
     func prepareCommit() {
         let engineChanges = engineTransaction.changeset
-        let count = engineChanges.changeCount
-        var objectChanges = Set<YapCollectionKey>(minimumCapacity: count), metadataChanges = Set<YapCollectionKey>(minimumCapacity: count)
-        var insertedKeys = Set<YapCollectionKey>(), removedKeys = Set<YapCollectionKey>()
-        engineChanges.forEachChange { pair, flags in
-            let key = YapCollectionKey(collection: pair.collection, key: pair.key)
-            if flags.contains(.object) { objectChanges.insert(key) }
-            if flags.contains(.metadata) { metadataChanges.insert(key) }
-            if flags.contains(.inserted) {
-                if insertedKeys.isEmpty { insertedKeys.reserveCapacity(count) }
-                insertedKeys.insert(key)
-            }
-            if flags.contains(.removed) { removedKeys.insert(key) }
-        }
+        let (objectChanges, metadataChanges, insertedKeys, removedKeys) = Self.publicKeySets(engineChanges)
         let changeset = YapDatabaseChangeset(
             snapshot: engineTransaction.baseSnapshot + 1,
             objectChanges: objectChanges, metadataChanges: metadataChanges,
@@ -388,6 +404,41 @@ public final class YapDatabaseReadWriteTransaction: YapDatabaseReadTransaction {
         engineTransaction.attach(CommitRecord(changeset: changeset, notification: notification, sharedObjects: sharedObjects,
                                               sharedMetadata: sharedMetadata, touchedObjects: touchedOnlyObjects,
                                               touchedMetadata: touchedOnlyMetadata))
+    }
+
+    /// The public changeset's four key sets from the engine's changes. When every change has
+    /// the same flags (a commit of only inserts, say), the keys are hashed into one set, which
+    /// the sets with those flags share (copy-on-write): a bulk load hashes each key once and
+    /// holds one table instead of three.
+    static func publicKeySets(_ changes: Changeset)
+        -> (object: Set<YapCollectionKey>, metadata: Set<YapCollectionKey>, inserted: Set<YapCollectionKey>, removed: Set<YapCollectionKey>) {
+        let count = changes.changeCount
+        guard count > 0 else { return ([], [], [], []) }
+        // One pass without hashing: are all the flags alike? (A key visited twice with
+        // different flags makes them differ, and takes the general path.)
+        var uniform: Changeset.ChangeFlags?, mixed = false
+        changes.forEachChange { _, flags in
+            if let uniform { if uniform != flags { mixed = true } } else { uniform = flags }
+        }
+        if !mixed, let flags = uniform {
+            var all = Set<YapCollectionKey>(minimumCapacity: count)
+            changes.forEachChange { pair, _ in all.insert(YapCollectionKey(collection: pair.collection, key: pair.key)) }
+            return (flags.contains(.object) ? all : [], flags.contains(.metadata) ? all : [],
+                    flags.contains(.inserted) ? all : [], flags.contains(.removed) ? all : [])
+        }
+        var objectChanges = Set<YapCollectionKey>(minimumCapacity: count), metadataChanges = Set<YapCollectionKey>(minimumCapacity: count)
+        var insertedKeys = Set<YapCollectionKey>(), removedKeys = Set<YapCollectionKey>()
+        changes.forEachChange { pair, flags in
+            let key = YapCollectionKey(collection: pair.collection, key: pair.key)
+            if flags.contains(.object) { objectChanges.insert(key) }
+            if flags.contains(.metadata) { metadataChanges.insert(key) }
+            if flags.contains(.inserted) {
+                if insertedKeys.isEmpty { insertedKeys.reserveCapacity(count) }
+                insertedKeys.insert(key)
+            }
+            if flags.contains(.removed) { removedKeys.insert(key) }
+        }
+        return (objectChanges, metadataChanges, insertedKeys, removedKeys)
     }
 
     /// Lets every extension finish its pending work before the commit (`willCommit`).

@@ -34,9 +34,10 @@ package final class SegmentTable: Sendable {
     /// `segments`. Segment numbers grow by one per roll and compaction retires old ones, so
     /// the numbers a table holds are close together.
     private let dense: [Segment?]
-    /// The maps of `dense`, alone: the lookup of every value read, without retaining and
-    /// releasing the file handle beside each map.
-    private let denseMappings: [FileMapping?]
+    /// The maps of `dense` as plain values: the lookup of every value read, with no reference
+    /// count touched (every reader of a segment would otherwise retain and release its one
+    /// shared map object, a cache line all threads write).
+    private let denseMappings: [MappedRegion?]
     private let lowest: UInt32
 
     package init(segments: [UInt32: Segment]) {
@@ -47,7 +48,7 @@ package final class SegmentTable: Sendable {
             var dense = [Segment?](repeating: nil, count: span)
             for (number, segment) in segments { dense[Int(number - low)] = segment }
             self.dense = dense
-            denseMappings = dense.map { $0?.mapping }
+            denseMappings = dense.map { $0?.mapping.map(MappedRegion.init) }
         } else {
             self.dense = []
             denseMappings = []
@@ -110,7 +111,7 @@ package final class SegmentTable: Sendable {
     /// generic call runs unspecialized and moves its result through value witnesses (more
     /// instructions than the read itself on the secondary index's range walk).
     package func readValue(at location: ValueLocation, _ body: (UnsafeRawBufferPointer?) throws(StorageError) -> Void) throws(StorageError) {
-        if let mapping = mapping(covering: location) { return try Self.readValue(at: location, in: mapping, body) }
+        if let region = region(covering: location) { return try region.readValue(at: location, body) }
         let segment = try self.segment(location)
         if let mapping = segment.mapping, Self.covers(mapping, location) { return try Self.readValue(at: location, in: mapping, body) }
         try SegmentReader.withValue(at: RecordLocation(location), in: segment.file, body)
@@ -126,7 +127,8 @@ package final class SegmentTable: Sendable {
     /// Starts loading the record at `location` into the CPU caches when it lies in its
     /// segment's map, for a read soon after. A hint: any other record is left alone.
     package func prefetch(_ location: ValueLocation) {
-        guard let mapping = mapping(covering: location) ?? (try? self.segment(location))?.mapping else { return }
+        if let region = region(covering: location) { return region.prefetch(location) }
+        guard let mapping = (try? self.segment(location))?.mapping else { return }
         mapping.prefetch(offset: Int(location.offset), length: Int(location.length))
     }
 
@@ -134,10 +136,17 @@ package final class SegmentTable: Sendable {
     /// table has no dense index, the segment is not mapped or the record ends past its map
     /// (callers then look the segment up with `segment(_:)`).
     @inline(__always)
-    private func mapping(covering location: ValueLocation) -> FileMapping? {
+    private func region(covering location: ValueLocation) -> MappedRegion? {
         let slot = Int(location.segment) &- Int(lowest)
-        guard slot >= 0, slot < denseMappings.count, let mapping = denseMappings[slot], Self.covers(mapping, location) else { return nil }
-        return mapping
+        guard slot >= 0, slot < denseMappings.count, let region = denseMappings[slot],
+              Int(location.offset) + Int(location.length) <= region.bytes.count else { return nil }
+        return region
+    }
+
+    /// The map object holding the record at `location` (as `region(covering:)`), for the
+    /// rarer reads that want it.
+    private func mapping(covering location: ValueLocation) -> FileMapping? {
+        region(covering: location)?.owner.takeUnretainedValue()
     }
 
     /// Calls `body` with the object of row `rowid` at `location` — a location an index keeps
@@ -199,5 +208,42 @@ extension RecordLocation {
 extension ValueLocation {
     init(_ location: RecordLocation) {
         self.init(segment: location.segment, offset: location.offset, length: location.length)
+    }
+}
+
+/// A segment's map as plain values: its bytes and the map object, not retained. Valid while
+/// the `SegmentTable` holding it lives, since the table's `segments` holds the map object
+/// (a reader holds the table through its snapshot for as long as it reads).
+///
+/// Sendable (`@unchecked`, no lock needed): both fields are `let`s set once, and the bytes are
+/// only ever read, like `FileMapping`'s own (which is Sendable for the same reason).
+private struct MappedRegion: @unchecked Sendable {
+    let bytes: UnsafeRawBufferPointer
+    let owner: Unmanaged<FileMapping>
+
+    init(_ mapping: FileMapping) {
+        bytes = mapping.bytes
+        owner = Unmanaged.passUnretained(mapping)
+    }
+
+    /// `SegmentReader.withValue(at:inMapped:path:_:)` on these bytes, the map borrowed for
+    /// its path (named in errors) without a reference count.
+    @inline(__always)
+    func readValue(at location: ValueLocation, _ body: (UnsafeRawBufferPointer?) throws(StorageError) -> Void) throws(StorageError) {
+        var failure: StorageError?
+        owner._withUnsafeGuaranteedRef { mapping in
+            do throws(StorageError) {
+                try SegmentReader.withValue(at: RecordLocation(location), inMapped: bytes, path: mapping.path, body)
+            } catch {
+                failure = error
+            }
+        }
+        if let failure { throw failure }
+    }
+
+    /// Starts loading the record at `location` into the CPU caches (a hint).
+    @inline(__always)
+    func prefetch(_ location: ValueLocation) {
+        owner._withUnsafeGuaranteedRef { $0.prefetch(offset: Int(location.offset), length: Int(location.length)) }
     }
 }

@@ -33,7 +33,17 @@ package final class WriteTransaction {
     @exclusivity(unchecked) package private(set) var changeset: Changeset
     /// Extension state; extensions replace their entries as they update.
     package var extensions: [String: any Sendable]
-    @exclusivity(unchecked) var usage: [UInt32: UInt64]
+    /// Live value bytes per segment, as this transaction leaves them. Bytes added to one
+    /// segment in a row (the active one, where every new record goes) are summed in
+    /// `pendingAdds` and settled into the table when another segment is touched or the table
+    /// is read, so a bulk load does no hashed update per row.
+    package var usage: [UInt32: UInt64] {
+        settleAdds()
+        return settledUsage
+    }
+    @exclusivity(unchecked) private var settledUsage: [UInt32: UInt64]
+    @exclusivity(unchecked) private var pendingSegment: UInt32 = 0
+    @exclusivity(unchecked) private var pendingAdds: UInt64 = 0
     @exclusivity(unchecked) var nextRowid: UInt64
     var began = false
     var wroteRecords = false
@@ -51,7 +61,7 @@ package final class WriteTransaction {
         baseSnapshot = state.snapshotNumber
         changeset = Changeset(snapshot: state.snapshotNumber + 1)
         extensions = state.extensions
-        usage = state.usage
+        settledUsage = state.usage
         nextRowid = state.nextRowid
     }
 
@@ -110,6 +120,18 @@ package final class WriteTransaction {
             return try SegmentReader.decodeValue(staged, offset: Int64(location.offset), path: state.log.file.path).1
         }
         return try state.segments.withValue(at: location) { $0.map { Array($0) } }
+    }
+
+    /// Calls `body` with the value at `location` (nil for a nil-metadata record), lent for the
+    /// call: decoded from the log writer's staging buffer if the record is still there, else
+    /// read in place as `SegmentTable.readValue(at:_:)` does.
+    package func withValue(at location: ValueLocation, _ body: (UnsafeRawBufferPointer?) -> Void) throws(StorageError) {
+        if let staged = state.log.stagedRecord(at: RecordLocation(location)) {
+            let value = try SegmentReader.decodeValue(staged, offset: Int64(location.offset), path: state.log.file.path).1
+            if let value { value.withUnsafeBytes { body($0) } } else { body(nil) }
+            return
+        }
+        try state.segments.readValue(at: location) { bytes in body(bytes) }
     }
 
     // MARK: Writes
@@ -196,7 +218,10 @@ package final class WriteTransaction {
         guard try entry(collection: collection, key: key) != nil else { return nil }
         try begin()
         try state.log.appendRemove(collection: collection, key: key)
-        let old = try tree { () throws(PageError) in try keydir.remove(collection: collection, key: key) }!
+        // The row was just found: the trees skip their existence walks.
+        guard let old = try tree({ () throws(PageError) in try keydir.remove(collection: collection, key: key, known: true) }) else {
+            throw .corrupted(offset: 0, reason: "the index lost row \(collection)/\(key) during its removal")
+        }
         subtract(old.object)
         if let m = old.metadata { subtract(m) }
         changeset.recordRemove(CollectionKeyPair(collection: collection, key: key))
@@ -229,7 +254,8 @@ package final class WriteTransaction {
         try begin()
         try state.log.appendRemoveAll()
         keydir.removeAll()
-        usage.removeAll()
+        settledUsage.removeAll()
+        pendingAdds = 0
         changeset.recordRemoveAll()
         wroteRecords = true
     }
@@ -269,10 +295,24 @@ package final class WriteTransaction {
         if name.utf8.count > Format.maxKeyLength { throw .tooLarge("name of \(name.utf8.count) bytes (limit \(Format.maxKeyLength))") }
     }
 
-    func add(_ location: ValueLocation) { usage[location.segment, default: 0] += UInt64(location.length) }
+    func add(_ location: ValueLocation) {
+        if location.segment != pendingSegment {
+            settleAdds()
+            pendingSegment = location.segment
+        }
+        pendingAdds &+= UInt64(location.length)
+    }
 
     func subtract(_ location: ValueLocation) {
-        let now = usage[location.segment, default: 0]
-        usage[location.segment] = now >= UInt64(location.length) ? now - UInt64(location.length) : 0
+        if location.segment == pendingSegment { settleAdds() }
+        let now = settledUsage[location.segment, default: 0]
+        settledUsage[location.segment] = now >= UInt64(location.length) ? now - UInt64(location.length) : 0
+    }
+
+    /// Moves the bytes summed in `pendingAdds` into `settledUsage`.
+    private func settleAdds() {
+        guard pendingAdds > 0 else { return }
+        settledUsage[pendingSegment, default: 0] += pendingAdds
+        pendingAdds = 0
     }
 }

@@ -26,6 +26,36 @@ package enum RowKey {
         return bytes
     }
 
+    /// Calls `body` with the row key of (`collection`, `key`), built in a temporary buffer
+    /// (on the stack when it is small) instead of a new array: the form for lookups, which need
+    /// the key only during the call.
+    @inline(__always)
+    package static func withEncoded<R>(collection: String, key: String, _ body: (UnsafeRawBufferPointer) -> R) -> R {
+        let length = encodedLength(collection: collection, key: key)
+        return withUnsafeTemporaryAllocation(byteCount: length, alignment: 1) { buffer in
+            var index = 0
+            for byte in collection.utf8 {
+                buffer[index] = byte
+                index &+= 1
+                if byte == 0 {
+                    buffer[index] = escapedZero
+                    index &+= 1
+                }
+            }
+            buffer[index] = 0
+            buffer[index &+ 1] = terminator
+            index &+= 2
+            let rest = UnsafeMutableRawBufferPointer(rebasing: buffer[index...])
+            if key.utf8.withContiguousStorageIfAvailable({ rest.copyMemory(from: UnsafeRawBufferPointer($0)) }) == nil {
+                for byte in key.utf8 {
+                    buffer[index] = byte
+                    index &+= 1
+                }
+            }
+            return body(UnsafeRawBufferPointer(buffer))
+        }
+    }
+
     /// The first byte string of `collection`'s range: its escaped name and the terminator.
     package static func prefix(_ collection: String, extra: Int = 0) -> [UInt8] {
         var bytes: [UInt8] = []

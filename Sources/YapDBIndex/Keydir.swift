@@ -112,9 +112,22 @@ package struct Keydir: Sendable {
     // MARK: Lookups
 
     /// The entry for (`collection`, `key`), or nil. One walk of the rows tree; no allocation
-    /// beyond the row key.
+    /// (the row key is built in a temporary buffer, `RowKey.withEncoded`).
     package func entry(collection: String, key: String) throws(PageError) -> KeydirEntry? {
-        try rows.entry(forKey: RowKey.encode(collection: collection, key: key))
+        var entry: KeydirEntry?, malformed = false, failure: PageError?
+        RowKey.withEncoded(collection: collection, key: key) { rowKey in
+            do throws(PageError) {
+                _ = try rows.find(rowKey) { bytes in
+                    entry = KeydirEntry(pageEncoded: bytes)
+                    malformed = entry == nil
+                }
+            } catch {
+                failure = error
+            }
+        }
+        if let failure { throw failure }
+        if malformed { throw .corrupt(page: .none, reason: .badEntry) }
+        return entry
     }
 
     /// The (collection, key) of the row with id `rowid`, or nil. One walk of the row-ids tree.
@@ -175,34 +188,66 @@ package struct Keydir: Sendable {
     }
 
     /// `forEachKey(inCollection:from:through:reversed:_:)` that hands each entry to `prefetch`
-    /// (when given) one entry before `body` gets it, so a caller can start loading the next
-    /// row's value while it works on this one. The rows, their order, the stop and the errors
-    /// are the same: a row read ahead after `body` stopped is dropped, and a damaged entry is
-    /// reported after the row before it was passed on.
+    /// (when given) `prefetchDepth` entries before `body` gets it, so a caller can start
+    /// loading the next rows' values while it works on this one (their loads overlap). The
+    /// rows, their order, the stop and the errors are the same: rows read ahead after `body`
+    /// stopped are dropped, and a damaged entry is reported after the rows before it were
+    /// passed on.
     package func forEachKey(inCollection collection: String, from: String? = nil, through: String? = nil, reversed: Bool = false,
                             prefetching prefetch: ((KeydirEntry) -> Void)?,
                             _ body: (String, KeydirEntry) throws -> Bool) throws {
         guard let prefetch else {
             return try forEachKey(inCollection: collection, from: from, through: through, reversed: reversed, body)
         }
-        var holding = false, stopped = false
-        var heldKey = "", heldEntry = KeydirEntry(rowid: 0, object: ValueLocation(segment: 0, offset: 0, length: 0), metadata: nil)
+        // A ring of the rows read but not yet passed on, in parallel arrays. (No nested
+        // function over these locals: its captures would cost a dynamic exclusivity check per
+        // access.)
+        let depth = Self.prefetchDepth
+        var keys: [String] = [], entries: [KeydirEntry] = []
+        keys.reserveCapacity(depth)
+        entries.reserveCapacity(depth)
+        var first = 0, stopped = false
+        var walkError: (any Error)?
         do {
             try forEachKey(inCollection: collection, from: from, through: through, reversed: reversed) { key, entry in
                 prefetch(entry)
-                if holding, try !body(heldKey, heldEntry) {
-                    (holding, stopped) = (false, true)
+                if keys.count < depth {
+                    keys.append(key)
+                    entries.append(entry)
+                    return true
+                }
+                // Pass on the oldest row; its slot then holds the newest.
+                let goOn: Bool
+                do { goOn = try body(keys[first], entries[first]) } catch {
+                    stopped = true
+                    throw error
+                }
+                guard goOn else {
+                    stopped = true
                     return false
                 }
-                (holding, heldKey, heldEntry) = (true, key, entry)
+                keys[first] = key
+                entries[first] = entry
+                first = (first &+ 1) & (depth &- 1)
                 return true
             }
         } catch {
-            if holding, !stopped { _ = try body(heldKey, heldEntry) }
-            throw error
+            if stopped { throw error }
+            walkError = error
         }
-        if holding, !stopped { _ = try body(heldKey, heldEntry) }
+        if !stopped {
+            var index = first
+            for _ in 0..<keys.count {
+                if try !body(keys[index], entries[index]) { break }
+                index = (index &+ 1) % keys.count
+            }
+        }
+        if let walkError { throw walkError }
     }
+
+    /// How many entries `forEachKey(…prefetching:…)` reads ahead of the one it passes on (a
+    /// power of two).
+    package static let prefetchDepth = 8
 
     /// Calls `body` with each row of every collection, in (collection, key) order, until it
     /// returns false. O(n).
@@ -310,10 +355,19 @@ package struct Keydir: Sendable {
     /// - Returns: the removed entry, or nil if there was no such row.
     @discardableResult
     package mutating func remove(collection: String, key: String) throws(PageError) -> KeydirEntry? {
+        try remove(collection: collection, key: key, known: false)
+    }
+
+    /// `remove(collection:key:)` for a row the caller has just looked up in this directory
+    /// (`known`): each tree's removal then skips the existence walk it makes first
+    /// (`PagedBTree.removeFound`), one walk of each tree instead of two.
+    @discardableResult
+    package mutating func remove(collection: String, key: String, known: Bool) throws(PageError) -> KeydirEntry? {
         let rowKey = RowKey.encode(collection: collection, key: key)
-        guard let bytes = try rows.remove(rowKey) else { return nil }
+        guard let bytes = try known ? rows.removeFound(rowKey) : rows.remove(rowKey) else { return nil }
         guard let old = bytes.withUnsafeBytes({ KeydirEntry(pageEncoded: $0) }) else { throw .corrupt(page: .none, reason: .badEntry) }
-        _ = try rowids.remove(RowKey.rowid(old.rowid))
+        let rowidKey = RowKey.rowid(old.rowid)
+        _ = try known ? rowids.removeFound(rowidKey) : rowids.remove(rowidKey)
         return old
     }
 

@@ -70,8 +70,9 @@ package struct ObjectCache {
         if lru.contains(key) { _ = lru.setValue(value, forKey: key) }
     }
 
-    /// Evicts one key.
+    /// Evicts one key. Hashes nothing when the cache is empty.
     package mutating func remove(collection: String, key: String) {
+        guard !lru.isEmpty else { return }
         remove(Key(collection: collection, key: key))
     }
 

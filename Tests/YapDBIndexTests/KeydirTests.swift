@@ -37,8 +37,8 @@ import TestSupport
             var reversed: [String] = []
             try keydir.forEachKey(inCollection: collection, reversed: true) { key, _ in reversed.append(key); return true }
             #expect(reversed == keys.reversed(), "\(context): reversed keys of \(collection)")
-            // The prefetching walk: the same rows in order, each handed to `prefetch` one row
-            // before the body gets it; a stop ends it at once.
+            // The prefetching walk: the same rows in order, each handed to `prefetch`
+            // `prefetchDepth` rows before the body gets it; a stop ends it at once.
             let ids = keys.map { model.rows[Row(collection: collection, key: $0)]!.rowid }
             var events: [String] = []
             var ahead: [String] = []
@@ -47,14 +47,15 @@ import TestSupport
                 ahead.append(key)
                 return true
             }
+            let depth = Keydir.prefetchDepth
             var expected: [String] = []
             for (i, id) in ids.enumerated() {
                 expected.append("p\(id)")
-                if i > 0 { expected.append("b\(ids[i - 1])") }
+                if i >= depth { expected.append("b\(ids[i - depth])") }
             }
-            if let last = ids.last { expected.append("b\(last)") }
+            for id in ids.suffix(min(depth, ids.count)) { expected.append("b\(id)") }
             #expect(ahead == keys, "\(context): prefetching walk of \(collection)")
-            #expect(events == expected, "\(context): prefetch one row ahead in \(collection)")
+            #expect(events == expected, "\(context): prefetch \(depth) rows ahead in \(collection)")
             var delivered = 0
             try keydir.forEachKey(inCollection: collection, prefetching: { _ in }) { _, _ in
                 delivered += 1

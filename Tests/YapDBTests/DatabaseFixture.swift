@@ -64,7 +64,12 @@ final class NotificationRecorder: @unchecked Sendable {
         return received
     }
 
-    func reset() { lock.lock(); received.removeAll(); lock.unlock() }
+    /// Forgets what was posted, once the notifications of every commit made so far have been
+    /// (so a commit made before the reset never shows up after it).
+    func reset() {
+        if let database { #expect(drainNotifications(database), "notifications posted within the bound") }
+        lock.lock(); received.removeAll(); lock.unlock()
+    }
 
     deinit { if let token { NotificationCenter.default.removeObserver(token) } }
 }

@@ -213,6 +213,42 @@ import Testing
         }
     }
 
+    /// Phrases are checked on the positions directly: order, adjacency inside one column only,
+    /// repeated terms, `^` at each column's start and column filters, alone and under AND.
+    @Test func phrasesAreCheckedOnAdjacentPositionsInOneColumn() throws {
+        let fixture = try DatabaseFixture()
+        let handler = YapDatabaseFullTextSearchHandler.withRowBlock { _, dict, _, _, object, metadata in
+            dict["title"] = object as? String
+            dict["body"] = metadata as? String
+        }
+        #expect(fixture.database.register(YapDatabaseFullTextSearch(columnNames: ["title", "body"], handler: handler), withName: "fts"))
+        let connection = fixture.database.newConnection()
+        try connection.write { tx in
+            tx.setObject("alpha beta", forKey: "1", inCollection: "t", withMetadata: "zeta")
+            tx.setObject("beta alpha", forKey: "2", inCollection: "t", withMetadata: "zeta")
+            tx.setObject("zeta alpha", forKey: "3", inCollection: "t", withMetadata: "beta zeta")
+            tx.setObject("alpha gamma beta", forKey: "4", inCollection: "t")
+            tx.setObject("alpha zeta alpha", forKey: "5", inCollection: "t", withMetadata: "beta")
+            tx.setObject("alpha alpha", forKey: "6", inCollection: "t", withMetadata: "alpha")
+        }
+        connection.read { tx in
+            #expect(Self.keys(tx, "\"alpha beta\"") == ["1"])
+            #expect(Self.keys(tx, "\"beta alpha\"") == ["2"])
+            #expect(Self.keys(tx, "\"alpha gamma beta\"") == ["4"])
+            #expect(Self.keys(tx, "\"alpha alpha\"") == ["6"])
+            #expect(Self.keys(tx, "\"alpha alpha alpha\"").isEmpty)
+            #expect(Self.keys(tx, "^beta") == ["2", "3", "5"])
+            #expect(Self.keys(tx, "^\"alpha alpha\"") == ["6"])
+            #expect(Self.keys(tx, "title:beta") == ["1", "2", "4"])
+            #expect(Self.keys(tx, "body:beta") == ["3", "5"])
+            #expect(Self.keys(tx, "\"alpha beta\" zeta") == ["1"])
+            #expect(Self.keys(tx, "\"zeta alpha\" body:beta") == ["3", "5"])
+            #expect(Self.keys(tx, "body:\"alpha alpha\"").isEmpty)
+            let fts = tx.ext("fts") as? YapDatabaseFullTextSearchTransaction
+            #expect((try? fts?.numberOfMatches("\"alpha beta\" OR \"beta alpha\"")) == 2)
+        }
+    }
+
     @Test func aRefusedTokenizerOptionFailsRegistration() throws {
         let fixture = try DatabaseFixture()
         #expect(!Self.register(fixture.database, options: ["tokenize": "no-such-tokenizer"]))

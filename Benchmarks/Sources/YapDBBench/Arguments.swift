@@ -1,7 +1,7 @@
 import Foundation
 
 let usage = """
-    usage: yapdb-bench [--size quick|full] [--only W1,W4 (W12Q: W12's queries alone)] [--engines sqlite,grdb,lmdb,floor] [--huge] [--work DIR]
+    usage: yapdb-bench [--size quick|full] [--only W1,W4 (W12Q: W12's queries alone)] [--engines sqlite,grdb,lmdb,floor] [--huge] [--work DIR] [--lending]
                        [--markdown PATH] [--json PATH] [--profiles PATH] [--perf-control CTL,ACK]
            yapdb-bench --only W14 --merge-into docs/benchmarks.json --json docs/benchmarks.json --markdown docs/benchmarks.md
            yapdb-bench --report-from RESULTS.json --markdown PATH [--profiles PATH]
@@ -41,6 +41,7 @@ func parseArguments(_ arguments: [String]) -> (Settings, String?) {
                 }
             }
         case "--huge": settings.huge = true
+        case "--lending": YapReader.lends = true
         case "--huge-rows":
             guard let rows = Int(value()), rows > 1_001 else { fail("--huge-rows needs a number of rows above 1,001") }
             settings.huge = true

@@ -56,6 +56,10 @@ final class YapStore: Store {
 
 final class YapReader: StoreReader {
     let connection: YapDatabaseConnection
+    /// `--lending`: W4–W6 read through the lending forms (`withSerializedObject`,
+    /// `iterateKeysAndSerializedObjects`), which hand out the stored bytes in place, as the
+    /// peers' reads do, instead of a `Data` copy per row. Set once, before any workload runs.
+    nonisolated(unsafe) static var lends = false
 
     init(_ connection: YapDatabaseConnection) {
         self.connection = connection
@@ -66,6 +70,15 @@ final class YapReader: StoreReader {
     func readInOneTransaction(_ data: Dataset, rows: ArraySlice<Int>) throws -> UInt64 {
         try connection.read { tx in
             var sum: UInt64 = 0
+            if Self.lends {
+                for i in rows {
+                    guard let value = try tx.withSerializedObject(forKey: data.keys[i], inCollection: Dataset.collection, { checksum($0) }) else {
+                        throw BenchError("YapDB: row \(i) is missing")
+                    }
+                    sum &+= value
+                }
+                return sum
+            }
             for i in rows {
                 guard let value = tx.serializedObject(forKey: data.keys[i], inCollection: Dataset.collection) else {
                     throw BenchError("YapDB: row \(i) is missing")
@@ -78,6 +91,14 @@ final class YapReader: StoreReader {
 
     func readEachInItsOwnTransaction(_ data: Dataset, rows: ArraySlice<Int>) throws -> UInt64 {
         var sum: UInt64 = 0
+        if Self.lends {
+            for i in rows {
+                let value = try connection.read { tx in try tx.withSerializedObject(forKey: data.keys[i], inCollection: Dataset.collection, { checksum($0) }) }
+                guard let value else { throw BenchError("YapDB: row \(i) is missing") }
+                sum &+= value
+            }
+            return sum
+        }
         for i in rows {
             let value = connection.read { tx in tx.serializedObject(forKey: data.keys[i], inCollection: Dataset.collection) }
             guard let value else { throw BenchError("YapDB: row \(i) is missing") }
@@ -87,9 +108,16 @@ final class YapReader: StoreReader {
     }
 
     func enumerateAll() throws -> (count: Int, checksum: UInt64) {
-        connection.read { tx in
+        try connection.read { tx in
             var count = 0
             var sum: UInt64 = 0
+            if Self.lends {
+                try tx.iterateKeysAndSerializedObjects(inCollection: Dataset.collection) { _, value, _ in
+                    count += 1
+                    sum &+= checksum(value)
+                }
+                return (count, sum)
+            }
             tx.iterateKeysAndObjects(inCollection: Dataset.collection) { (_: String, value: Data, _: inout Bool) in
                 count += 1
                 sum &+= value.withUnsafeBytes { checksum($0) }
@@ -101,8 +129,19 @@ final class YapReader: StoreReader {
     /// `length` rows in key order from each start key, in one read transaction (the
     /// Swift-native range form: keys from `from`, no upper bound, stopped after `length`).
     func shortScans(_ data: Dataset, starts: ArraySlice<Int>, length: Int) throws -> UInt64? {
-        connection.read { tx in
+        try connection.read { tx in
             var sum: UInt64 = 0
+            if Self.lends {
+                for i in starts {
+                    var seen = 0
+                    try tx.iterateKeysAndSerializedObjects(inCollection: Dataset.collection, from: data.keys[i]) { _, value, stop in
+                        sum &+= checksum(value)
+                        seen += 1
+                        if seen == length { stop = true }
+                    }
+                }
+                return sum
+            }
             for i in starts {
                 var seen = 0
                 tx.iterateKeysAndObjects(inCollection: Dataset.collection, from: data.keys[i], through: nil) { (_: String, value: Data, stop: inout Bool) in

@@ -149,9 +149,20 @@ struct FullTextSearcher {
     func forEachMatch(_ body: (UInt64) throws(PageError) -> Bool) throws(PageError) {
         guard let root = query.root else { return }
         let (cursor, exact) = try plan(root)
+        // Phrases (and `^`, column filters) are checked on the positions directly when the
+        // query's shape allows; otherwise each candidate goes through `FTSMatcher`.
+        let direct = exact || !prefixes.isEmpty ? nil : FullTextPhrasePlan(query, state: state, exactTerms: exactTerms)
+        let scratch = FullTextPhraseScratch()
         var target: UInt64 = 0
         while let rowid = try cursor.seek(target) {
-            let keep = exact ? true : try verify(rowid)
+            let keep: Bool
+            if exact {
+                keep = true
+            } else if let direct {
+                keep = try phraseMatches(rowid, plan: direct, scratch: scratch)
+            } else {
+                keep = try verify(rowid)
+            }
             if keep {
                 guard try body(rowid) else { return }
             }
@@ -172,19 +183,25 @@ struct FullTextSearcher {
         guard let root = query.root else { return false }
         let (cursor, exact) = try plan(root)
         guard try cursor.seek(rowid) == rowid else { return false }
-        return exact ? true : try verify(rowid)
+        if exact { return true }
+        if prefixes.isEmpty, let direct = FullTextPhrasePlan(query, state: state, exactTerms: exactTerms) {
+            return try phraseMatches(rowid, plan: direct, scratch: FullTextPhraseScratch())
+        }
+        return try verify(rowid)
     }
 
-    /// Checks a candidate row against the whole query on its terms' positions.
+    /// Checks a candidate row against the whole query on its terms' positions, by rebuilding
+    /// its token sequence and running `FTSMatcher` (the general path; the reference
+    /// `phraseMatches(_:plan:scratch:)` is tested against).
     func verify(_ rowid: UInt64) throws(PageError) -> Bool {
         guard let document = try document(rowid) else { return false }
         return FTSMatcher.matches(query, document)
     }
 
-    /// Row `rowid`'s token sequence as far as the query can see it: every position of every
-    /// column, the query's terms (and the terms under its prefixes) where the row has them, a
-    /// placeholder that matches nothing elsewhere. Built from the positions tree and the row's
-    /// stored lengths; nil when the row is not indexed.
+    /// Row `rowid`'s token sequence as far as the query can see it: per column, the query's
+    /// terms (and the terms under its prefixes) at their positions, and a placeholder that
+    /// matches nothing for each run of other tokens. Built from the positions tree and the
+    /// row's stored lengths; nil when the row is not indexed.
     func document(_ rowid: UInt64) throws(PageError) -> FTSDocument? {
         // Without prefixes the query's own terms are looked up (a row without one has no
         // positions entry for it); with prefixes the row's term list says which terms it has.
@@ -198,9 +215,8 @@ struct FullTextSearcher {
             terms = stored.terms.filter { term in exactTerms.contains(term) || prefixes.contains { term.utf8.starts(with: $0.utf8) } }
             listed = true
         }
-        var columns: [[FTSToken]] = lengths.map { length in
-            (0..<length).map { FTSToken(term: Self.placeholder, position: $0, utf8Range: 0..<0) }
-        }
+        // The query's terms where the row has them, by column and position.
+        var placed = [[Int: String]](repeating: [:], count: lengths.count)
         for term in terms {
             let found = try FullTextState.chunked(state.positions, chunkSize: state.chunkSize) {
                 FullTextState.positionsKey(term, rowid: rowid, chunk: $0)
@@ -215,10 +231,24 @@ struct FullTextSearcher {
                 try FullTextPositions.decode(raw, columnCount: state.columnCount, maximumPosition: maximum)
             }
             for (column, positions) in decoded {
-                for position in positions where position < columns[column].count {
-                    columns[column][position] = FTSToken(term: term, position: position, utf8Range: 0..<0)
-                }
+                for position in positions where position < lengths[column] { placed[column][position] = term }
             }
+        }
+        // Each run of other tokens becomes one placeholder: phrases still cannot span it, `^`
+        // still sees whether the column starts with a query term, and NEAR reads the tokens'
+        // true positions. So the sequence's size is the query's hits, not the row's length
+        // (whatever a damaged entry claims).
+        var columns: [[FTSToken]] = []
+        columns.reserveCapacity(placed.count)
+        for hits in placed {
+            var tokens: [FTSToken] = []
+            var next = 0
+            for position in hits.keys.sorted() {
+                if position > next { tokens.append(FTSToken(term: Self.placeholder, position: next, utf8Range: 0..<0)) }
+                tokens.append(FTSToken(term: hits[position]!, position: position, utf8Range: 0..<0))
+                next = position + 1
+            }
+            columns.append(tokens)
         }
         return FTSDocument(columns: columns)
     }

@@ -15,11 +15,15 @@ struct ViewEngine {
     let transaction: YapDatabaseReadTransaction
     /// Where rows' groups are recorded as they leave or enter (nil: not recorded).
     var groupLog: ViewGroupLog?
+    /// The write transaction's row id → key cache for the rows the sorting compares (nil in a
+    /// read transaction): see `ViewRowKeyCache`.
+    let rowKeys: ViewRowKeyCache?
 
     init(view: YapDatabaseAutoView, config: YapDatabaseAutoView.Config, transaction: YapDatabaseReadTransaction) {
         self.view = view
         self.config = config
         self.transaction = transaction
+        rowKeys = (transaction as? YapDatabaseReadWriteTransaction)?.viewRowKeys
     }
 
     /// Reports a page error met by `operation` (see the type's comment).
@@ -53,7 +57,16 @@ struct ViewEngine {
                        metadata: needsMetadata ? transaction.metadata(forKey: key, inCollection: collection) : nil)
     }
 
+    /// The row `rowid` as the sorting needs it, or nil when no row has that id. Its collection
+    /// and key come from the write transaction's cache when it holds them (no key-directory
+    /// walk); its object and metadata are always read through the transaction.
     func row(rowid: UInt64) -> ViewRow? {
+        if let rowKeys {
+            if let owner = rowKeys.owner(of: rowid) { return row(collection: owner.collection, key: owner.key, forGrouping: false) }
+            guard let (collection, key) = transaction.keydirOwner(ofRowid: rowid) else { return nil }
+            rowKeys.note(rowid, collection: collection, key: key)
+            return row(collection: collection, key: key, forGrouping: false)
+        }
         guard let (collection, key) = transaction.keydirOwner(ofRowid: rowid) else { return nil }
         return row(collection: collection, key: key, forGrouping: false)
     }
@@ -125,18 +138,28 @@ struct ViewEngine {
     @discardableResult
     func insertRow(collection: String, key: String, group: String, into state: inout ViewState) -> Bool {
         guard let entry = transaction.keydirEntry(collection: collection, key: key) else { return false }
+        return insertRow(rowid: entry.rowid, collection: collection, key: key, group: group, into: &state)
+    }
+
+    /// Puts row `rowid` (the row `collection`/`key` of the transaction, already looked up) into
+    /// `group` at its sorted place. Returns whether it did.
+    @discardableResult
+    func insertRow(rowid: UInt64, collection: String, key: String, group: String, into state: inout ViewState) -> Bool {
         guard group.utf8.count <= state.maximumGroupNameLength else {
             YapDatabaseLogging.log(.error, "view group name of \(group.utf8.count) bytes is longer than the \(state.maximumGroupNameLength) an index page holds: row \(collection)/\(key) left out of the view")
             return false
         }
         let sortRow = row(collection: collection, key: key, forGrouping: false)
         let placed = run("insert into group \(group)", false) { () throws(PageError) in
-            try state.insert(entry.rowid, into: group) { tree throws(PageError) in
+            try state.insert(rowid, into: group) { tree throws(PageError) in
                 try tree.insertionIndex { existing in compare(sortRow, with: existing, in: group) }
             }
             return true
         }
         if placed {
+            // The next row placed in this group is compared with this one first when they
+            // arrive in order.
+            rowKeys?.note(rowid, collection: collection, key: key)
             groupLog?.groups.insert(group)
             groupLog?.rawChanges += 1
             groupLog?.placed.insert(YapCollectionKey(collection: collection, key: key))
@@ -149,7 +172,10 @@ struct ViewEngine {
     @discardableResult
     func removeRow(collection: String, key: String, from state: inout ViewState) -> Bool {
         guard let entry = transaction.keydirEntry(collection: collection, key: key) else { return false }
-        return removeRow(rowid: entry.rowid, collection: collection, key: key, at: nil, from: &state)
+        let removed = removeRow(rowid: entry.rowid, collection: collection, key: key, at: nil, from: &state)
+        // After the search, which may have compared with the row itself.
+        rowKeys?.forget(entry.rowid)
+        return removed
     }
 
     /// Takes row `rowid` out of the view: at `index` of its group when given and the row is
@@ -227,6 +253,7 @@ struct ViewEngine {
     func removeRows(_ doomed: Set<UInt64>, from state: inout ViewState) -> Bool {
         var byGroup: [String: Set<UInt64>] = [:]
         for rowid in doomed {
+            rowKeys?.forget(rowid)
             if let group = group(ofRowid: rowid, in: state) { byGroup[group, default: []].insert(rowid) }
         }
         guard !byGroup.isEmpty else { return false }

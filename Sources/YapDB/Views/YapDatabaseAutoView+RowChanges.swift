@@ -75,7 +75,7 @@ extension YapDatabaseAutoView {
             }
             let removed = before.group != nil
                 && engine.removeRow(rowid: entry.rowid, collection: collection, key: key, at: before.index, from: &state)
-            if let group, engine.insertRow(collection: collection, key: key, group: group, into: &state) { final = group }
+            if let group, engine.insertRow(rowid: entry.rowid, collection: collection, key: key, group: group, into: &state) { final = group }
             return removed || final != nil
         }
         if inPlace { transaction.noteKeptInPlace(name, rowid: entry.rowid) }

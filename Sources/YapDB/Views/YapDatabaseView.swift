@@ -181,6 +181,7 @@ open class YapDatabaseAutoView: YapDatabaseView, @unchecked Sendable {
     }
 
     override func willRemoveAll(name: String, transaction: YapDatabaseReadWriteTransaction) {
+        transaction.viewRowKeys.forgetAll()
         update(name, transaction) { state, engine in
             guard !state.isEmpty else { return false }
             engine.groupLog?.groups.formUnion(engine.groupNames(state))
@@ -260,9 +261,13 @@ extension YapDatabaseReadWriteTransaction {
     /// `getChanges` reports as updates). `groups`: the view's groups the change touched, or nil
     /// when not known (then `hasChanges(forGroup:in:)` answers true for any group).
     func noteViewChange(_ name: String, touching touched: YapCollectionKey? = nil, groups: Set<String>? = nil) {
-        var keys = extensionChanges[name] as? Set<YapCollectionKey> ?? []
-        if let touched { keys.insert(touched) }
-        extensionChanges[name] = keys
+        // Already recorded and nothing to add (every row a view places): leave the entry as it is
+        // rather than copy the set out of its box and back.
+        if touched != nil || !(extensionChanges[name] is Set<YapCollectionKey>) {
+            var keys = extensionChanges[name] as? Set<YapCollectionKey> ?? []
+            if let touched { keys.insert(touched) }
+            extensionChanges[name] = keys
+        }
         if let groups { viewGroupChanges[name, default: []].formUnion(groups) } else { viewGroupsUnknown.insert(name) }
     }
 }

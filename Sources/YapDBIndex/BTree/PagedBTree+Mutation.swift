@@ -37,6 +37,15 @@ extension PagedBTree {
     @discardableResult
     package mutating func remove(_ key: [UInt8]) throws(PageError) -> [UInt8]? {
         guard try contains(key) else { return nil }
+        return try removeFound(key)
+    }
+
+    /// `remove(_:)` for a key the caller knows is present (it just found it): no existence
+    /// walk first. An absent key still returns nil and changes nothing, but the nodes on its
+    /// path are copied (made dirty) on the way, so use `remove(_:)` when absence is likely.
+    @discardableResult
+    package mutating func removeFound(_ key: [UInt8]) throws(PageError) -> [UInt8]? {
+        guard height > 0 else { return nil }
         let node = try root.makeDirty(level: height - 1, format: format, pages: pages)
         let old = try node.remove(key, self)
         if old != nil { root.count -= 1 }
