@@ -2,14 +2,14 @@ import YapDBIndex
 import YapDBEngine
 import YapDBStorage
 
-/// A full-text index on index pages (`PagedExtensionState`): the index checkpoint writes the
+/// A full-text index on index pages (`KeyedTreesExtensionState`): the index checkpoint writes the
 /// four trees' unwritten nodes with the key directory's pages and records their roots; a
 /// reopen opens the trees from them without reading a page.
 ///
 /// Root bytes (docs/format.md §10, "Extension roots"): the tag and the signature (varint length
 /// + UTF-8 each), the column count, the document count and the total length (varints), then
 /// the `PagedTreeRoot` of `terms`, `postings`, `positions` and `documents`.
-extension FullTextState: PagedExtensionState {
+extension FullTextState: KeyedTreesExtensionState {
     var trees: [PagedBTree] { [terms, postings, positions, documents] }
 
     func rootBytes(_ roots: [PagedTreeRoot]) -> [UInt8] {
@@ -23,42 +23,11 @@ extension FullTextState: PagedExtensionState {
         return bytes
     }
 
-    func writePages(_ pages: ExtensionPageWriter) throws(StorageError) -> ExtensionPagesWritten {
-        precondition(pending.isEmpty, "FullTextState: pending postings reached the commit unmerged")
-        var flushes: [PageFlush] = []
-        for tree in trees { flushes.append(try pages.flush(tree)) }
-        let roots = zip(trees, flushes).map { $0.root(after: $1) }
-        return ExtensionPagesWritten(rootBytes: rootBytes(roots), flushes: flushes)
-    }
+    func validatePages() throws(PageError) { try validateTrees() }
 
-    func copyPages(_ pages: ExtensionPageWriter) throws(StorageError) -> ExtensionPagesWritten {
-        precondition(pending.isEmpty, "FullTextState: pending postings reached the commit unmerged")
-        var copies: [PageCopy] = []
-        for tree in trees { copies.append(try pages.copy(tree)) }
-        let roots = zip(trees, copies).map { $0.root(after: $1.flush) }
-        return ExtensionPagesWritten(rootBytes: rootBytes(roots), flushes: copies.map(\.flush), detail: copies)
-    }
+    var unwrittenPageCount: Int { treesUnwrittenPageCount }
 
-    func adopting(_ written: ExtensionPagesWritten) -> FullTextState {
-        let copies = written.detail as? [PageCopy]
-        return mapTrees { i, tree in copies.map { tree.remapping(to: $0[i]) } ?? tree.releasingFlushedNodes() }
-    }
-
-    func reading(from source: any PageSource) -> FullTextState {
-        mapTrees { _, tree in tree.reading(from: source) }
-    }
-
-    func validatePages() throws(PageError) {
-        for tree in trees { try tree.validate() }
-    }
-
-    var unwrittenPageCount: Int { trees.reduce(0) { $0 + $1.unwrittenPageCount } }
-
-    func writtenPageCount() throws(PageError) -> Int {
-        var total = 0
-        for tree in trees { total += try tree.writtenPageCount() }
-        return total
-    }
+    func writtenPageCount() throws(PageError) -> Int { try treesWrittenPageCount() }
 
     /// This state with `transform(i, tree)` applied to each tree (`trees` order).
     func mapTrees(_ transform: (Int, PagedBTree) -> PagedBTree) -> FullTextState {

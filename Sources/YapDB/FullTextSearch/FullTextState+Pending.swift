@@ -7,7 +7,7 @@ import YapDBStorage
 // before the commit (`willCommit`), before any read of the index, before any update or removal,
 // and when `pendingBytes` passes `pendingLimit`. The row's document entry and positions are
 // written at once. `pending` lives in the transaction's copy of the state, so a rollback drops it;
-// it is never written to disk (`writePages` refuses a state with pending postings).
+// it is never written to disk (`willCommit` merges it before the commit writes the state).
 
 /// One deferred posting: the row's occurrences of the term and the row's length.
 struct PendingPosting: Sendable {

@@ -251,11 +251,7 @@ open class YapDatabaseFullTextSearch: YapDatabaseExtension, @unchecked Sendable 
     }
 
     override func willRemoveCollection(name: String, collection: String, transaction: YapDatabaseReadWriteTransaction) {
-        var rowids: [UInt64] = []
-        transaction.keydir.eachKey(inCollection: collection) { _, entry in
-            rowids.append(entry.rowid)
-            return true
-        }
+        let rowids = transaction.rowids(inCollection: collection)
         update(name, transaction) { state throws(PageError) in
             for rowid in rowids { try state.removeRow(rowid) }
         }
@@ -269,15 +265,7 @@ open class YapDatabaseFullTextSearch: YapDatabaseExtension, @unchecked Sendable 
     /// referenced and changes in place), then puts it back. A damaged page fails the transaction.
     func update(_ name: String, _ transaction: YapDatabaseReadWriteTransaction,
                 _ body: (inout FullTextState) throws(PageError) -> Void) {
-        let key = Self.stateKey(name)
-        guard var state = transaction.extensionState(key) as? FullTextState else { return }
-        transaction.setExtensionState(nil, forKey: key)
-        do throws(PageError) {
-            try body(&state)
-        } catch {
-            transaction.fail(.corrupted(offset: 0, reason: "full-text search \(name): \(error)"))
-        }
-        transaction.setExtensionState(state, forKey: key)
+        transaction.updateExtensionState(Self.stateKey(name), as: FullTextState.self, label: "full-text search \(name)", body)
     }
 
     // MARK: Verification

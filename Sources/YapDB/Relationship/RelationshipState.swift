@@ -296,12 +296,12 @@ struct RelationshipState: Sendable {
     }
 }
 
-/// The relationship trees on index pages (`PagedExtensionState`), written by the index
+/// The relationship trees on index pages (`KeyedTreesExtensionState`), written by the index
 /// checkpoint with the key directory's pages.
 ///
 /// Root bytes: the layout byte (1), the version tag (varint length + UTF-8), then the
 /// `PagedTreeRoot` of `bySource` and of `byDestination`.
-extension RelationshipState: PagedExtensionState {
+extension RelationshipState: KeyedTreesExtensionState {
     var trees: [PagedBTree] { [bySource, byDestination] }
 
     func rootBytes(_ roots: [PagedTreeRoot]) -> [UInt8] {
@@ -311,46 +311,22 @@ extension RelationshipState: PagedExtensionState {
         return bytes
     }
 
-    func writePages(_ pages: ExtensionPageWriter) throws(StorageError) -> ExtensionPagesWritten {
-        var flushes: [PageFlush] = []
-        for tree in trees { flushes.append(try pages.flush(tree)) }
-        let roots = zip(trees, flushes).map { $0.root(after: $1) }
-        return ExtensionPagesWritten(rootBytes: rootBytes(roots), flushes: flushes)
-    }
-
-    func copyPages(_ pages: ExtensionPageWriter) throws(StorageError) -> ExtensionPagesWritten {
-        var copies: [PageCopy] = []
-        for tree in trees { copies.append(try pages.copy(tree)) }
-        let roots = zip(trees, copies).map { $0.root(after: $1.flush) }
-        return ExtensionPagesWritten(rootBytes: rootBytes(roots), flushes: copies.map(\.flush), detail: copies)
-    }
-
-    func adopting(_ written: ExtensionPagesWritten) -> RelationshipState {
-        let copies = written.detail as? [PageCopy]
+    /// This state with `transform(i, tree)` applied to each tree (`trees` order).
+    func mapTrees(_ transform: (Int, PagedBTree) -> PagedBTree) -> RelationshipState {
         var state = self
-        state.bySource = copies.map { bySource.remapping(to: $0[0]) } ?? bySource.releasingFlushedNodes()
-        state.byDestination = copies.map { byDestination.remapping(to: $0[1]) } ?? byDestination.releasingFlushedNodes()
-        return state
-    }
-
-    func reading(from source: any PageSource) -> RelationshipState {
-        var state = self
-        state.bySource = bySource.reading(from: source)
-        state.byDestination = byDestination.reading(from: source)
+        state.bySource = transform(0, bySource)
+        state.byDestination = transform(1, byDestination)
         return state
     }
 
     func validatePages() throws(PageError) {
-        try bySource.validate()
-        try byDestination.validate()
+        try validateTrees()
         guard bySource.count == byDestination.count else { throw .corrupt(page: .none, reason: .badEntry) }
     }
 
-    var unwrittenPageCount: Int { bySource.unwrittenPageCount + byDestination.unwrittenPageCount }
+    var unwrittenPageCount: Int { treesUnwrittenPageCount }
 
-    func writtenPageCount() throws(PageError) -> Int {
-        try bySource.writtenPageCount() + byDestination.writtenPageCount()
-    }
+    func writtenPageCount() throws(PageError) -> Int { try treesWrittenPageCount() }
 
     /// Opens the state a claim hands back (reading no page); nil when the bytes are not a
     /// relationship extension's roots.

@@ -293,11 +293,7 @@ open class YapDatabaseSecondaryIndex: YapDatabaseExtension, @unchecked Sendable 
 
     override func willRemoveCollection(name: String, collection: String, transaction: YapDatabaseReadWriteTransaction) {
         guard isAllowed(collection) else { return }
-        var rowids: [UInt64] = []
-        transaction.keydir.eachKey(inCollection: collection) { _, entry in
-            rowids.append(entry.rowid)
-            return true
-        }
+        let rowids = transaction.rowids(inCollection: collection)
         update(name, transaction) { state throws(PageError) in
             for rowid in rowids { try state.removeRow(rowid) }
         }
@@ -312,15 +308,7 @@ open class YapDatabaseSecondaryIndex: YapDatabaseExtension, @unchecked Sendable 
     /// (a damaged page) fails the transaction.
     func update(_ name: String, _ transaction: YapDatabaseReadWriteTransaction,
                 _ body: (inout SecondaryIndexState) throws(PageError) -> Void) {
-        let key = Self.stateKey(name)
-        guard var state = transaction.extensionState(key) as? SecondaryIndexState else { return }
-        transaction.setExtensionState(nil, forKey: key)
-        do throws(PageError) {
-            try body(&state)
-        } catch {
-            transaction.fail(.corrupted(offset: 0, reason: "secondary index \(name): \(error)"))
-        }
-        transaction.setExtensionState(state, forKey: key)
+        transaction.updateExtensionState(Self.stateKey(name), as: SecondaryIndexState.self, label: "secondary index \(name)", body)
     }
 
     // MARK: Verification

@@ -200,13 +200,13 @@ struct SecondaryIndexState: Sendable {
     }
 }
 
-/// A secondary index on index pages (`PagedExtensionState`): the index checkpoint writes the
+/// A secondary index on index pages (`KeyedTreesExtensionState`): the index checkpoint writes the
 /// trees' unwritten nodes with the key directory's pages and records the roots; a reopen opens
 /// the trees from them without reading a page.
 ///
 /// Root bytes: the tag and the signature (varint length + UTF-8 each), the column count
 /// (varint), then the `PagedTreeRoot` of the row values tree and of each column tree.
-extension SecondaryIndexState: PagedExtensionState {
+extension SecondaryIndexState: KeyedTreesExtensionState {
     var trees: [PagedBTree] { [rows] + columns }
 
     func rootBytes(_ roots: [PagedTreeRoot]) -> [UInt8] {
@@ -216,29 +216,6 @@ extension SecondaryIndexState: PagedExtensionState {
         bytes.appendVarint(UInt64(columns.count))
         for root in roots { root.append(to: &bytes) }
         return bytes
-    }
-
-    func writePages(_ pages: ExtensionPageWriter) throws(StorageError) -> ExtensionPagesWritten {
-        var flushes: [PageFlush] = []
-        for tree in trees { flushes.append(try pages.flush(tree)) }
-        let roots = zip(trees, flushes).map { $0.root(after: $1) }
-        return ExtensionPagesWritten(rootBytes: rootBytes(roots), flushes: flushes)
-    }
-
-    func copyPages(_ pages: ExtensionPageWriter) throws(StorageError) -> ExtensionPagesWritten {
-        var copies: [PageCopy] = []
-        for tree in trees { copies.append(try pages.copy(tree)) }
-        let roots = zip(trees, copies).map { $0.root(after: $1.flush) }
-        return ExtensionPagesWritten(rootBytes: rootBytes(roots), flushes: copies.map(\.flush), detail: copies)
-    }
-
-    func adopting(_ written: ExtensionPagesWritten) -> SecondaryIndexState {
-        let copies = written.detail as? [PageCopy]
-        return mapTrees { i, tree in copies.map { tree.remapping(to: $0[i]) } ?? tree.releasingFlushedNodes() }
-    }
-
-    func reading(from source: any PageSource) -> SecondaryIndexState {
-        mapTrees { _, tree in tree.reading(from: source) }
     }
 
     /// This state with `transform(i, tree)` applied to each tree (`trees` order).
