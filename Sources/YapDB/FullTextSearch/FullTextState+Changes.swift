@@ -172,7 +172,7 @@ extension FullTextState {
 
     /// Puts `posting` into the term's blocks: into the block that covers its row id, or at the
     /// end of the last block, or a new block; a block over the limits splits in two.
-    private mutating func insertPosting(_ term: String, _ posting: FullTextPosting, length: Int, newest: Bool) throws(PageError) {
+    mutating func insertPosting(_ term: String, _ posting: FullTextPosting, length: Int, newest: Bool) throws(PageError) {
         var target = newest ? nil : try block(term, atOrAfter: posting.rowid)
         if target == nil { target = try lastBlock(term) }
         guard let (oldKey, bytes) = target else {

@@ -52,12 +52,17 @@ extension FullTextState {
         var current: (bytes: [UInt8], last: UInt64)?
         var replaced: [UInt8]?
         if let (key, bytes) = try lastBlock(term) {
-            current = (bytes, key.withUnsafeBytes { Self.lastRowid(ofKey: $0) })
+            let last = key.withUnsafeBytes { Self.lastRowid(ofKey: $0) }
+            // Not above the term's last row (a damaged key): the general path, one at a time.
+            if let first = list.first, first.posting.rowid <= last {
+                for item in list { try insertPosting(term, item.posting, length: item.length, newest: false) }
+                return
+            }
+            current = (bytes, last)
             replaced = key
         }
         for item in list {
             if let open = current {
-                precondition(item.posting.rowid > open.last, "FullTextState: pending row \(item.posting.rowid) not above \(open.last)")
                 if let appended = try FullTextPostingBlock.appending(item.posting, after: open.last, length: item.length, to: open.bytes),
                    appended.count <= limit {
                     current = (appended, item.posting.rowid)
