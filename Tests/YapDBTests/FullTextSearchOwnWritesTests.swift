@@ -155,4 +155,29 @@ import Testing
         }
         #expect(try fixture.database.verify().isValid)
     }
+
+    /// Postings merged when the pending memory passes its limit, and at the end, make the same
+    /// index as the same rows indexed one by one.
+    @Test func mergesPastTheMemoryLimitMatchRowByRowIndexing() throws {
+        var deferred = FullTextState(versionTag: "1", signature: "s", columnCount: 1)
+        deferred.pendingLimit = 4096
+        var direct = FullTextState(versionTag: "1", signature: "s", columnCount: 1)
+        var rng = Generator(state: 5)
+        var merges = 0
+        for rowid in UInt64(1)...700 {
+            let tokens = Self.text(&rng).split(separator: " ").enumerated().map { (term: String($0.element), position: $0.offset) }
+            let analysis = FullTextAnalysis(columns: [tokens], indexable: { _ in true })
+            let before = deferred.pendingBytes
+            try deferred.setRow(rowid, analysis, newest: true)
+            if deferred.pendingBytes < before { merges += 1 }
+            #expect(deferred.pendingBytes <= 4096)
+            try direct.setRow(rowid, analysis)
+        }
+        #expect(merges > 3)
+        #expect(deferred.hasPending)
+        try deferred.mergePending()
+        #expect(!deferred.hasPending)
+        #expect(try deferred.differences(from: direct).isEmpty)
+        for word in Self.words { #expect(try deferred.frequency(word) == direct.frequency(word)) }
+    }
 }

@@ -78,7 +78,7 @@ extension FullTextState {
         }
         documentCount += 1
         totalLength += length
-        if pendingBytes > Self.pendingLimit { try mergePending() }
+        if pendingBytes > pendingLimit { try mergePending() }
     }
 
     /// Takes row `rowid` out of the index. Returns whether it was in it.

@@ -16,9 +16,6 @@ struct PendingPosting: Sendable {
 }
 
 extension FullTextState {
-    /// The pending memory past which `setRow` merges (about 8 MiB).
-    static let pendingLimit = 8 << 20
-
     /// Whether postings wait to be merged.
     var hasPending: Bool { !pending.isEmpty }
 

@@ -41,6 +41,8 @@ struct FullTextState: Sendable {
     var pendingBytes = 0
     /// The row id of the last pending row (nil when none).
     var pendingRowid: UInt64?
+    /// The pending memory past which `setRow` merges (about 8 MiB; tests lower it).
+    var pendingLimit = 8 << 20
 
     init(versionTag: String, signature: String, columnCount: Int, format: PageFormat = PageFormat(),
          source: any PageSource = EmptyPageSource()) {
