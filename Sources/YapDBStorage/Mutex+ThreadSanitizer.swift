@@ -3,7 +3,7 @@
 // not observe the standard Mutex's futex lock, so it reports every access made under one as a
 // race (a ten-line program that only appends to a Mutex-guarded array from four threads gets
 // dozens of reports; the same program with a pthread mutex gets none — docs/reliability.md).
-// `SanitizerMutex` has the same `init` and `withLock` as the standard one, over a
+// `SanitizerMutex` has the same `init`, `withLock` and `withLockIfAvailable` as the standard one, over a
 // `pthread_mutex_t`, which TSan intercepts; a module-local `Mutex` typealias (here, and one line
 // in each module above that uses `Mutex`) shadows the standard type. Normal builds never see it.
 #if YAPDB_TSAN
@@ -33,6 +33,14 @@ package final class SanitizerMutex<Value>: @unchecked Sendable {
 
     package func withLock<Result, E: Error>(_ body: (inout Value) throws(E) -> Result) throws(E) -> Result {
         pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return try body(&value)
+    }
+
+    /// `Synchronization.Mutex.withLockIfAvailable`: runs `body` only when the lock is free
+    /// now (`pthread_mutex_trylock`), else returns nil without waiting.
+    package func withLockIfAvailable<Result, E: Error>(_ body: (inout Value) throws(E) -> Result) throws(E) -> Result? {
+        guard pthread_mutex_trylock(mutex) == 0 else { return nil }
         defer { pthread_mutex_unlock(mutex) }
         return try body(&value)
     }
