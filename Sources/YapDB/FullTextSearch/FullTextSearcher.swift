@@ -26,6 +26,8 @@ struct FullTextSearcher {
     /// Terms the query names exactly, and prefixes it names.
     let exactTerms: Set<String>
     let prefixes: [String]
+    /// Each term's positions, read a block at a time as candidate rows ascend.
+    let positionsReaders = FullTextPositionsReaders()
 
     init(state: FullTextState, query: FTSQuery) {
         self.state = state
@@ -171,8 +173,12 @@ struct FullTextSearcher {
         }
     }
 
-    /// The number of matching rows (no row is loaded; positions only for inexact plans).
+    /// The number of matching rows (no row is loaded; positions only for inexact plans). A
+    /// query of one plain word is answered from the term dictionary's row count alone.
     func count() throws(PageError) -> Int {
+        if case .phrase(let p, nil)? = query.root, p.terms.count == 1, !p.lastIsPrefix, !p.mustStartColumn {
+            return state.isIndexable(p.terms[0]) ? try state.frequency(p.terms[0]) : 0
+        }
         var n = 0
         try forEachMatch { _ in n += 1; return true }
         return n
@@ -218,10 +224,9 @@ struct FullTextSearcher {
         // The query's terms where the row has them, by column and position.
         var placed = [[Int: String]](repeating: [:], count: lengths.count)
         for term in terms {
-            let found = try FullTextState.chunked(state.positions, chunkSize: state.chunkSize) {
-                FullTextState.positionsKey(term, rowid: rowid, chunk: $0)
-            }
-            guard let bytes = found else {
+            var bytes: [UInt8] = []
+            let found = try positionsReaders.reader(term, state).withPositions(of: rowid) { bytes = Array($0) }
+            guard found else {
                 // A term the row lists must have positions.
                 if listed { throw FullTextPostingBlock.damaged }
                 continue

@@ -65,15 +65,13 @@ extension FullTextState {
         try Self.storeChunked(&documents, entry, chunkSize: chunkSize) { Self.documentKey(rowid, chunk: $0) }
         let length = analysis.totalLength
         for (term, columns) in analysis.terms {
-            let hits = columns.map { (column: $0.column, count: $0.positions.count) }
+            let posting = FullTextPosting(rowid: rowid, hits: columns.map { (column: $0.column, count: $0.positions.count) })
+            let rowPositions = FullTextPositions.encode(columns)
             if defers {
-                addPending(term, FullTextPosting(rowid: rowid, hits: hits), length: length)
+                addPending(term, posting, positions: rowPositions, length: length)
             } else {
                 try adjustFrequency(term, by: 1)
-                try insertPosting(term, FullTextPosting(rowid: rowid, hits: hits), length: length, newest: newest)
-            }
-            try Self.storeChunked(&positions, FullTextPositions.encode(columns), chunkSize: chunkSize) {
-                Self.positionsKey(term, rowid: rowid, chunk: $0)
+                try insertPosting(term, posting, positions: rowPositions, length: length, newest: newest)
             }
         }
         documentCount += 1
@@ -89,7 +87,6 @@ extension FullTextState {
         for term in stored.terms {
             try adjustFrequency(term, by: -1)
             try removePosting(term, rowid: rowid)
-            try Self.removeChunked(&positions) { Self.positionsKey(term, rowid: rowid, chunk: $0) }
         }
         try Self.removeChunked(&documents) { Self.documentKey(rowid, chunk: $0) }
         documentCount -= 1
@@ -170,13 +167,31 @@ extension FullTextState {
         try bytes.withBytes { raw throws(PageError) in try FullTextPostingBlock(decoding: raw, columnCount: columnCount) }
     }
 
-    /// Puts `posting` into the term's blocks: into the block that covers its row id, or at the
-    /// end of the last block, or a new block; a block over the limits splits in two.
-    mutating func insertPosting(_ term: String, _ posting: FullTextPosting, length: Int, newest: Bool) throws(PageError) {
+    /// The block filed under `key` with its rows' positions, for editing.
+    private func editable(_ key: [UInt8], _ bytes: [UInt8]) throws(PageError) -> FullTextPostingBlock {
+        var block = try decode(bytes)
+        block.positions = try blockRowPositions(key, count: block.postings.count)
+        return block
+    }
+
+    /// Takes the block filed under `key` (postings and positions) out of the trees.
+    mutating func removeBlock(_ key: [UInt8]) throws(PageError) {
+        _ = try postings.remove(key)
+        try removeBlockPositions(key)
+    }
+
+    /// Whether a block whose positions take `size` bytes may take one more row's `rowSize`.
+    func positionsFit(_ size: Int, adding rowSize: Int) -> Bool { size + rowSize <= chunkSize }
+
+    /// Puts `posting` (with the row's `positions` bytes) into the term's blocks: into the block
+    /// that covers its row id, or at the end of the last block, or a new block; a block over
+    /// the limits splits in two.
+    mutating func insertPosting(_ term: String, _ posting: FullTextPosting, positions rowPositions: [UInt8], length: Int,
+                                newest: Bool) throws(PageError) {
         var target = newest ? nil : try block(term, atOrAfter: posting.rowid)
         if target == nil { target = try lastBlock(term) }
         guard let (oldKey, bytes) = target else {
-            try writeBlocks(term, FullTextPostingBlock(postings: [posting], minimumLength: length))
+            try writeBlocks(term, FullTextPostingBlock(postings: [posting], minimumLength: length, positions: [rowPositions]))
             return
         }
         // The common case, a row id past the term's last one: append to the block's bytes.
@@ -184,36 +199,51 @@ extension FullTextState {
         if posting.rowid > last,
            let appended = try FullTextPostingBlock.appending(posting, after: last, length: length, to: bytes),
            appended.count <= blockLimit(term) {
-            _ = try postings.remove(oldKey)
-            _ = try postings.upsert(Self.postingsKey(term, lastRowid: posting.rowid), appended)
-            return
+            guard var stored = try blockPositions(oldKey) else { throw FullTextPostingBlock.damaged }
+            if positionsFit(stored.count, adding: FullTextBlockPositions.size(of: rowPositions)) {
+                FullTextBlockPositions.append(rowPositions, to: &stored)
+                try removeBlock(oldKey)
+                let key = Self.postingsKey(term, lastRowid: posting.rowid)
+                _ = try postings.upsert(key, appended)
+                try storeBlockPositions(key, stored)
+                return
+            }
         }
-        var block = try decode(bytes)
+        var block = try editable(oldKey, bytes)
         let index = block.postings.firstIndex { $0.rowid >= posting.rowid } ?? block.postings.count
         if index < block.postings.count, block.postings[index].rowid == posting.rowid {
             block.postings[index] = posting
+            block.positions[index] = rowPositions
         } else {
             block.postings.insert(posting, at: index)
+            block.positions.insert(rowPositions, at: index)
         }
         block.minimumLength = min(block.minimumLength, length)
-        _ = try postings.remove(oldKey)
+        try removeBlock(oldKey)
         try writeBlocks(term, block)
     }
 
-    /// Writes `block` under its key, split into as many blocks as the limits need.
+    /// Writes `block` (with its positions) under its key, split into as many blocks as the
+    /// limits need: the postings bytes within `blockLimit`, at most `maximumEntries` rows, the
+    /// positions within one chunk unless the block is one row.
     mutating func writeBlocks(_ term: String, _ block: FullTextPostingBlock) throws(PageError) {
+        precondition(block.positions.count == block.postings.count, "FullTextState: a block written without its positions")
         let limit = blockLimit(term)
         var pending = [block]
         while let next = pending.popLast() {
             let bytes = next.encoded()
-            if (bytes.count > limit || next.postings.count > FullTextPostingBlock.maximumEntries) && next.postings.count > 1 {
+            let over = bytes.count > limit || next.postings.count > FullTextPostingBlock.maximumEntries || next.positionsSize > chunkSize
+            if over && next.postings.count > 1 {
                 // The left half stays fuller when appending (row ids mostly grow): split 7/8.
-                let cut = next.postings.count > FullTextPostingBlock.maximumEntries ? next.postings.count * 7 / 8 : next.postings.count / 2
-                pending.append(FullTextPostingBlock(postings: Array(next.postings[cut...]), minimumLength: next.minimumLength))
-                pending.append(FullTextPostingBlock(postings: Array(next.postings[..<cut]), minimumLength: next.minimumLength))
+                let count = next.postings.count
+                let cut = count > FullTextPostingBlock.maximumEntries ? count * 7 / 8 : count / 2
+                pending.append(next.slice(cut..<count))
+                pending.append(next.slice(0..<cut))
                 continue
             }
-            _ = try postings.upsert(Self.postingsKey(term, lastRowid: next.lastRowid), bytes)
+            let key = Self.postingsKey(term, lastRowid: next.lastRowid)
+            _ = try postings.upsert(key, bytes)
+            try storeBlockPositions(key, FullTextBlockPositions.encode(next.positions))
         }
     }
 
@@ -221,8 +251,10 @@ extension FullTextState {
         guard let (key, bytes) = try block(term, atOrAfter: rowid) else { return }
         var block = try decode(bytes)
         guard let index = block.postings.firstIndex(where: { $0.rowid == rowid }) else { return }
+        block.positions = try blockRowPositions(key, count: block.postings.count)
         block.postings.remove(at: index)
-        _ = try postings.remove(key)
+        block.positions.remove(at: index)
+        try removeBlock(key)
         if !block.postings.isEmpty { try writeBlocks(term, block) }
     }
 }

@@ -9,9 +9,11 @@ import YapDBStorage
 // written at once. `pending` lives in the transaction's copy of the state, so a rollback drops it;
 // it is never written to disk (`willCommit` merges it before the commit writes the state).
 
-/// One deferred posting: the row's occurrences of the term and the row's length.
+/// One deferred posting: the row's occurrences of the term, their positions
+/// (`FullTextPositions` bytes) and the row's length.
 struct PendingPosting: Sendable {
     var posting: FullTextPosting
+    var positions: [UInt8]
     var length: Int
 }
 
@@ -22,9 +24,9 @@ extension FullTextState {
     /// The highest row id waiting (pending rows are added in ascending order).
     var pendingLastRowid: UInt64? { pendingRowid }
 
-    mutating func addPending(_ term: String, _ posting: FullTextPosting, length: Int) {
-        pending[term, default: []].append(PendingPosting(posting: posting, length: length))
-        pendingBytes += 32 + posting.hits.count * 16 + (pending[term]!.count == 1 ? term.utf8.count + 64 : 0)
+    mutating func addPending(_ term: String, _ posting: FullTextPosting, positions: [UInt8], length: Int) {
+        pending[term, default: []].append(PendingPosting(posting: posting, positions: positions, length: length))
+        pendingBytes += 64 + posting.hits.count * 16 + positions.count + (pending[term]!.count == 1 ? term.utf8.count + 64 : 0)
         pendingRowid = posting.rowid
     }
 
@@ -42,41 +44,55 @@ extension FullTextState {
     }
 
     /// Appends `list` (row ids ascending, all above the term's last) to the term's blocks: onto
-    /// the last block while it has room, then into new full blocks.
+    /// the last block while it has room, then into new full blocks, each written once with its
+    /// positions entry.
     private mutating func mergeTerm(_ term: String, _ list: [PendingPosting]) throws(PageError) {
         try adjustFrequency(term, by: list.count)
         let limit = blockLimit(term)
-        var current: (bytes: [UInt8], last: UInt64)?
+        // The block being filled: its postings bytes, last row id and positions bytes.
+        var current: (bytes: [UInt8], last: UInt64, positions: [UInt8])?
         var replaced: [UInt8]?
         if let (key, bytes) = try lastBlock(term) {
             let last = key.withUnsafeBytes { Self.lastRowid(ofKey: $0) }
             // Not above the term's last row (a damaged key): the general path, one at a time.
             if let first = list.first, first.posting.rowid <= last {
-                for item in list { try insertPosting(term, item.posting, length: item.length, newest: false) }
+                for item in list {
+                    try insertPosting(term, item.posting, positions: item.positions, length: item.length, newest: false)
+                }
                 return
             }
-            current = (bytes, last)
+            guard let stored = try blockPositions(key) else { throw FullTextPostingBlock.damaged }
+            current = (bytes, last, stored)
             replaced = key
         }
         for item in list {
-            if let open = current {
-                if let appended = try FullTextPostingBlock.appending(item.posting, after: open.last, length: item.length, to: open.bytes),
+            if var open = current {
+                if positionsFit(open.positions.count, adding: FullTextBlockPositions.size(of: item.positions)),
+                   let appended = try FullTextPostingBlock.appending(item.posting, after: open.last, length: item.length, to: open.bytes),
                    appended.count <= limit {
-                    current = (appended, item.posting.rowid)
+                    FullTextBlockPositions.append(item.positions, to: &open.positions)
+                    current = (appended, item.posting.rowid, open.positions)
                     continue
                 }
-                if let key = replaced { _ = try postings.remove(key); replaced = nil }
-                _ = try postings.upsert(Self.postingsKey(term, lastRowid: open.last), open.bytes)
+                if let key = replaced { try removeBlock(key); replaced = nil }
+                try writeBlock(term, open)
             }
-            current = (FullTextPostingBlock(postings: [item.posting], minimumLength: item.length).encoded(), item.posting.rowid)
+            var positions: [UInt8] = []
+            FullTextBlockPositions.append(item.positions, to: &positions)
+            current = (FullTextPostingBlock(postings: [item.posting], minimumLength: item.length).encoded(), item.posting.rowid, positions)
         }
         if let open = current {
             if let key = replaced {
-                let newKey = Self.postingsKey(term, lastRowid: open.last)
-                if key == newKey { return }
-                _ = try postings.remove(key)
+                if key == Self.postingsKey(term, lastRowid: open.last) { return }
+                try removeBlock(key)
             }
-            _ = try postings.upsert(Self.postingsKey(term, lastRowid: open.last), open.bytes)
+            try writeBlock(term, open)
         }
+    }
+
+    private mutating func writeBlock(_ term: String, _ block: (bytes: [UInt8], last: UInt64, positions: [UInt8])) throws(PageError) {
+        let key = Self.postingsKey(term, lastRowid: block.last)
+        _ = try postings.upsert(key, block.bytes)
+        try storeBlockPositions(key, block.positions)
     }
 }

@@ -19,8 +19,7 @@ extension FullTextState {
         if totalLength != expected.totalLength {
             problems.append("total length \(totalLength), a rebuild has \(expected.totalLength)")
         }
-        for (label, mine, theirs) in [("terms", terms, expected.terms), ("documents", documents, expected.documents),
-                                      ("positions", positions, expected.positions)] {
+        for (label, mine, theirs) in [("terms", terms, expected.terms), ("documents", documents, expected.documents)] {
             if try !Self.sameEntries(mine, theirs) {
                 problems.append("the \(label) tree differs from a rebuild (\(mine.count) entries, expected \(theirs.count))")
             }
@@ -48,10 +47,18 @@ extension FullTextState {
         return same && i == left.count
     }
 
-    /// Every term's postings, decoded, with each block checked: its key's row id is its last,
-    /// blocks of a term ascend, its header's largest count is right and its length bound holds.
-    func allPostings(checking problems: inout [String]) throws(PageError) -> [String: [FullTextPosting]] {
-        var all: [String: [FullTextPosting]] = [:]
+    /// One row of a term's postings with its positions bytes, as `allPostings` compares them.
+    struct StoredRow: Equatable {
+        var posting: FullTextPosting
+        var positions: [UInt8]
+    }
+
+    /// Every term's postings with their positions, decoded, with each block checked: its key's
+    /// row id is its last, blocks of a term ascend, its header's largest count is right, its
+    /// length bound holds, and its positions entry has one row per posting; and no positions
+    /// entry is left without its block.
+    func allPostings(checking problems: inout [String]) throws(PageError) -> [String: [StoredRow]] {
+        var all: [String: [StoredRow]] = [:]
         var failure: PageError?
         var blocks: [([UInt8], [UInt8])] = []
         try postings.forEach { key, value in blocks.append((Array(key), Array(value))); return true }
@@ -72,17 +79,26 @@ extension FullTextState {
                         problems.append("a block of \"\(term)\" bounds lengths above row \(posting.rowid)'s")
                     }
                 }
+                let rowPositions = try blockRowPositions(key, count: block.postings.count)
                 var list = all[term] ?? []
-                if let previous = list.last, let first = block.postings.first, previous.rowid >= first.rowid {
+                if let previous = list.last, let first = block.postings.first, previous.posting.rowid >= first.rowid {
                     problems.append("the blocks of \"\(term)\" are out of order")
                 }
-                list.append(contentsOf: block.postings)
+                for (posting, positions) in zip(block.postings, rowPositions) { list.append(StoredRow(posting: posting, positions: positions)) }
                 all[term] = list
             } catch {
                 failure = error
             }
         }
         if let failure { throw failure }
+        var firstChunks = 0
+        try positions.forEach { key, _ in
+            if key.last == 0 { firstChunks += 1 }
+            return true
+        }
+        if firstChunks != blocks.count {
+            problems.append("\(firstChunks) positions entries for \(blocks.count) postings blocks")
+        }
         return all
     }
 

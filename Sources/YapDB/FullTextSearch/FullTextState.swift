@@ -12,9 +12,10 @@ import YapDBStorage
 ///   a prefix is a key range.
 /// - `postings`: (term, 0x00, last row id) → a block of up to 128 rows holding the term
 ///   (`FullTextPostingBlock`: delta row ids, then occurrence counts, with skip data).
-/// - `positions`: (term, 0x00, row id, chunk) → the term's token positions in that row, by
-///   column (`FullTextPositions`). Read only by phrases, `NEAR`, `^`, column filters and
-///   multi-word ranking; a plain query never reads them.
+/// - `positions`: (term, 0x00, last row id, chunk) — a postings block's key and a chunk
+///   number → the token positions of each of the block's rows, by column
+///   (`FullTextBlockPositions`). Read only by phrases, `NEAR`, `^`, column filters and
+///   multi-word ranking, a block at a time beside the postings; a plain query never reads them.
 /// - `documents`: (row id, chunk) → the row's length per column and its distinct terms, so an
 ///   update or removal finds its postings, and ranking finds the row's length.
 ///
@@ -83,13 +84,6 @@ struct FullTextState: Sendable {
     static func postingsKey(_ term: String, lastRowid: UInt64) -> [UInt8] {
         var key = termPrefix(term)
         OrderedKeyEncoding.appendRowid(lastRowid, to: &key)
-        return key
-    }
-
-    static func positionsKey(_ term: String, rowid: UInt64, chunk: UInt8) -> [UInt8] {
-        var key = termPrefix(term)
-        OrderedKeyEncoding.appendRowid(rowid, to: &key)
-        key.append(chunk)
         return key
     }
 
