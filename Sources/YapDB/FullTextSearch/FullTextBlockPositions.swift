@@ -166,6 +166,15 @@ final class FullTextPositionsReader {
 /// A searcher's positions readers, one per term, made when first asked.
 final class FullTextPositionsReaders {
     private var readers: [String: FullTextPositionsReader] = [:]
+    private var expanded: [String]?
+
+    /// The terms whose positions a query reads, made by `make` the first time.
+    func terms(_ make: () throws(PageError) -> [String]) throws(PageError) -> [String] {
+        if let expanded { return expanded }
+        let made = try make()
+        expanded = made
+        return made
+    }
 
     func reader(_ term: String, _ state: FullTextState) -> FullTextPositionsReader {
         if let reader = readers[term] { return reader }

@@ -93,6 +93,8 @@ struct FullTextSearcher {
         let bytes = Array(prefix.utf8)
         var found: [String] = []
         try state.terms.forEachInKeyRange(from: KeyBound(bytes), to: nil) { key, _ in
+            // Term id entries (0x00 …) are not terms.
+            if FullTextState.isTermIDKey(key) { return true }
             guard key.starts(with: bytes) else { return false }
             if let term = String(validating: key, as: UTF8.self) { found.append(term) }
             return true
@@ -209,28 +211,20 @@ struct FullTextSearcher {
     /// matches nothing for each run of other tokens. Built from the positions tree and the
     /// row's stored lengths; nil when the row is not indexed.
     func document(_ rowid: UInt64) throws(PageError) -> FTSDocument? {
-        // Without prefixes the query's own terms are looked up (a row without one has no
-        // positions entry for it); with prefixes the row's term list says which terms it has.
-        let lengths: [Int], terms: [String], listed: Bool
-        if prefixes.isEmpty {
-            guard let read = try documentLengths(rowid) else { return nil }
-            (lengths, terms, listed) = (read, exactTerms.filter(state.isIndexable), false)
-        } else {
-            guard let stored = try state.document(rowid) else { return nil }
-            lengths = stored.lengths
-            terms = stored.terms.filter { term in exactTerms.contains(term) || prefixes.contains { term.utf8.starts(with: $0.utf8) } }
-            listed = true
+        // The query's terms and the indexed terms under its prefixes (expanded once per
+        // searcher); a row without one has no positions for it.
+        guard let lengths = try documentLengths(rowid) else { return nil }
+        let terms = try positionsReaders.terms {
+            () throws(PageError) -> [String] in
+            var all = Set(exactTerms.filter(state.isIndexable))
+            for prefix in prefixes { all.formUnion(try expand(prefix: prefix)) }
+            return all.sorted()
         }
         // The query's terms where the row has them, by column and position.
         var placed = [[Int: String]](repeating: [:], count: lengths.count)
         for term in terms {
             var bytes: [UInt8] = []
-            let found = try positionsReaders.reader(term, state).withPositions(of: rowid) { bytes = Array($0) }
-            guard found else {
-                // A term the row lists must have positions.
-                if listed { throw FullTextPostingBlock.damaged }
-                continue
-            }
+            guard try positionsReaders.reader(term, state).withPositions(of: rowid, { bytes = Array($0) }) else { continue }
             let maximum = lengths.max() ?? 0
             let decoded = try bytes.withBytes { raw throws(PageError) in
                 try FullTextPositions.decode(raw, columnCount: state.columnCount, maximumPosition: maximum)

@@ -8,38 +8,6 @@ import YapDBStorage
 extension FullTextState {
     // MARK: Documents
 
-    /// A row's stored document entry: its length per column and its distinct terms.
-    struct StoredDocument {
-        var lengths: [Int]
-        var terms: [String]
-        var totalLength: Int { lengths.reduce(0, +) }
-    }
-
-    /// The stored entry of row `rowid`, or nil when the row is not indexed.
-    /// - Throws: `PageError`; `.badEntry` when the entry does not decode.
-    func document(_ rowid: UInt64) throws(PageError) -> StoredDocument? {
-        guard let bytes = try Self.chunked(documents, chunkSize: chunkSize, { Self.documentKey(rowid, chunk: $0) }) else {
-            return nil
-        }
-        return try bytes.withBytes { raw throws(PageError) in
-            var reader = ByteReader(raw)
-            do {
-                let columns = try reader.readLength(max: columnCount)
-                guard columns == columnCount else { throw FullTextPostingBlock.bad }
-                var lengths: [Int] = []
-                for _ in 0..<columns { lengths.append(try reader.readLength(max: Int(Int32.max))) }
-                let termCount = try reader.readLength(max: reader.remaining)
-                var terms: [String] = []
-                terms.reserveCapacity(termCount)
-                for _ in 0..<termCount { terms.append(try reader.readString()) }
-                guard reader.isAtEnd else { throw FullTextPostingBlock.bad }
-                return StoredDocument(lengths: lengths, terms: terms)
-            } catch {
-                throw FullTextPostingBlock.damaged
-            }
-        }
-    }
-
     /// Whether row `rowid` is indexed (one lookup).
     func contains(_ rowid: UInt64) throws(PageError) -> Bool {
         try documents.contains(Self.documentKey(rowid, chunk: 0))
@@ -57,21 +25,24 @@ extension FullTextState {
         // A new row's postings wait in `pending` only while every pending row id is below it.
         let defers = newest && (pendingLastRowid.map { $0 < rowid } ?? true)
         if newest && !defers { try mergePending() }
-        var entry: [UInt8] = []
-        entry.appendVarint(UInt64(columnCount))
-        for length in analysis.lengths { entry.appendVarint(UInt64(length)) }
-        entry.appendVarint(UInt64(analysis.terms.count))
-        for (term, _) in analysis.terms { entry.appendString(term) }
-        try Self.storeChunked(&documents, entry, chunkSize: chunkSize) { Self.documentKey(rowid, chunk: $0) }
         let length = analysis.totalLength
-        for (term, columns) in analysis.terms {
-            let posting = FullTextPosting(rowid: rowid, hits: columns.map { (column: $0.column, count: $0.positions.count) })
-            let rowPositions = FullTextPositions.encode(columns)
-            if defers {
-                addPending(term, posting, positions: rowPositions, length: length)
-            } else {
-                try adjustFrequency(term, by: 1)
-                try insertPosting(term, posting, positions: rowPositions, length: length, newest: newest)
+        if defers {
+            // The postings, positions and document entry wait; the merge gives the terms ids.
+            for (term, columns) in analysis.terms {
+                let posting = FullTextPosting(rowid: rowid, hits: columns.map { (column: $0.column, count: $0.positions.count) })
+                addPending(term, posting, positions: FullTextPositions.encode(columns), length: length)
+            }
+            addPendingDocument(rowid, lengths: analysis.lengths, terms: analysis.terms.map(\.term))
+        } else {
+            var ids: [UInt32] = []
+            ids.reserveCapacity(analysis.terms.count)
+            for (term, columns) in analysis.terms {
+                let posting = FullTextPosting(rowid: rowid, hits: columns.map { (column: $0.column, count: $0.positions.count) })
+                ids.append(try adjustFrequency(term, by: 1))
+                try insertPosting(term, posting, positions: FullTextPositions.encode(columns), length: length, newest: newest)
+            }
+            try Self.storeChunked(&documents, Self.encodeDocument(lengths: analysis.lengths, termIDs: ids), chunkSize: chunkSize) {
+                Self.documentKey(rowid, chunk: $0)
             }
         }
         documentCount += 1
@@ -84,7 +55,10 @@ extension FullTextState {
     mutating func removeRow(_ rowid: UInt64) throws(PageError) -> Bool {
         try mergePending()
         guard let stored = try document(rowid) else { return false }
-        for term in stored.terms {
+        var names: [String] = []
+        names.reserveCapacity(stored.termIDs.count)
+        for id in stored.termIDs { names.append(try termName(id)) }
+        for term in names {
             try adjustFrequency(term, by: -1)
             try removePosting(term, rowid: rowid)
         }
@@ -101,42 +75,12 @@ extension FullTextState {
         positions.removeAll()
         documents.removeAll()
         pending.removeAll()
+        pendingDocuments.removeAll()
         pendingBytes = 0
+        pendingRowid = nil
+        nextTermID = nil
         documentCount = 0
         totalLength = 0
-    }
-
-    /// The number of rows holding `term` (0 when none).
-    func frequency(_ term: String) throws(PageError) -> Int {
-        guard let bytes = try terms.value(forKey: Array(term.utf8)) else { return 0 }
-        return try Self.decodeFrequency(bytes)
-    }
-
-    static func decodeFrequency(_ bytes: [UInt8]) throws(PageError) -> Int {
-        try bytes.withBytes { raw throws(PageError) in
-            var reader = ByteReader(raw)
-            do {
-                let value = try reader.readLength(max: Int(Int32.max))
-                guard reader.isAtEnd, value > 0 else { throw FullTextPostingBlock.bad }
-                return value
-            } catch {
-                throw FullTextPostingBlock.damaged
-            }
-        }
-    }
-
-    mutating func adjustFrequency(_ term: String, by delta: Int) throws(PageError) {
-        let key = Array(term.utf8)
-        var old = 0
-        if let bytes = try terms.value(forKey: key) { old = try Self.decodeFrequency(bytes) }
-        let new = old + delta
-        if new <= 0 {
-            _ = try terms.remove(key)
-        } else {
-            var bytes: [UInt8] = []
-            bytes.appendVarint(UInt64(new))
-            _ = try terms.upsert(key, bytes)
-        }
     }
 
     // MARK: Postings blocks

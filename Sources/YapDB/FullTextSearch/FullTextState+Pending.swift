@@ -18,11 +18,24 @@ struct PendingPosting: Sendable {
 }
 
 extension FullTextState {
-    /// Whether postings wait to be merged.
-    var hasPending: Bool { !pending.isEmpty }
+    /// Whether postings or document entries wait to be merged.
+    var hasPending: Bool { !pending.isEmpty || !pendingDocuments.isEmpty }
 
     /// The highest row id waiting (pending rows are added in ascending order).
     var pendingLastRowid: UInt64? { pendingRowid }
+
+    /// A pending row's document entry, written by the merge once its terms have ids.
+    struct PendingDocument: Sendable {
+        var rowid: UInt64
+        var lengths: [Int]
+        var terms: [String]
+    }
+
+    mutating func addPendingDocument(_ rowid: UInt64, lengths: [Int], terms: [String]) {
+        pendingDocuments.append(PendingDocument(rowid: rowid, lengths: lengths, terms: terms))
+        pendingBytes += 48 + lengths.count * 8 + terms.count * 16
+        pendingRowid = rowid
+    }
 
     mutating func addPending(_ term: String, _ posting: FullTextPosting, positions: [UInt8], length: Int) {
         pending[term, default: []].append(PendingPosting(posting: posting, positions: positions, length: length))
@@ -33,21 +46,37 @@ extension FullTextState {
     /// Moves every pending posting into the term dictionary and the postings blocks.
     /// - Throws: `PageError`; the state is then half-changed and the transaction fails.
     mutating func mergePending() throws(PageError) {
-        guard !pending.isEmpty else { return }
-        let waiting = pending
+        guard !pending.isEmpty || !pendingDocuments.isEmpty else { return }
+        let waiting = pending, documentsWaiting = pendingDocuments
         pending = [:]
+        pendingDocuments = []
         pendingBytes = 0
         pendingRowid = nil
+        var ids: [String: UInt32] = [:]
+        ids.reserveCapacity(waiting.count)
         for term in waiting.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
-            try mergeTerm(term, waiting[term]!)
+            ids[term] = try mergeTerm(term, waiting[term]!)
+        }
+        // Then the rows' document entries, in row id order (each at the end of the tree).
+        for document in documentsWaiting {
+            var termIDs: [UInt32] = []
+            termIDs.reserveCapacity(document.terms.count)
+            for term in document.terms {
+                guard let id = ids[term] else { throw FullTextPostingBlock.damaged }
+                termIDs.append(id)
+            }
+            try Self.storeChunked(&documents, Self.encodeDocument(lengths: document.lengths, termIDs: termIDs), chunkSize: chunkSize) {
+                Self.documentKey(document.rowid, chunk: $0)
+            }
         }
     }
 
     /// Appends `list` (row ids ascending, all above the term's last) to the term's blocks: onto
     /// the last block while it has room, then into new full blocks, each written once with its
     /// positions entry.
-    private mutating func mergeTerm(_ term: String, _ list: [PendingPosting]) throws(PageError) {
-        try adjustFrequency(term, by: list.count)
+    /// Returns the term's id.
+    private mutating func mergeTerm(_ term: String, _ list: [PendingPosting]) throws(PageError) -> UInt32 {
+        let id = try adjustFrequency(term, by: list.count)
         let limit = blockLimit(term)
         // The block being filled: its postings bytes, last row id and positions bytes.
         var current: (bytes: [UInt8], last: UInt64, positions: [UInt8])?
@@ -59,7 +88,7 @@ extension FullTextState {
                 for item in list {
                     try insertPosting(term, item.posting, positions: item.positions, length: item.length, newest: false)
                 }
-                return
+                return id
             }
             guard let stored = try blockPositions(key) else { throw FullTextPostingBlock.damaged }
             current = (bytes, last, stored)
@@ -83,11 +112,12 @@ extension FullTextState {
         }
         if let open = current {
             if let key = replaced {
-                if key == Self.postingsKey(term, lastRowid: open.last) { return }
+                if key == Self.postingsKey(term, lastRowid: open.last) { return id }
                 try removeBlock(key)
             }
             try writeBlock(term, open)
         }
+        return id
     }
 
     private mutating func writeBlock(_ term: String, _ block: (bytes: [UInt8], last: UInt64, positions: [UInt8])) throws(PageError) {

@@ -19,10 +19,13 @@ extension FullTextState {
         if totalLength != expected.totalLength {
             problems.append("total length \(totalLength), a rebuild has \(expected.totalLength)")
         }
-        for (label, mine, theirs) in [("terms", terms, expected.terms), ("documents", documents, expected.documents)] {
-            if try !Self.sameEntries(mine, theirs) {
-                problems.append("the \(label) tree differs from a rebuild (\(mine.count) entries, expected \(theirs.count))")
-            }
+        // Term ids depend on the order terms came in: compare by term.
+        let myTerms = try termCounts(checking: &problems), theirTerms = try expected.termCounts(checking: &problems)
+        if myTerms != theirTerms {
+            problems.append("the terms tree differs from a rebuild (\(myTerms.count) terms, expected \(theirTerms.count))")
+        }
+        if try documentsByTerm() != expected.documentsByTerm() {
+            problems.append("the documents tree differs from a rebuild (\(documents.count) entries, expected \(expected.documents.count))")
         }
         let mine = try allPostings(checking: &problems), theirs = try expected.allPostings(checking: &problems)
         if mine != theirs {
@@ -31,6 +34,47 @@ extension FullTextState {
         }
         guard problems.count > Self.reportedDifferences else { return problems }
         return Array(problems.prefix(Self.reportedDifferences)) + ["and \(problems.count - Self.reportedDifferences) more"]
+    }
+
+    /// Every term's row count, each term's id entry checked to name it back.
+    func termCounts(checking problems: inout [String]) throws(PageError) -> [String: Int] {
+        var entries: [([UInt8], [UInt8])] = []
+        try terms.forEach { key, value in entries.append((Array(key), Array(value))); return true }
+        var counts: [String: Int] = [:]
+        var idEntries = 0
+        for (key, value) in entries {
+            if key.first == Self.separator {
+                idEntries += 1
+                continue
+            }
+            let entry = try value.withBytes { raw throws(PageError) in try Self.decodeTermEntry(raw) }
+            guard let term = String(validating: key, as: UTF8.self) else {
+                problems.append("a term is not UTF-8")
+                continue
+            }
+            if try termName(entry.id) != term { problems.append("the id of \"\(term)\" names another term") }
+            counts[term] = entry.count
+        }
+        if idEntries != counts.count { problems.append("\(idEntries) term ids for \(counts.count) terms") }
+        return counts
+    }
+
+    /// Every document entry with its terms by name: row id → its lengths (as text), then its
+    /// terms sorted.
+    func documentsByTerm() throws(PageError) -> [UInt64: [String]] {
+        var rowids: [UInt64] = []
+        try documents.forEach { key, _ in
+            if key.count == 9, key[8] == 0 { rowids.append(Self.lastRowid(ofKey: UnsafeRawBufferPointer(rebasing: key[0..<8]))) }
+            return true
+        }
+        var all: [UInt64: [String]] = [:]
+        for rowid in rowids {
+            guard let stored = try document(rowid) else { continue }
+            var names: [String] = []
+            for id in stored.termIDs { names.append(try termName(id)) }
+            all[rowid] = stored.lengths.map { "\($0)" } + names.sorted()
+        }
+        return all
     }
 
     /// Whether two trees hold the same entries.
@@ -107,6 +151,7 @@ extension FullTextState {
         var postingsBytes = 0, positionsBytes = 0
         try postings.forEach { key, value in postingsBytes += key.count + value.count; return true }
         try positions.forEach { key, value in positionsBytes += key.count + value.count; return true }
-        return (terms.count, postings.count, postingsBytes, positionsBytes, documentCount)
+        let ids = try terms.positions(from: KeyBound([Self.separator]), to: KeyBound([1], inclusive: false)).count
+        return (terms.count - ids, postings.count, postingsBytes, positionsBytes, documentCount)
     }
 }

@@ -8,16 +8,17 @@ import YapDBStorage
 /// with its own writes — reads its own version. docs/format.md §11 "Full-text search trees"
 /// gives every byte.
 ///
-/// - `terms`: term (UTF-8) → the number of indexed rows holding it (varint). In key order, so
-///   a prefix is a key range.
+/// - `terms`: term (UTF-8) → the number of indexed rows holding it and its id (varints). In
+///   key order, so a prefix is a key range. Beside them, before every term, (0x00, id) → the
+///   term (FullTextState+TermIDs.swift).
 /// - `postings`: (term, 0x00, last row id) → a block of up to 128 rows holding the term
 ///   (`FullTextPostingBlock`: delta row ids, then occurrence counts, with skip data).
 /// - `positions`: (term, 0x00, last row id, chunk) — a postings block's key and a chunk
 ///   number → the token positions of each of the block's rows, by column
 ///   (`FullTextBlockPositions`). Read only by phrases, `NEAR`, `^`, column filters and
 ///   multi-word ranking, a block at a time beside the postings; a plain query never reads them.
-/// - `documents`: (row id, chunk) → the row's length per column and its distinct terms, so an
-///   update or removal finds its postings, and ranking finds the row's length.
+/// - `documents`: (row id, chunk) → the row's length per column and its distinct terms' ids,
+///   so an update or removal finds its postings, and ranking finds the row's length.
 ///
 /// Errors: the trees' `PageError` (a damaged or unreadable page) passes through; a damaged
 /// entry is `.corrupt(page: .none, reason: .badEntry)`.
@@ -38,6 +39,10 @@ struct FullTextState: Sendable {
     /// Postings of rows inserted in this transaction not yet in `terms`/`postings`, per term in
     /// row id order (see FullTextState+Pending.swift). Never written: merged before the commit.
     var pending: [String: [PendingPosting]] = [:]
+    /// The document entries of the pending rows, in row id order (written by the merge).
+    var pendingDocuments: [PendingDocument] = []
+    /// The next term id to give (nil: read from the terms tree when first needed).
+    var nextTermID: UInt32?
     /// Roughly the memory `pending` holds; past `pendingLimit` it is merged.
     var pendingBytes = 0
     /// The row id of the last pending row (nil when none).
