@@ -54,7 +54,7 @@ extension FullTextState {
         pendingRowid = nil
         var ids: [String: UInt32] = [:]
         ids.reserveCapacity(waiting.count)
-        for term in waiting.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
+        for term in waiting.keys.sorted(by: Self.utf8Precedes) {
             ids[term] = try mergeTerm(term, waiting[term]!)
         }
         // Then the rows' document entries, in row id order (each at the end of the tree).

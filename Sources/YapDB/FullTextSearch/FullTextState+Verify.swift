@@ -146,12 +146,19 @@ extension FullTextState {
         return all
     }
 
-    /// Figures for `stats()`: terms, postings blocks and their bytes, indexed rows.
-    func figures() throws(PageError) -> (terms: Int, blocks: Int, postingsBytes: Int, positionsBytes: Int, documents: Int) {
-        var postingsBytes = 0, positionsBytes = 0
-        try postings.forEach { key, value in postingsBytes += key.count + value.count; return true }
-        try positions.forEach { key, value in positionsBytes += key.count + value.count; return true }
+    /// Figures for `stats()`: terms, postings blocks, each tree's entry bytes, indexed rows and
+    /// the pages the trees occupy.
+    func figures() throws(PageError) -> YapDatabaseFullTextSearchStats {
+        func bytes(_ tree: PagedBTree) throws(PageError) -> Int {
+            var total = 0
+            try tree.forEach { key, value in total += key.count + value.count; return true }
+            return total
+        }
         let ids = try terms.positions(from: KeyBound([Self.separator]), to: KeyBound([1], inclusive: false)).count
-        return (terms.count - ids, postings.count, postingsBytes, positionsBytes, documentCount)
+        let pages = try treesWrittenPageCount() + treesUnwrittenPageCount
+        return YapDatabaseFullTextSearchStats(terms: terms.count - ids, postingsBlocks: postings.count, postingsBytes: try bytes(postings),
+                                              positionsBytes: try bytes(positions), documents: documentCount,
+                                              termsBytes: try bytes(terms), documentsBytes: try bytes(documents),
+                                              pageBytes: pages * format.pageSize)
     }
 }

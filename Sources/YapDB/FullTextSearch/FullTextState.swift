@@ -156,22 +156,63 @@ struct FullTextAnalysis {
     var totalLength: Int { lengths.reduce(0, +) }
 
     /// Groups `columns` (one token list per column, as the tokenizer made them) by term,
-    /// leaving out the terms `indexable` refuses.
+    /// leaving out the terms `indexable` refuses. Each term's lists are built in place (the
+    /// dictionary maps a term to its place in `terms`), and the terms are sorted by their
+    /// UTF-8 bytes with `memcmp`.
     init(columns: [[(term: String, position: Int)]], indexable: (String) -> Bool) {
         lengths = columns.map(\.count)
-        var byTerm: [String: [(column: Int, positions: [Int])]] = [:]
+        var places: [String: Int] = [:]
+        var grouped: [(term: String, columns: [(column: Int, positions: [Int])])] = []
         for (column, tokens) in columns.enumerated() {
-            for token in tokens where indexable(token.term) {
-                var entry = byTerm[token.term] ?? []
-                if entry.last?.column == column {
-                    entry[entry.count - 1].positions.append(token.position)
-                } else {
-                    entry.append((column, [token.position]))
+            for token in tokens {
+                if let i = places[token.term] {
+                    let last = grouped[i].columns.count - 1
+                    if grouped[i].columns[last].column == column {
+                        grouped[i].columns[last].positions.append(token.position)
+                    } else {
+                        grouped[i].columns.append((column, [token.position]))
+                    }
+                } else if indexable(token.term) {
+                    places[token.term] = grouped.count
+                    grouped.append((token.term, [(column, [token.position])]))
                 }
-                byTerm[token.term] = entry
             }
         }
-        terms = byTerm.map { ($0.key, $0.value.map { ($0.column, $0.positions.sorted()) }) }
-            .sorted { $0.term.utf8.lexicographicallyPrecedes($1.term.utf8) }
+        // Positions come in order from the tokenizer; sort only a list that is not.
+        for i in grouped.indices {
+            for c in grouped[i].columns.indices where !grouped[i].columns[c].positions.isSortedAscending {
+                grouped[i].columns[c].positions.sort()
+            }
+        }
+        grouped.sort { FullTextState.utf8Precedes($0.term, $1.term) }
+        terms = grouped
+    }
+}
+
+extension Array where Element == Int {
+    fileprivate var isSortedAscending: Bool {
+        var previous = Int.min
+        for value in self {
+            if value < previous { return false }
+            previous = value
+        }
+        return true
+    }
+}
+
+extension FullTextState {
+    /// Whether `a`'s UTF-8 bytes sort before `b`'s (the trees' key order), by `memcmp`.
+    static func utf8Precedes(_ a: String, _ b: String) -> Bool {
+        var a = a, b = b
+        return a.withUTF8 { x in
+            b.withUTF8 { y in
+                let shared = Swift.min(x.count, y.count)
+                if shared > 0, let p = x.baseAddress, let q = y.baseAddress {
+                    let order = memcmp(p, q, shared)
+                    if order != 0 { return order < 0 }
+                }
+                return x.count < y.count
+            }
+        }
     }
 }

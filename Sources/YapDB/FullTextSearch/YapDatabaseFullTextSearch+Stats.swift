@@ -15,6 +15,15 @@ public struct YapDatabaseFullTextSearchStats: Sendable, Equatable {
     public var positionsBytes: Int
     /// Indexed rows.
     public var documents: Int
+    /// Bytes of the term dictionary's entries (terms with their counts and ids, and the id
+    /// entries).
+    public var termsBytes: Int = 0
+    /// Bytes of the per-row document entries (lengths and term ids).
+    public var documentsBytes: Int = 0
+    /// Bytes of the index pages the four trees occupy (pages × page size; not yet written ones
+    /// included): the index's live share of the index files, whose other pages are free or
+    /// hold copies that later checkpoints superseded.
+    public var pageBytes: Int = 0
 }
 
 extension YapDatabaseFullTextSearchTransaction {
@@ -25,8 +34,7 @@ extension YapDatabaseFullTextSearchTransaction {
         let state = try state()
         do throws(PageError) {
             let figures = try state.figures()
-            return YapDatabaseFullTextSearchStats(terms: figures.terms, postingsBlocks: figures.blocks, postingsBytes: figures.postingsBytes,
-                                                  positionsBytes: figures.positionsBytes, documents: figures.documents)
+            return figures
         } catch {
             throw damaged(error)
         }
@@ -113,8 +121,7 @@ extension YapDatabase {
         var matches: [StoredSearchMatch] = []
         do throws(PageError) {
             let figures = try state.figures()
-            let stats = YapDatabaseFullTextSearchStats(terms: figures.terms, postingsBlocks: figures.blocks, postingsBytes: figures.postingsBytes,
-                                                       positionsBytes: figures.positionsBytes, documents: figures.documents)
+            let stats = figures
             var found: [(UInt64, Double?)] = []
             if ranked {
                 found = try searcher.ranked(weights: [], limit: limit).matches.map { ($0.rowid, $0.score) }
