@@ -156,6 +156,10 @@ public final class YapDatabaseFullTextSearchTransaction {
 
     /// Calls `block` with the collection and key of each row matching `query`, in row id order
     /// (about insertion order), at most `limit` rows, until it sets `stop`.
+    /// - Parameters:
+    ///   - query: the query, in SQLite FTS5's syntax.
+    ///   - limit: the most rows to report (nil: all).
+    ///   - block: gets each row's collection and key; set the `inout Bool` to stop.
     /// - Throws: `.invalidQuery(offset:reason:)` for a malformed query (nothing was read);
     ///   `.corrupted` when the index cannot be read.
     public func search(_ query: String, limit: Int? = nil, using block: (String, String, inout Bool) -> Void) throws(YapDatabaseError) {

@@ -16,13 +16,13 @@ extension YapDatabaseSearchResultsView {
         var found = Set<UInt64>()
         if !query.isEmpty, let fts = transaction.ext(fullTextSearchName) as? YapDatabaseFullTextSearchTransaction {
             do throws(YapDatabaseError) {
-                var aborted = false
                 found = try indexMatches(query, fts) { n in
-                    guard let queue, n % YapDatabaseSearchQueue.abortCheckInterval == 0, queue.abortRequest.abort else { return true }
-                    aborted = true
-                    return false
+                    guard let queue, n % YapDatabaseSearchQueue.abortCheckInterval == 0 else { return true }
+                    return !queue.abortRequest.abort
                 }
-                if aborted, queue?.abortRequest.rollback == true {
+                // Asked to stop (during the search or while it was finishing) and roll back:
+                // nothing of the transaction is kept, as in YapDatabase.
+                if let request = queue?.abortRequest, request.abort, request.rollback {
                     transaction.rollback()
                     return
                 }
