@@ -140,6 +140,47 @@ import Testing
         #expect(fixture.database.registeredExtension("order") != nil)
     }
 
+    /// A filtered view of a search results view (of a parent view) keeps the parent's order as
+    /// rows come one by one, and follows each search.
+    @Test func aFilteredViewOfTheResultsKeepsTheParentsOrder() throws {
+        let fixture = try DatabaseFixture()
+        Self.setUp(fixture.database)
+        let notSix = YapDatabaseViewFiltering.withKeyBlock { _, _, _, key in key != "6" }
+        #expect(fixture.database.register(YapDatabaseFilteredView(parentViewName: "results", filtering: notSix, versionTag: "1"),
+                                          withName: "filtered"))
+        let connection = fixture.database.newConnection()
+        try connection.write { tx in (tx.ext("results") as! YapDatabaseSearchResultsViewTransaction).performSearch(for: "a*") }
+        for (i, phrase) in Base.phrases.enumerated().reversed() {
+            try connection.write { tx in tx.setObject(phrase, forKey: "\(i)", inCollection: nil) }
+        }
+        connection.read { tx in
+            let results = Self.contents(tx)[""] ?? []
+            #expect(results == ["4", "2", "3", "6", "0", "1"])
+            #expect(Self.contents(tx, "filtered")[""] == ["4", "2", "3", "0", "1"])
+            let find = (tx.ext("filtered") as! YapDatabaseViewTransaction).findRange(inGroup: "", using: .withObjectBlock { _, _, object in
+                let text = object as? String ?? ""
+                return text.hasPrefix("I am") ? .orderedSame : (text < "I am" ? .orderedAscending : .orderedDescending)
+            })
+            #expect(find.location == 1 && find.length == 2)
+        }
+        try connection.write { tx in (tx.ext("results") as! YapDatabaseSearchResultsViewTransaction).performSearch(for: "am") }
+        connection.read { tx in #expect(Self.contents(tx, "filtered") == ["": ["2", "3"]]) }
+    }
+
+    @Test func theResultsCanBeUnregisteredAndRegisteredAgain() throws {
+        let fixture = try DatabaseFixture()
+        Self.setUp(fixture.database)
+        let connection = fixture.database.newConnection()
+        try Self.write(connection)
+        try connection.write { tx in (tx.ext("results") as! YapDatabaseSearchResultsViewTransaction).performSearch(for: "am") }
+        fixture.database.unregisterExtension(withName: "results")
+        #expect(fixture.database.register(YapDatabaseSearchResultsView(fullTextSearchName: "fts", parentViewName: "order", versionTag: "1",
+                                                                       options: nil), withName: "results"))
+        connection.read { tx in #expect(Self.contents(tx).isEmpty) }
+        try connection.write { tx in (tx.ext("results") as! YapDatabaseSearchResultsViewTransaction).performSearch(for: "the") }
+        connection.read { tx in #expect(Self.contents(tx) == ["": ["4", "0", "1"]]) }
+    }
+
     // MARK: The automatic view's classes
 
     @Test(arguments: [true, false])
