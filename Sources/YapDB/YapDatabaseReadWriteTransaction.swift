@@ -42,6 +42,8 @@ public final class YapDatabaseReadWriteTransaction: YapDatabaseReadTransaction {
     var viewRowsBefore: [String: ViewRowBefore] = [:]
     /// Row id → key of the rows the views compare (made when a view first needs it).
     lazy var viewRowKeys = ViewRowKeyCache()
+    /// New rows each view will place in one pass, by view name (`deferViewInsert`).
+    var viewPendingInserts: [String: ViewPendingInserts] = [:]
     /// The registrations of the collection written last (the registrations a transaction uses
     /// do not change during it). Unchecked for exclusive access: a transaction is used on one
     /// queue, and this is read per written row.
@@ -443,7 +445,10 @@ public final class YapDatabaseReadWriteTransaction: YapDatabaseReadTransaction {
 
     /// Lets every extension finish its pending work before the commit (`willCommit`).
     func runWillCommitHooks() {
+        placeAllPendingViewRows()
         for (extName, ext) in extensions { ext.willCommit(name: extName, transaction: self) }
+        // Rows a hook inserted.
+        placeAllPendingViewRows()
     }
 
     /// Runs `afterDurableCommit` (the commit is durable).
