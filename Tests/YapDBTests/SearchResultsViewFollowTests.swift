@@ -181,6 +181,24 @@ import Testing
         connection.read { tx in #expect(Self.contents(tx) == ["": ["4", "0", "1"]]) }
     }
 
+    /// Rows written before and after a search in one transaction are each shown once (views
+    /// place a transaction's new rows in one pass, later than they are written).
+    @Test(arguments: [true, false])
+    func rowsWrittenAroundASearchInOneTransactionAppearOnce(parent: Bool) throws {
+        let fixture = try DatabaseFixture()
+        Base.setUp(fixture.database, parent: parent, snippets: false)
+        let connection = fixture.database.newConnection()
+        try connection.write { tx in
+            for (i, phrase) in Base.phrases.enumerated() { tx.setObject(phrase, forKey: "\(i)", inCollection: nil) }
+            (tx.ext("results") as! YapDatabaseSearchResultsViewTransaction).performSearch(for: "the")
+            tx.setObject("The more you know...", forKey: "7", inCollection: nil)
+            tx.setObject("no match", forKey: "8", inCollection: nil)
+            #expect(Base.keys(tx) == ["4", "0", "7", "1"])
+        }
+        connection.read { tx in #expect(Base.keys(tx) == ["4", "0", "7", "1"]) }
+        #expect(try fixture.database.verify().isValid)
+    }
+
     // MARK: The automatic view's classes
 
     @Test(arguments: [true, false])
