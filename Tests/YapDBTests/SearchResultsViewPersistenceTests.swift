@@ -116,7 +116,7 @@ import Testing
     }
 
     /// `verify()` runs the query again: a row the view holds that does not match, or (parent
-    /// mode) a matching row of the parent that the view lacks, is a problem.
+    /// mode) that sits in another group than the parent's, is a problem.
     @Test(arguments: [true, false])
     func verifyFindsAViewThatDisagreesWithItsQuery(parent: Bool) throws {
         let fixture = try DatabaseFixture()
@@ -127,7 +127,8 @@ import Testing
             (tx.ext("results") as! YapDatabaseSearchResultsViewTransaction).performSearch(for: "am")
         }
         #expect(try fixture.database.verify().isValid)
-        // Damage the view's state behind its back: "5" (no "am") in, "2" (parent mode) out.
+        // Damage the view's state behind its back: "5" (no "am") in; "2" (parent mode) moved
+        // to a group the parent does not have.
         try connection.write { tx in
             let view = fixture.database.registeredExtension("results") as! YapDatabaseSearchResultsView
             let root = view.rootView(in: fixture.database)!
@@ -136,13 +137,16 @@ import Testing
             let engine = ViewEngine(view: root, config: config, transaction: tx)
             var state = tx.viewState("results")!
             #expect(engine.insertRow(collection: "", key: "5", into: &state))
-            if parent { #expect(engine.removeRow(collection: "", key: "2", from: &state)) }
+            if parent {
+                #expect(engine.removeRow(collection: "", key: "2", from: &state))
+                #expect(engine.insertRow(collection: "", key: "2", group: "elsewhere", into: &state))
+            }
             tx.setViewState(state, "results")
             tx.engineTransaction.markChanged()
         }
         let report = try fixture.database.verify()
         #expect(!report.isValid)
         #expect(report.problems.contains { $0.contains("/5 does not match") })
-        #expect(report.problems.contains { $0.contains("/2 matches") } == parent)
+        #expect(report.problems.contains { $0.contains("/2 is in group elsewhere here, in group  in the parent") } == parent)
     }
 }

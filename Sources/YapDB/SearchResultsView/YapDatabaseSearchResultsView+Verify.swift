@@ -3,10 +3,10 @@ import YapDBIndex
 
 extension YapDatabaseSearchResultsView {
     /// Checks the view against its query run on the index again (`YapDatabase.verify()`):
-    /// every row it holds must match; in parent-view mode, every matching row the parent holds
-    /// in an allowed group and collection must be here, in the parent's group. (A grouping of
-    /// the caller's is not run again: in blocks mode only the first check applies.) At most 20
-    /// problems are listed.
+    /// every row it holds must match, and in parent-view mode sit in the group the parent holds
+    /// it in, in an allowed group. Rows that match but are missing are not a problem: a search
+    /// aborted without rollback shows part of the matches, as asked. (A grouping of the
+    /// caller's is not run again.) At most 20 problems are listed.
     func verifyResults(name: String, transaction: YapDatabaseReadTransaction) -> [String] {
         guard let state = transaction.viewState(name),
               let fts = transaction.ext(fullTextSearchName) as? YapDatabaseFullTextSearchTransaction else { return [] }
@@ -31,13 +31,12 @@ extension YapDatabaseSearchResultsView {
                 }
             }
             if inner != nil, let parent = transaction.viewState(parentViewName) {
-                for group in try parent.groupNames() where allowedGroups?.isAllowed(group) ?? true {
-                    for rowid in try parent.tree(group)?.rowids() ?? [] where found.contains(rowid) {
-                        guard let owner = transaction.keydirOwner(ofRowid: rowid), isAllowed(owner.collection) else { continue }
-                        if held[rowid] != group {
-                            problems.append("\(prefix): \(owner.collection)/\(owner.key) matches and is in the parent's group \(group), "
-                                            + (held[rowid].map { "but here in group \($0)" } ?? "but not here"))
-                        }
+                for (rowid, group) in held {
+                    let parentGroup = try parent.group(ofRowid: rowid)
+                    if parentGroup != group || !(allowedGroups?.isAllowed(group) ?? true) {
+                        problems.append("\(prefix): \(describe(rowid)) is in group \(group) here, "
+                                        + (parentGroup.map { "in group \($0) in the parent" } ?? "not in the parent")
+                                        + ((allowedGroups?.isAllowed(group) ?? true) ? "" : " (a group not allowed)"))
                     }
                 }
             }
