@@ -31,9 +31,6 @@ extension YapDatabaseSearchResultsView {
                 found = []
             }
         }
-        // Rows inserted earlier in this transaction and not yet placed (views place new rows
-        // in one pass): the rebuild below covers every row, so they are not placed again.
-        transaction.viewPendingInserts[name] = nil
         live.state.withLock {
             $0.found = found
             $0.query = YapDatabaseSearchResultsView.clean(query)
