@@ -76,15 +76,16 @@ extension ViewEngine {
         for (group, batch) in byGroup {
             // Stable: equal rows keep their arrival order. The positions are sorted, not the
             // rows (a row is large: moving it costs a dozen reference counts).
+            // The sort values sit in an array of their own, so a comparison borrows them
+            // instead of copying them out of the row.
             var order = Array(batch.indices)
             if batch.count > 1 {
-                batch.withUnsafeBufferPointer { rows in
-                    order.sort { i, j in
-                        switch config.sorting.compare(transaction, group, rows[i].sortRow, rows[j].sortRow) {
-                        case .orderedAscending: return true
-                        case .orderedDescending: return false
-                        case .orderedSame: return i < j   // the rows are in arrival order
-                        }
+                let sortRows = batch.map(\.sortRow)
+                order.sort { i, j in
+                    switch config.sorting.compare(transaction, group, sortRows[i], sortRows[j]) {
+                    case .orderedAscending: return true
+                    case .orderedDescending: return false
+                    case .orderedSame: return i < j   // the rows are in arrival order
                     }
                 }
             }
