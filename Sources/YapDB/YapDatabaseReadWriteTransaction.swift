@@ -192,7 +192,7 @@ public final class YapDatabaseReadWriteTransaction: YapDatabaseReadTransaction {
     public func removeAllObjects(inCollection collection: String?) {
         checkValid()
         let name = collection ?? ""
-        guard withKeydir { $0.rowCount(inCollection: name) } > 0 else { return }
+        guard withKeydir({ $0.rowCount(inCollection: name) }) > 0 else { return }
         noteMutation()
         let hookKeys = keysForRemoveHooks(inCollection: name)
         runRemoveHooks(will: true, collection: name, keys: hookKeys)
@@ -210,7 +210,7 @@ public final class YapDatabaseReadWriteTransaction: YapDatabaseReadTransaction {
     /// Removes every row of every collection.
     public func removeAllObjectsInAllCollections() {
         checkValid()
-        guard withKeydir { $0.count } > 0 else { return }
+        guard withKeydir({ $0.count }) > 0 else { return }
         noteMutation()
         runRemoveAllHooks(will: true)
         for (extName, ext) in extensions { ext.willRemoveAll(name: extName, transaction: self) }

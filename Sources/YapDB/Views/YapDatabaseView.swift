@@ -93,7 +93,7 @@ open class YapDatabaseAutoView: YapDatabaseView, @unchecked Sendable {
                                    + "(call init(grouping:sorting:versionTag:options:)); not registered")
             return false
         }
-        let tag = versionTag
+        let tag = config.withLock { $0.versionTag }
         let key = Self.stateKey(name)
         if let existing = transaction.viewState(name), existing.versionTag == tag {
             return true
