@@ -59,16 +59,19 @@ extension YapDatabaseRelationshipTransaction {
     /// An edge stored in this transaction: a missing end counts as deleted (a manual edge's
     /// source; any edge's destination row).
     func checkEnds(_ edge: StoredEdge) {
+        // Both ends present (the usual case): nothing to read.
+        let sourceMissing = edge.isManual && !exists(edge.source)
+        let destinationMissing = !sourceMissing && edge.destinationNode.map { !exists($0) } == true
+        guard sourceMissing || destinationMissing else { return }
         var current: YDB_NodeDeleteRules?
         reading { state throws(PageError) in current = try state.storedRules(of: edge) }
         guard let rules = current else { return }
         var stored = edge
         stored.rules = rules
-        if stored.isManual, !exists(stored.source) {
-            update { state throws(PageError) in try state.remove(stored) }
+        update { state throws(PageError) in try state.removeStored(stored) }
+        if sourceMissing {
             sourceDeleted(stored)
-        } else if let destination = stored.destinationNode, !exists(destination) {
-            update { state throws(PageError) in try state.remove(stored) }
+        } else {
             destinationDeleted(stored)
         }
     }
@@ -88,8 +91,8 @@ extension YapDatabaseRelationshipTransaction {
         }
         guard !outgoing.isEmpty || !incoming.isEmpty else { return }
         update { state throws(PageError) in
-            for edge in outgoing { try state.remove(edge) }
-            for edge in incoming { try state.remove(edge) }
+            for edge in outgoing { try state.removeStored(edge) }
+            for edge in incoming { try state.removeStored(edge) }
         }
         for edge in outgoing { sourceDeleted(edge) }
         for edge in incoming { destinationDeleted(edge) }
