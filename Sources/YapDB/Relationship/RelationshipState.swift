@@ -220,7 +220,12 @@ struct RelationshipState: Sendable {
         /// from its bytes.)
         static func utf8String(_ bytes: UnsafeRawBufferPointer) throws(PageError) -> String {
             guard !bytes.isEmpty else { return "" }
-            var string = String(decoding: bytes.assumingMemoryBound(to: UInt8.self), as: UTF8.self)
+            let utf8 = bytes.assumingMemoryBound(to: UInt8.self)
+            // ASCII (the usual key) decodes unchanged: no comparison needed.
+            var high: UInt8 = 0
+            for byte in utf8 { high |= byte }
+            if high < 0x80 { return String(decoding: utf8, as: UTF8.self) }
+            var string = String(decoding: utf8, as: UTF8.self)
             let same = string.withUTF8 { utf8 in
                 utf8.count == bytes.count && memcmp(utf8.baseAddress!, bytes.baseAddress!, bytes.count) == 0
             }

@@ -109,7 +109,8 @@ extension YapDatabaseRelationshipTransaction {
             if rules.contains(.notifyIfSourceDeleted) {
                 notify(destination, of: edge, reason: .sourceNodeDeleted, keepsResult: !deletes)
             }
-            if deletes { deleteRow(destination) }
+            // Known to exist unless the node's callback ran (app code) since the check.
+            if deletes { deleteRow(destination, known: !rules.contains(.notifyIfSourceDeleted)) }
         case .file:
             let deletes = rules.contains(.deleteDestinationIfSourceDeleted)
                 || (rules.contains(.deleteDestinationIfAllSourcesDeleted) && !hasEdges(to: edge.destination, otherThanFrom: edge.source))
@@ -126,7 +127,7 @@ extension YapDatabaseRelationshipTransaction {
         if rules.contains(.notifyIfDestinationDeleted) {
             notify(edge.source, of: edge, reason: .destinationNodeDeleted, keepsResult: !deletes)
         }
-        if deletes { deleteRow(edge.source) }
+        if deletes { deleteRow(edge.source, known: !rules.contains(.notifyIfDestinationDeleted)) }
     }
 
     /// Whether an edge of any name points at `destination` from a source other than `source`.
@@ -163,11 +164,11 @@ extension YapDatabaseRelationshipTransaction {
     }
 
     /// Removes a row through the normal path (other extensions and the changeset see it); its
-    /// own rules run later in this flush.
-    func deleteRow(_ node: CollectionKeyPair) {
-        guard let tx = writeTransaction, exists(node) else { return }
+    /// own rules run later in this flush. `known`: the caller has just seen the row exist.
+    func deleteRow(_ node: CollectionKeyPair, known: Bool = false) {
+        guard let tx = writeTransaction, known || exists(node) else { return }
         // The registering transaction does not call this extension's hooks: record it here.
-        nodeRemoved(node)
+        if !hearsRowHooks { nodeRemoved(node) }
         tx.removeObject(forKey: node.key, inCollection: node.collection)
     }
 
