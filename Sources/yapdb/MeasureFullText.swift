@@ -14,6 +14,7 @@ struct MeasureFullText: ParsableCommand {
     @Option(help: "Words per document.") var words = 12
     @Option(help: "Vocabulary size.") var vocabulary = 20_000
     @Option(help: "Repetitions per query figure.") var repetitions = 20
+    @Option(help: "One-document updates measured, a transaction each (0: none).") var updates = 100
 
     /// The bytes of the files in `folder`.
     static func folderBytes(_ folder: URL) -> Int {
@@ -66,7 +67,7 @@ struct MeasureFullText: ParsableCommand {
         }
         let build = Double(DispatchTime.now().uptimeNanoseconds - buildStart) / 1e9
         try database.checkpoint()
-        let update = time(100) {
+        let update = updates == 0 ? 0 : time(updates) {
             try? writer.write { tx in tx.setObject("w1 w2 w3 w999 updated", forKey: "d\(Int(random() * Double(documents)))", inCollection: "docs") }
         }
         print("build: \(documents) documents of \(words) words in batches of 10,000: \(String(format: "%.2f", build)) s (\(String(format: "%.1f", build * 1e6 / Double(documents))) µs per document)")
