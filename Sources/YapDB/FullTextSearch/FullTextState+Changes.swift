@@ -191,14 +191,26 @@ extension FullTextState {
         }
     }
 
-    private mutating func removePosting(_ term: String, rowid: UInt64) throws(PageError) {
+    /// Takes row `rowid` out of the term's block that holds it by editing the block's bytes and
+    /// its positions entry (`FullTextPostingBlock.removing`); a block left empty is deleted, and
+    /// a block whose last row went is filed again under its new last row id.
+    mutating func removePosting(_ term: String, rowid: UInt64) throws(PageError) {
         guard let (key, bytes) = try block(term, atOrAfter: rowid) else { return }
-        var block = try decode(bytes)
-        guard let index = block.postings.firstIndex(where: { $0.rowid == rowid }) else { return }
-        block.positions = try blockRowPositions(key, count: block.postings.count)
-        block.postings.remove(at: index)
-        block.positions.remove(at: index)
-        try removeBlock(key)
-        if !block.postings.isEmpty { try writeBlocks(term, block) }
+        let columns = columnCount
+        guard let cut = try bytes.withBytes({ raw throws(PageError) in
+            try FullTextPostingBlock.removing(rowid, from: raw, columnCount: columns)
+        }) else { return }
+        guard let edited = cut.bytes else {
+            try removeBlock(key)
+            return
+        }
+        guard let stored = try blockPositions(key) else { throw FullTextPostingBlock.damaged }
+        let rows = try FullTextBlockPositions.removing(row: cut.index, of: cut.count, from: stored)
+        let newKey = Self.postingsKey(term, lastRowid: cut.last)
+        // A block of several rows keeps its positions in one chunk; anything longer is cleared
+        // first so that no chunk is left behind.
+        if newKey != key || stored.count > chunkSize { try removeBlock(key) }
+        _ = try postings.upsert(newKey, edited)
+        try storeBlockPositions(newKey, rows)
     }
 }
