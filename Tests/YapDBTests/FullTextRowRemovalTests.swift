@@ -4,8 +4,9 @@ import YapDBIndex
 import YapDBStorage
 @testable import YapDB
 
-/// A row taken out of a postings block by editing the block's bytes (and its positions entry)
-/// gives the same bytes as the block re-encoded without it, wherever the row sits; in a
+/// A row taken out of (or put into) a postings block by editing the block's bytes and its
+/// positions entry gives the same bytes as the block re-encoded without (with) it, wherever the
+/// row sits; in a
 /// database, removals and updates at the start, middle and end of blocks (and of a block's only
 /// row) leave an index equal to a rebuild, with words and phrases still found.
 @Suite struct FullTextRowRemovalTests {
@@ -54,6 +55,44 @@ import YapDBStorage
         }
     }
 
+    @Test func puttingARowAnywhereMatchesTheReencodedBlock() throws {
+        for count in [1, 2, 9, 127, 128] {
+            let whole = Self.block(count)
+            let bytes = whole.encoded(), positions = FullTextBlockPositions.encode(whole.positions)
+            // A row before the first, between every two rows (where there is a gap), after the last.
+            var places = [whole.postings[0].rowid - 1, whole.postings[count - 1].rowid + 300]
+            for i in 1..<count where whole.postings[i].rowid - whole.postings[i - 1].rowid > 1 { places.append(whole.postings[i].rowid - 1) }
+            for rowid in places {
+                let posting = FullTextPosting(rowid: rowid, hits: [(column: 1, count: 9)])
+                let rowPositions = FullTextPositions.encode([(column: 1, positions: Array(1...9))])
+                let edit = try bytes.withBytes { raw throws(PageError) in
+                    try FullTextPostingBlock.inserting(posting, length: 2, into: raw, columnCount: 3)
+                }
+                guard count < FullTextPostingBlock.maximumEntries else {
+                    #expect(edit == nil, "a full block takes no row")
+                    continue
+                }
+                let made = try #require(edit)
+                var grown = whole
+                let index = grown.postings.firstIndex { $0.rowid > rowid } ?? count
+                grown.postings.insert(posting, at: index)
+                grown.positions.insert(rowPositions, at: index)
+                grown.minimumLength = 2
+                #expect(made.index == index && made.count == count)
+                #expect(made.bytes == grown.encoded(), "row \(rowid) into \(count)")
+                let rows = try FullTextBlockPositions.inserting(rowPositions, at: index, of: count, into: positions)
+                #expect(rows == FullTextBlockPositions.encode(grown.positions))
+            }
+            // A row id the block holds: left to the decoding path.
+            if count < FullTextPostingBlock.maximumEntries {
+                let present = try bytes.withBytes { raw throws(PageError) in
+                    try FullTextPostingBlock.inserting(whole.postings[count - 1], length: 9, into: raw, columnCount: 3)
+                }
+                #expect(present == nil)
+            }
+        }
+    }
+
     @Test func hostileBytesAreAnErrorNotATrap() throws {
         let whole = Self.block(9), bytes = whole.encoded(), first = whole.postings[0].rowid
         for end in [1, 4, 8, bytes.count - 1] {
@@ -67,6 +106,13 @@ import YapDBStorage
             try bytes.withBytes { raw throws(PageError) in _ = try FullTextPostingBlock.removing(first, from: raw, columnCount: 2) }
         }
         #expect(throws: PageError.self) { _ = try FullTextBlockPositions.removing(row: 0, of: 3, from: [5, 1]) }
+        let posting = FullTextPosting(rowid: first + 1, hits: [(column: 0, count: 1)])
+        for end in [1, 4, bytes.count - 1] {
+            let short = Array(bytes[0..<end])
+            #expect(throws: PageError.self) {
+                try short.withBytes { raw throws(PageError) in _ = try FullTextPostingBlock.inserting(posting, length: 1, into: raw, columnCount: 3) }
+            }
+        }
     }
 
     static func text(_ i: Int) -> String {

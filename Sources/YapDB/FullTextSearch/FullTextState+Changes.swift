@@ -153,6 +153,11 @@ extension FullTextState {
                 return
             }
         }
+        // A row id inside the block: the row is put in the block's bytes and positions entry
+        // in place, while both stay within their limits.
+        if posting.rowid <= last, try insertInPlace(oldKey, bytes, posting, positions: rowPositions, length: length, term: term) {
+            return
+        }
         var block = try editable(oldKey, bytes)
         let index = block.postings.firstIndex { $0.rowid >= posting.rowid } ?? block.postings.count
         if index < block.postings.count, block.postings[index].rowid == posting.rowid {
@@ -165,6 +170,23 @@ extension FullTextState {
         block.minimumLength = min(block.minimumLength, length)
         try removeBlock(oldKey)
         try writeBlocks(term, block)
+    }
+
+    /// Puts `posting` into the block filed under `key` (which covers its row id) by editing the
+    /// block's bytes and positions entry; false, changing nothing, when the block is full, holds
+    /// the row already, or either part would pass its limit.
+    private mutating func insertInPlace(_ key: [UInt8], _ bytes: [UInt8], _ posting: FullTextPosting, positions rowPositions: [UInt8],
+                                        length: Int, term: String) throws(PageError) -> Bool {
+        let columns = columnCount
+        guard let edit = try bytes.withBytes({ raw throws(PageError) in
+            try FullTextPostingBlock.inserting(posting, length: length, into: raw, columnCount: columns)
+        }), edit.bytes.count <= blockLimit(term) else { return false }
+        guard let stored = try blockPositions(key) else { throw FullTextPostingBlock.damaged }
+        guard stored.count <= chunkSize, positionsFit(stored.count, adding: FullTextBlockPositions.size(of: rowPositions)) else { return false }
+        let rows = try FullTextBlockPositions.inserting(rowPositions, at: edit.index, of: edit.count, into: stored)
+        _ = try postings.upsert(key, edit.bytes)
+        try storeBlockPositions(key, rows)
+        return true
     }
 
     /// Writes `block` (with its positions) under its key, split into as many blocks as the

@@ -1,10 +1,11 @@
 import YapDBIndex
 import YapDBStorage
 
-// Taking one row out of a block by editing its bytes, as `appending` adds one: the row is found
-// by walking the delta-coded row ids (nothing is materialised), its delta and counts are cut, the
-// following row's delta is re-encoded against the row before, and the header is rewritten. The
-// row's positions are cut from the block's positions entry the same way.
+// Taking one row out of a block, or putting one into it, by editing the block's bytes (as
+// `appending` adds one at the end): the row's place is found by walking the delta-coded row ids
+// (nothing is materialised), the deltas around it are re-encoded, its counts cut or put in, and
+// the header rewritten. The row's positions are cut from, or put into, the block's positions
+// entry the same way.
 
 /// One row cut from a block's bytes (`FullTextPostingBlock.removing`).
 struct FullTextRowRemoval {
@@ -122,6 +123,108 @@ extension FullTextBlockPositions {
             out.reserveCapacity(raw.count - (end - start))
             out.append(contentsOf: UnsafeRawBufferPointer(rebasing: raw[0..<start]))
             out.append(contentsOf: UnsafeRawBufferPointer(rebasing: raw[end...]))
+            return out
+        }
+    }
+}
+
+extension FullTextPostingBlock {
+    /// `bytes` (a block) with `posting` put in its place among the rows, edited as `removing`
+    /// does: the deltas of the new row and of the row after it are written, the new row's counts
+    /// put between the others', the header rewritten (row count, largest count, length bound
+    /// all exact for the rows as inserted). Returns the new bytes, the row's place and the rows
+    /// before the insert, or nil
+    /// when the block is full or already holds the row id (the caller decodes the block).
+    /// - Throws: `.badEntry` for bytes that are not a block of `columnCount` columns.
+    static func inserting(_ posting: FullTextPosting, length: Int, into raw: UnsafeRawBufferPointer,
+                          columnCount: Int) throws(PageError) -> (bytes: [UInt8], index: Int, count: Int)? {
+        var reader = ByteReader(raw)
+        do {
+            let count = try reader.readLength(max: maximumEntries)
+            let maxCount = try reader.readLength(max: Int(Int32.max))
+            let minLength = try reader.readLength(max: Int(Int32.max))
+            let deltaLength = try reader.readLength(max: reader.remaining)
+            guard count > 0 else { throw bad }
+            guard count < maximumEntries else { return nil }
+            let deltaStart = reader.position, deltaEnd = deltaStart + deltaLength
+            // The new row goes before row `index`, whose delta bytes are `next`.
+            var index = count, next = deltaEnd..<deltaEnd
+            var before: UInt64 = 0, after: UInt64 = 0, current: UInt64 = 0
+            for i in 0..<count {
+                let start = reader.position
+                let delta = try reader.readVarint()
+                if i > 0 {
+                    guard delta > 0 else { throw bad }
+                    let (sum, overflow) = current.addingReportingOverflow(delta)
+                    guard !overflow else { throw bad }
+                    current = sum
+                } else {
+                    current = delta
+                }
+                if current == posting.rowid { return nil }
+                if index == count && current > posting.rowid {
+                    index = i
+                    next = start..<reader.position
+                    after = current
+                }
+                if index == count { before = current }
+            }
+            guard reader.position == deltaEnd else { throw bad }
+            // Where row `index`'s counts begin.
+            var countsAt = 0
+            for i in 0...count {
+                if i == index { countsAt = reader.position }
+                guard i < count else { break }
+                let hitCount = try reader.readLength(max: columnCount)
+                guard hitCount > 0 else { throw bad }
+                for _ in 0..<hitCount {
+                    _ = try reader.readLength(max: columnCount)
+                    _ = try reader.readLength(max: Int(Int32.max))
+                }
+            }
+            guard reader.isAtEnd else { throw bad }
+            var deltas: [UInt8] = []
+            deltas.appendVarint(index == 0 ? posting.rowid : posting.rowid - before)
+            if index < count { deltas.appendVarint(after - posting.rowid) }
+            var out: [UInt8] = []
+            out.reserveCapacity(raw.count + 16)
+            out.appendVarint(UInt64(count + 1))
+            out.appendVarint(UInt64(max(maxCount, posting.totalCount)))
+            out.appendVarint(UInt64(min(minLength, length)))
+            out.appendVarint(UInt64(deltaLength - next.count + deltas.count))
+            out.append(contentsOf: UnsafeRawBufferPointer(rebasing: raw[deltaStart..<next.lowerBound]))
+            out.append(contentsOf: deltas)
+            out.append(contentsOf: UnsafeRawBufferPointer(rebasing: raw[next.upperBound..<countsAt]))
+            out.appendVarint(UInt64(posting.hits.count))
+            var column = 0
+            for hit in posting.hits {
+                out.appendVarint(UInt64(hit.column - column))
+                out.appendVarint(UInt64(hit.count))
+                column = hit.column
+            }
+            out.append(contentsOf: UnsafeRawBufferPointer(rebasing: raw[countsAt...]))
+            return (out, index, count)
+        } catch {
+            throw damaged
+        }
+    }
+}
+
+extension FullTextBlockPositions {
+    /// A block's positions bytes (`count` rows) with `row` put in at `index`.
+    /// - Throws: `.badEntry` when the bytes do not hold exactly `count` rows.
+    static func inserting(_ row: [UInt8], at index: Int, of count: Int, into bytes: [UInt8]) throws(PageError) -> [UInt8] {
+        precondition(index >= 0 && index <= count, "FullTextBlockPositions: row \(index) of \(count)")
+        return try bytes.withBytes { raw throws(PageError) -> [UInt8] in
+            var ranges: [Range<Int>] = []
+            ranges.reserveCapacity(count)
+            try Self.ranges(of: raw, count: count, into: &ranges)
+            let at = index == 0 ? 0 : ranges[index - 1].upperBound
+            var out: [UInt8] = []
+            out.reserveCapacity(raw.count + size(of: row))
+            out.append(contentsOf: UnsafeRawBufferPointer(rebasing: raw[0..<at]))
+            append(row, to: &out)
+            out.append(contentsOf: UnsafeRawBufferPointer(rebasing: raw[at...]))
             return out
         }
     }
