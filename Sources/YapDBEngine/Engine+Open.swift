@@ -85,6 +85,7 @@ extension Engine {
         storeOptions.segmentLimit = options.segmentLimit
 
         var replayer = Replayer(keydir: Keydir())
+        replayer.extensionRecords = [:]
         var checkpointNumber: UInt32 = 0
         var replay = LogPosition(segment: 1, offset: UInt32(Format.headerSize))
         var protected: Set<UInt32> = []
@@ -103,6 +104,7 @@ extension Engine {
                                        mode: options.indexReadMode, fileSizeLimit: options.indexFileSizeLimit, published: [],
                                        nextFileNumber: (indexFileNumbers.max() ?? 0) + 1)
                 replayer = Replayer(keydir: Keydir(format: files.format, source: files.source()))
+                replayer.extensionRecords = [:]
                 orphanIndexFiles = indexFileNumbers
                 index = files
                 return (replay, 0, [])
@@ -116,6 +118,7 @@ extension Engine {
             do throws(IndexFileError) { try opened.store.open(root: loaded.root) } catch { throw error.storageError }
             let keydir = try Engine.keydir(of: loaded.root, format: format, source: opened.source())
             replayer = Replayer(keydir: keydir, usage: loaded.usage, nextRowid: max(loaded.info.nextRowid, 1))
+            replayer.extensionRecords = [:]
             index = opened
             let named = Set(extents.map(\.number))
             orphanIndexFiles = indexFileNumbers.filter { !named.contains($0) }
@@ -201,7 +204,8 @@ extension Engine {
         state.mapSegmentsAtOpen()
         let engine = Engine(path: path, files: files, options: options, uuid: opened.header.uuid, state: state, index: index!,
                             report: report, openKey: key)
-        engine.unclaimed.load(images: images, roots: roots, catchUp: replayer.catchUp ?? ExtensionCatchUp())
+        let pending = (replayer.extensionRecords ?? [:]).mapValues { UnclaimedExtensions.Pending(records: $0) }
+        engine.unclaimed.load(images: images, roots: roots, pending: pending, catchUp: replayer.catchUp ?? ExtensionCatchUp())
         // Runs inside a roll, under the writer lock: the new segment joins the read table, and
         // the one rolled away from is sealed (mapped whole).
         opened.writer.onNewSegment = { [unowned state] (number: UInt32, file: any StorageFile, sealed: LogPosition) in

@@ -221,7 +221,7 @@ package final class Engine: Sendable {
         // The changeset first: a reader that sees the new snapshot must find its changeset,
         // or it would sync its caches past a commit it never applied.
         registry.append(changeset)
-        unclaimed.recordChanges(changeset)
+        unclaimed.recordChanges(changeset, records: tx.extensionRecords)
         publish(state)
         return changeset
     }

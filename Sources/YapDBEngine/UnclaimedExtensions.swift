@@ -11,48 +11,86 @@ package protocol PersistentExtensionState: Sendable {
 }
 
 /// What the index root record (extension roots) and the checkpoint (extension images) held at
-/// open, not yet claimed by a registering extension, with what changed in the rows since
-/// (which the extension must catch up with).
+/// open, not yet claimed by a registering extension, with what changed since (which the
+/// extension must catch up with): the rows changed (shared by every unclaimed extension) and,
+/// per extension, its own extension data records in commit order (docs/format.md §3) — also
+/// for an extension with no roots (registered after the last checkpoint).
 ///
-/// Both are dropped when the next checkpoint is captured: that checkpoint moves the replay
-/// position past the changes recorded here, so after a reopen nothing could tell the
-/// extension what changed since its roots were written (it rebuilds when it registers). While
-/// anything is unclaimed, every commit's changes are recorded.
+/// Images are dropped when the next checkpoint is captured. Roots and records are dropped
+/// there too (`dropAll`). While anything is unclaimed, every commit's changes are recorded.
 ///
 /// Threading: one `Mutex`. The writer records changes and checkpoints capture under the writer
 /// lock (lock order: writer, then this).
 final class UnclaimedExtensions: Sendable {
+    /// One extension's records not yet claimed.
+    struct Pending: Sendable, Equatable {
+        /// Its extension data records since its roots, in commit order.
+        var records: [[UInt8]] = []
+        /// Rows changed between its roots and the replay position, no longer listed.
+        var rowChangesLost = false
+    }
+
     struct State {
         var images: [String: [UInt8]] = [:]
         var roots: [String: [UInt8]] = [:]
+        var pending: [String: Pending] = [:]
+        /// The rows changed since the replay position (for every unclaimed extension).
         var catchUp = ExtensionCatchUp()
     }
     let state = Mutex(State())
 
-    func load(images: [String: [UInt8]], roots: [String: [UInt8]], catchUp: ExtensionCatchUp) {
-        state.withLock { $0 = State(images: images, roots: roots, catchUp: catchUp) }
+    func load(images: [String: [UInt8]], roots: [String: [UInt8]], pending: [String: Pending] = [:], catchUp: ExtensionCatchUp) {
+        state.withLock { $0 = State(images: images, roots: roots, pending: pending, catchUp: catchUp) }
     }
 
     /// Whether changes must be recorded (something is unclaimed).
-    var isEmpty: Bool { state.withLock { $0.images.isEmpty && $0.roots.isEmpty } }
+    var isEmpty: Bool { state.withLock { $0.isEmpty } }
 
-    func recordChanges(_ changeset: Changeset) {
+    /// Adds a commit's changes and its extension data records (those of extensions still
+    /// unclaimed; an extension that claimed its state keeps its own).
+    func recordChanges(_ changeset: Changeset, records: [(name: String, payload: [UInt8])] = []) {
         state.withLock { state in
-            guard !state.images.isEmpty || !state.roots.isEmpty else { return }
+            guard !state.isEmpty else { return }
             state.catchUp.record(changeset)
+            for (name, payload) in records where state.roots[name] != nil || state.pending[name] != nil {
+                state.pending[name, default: Pending()].records.append(payload)
+            }
         }
     }
 
-    func claimImage(_ name: String) -> (image: [UInt8], catchUp: ExtensionCatchUp)? { claim(name, from: \.images) }
-
-    func claimRoots(_ name: String) -> (bytes: [UInt8], catchUp: ExtensionCatchUp)? { claim(name, from: \.roots) }
-
-    private func claim(_ name: String, from kind: WritableKeyPath<State, [String: [UInt8]]>) -> ([UInt8], ExtensionCatchUp)? {
+    func claimImage(_ name: String) -> (image: [UInt8], catchUp: ExtensionCatchUp)? {
         state.withLock { state in
-            guard let bytes = state[keyPath: kind].removeValue(forKey: name) else { return nil }
+            guard let image = state.images.removeValue(forKey: name) else { return nil }
             let catchUp = state.catchUp
             state.trimIfEmpty()
+            return (image, catchUp)
+        }
+    }
+
+    /// Takes the roots of `name` (nil when there are none, or when `acceptingLostRowChanges`
+    /// is false and the rows changed since them are no longer known: then they are dropped and
+    /// the extension rebuilds) and the catch-up: the rows changed since and the extension's
+    /// records.
+    func claimRoots(_ name: String, acceptingLostRowChanges: Bool) -> (bytes: [UInt8], catchUp: ExtensionCatchUp)? {
+        state.withLock { state in
+            guard let bytes = state.roots.removeValue(forKey: name) else { return nil }
+            let pending = state.pending.removeValue(forKey: name) ?? Pending()
+            var catchUp = state.catchUp
+            catchUp.records = pending.records
+            catchUp.rowChangesLost = pending.rowChangesLost
+            state.trimIfEmpty()
+            if pending.rowChangesLost && !acceptingLostRowChanges { return nil }
             return (bytes, catchUp)
+        }
+    }
+
+    /// Takes the extension data records of `name` that no roots go with (empty when there are
+    /// none).
+    func claimRecords(_ name: String) -> [[UInt8]] {
+        state.withLock { state in
+            guard state.roots[name] == nil, let pending = state.pending.removeValue(forKey: name) else { return [] }
+            state.trimIfEmpty()
+            return pending.records
         }
     }
 
@@ -63,8 +101,10 @@ final class UnclaimedExtensions: Sendable {
 }
 
 extension UnclaimedExtensions.State {
+    var isEmpty: Bool { images.isEmpty && roots.isEmpty && pending.isEmpty }
+
     mutating func trimIfEmpty() {
-        if images.isEmpty && roots.isEmpty { catchUp = ExtensionCatchUp() }
+        if isEmpty { catchUp = ExtensionCatchUp() }
     }
 }
 
@@ -81,9 +121,22 @@ extension Engine {
     /// rows changed since they were written; nil when there are none. Reads no page. Call
     /// inside the registering write transaction, so no commit or checkpoint falls between the
     /// claim and the state that replaces it.
-    package func claimExtensionRoots(_ name: String) -> ClaimedExtensionRoots? {
-        guard let (bytes, catchUp) = unclaimed.claimRoots(name) else { return nil }
+    ///
+    /// With `acceptingLostRowChanges` the claim also succeeds when the rows changed since the
+    /// roots are no longer known (`ExtensionCatchUp.rowChangesLost`: a checkpoint carried the
+    /// roots past them); otherwise such roots are dropped and nil returned, so an extension
+    /// derived from the rows rebuilds instead of silently diverging.
+    package func claimExtensionRoots(_ name: String, acceptingLostRowChanges: Bool = false) -> ClaimedExtensionRoots? {
+        guard let (bytes, catchUp) = unclaimed.claimRoots(name, acceptingLostRowChanges: acceptingLostRowChanges) else { return nil }
         return ClaimedExtensionRoots(rootBytes: bytes, catchUp: catchUp, format: index.format, source: extensionSource(index.source()))
+    }
+
+    /// Takes the extension data records of extension state `name` (docs/format.md §3) when it
+    /// has no roots to claim — it was registered after the newest checkpoint — in commit order;
+    /// empty when there are none. Call inside the registering write transaction, after
+    /// `claimExtensionRoots(_:)` returned nil.
+    package func claimExtensionRecords(_ name: String) -> [[UInt8]] {
+        unclaimed.claimRecords(name)
     }
 
     /// The source extension trees read through: `source`, counting pages when

@@ -60,6 +60,14 @@ enum RecordsTarget {
             RecordCodec.appendRemoveCollection(collection, into: &buffer)
             let again = reframe(buffer) { frame, raw in try? RecordCodec.removeCollectionRecord(frame, in: raw) }
             guard again == collection else { finding(name, "remove-collection record does not round-trip") }
+        case .extensionData:
+            guard let (extensionName, payload) = try? RecordCodec.extensionDataRecord(frame, in: raw) else { return }
+            var buffer: [UInt8] = []
+            RecordCodec.appendExtensionData(name: extensionName, payload: payload, into: &buffer)
+            let again = reframe(buffer) { frame, raw in try? RecordCodec.extensionDataRecord(frame, in: raw) }
+            guard let again, again.name == extensionName, again.payload == payload else {
+                finding(name, "extension data record does not round-trip")
+            }
         case .commit:
             let info = RecordCodec.commitRecord(frame, in: raw)
             var buffer: [UInt8] = []

@@ -87,7 +87,7 @@ extension CheckpointReader {
             case .checkpointEntries: valid = length <= Format.checkpointBlockSize
             case .checkpointSegmentUsage, .checkpointExtension: valid = length <= Format.maxRecordPayload
             case .checkpointIndexRoot: valid = length <= Format.rootBodyOffset + Format.rootMaximumSize + 4
-            case .object, .metadata, .remove, .removeCollection, .removeAll, .commit:
+            case .object, .metadata, .remove, .removeCollection, .removeAll, .commit, .extensionData:
                 throw corrupt(offset, "log record type \(typeByte) in a checkpoint")
             }
             guard valid else { throw corrupt(offset, "record type \(typeByte) with a payload length of \(length) bytes") }

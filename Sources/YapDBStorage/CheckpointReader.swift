@@ -125,7 +125,7 @@ package enum CheckpointReader {
                     guard end.checksum == state.checksum else { throw .corrupt("end record checksum mismatch") }
                     guard next == input.size else { throw .corruptAt(next, "\(input.size - next) bytes after the end record") }
                     return (info, state.usage)
-                case .object, .metadata, .remove, .removeCollection, .removeAll, .commit:
+                case .object, .metadata, .remove, .removeCollection, .removeAll, .commit, .extensionData:
                     throw .corrupt("log record type \(frame.type.rawValue) in a checkpoint")
                 }
             } catch {

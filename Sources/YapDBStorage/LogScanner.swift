@@ -5,6 +5,9 @@ package enum ScannedOperation: Sendable, Equatable {
     case remove(collection: String, key: String)
     case removeCollection(String)
     case removeAll
+    /// An extension data record (docs/format.md §3): the extension's name and its payload,
+    /// checked only for its framing (the extension checks the payload).
+    case extensionData(name: String, payload: [UInt8])
 }
 
 /// A valid commit found by the scan.
@@ -201,6 +204,9 @@ package struct LogScanner {
                     case .removeAll:
                         guard frame.payloadLength == 0 else { throw .invalid("remove-all record with a payload") }
                         pending.append(.removeAll)
+                    case .extensionData:
+                        let (name, payload) = try RecordCodec.extensionDataRecord(frame, in: raw)
+                        pending.append(.extensionData(name: name, payload: payload))
                     case .commit:
                         let info = RecordCodec.commitRecord(frame, in: raw)
                         let recordsChecksum = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: raw[pendingStart..<position]))

@@ -66,9 +66,11 @@ extension YapDatabaseRelationshipTransaction {
         stored.rules = rules
         if stored.isManual, !exists(stored.source) {
             update { state throws(PageError) in try state.remove(stored) }
+            manualEdgeLog.removed(stored)
             sourceDeleted(stored)
         } else if let destination = stored.destinationNode, !exists(destination) {
             update { state throws(PageError) in try state.remove(stored) }
+            manualEdgeLog.removed(stored)
             destinationDeleted(stored)
         }
     }
@@ -91,6 +93,8 @@ extension YapDatabaseRelationshipTransaction {
             for edge in outgoing { try state.remove(edge) }
             for edge in incoming { try state.remove(edge) }
         }
+        for edge in outgoing { manualEdgeLog.removed(edge) }
+        for edge in incoming { manualEdgeLog.removed(edge) }
         for edge in outgoing { sourceDeleted(edge) }
         for edge in incoming { destinationDeleted(edge) }
     }
