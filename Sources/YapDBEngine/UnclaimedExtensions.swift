@@ -1,5 +1,6 @@
 import Synchronization
 import YapDBIndex
+import YapDBStorage
 
 /// Extension state that a checkpoint can store as an image: bytes the extension decodes itself
 /// (docs/format.md §4, extension records). Views no longer use it (their trees are on index
@@ -16,8 +17,13 @@ package protocol PersistentExtensionState: Sendable {
 /// per extension, its own extension data records in commit order (docs/format.md §3) — also
 /// for an extension with no roots (registered after the last checkpoint).
 ///
-/// Images are dropped when the next checkpoint is captured. Roots and records are dropped
-/// there too (`dropAll`). While anything is unclaimed, every commit's changes are recorded.
+/// Images are dropped when the next checkpoint is captured. Roots and records are carried
+/// into it (`carry`): the roots as they were, the records as checkpoint records (type 23),
+/// with a mark that rows changed since the roots which are no longer listed (the replay
+/// position moves past them) — an extension derived from the rows then rebuilds, a
+/// relationship gathers its protocol edges again and keeps its manual edges. They stay until
+/// claimed or dropped by `unregisterExtension(withName:)`. While anything is unclaimed, every
+/// commit's changes are recorded.
 ///
 /// Threading: one `Mutex`. The writer records changes and checkpoints capture under the writer
 /// lock (lock order: writer, then this).
@@ -94,10 +100,52 @@ final class UnclaimedExtensions: Sendable {
         }
     }
 
-    /// A checkpoint is being captured (under the writer lock): whatever is unclaimed is
-    /// dropped. From here on nothing can be claimed, so no state can reach pages an index
-    /// compaction retires without having been copied.
-    func dropAll() { state.withLock { $0 = State() } }
+    /// A checkpoint is being captured (under the writer lock): returns the unclaimed roots and
+    /// records it carries. Images are dropped; so are names `live` holds (a registered state
+    /// replaced them), and a name whose records no longer fit one checkpoint record (its
+    /// extension then rebuilds). The rows changed since the replay position are marked lost for
+    /// every carried name, and the row catch-up starts again from this checkpoint.
+    func carry(live: Set<String>) -> (roots: [String: [UInt8]], pending: [CheckpointPendingExtension]) {
+        state.withLock { state in
+            state.images = [:]
+            for name in live {
+                state.roots[name] = nil
+                state.pending[name] = nil
+            }
+            let rowsChanged = !state.catchUp.rowsUnchanged
+            var carried: [CheckpointPendingExtension] = []
+            for name in Set(state.roots.keys).union(state.pending.keys).sorted() {
+                var pending = state.pending[name] ?? Pending()
+                pending.rowChangesLost = pending.rowChangesLost || rowsChanged
+                let record = CheckpointPendingExtension(name: name, rowChangesLost: pending.rowChangesLost, records: pending.records)
+                guard record.encodedSize <= Format.maxRecordPayload else {
+                    state.roots[name] = nil
+                    state.pending[name] = nil
+                    continue
+                }
+                state.pending[name] = pending
+                carried.append(record)
+            }
+            state.catchUp = ExtensionCatchUp()
+            return (state.roots, carried)
+        }
+    }
+
+    /// Drops the unclaimed state of the extension named `name` (state names `kind:name`);
+    /// returns whether there was any.
+    func drop(extensionNamed name: String) -> Bool {
+        state.withLock { state in
+            func matches(_ stateName: String) -> Bool {
+                stateName == name || stateName.split(separator: ":", maxSplits: 1).last.map(String.init) == name
+            }
+            var dropped = false
+            for key in state.roots.keys where matches(key) { state.roots[key] = nil; dropped = true }
+            for key in state.images.keys where matches(key) { state.images[key] = nil; dropped = true }
+            for key in state.pending.keys where matches(key) { state.pending[key] = nil; dropped = true }
+            state.trimIfEmpty()
+            return dropped
+        }
+    }
 }
 
 extension UnclaimedExtensions.State {
@@ -129,6 +177,13 @@ extension Engine {
     package func claimExtensionRoots(_ name: String, acceptingLostRowChanges: Bool = false) -> ClaimedExtensionRoots? {
         guard let (bytes, catchUp) = unclaimed.claimRoots(name, acceptingLostRowChanges: acceptingLostRowChanges) else { return nil }
         return ClaimedExtensionRoots(rootBytes: bytes, catchUp: catchUp, format: index.format, source: extensionSource(index.source()))
+    }
+
+    /// Drops what is unclaimed of the extension registered last under `name` (its state names
+    /// are `kind:name`), so later checkpoints stop carrying it. Returns whether there was
+    /// anything. The newest checkpoint on disk still holds it until the next one is written.
+    package func dropUnclaimedExtension(named name: String) -> Bool {
+        unclaimed.drop(extensionNamed: name)
     }
 
     /// Takes the extension data records of extension state `name` (docs/format.md §3) when it

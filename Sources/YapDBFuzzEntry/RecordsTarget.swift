@@ -83,7 +83,7 @@ enum RecordsTarget {
             guard let root = try? IndexRoot.decode(bytes, path: "fuzz", uuid: uuid) else { return }
             if let damage = root.damage() { finding(name, "a decoded index root fails its own validation: \(damage)") }
         case .removeAll, .checkpointInfo, .checkpointCollection, .checkpointEntries, .checkpointEnd, .checkpointSegmentUsage,
-             .checkpointExtension:
+             .checkpointExtension, .checkpointPendingExtension:
             return
         }
     }

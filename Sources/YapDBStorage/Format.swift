@@ -166,4 +166,7 @@ package enum RecordType: UInt8, Sendable {
     case checkpointExtension = 21
     /// The index root (docs/format.md §4, §10): where the paged trees of this checkpoint are.
     case checkpointIndexRoot = 22
+    /// An extension's state carried by the checkpoint while no extension claims it
+    /// (docs/format.md §4): its extension data records and whether row changes were lost.
+    case checkpointPendingExtension = 23
 }

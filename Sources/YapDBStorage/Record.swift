@@ -137,7 +137,7 @@ package enum RecordCodec {
         case .object, .metadata: allowed = Format.flagCompressed | Format.flagNoMetadata
         case .checkpointEntries, .checkpointExtension: allowed = Format.flagCompressed
         case .remove, .removeCollection, .removeAll, .commit, .extensionData, .checkpointInfo, .checkpointCollection,
-             .checkpointEnd, .checkpointSegmentUsage, .checkpointIndexRoot: allowed = 0
+             .checkpointEnd, .checkpointSegmentUsage, .checkpointIndexRoot, .checkpointPendingExtension: allowed = 0
         }
         guard flags & ~allowed == 0 else { throw .invalid("flags \(flags) not allowed on record type \(typeByte)") }
         let length = Int(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: offset + Format.recordLengthOffset, as: UInt32.self)))
