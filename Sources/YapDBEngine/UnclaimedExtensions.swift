@@ -64,6 +64,9 @@ final class UnclaimedExtensions: Sendable {
         }
     }
 
+    /// The root bytes of `name`, left unclaimed.
+    func peekRoots(_ name: String) -> [UInt8]? { state.withLock { $0.roots[name] } }
+
     func claimImage(_ name: String) -> (image: [UInt8], catchUp: ExtensionCatchUp)? {
         state.withLock { state in
             guard let image = state.images.removeValue(forKey: name) else { return nil }
@@ -192,6 +195,13 @@ extension Engine {
     /// `claimExtensionRoots(_:)` returned nil.
     package func claimExtensionRecords(_ name: String) -> [[UInt8]] {
         unclaimed.claimRecords(name)
+    }
+
+    /// The root bytes extension state `name` recorded in the index, without claiming them (an
+    /// extension reads what it stored, such as a search results view's query, before it
+    /// decides how to register); nil when there are none or they were claimed or dropped.
+    package func unclaimedExtensionRootBytes(_ name: String) -> [UInt8]? {
+        unclaimed.peekRoots(name)
     }
 
     /// The source extension trees read through: `source`, counting pages when
