@@ -128,9 +128,9 @@ extension Engine {
 
     /// Syncs the log and captures the state to checkpoint (under the writer lock). Extension
     /// roots and records not claimed by now are carried into the checkpoint
-    /// (`UnclaimedExtensions.carry`), so a late registration finds them; while any roots are
-    /// carried this checkpoint is no index compaction (it cannot copy trees only their
-    /// extension can read, and must not retire the files holding their pages).
+    /// (`UnclaimedExtensions.carry`), so a late registration finds them — except by an index
+    /// compaction, which cannot copy trees only their extension can read and must not retire
+    /// the files holding their pages: it drops them (`UnclaimedExtensions.dropAll`).
     func captureForCheckpoint(onlyIfLogGrew: Bool, copyIndex: Bool) throws(StorageError) -> CheckpointSource? {
         try writer.withLock { (state: inout WriterState) throws(StorageError) -> CheckpointSource? in
             if state.closed { throw .closed }
@@ -142,12 +142,22 @@ extension Engine {
             }
             state.bytesSinceCheckpoint = 0
             state.rowsSinceCheckpoint = 0
-            let carried = unclaimed.carry(live: Set(state.extensions.keys))
+            var carried = unclaimed.carry(live: Set(state.extensions.keys))
+            if copyIndex && !carried.roots.isEmpty {
+                // An index compaction copies only trees a registered extension can read, and
+                // retires the files holding the rest: state still unclaimed by now is dropped
+                // (YapDatabase drops such orphaned extensions sooner, at the first write). Its
+                // extension, registered later, starts afresh (a relationship without its
+                // manual edges). Never carried past this point, so the index cannot grow
+                // without bound under an extension the app no longer registers.
+                unclaimed.dropAll()
+                carried = ([:], [])
+            }
             return CheckpointSource(number: state.checkpointNumber + 1, keydir: state.keydir, snapshot: state.snapshotNumber,
                                     nextRowid: state.nextRowid,
                                     replay: LogPosition(segment: state.log.segmentNumber, offset: state.log.end),
                                     usage: state.usage.filter { $0.value > 0 }, extensions: state.extensions,
-                                    copyIndex: copyIndex && carried.roots.isEmpty,
+                                    copyIndex: copyIndex,
                                     carriedRoots: carried.roots, carriedPending: carried.pending)
         }
     }

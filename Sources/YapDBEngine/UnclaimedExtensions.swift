@@ -134,6 +134,10 @@ final class UnclaimedExtensions: Sendable {
         }
     }
 
+    /// An index compaction is being captured (under the writer lock): every unclaimed state is
+    /// dropped, since the compaction keeps only the pages of registered extensions.
+    func dropAll() { state.withLock { $0 = State() } }
+
     /// Drops the unclaimed state of the extension named `name` (state names `kind:name`);
     /// returns whether there was any.
     func drop(extensionNamed name: String) -> Bool {
