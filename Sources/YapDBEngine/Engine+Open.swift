@@ -198,6 +198,7 @@ extension Engine {
         state.rowsSinceCheckpoint = opened.report.records
         state.compactionSegments = compactionSegments
         state.mapsSegments = options.mapsSegments
+        state.writeBufferLimit = options.writeBufferLimit
         state.mapSegmentsAtOpen()
         let engine = Engine(path: path, files: files, options: options, uuid: opened.header.uuid, state: state, index: index!,
                             report: report, openKey: key)
