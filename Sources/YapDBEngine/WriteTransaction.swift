@@ -155,6 +155,9 @@ package final class WriteTransaction {
         buffer.removeAll()
     }
 
+    /// Rows in the write buffer, not yet applied to the trees (tests see spills with it).
+    package var bufferedRowCount: Int { buffer.count }
+
     /// Applies the buffer when it holds more than `writeBufferLimit` bytes (a spill: the
     /// transaction's reads see the same rows either way).
     private func spillIfFull() throws(StorageError) {
