@@ -116,8 +116,9 @@ extension YapDatabase {
         asyncRegister(ext, withName: name, config: nil, completionQueue: completionQueue, completionBlock: completionBlock)
     }
 
-    /// Unregisters the extension named `name` and drops its state (and, first, the filtered
-    /// views of it); in turn with the registrations made before it.
+    /// Unregisters the extension named `name` and drops its state (and, first, the extensions
+    /// that depend on it: the filtered views of it, the search results views of it or of its
+    /// full-text index); in turn with the registrations made before it.
     public func unregisterExtension(withName name: String) {
         inRegistrationTurn { unregisterNow(name) }
     }
@@ -156,7 +157,7 @@ extension YapDatabase {
     /// The unregistration itself (on the registration queue).
     private func unregisterNow(_ name: String) {
         guard let ext = extensionRegistry.extensionNamed(name) else { return }
-        for dependent in filteredViewNames(dependingOn: name) { unregisterNow(dependent) }
+        for dependent in filteredViewNames(dependingOn: name) + searchResultsViewNames(dependingOn: name) { unregisterNow(dependent) }
         let connection = newConnection()
         try? connection.write { tx in
             ext.dropState(name: name, transaction: tx)

@@ -42,6 +42,8 @@ public final class YapDatabaseReadWriteTransaction: YapDatabaseReadTransaction {
     var viewRowsBefore: [String: ViewRowBefore] = [:]
     /// Row id → key of the rows the views compare (made when a view first needs it).
     lazy var viewRowKeys = ViewRowKeyCache()
+    /// New rows each view will place in one pass, by view name (`deferViewInsert`).
+    var viewPendingInserts: [String: ViewPendingInserts] = [:]
     /// The registrations of the collection written last (the registrations a transaction uses
     /// do not change during it). Unchecked for exclusive access: a transaction is used on one
     /// queue, and this is read per written row.
@@ -190,7 +192,7 @@ public final class YapDatabaseReadWriteTransaction: YapDatabaseReadTransaction {
     public func removeAllObjects(inCollection collection: String?) {
         checkValid()
         let name = collection ?? ""
-        guard withKeydir { $0.rowCount(inCollection: name) } > 0 else { return }
+        guard withKeydir({ $0.rowCount(inCollection: name) }) > 0 else { return }
         noteMutation()
         let hookKeys = keysForRemoveHooks(inCollection: name)
         runRemoveHooks(will: true, collection: name, keys: hookKeys)
@@ -208,7 +210,7 @@ public final class YapDatabaseReadWriteTransaction: YapDatabaseReadTransaction {
     /// Removes every row of every collection.
     public func removeAllObjectsInAllCollections() {
         checkValid()
-        guard withKeydir { $0.count } > 0 else { return }
+        guard withKeydir({ $0.count }) > 0 else { return }
         noteMutation()
         runRemoveAllHooks(will: true)
         for (extName, ext) in extensions { ext.willRemoveAll(name: extName, transaction: self) }
@@ -443,7 +445,10 @@ public final class YapDatabaseReadWriteTransaction: YapDatabaseReadTransaction {
 
     /// Lets every extension finish its pending work before the commit (`willCommit`).
     func runWillCommitHooks() {
+        placeAllPendingViewRows()
         for (extName, ext) in extensions { ext.willCommit(name: extName, transaction: self) }
+        // Rows a hook inserted.
+        placeAllPendingViewRows()
     }
 
     /// Runs `afterDurableCommit` (the commit is durable).

@@ -47,6 +47,9 @@ final class UnclaimedExtensions: Sendable {
 
     func claimRoots(_ name: String) -> (bytes: [UInt8], catchUp: ExtensionCatchUp)? { claim(name, from: \.roots) }
 
+    /// The root bytes of `name`, left unclaimed.
+    func peekRoots(_ name: String) -> [UInt8]? { state.withLock { $0.roots[name] } }
+
     private func claim(_ name: String, from kind: WritableKeyPath<State, [String: [UInt8]]>) -> ([UInt8], ExtensionCatchUp)? {
         state.withLock { state in
             guard let bytes = state[keyPath: kind].removeValue(forKey: name) else { return nil }
@@ -84,6 +87,13 @@ extension Engine {
     package func claimExtensionRoots(_ name: String) -> ClaimedExtensionRoots? {
         guard let (bytes, catchUp) = unclaimed.claimRoots(name) else { return nil }
         return ClaimedExtensionRoots(rootBytes: bytes, catchUp: catchUp, format: index.format, source: extensionSource(index.source()))
+    }
+
+    /// The root bytes extension state `name` recorded in the index, without claiming them (an
+    /// extension reads what it stored, such as a search results view's query, before it
+    /// decides how to register); nil when there are none or they were claimed or dropped.
+    package func unclaimedExtensionRootBytes(_ name: String) -> [UInt8]? {
+        unclaimed.peekRoots(name)
     }
 
     /// The source extension trees read through: `source`, counting pages when

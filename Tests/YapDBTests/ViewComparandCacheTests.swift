@@ -212,11 +212,14 @@ import Testing
     @Test func theCacheHoldsOnlyTheWriteTransactionsRowsAndForgetsRemovedOnes() throws {
         let fixture = try fixture(keysOnly: true)
         let connection = fixture.database.newConnection()
-        connection.readWrite { tx in
+        try connection.write { tx in
             for i in 0..<50 { tx.setObject(Score(value: i), forKey: key(i), inCollection: "scores") }
-            #expect(tx.viewRowKeys.count == 50, "each placed row is kept for the next comparison")
+            #expect(tx.viewRowKeys.count == 0, "new rows wait to be placed together: nothing compared yet")
+            #expect((tx.ext("view") as! YapDatabaseViewTransaction).numberOfItems(inGroup: "all") == 50, "a read places them")
+            #expect(tx.viewRowKeys.count == 1, "placed in key order: only the group's last row is kept, for the next comparison")
+            let rowid = try #require(tx.keydirEntry(collection: "scores", key: key(3))).rowid
             tx.removeObject(forKey: key(3), inCollection: "scores")
-            #expect(tx.viewRowKeys.count == 49)
+            #expect(tx.viewRowKeys.owner(of: rowid) == nil, "a removed row is forgotten")
             tx.removeAllObjects(inCollection: "scores")
             #expect(tx.viewRowKeys.count == 0)
             tx.setObject(Score(value: 0), forKey: key(0), inCollection: "more")

@@ -8,7 +8,10 @@ import YapDB
 //   valgrind --tool=callgrind --collect-atstart=no --toggle-collect='*yapdb_micro_measured*' \
 //     yapdb-bench child-micro read 20000 /tmp/micro
 // Operations: load, remove, read, readEach, iterate, scan (1,000 scans of 10 rows), emptyRead,
-// emptyWrite; `--lending` reads through the lending forms (as `yapdb-bench --lending`).
+// emptyWrite; `--lending` reads through the lending forms (as `yapdb-bench --lending`). W11's
+// view upkeep: loadSorted (the rows in key order), and viewLoad / viewLoadSorted (the same two
+// loads with W11's view sorted by key registered first); each load is one transaction, its
+// commit included.
 // The setup (the dataset, a loaded database) is not counted. Connections as in W1–W6: the
 // benchmark collection stores `Data` as it is, object and metadata caches off.
 
@@ -30,8 +33,12 @@ func childMicro(op: String, rows: Int, folder: String) throws -> [String: String
     var generator = SplitMix64(seed: 7)
     order.shuffle(using: &generator)
     var sum: UInt64 = 0
-    if op != "load" { try store.write(data, rows: all) }
+    if !["load", "loadSorted", "viewLoad", "viewLoadSorted"].contains(op) { try store.write(data, rows: all) }
+    if op.hasPrefix("view") { try Runner.registerKeyOrderView(store.database) }
+    let sorted = data.sortedOrder[...]
     switch op {
+    case "loadSorted", "viewLoadSorted": try microMeasured { try store.write(data, rows: sorted) }
+    case "viewLoad": try microMeasured { try store.write(data, rows: all) }
     case "load": try microMeasured { try store.write(data, rows: all) }
     case "remove": try microMeasured { try store.delete(data, rows: all) }
     case "read": try microMeasured { sum = try reader.readInOneTransaction(data, rows: order[...]) }

@@ -65,21 +65,37 @@ struct FullTextSignature: Equatable {
 package struct StoredSearchMatch: Sendable {
     package var collection: String
     package var key: String
-    /// The bm25 score when ranked.
+    /// The bm25 score when ranked (nil for a row matched by its text).
     package var score: Double?
+    /// Written after the last checkpoint, so not in the stored index: matched by its object's
+    /// text (stored as a `String`) taken as every column's, not by the app's handler.
+    package var byRowText = false
+}
+
+/// What `YapDatabase.searchStoredFullTextIndex` returns.
+package struct StoredSearchResult: Sendable {
+    /// The matching rows: the index's (best first when ranked), then those matched by their text.
+    package var matches: [StoredSearchMatch]
+    /// Rows written after the last checkpoint whose object is not text: they could not be
+    /// searched without the app's handler.
+    package var unsearched: [YapCollectionKey]
+    /// The stored index's figures.
+    package var stats: YapDatabaseFullTextSearchStats
 }
 
 extension YapDatabase {
     /// Searches the full-text index registered as `name` as the last index checkpoint stored
-    /// it, without registering the extension (for `yapdb search`, which has no handler): the
-    /// rows written since that checkpoint are not searched (their number is returned), and
-    /// rows removed since are left out. Call on a database no extension registered on since
-    /// opening (the stored roots are claimed once).
+    /// it, without registering the extension (for `yapdb search`, which has no handler), and
+    /// every row committed since, so that no committed row is missed: rows removed or rewritten
+    /// since leave the index's answer; a row written since whose object is a `String` is matched
+    /// by that text (in every column) with the index's tokenizer; any other row written since is
+    /// returned as unsearched (only the app's handler knows its text). Call on a database no
+    /// extension registered on since opening (the stored roots are claimed once).
     /// - Throws: `.invalidQuery` for a malformed query; `.corrupted` for damaged pages or
     ///   stored bytes that are not a full-text index; `.fileNotFound` when no index of that
     ///   name is stored.
     package func searchStoredFullTextIndex(_ name: String, query text: String, ranked: Bool, limit: Int?) throws(YapDatabaseError)
-        -> (matches: [StoredSearchMatch], unsearchedRows: Int, stats: YapDatabaseFullTextSearchStats) {
+        -> StoredSearchResult {
         // Claimed inside a write transaction; with nothing to catch up the trees are published
         // back unchanged (no commit), so the next checkpoint records them again and the app's
         // registration still finds them.
@@ -100,11 +116,11 @@ extension YapDatabase {
         guard let state = FullTextState(claimed: claimed), let signature = FullTextSignature(state.signature) else {
             throw .corrupted(offset: 0, reason: "full-text search \(name): the stored roots are not a full-text index")
         }
-        let config: FTSTokenizerConfig
+        let tokenizer: FTSTokenizer
         let query: FTSQuery
         do throws(FTSError) {
-            config = try FTSTokenizerConfig(tokenizeOption: signature.tokenizeOption)
-            query = try FTSQuery.parse(text, columnNames: signature.columns, tokenizer: FTSTokenizer(config))
+            tokenizer = FTSTokenizer(try FTSTokenizerConfig(tokenizeOption: signature.tokenizeOption))
+            query = try FTSQuery.parse(text, columnNames: signature.columns, tokenizer: tokenizer)
         } catch {
             throw YapDatabaseFullTextSearchTransaction.invalidQuery(error, in: text)
         }
@@ -115,22 +131,47 @@ extension YapDatabase {
             let figures = try state.figures()
             let stats = YapDatabaseFullTextSearchStats(terms: figures.terms, postingsBlocks: figures.blocks, postingsBytes: figures.postingsBytes,
                                                        positionsBytes: figures.positionsBytes, documents: figures.documents)
+            let catchUp = claimed.catchUp
+            var unsearched: [YapCollectionKey] = []
+            // The rows the stored index answers for: none after a clear of everything; never
+            // one removed or written since (it is checked below, as it is now).
+            var stale: Set<UInt64> = catchUp.removedRowids
+            connection.read { tx in
+                for pair in catchUp.changedKeys {
+                    if let entry = tx.keydirEntry(collection: pair.collection, key: pair.key) { stale.insert(entry.rowid) }
+                }
+            }
             var found: [(UInt64, Double?)] = []
-            if ranked {
-                found = try searcher.ranked(weights: [], limit: limit).matches.map { ($0.rowid, $0.score) }
-            } else {
-                try searcher.forEachMatch { rowid in
-                    found.append((rowid, nil))
-                    return limit.map { found.count < $0 } ?? true
+            if !catchUp.removedAll {
+                // Ranked with a limit: ask for enough more to make up for stale rows dropped.
+                if ranked {
+                    found = try searcher.ranked(weights: [], limit: limit.map { $0 + stale.count }).matches.map { ($0.rowid, $0.score) }
+                } else {
+                    try searcher.forEachMatch { rowid in
+                        if !stale.contains(rowid) { found.append((rowid, nil)) }
+                        return limit.map { found.count < $0 } ?? true
+                    }
                 }
             }
             connection.read { tx in
-                for (rowid, score) in found where !claimed.catchUp.removedAll && !claimed.catchUp.removedRowids.contains(rowid) {
+                for (rowid, score) in found where !stale.contains(rowid) {
                     guard let owner = tx.keydirOwner(ofRowid: rowid) else { continue }
                     matches.append(StoredSearchMatch(collection: owner.collection, key: owner.key, score: score))
                 }
+                if let limit, matches.count > limit { matches.removeLast(matches.count - limit) }
+                // Rows written since: by their text when it is text, else reported.
+                let written = catchUp.changedKeys.sorted { ($0.collection, $0.key) < ($1.collection, $1.key) }
+                for pair in written where tx.keydirEntry(collection: pair.collection, key: pair.key) != nil {
+                    guard let text = tx.object(forKey: pair.key, inCollection: pair.collection) as? String else {
+                        unsearched.append(YapCollectionKey(collection: pair.collection, key: pair.key))
+                        continue
+                    }
+                    let document = FTSDocument(texts: Array(repeating: text, count: signature.columns.count), tokenizer: tokenizer)
+                    guard FTSMatcher.matches(query, document), limit.map({ matches.count < $0 }) ?? true else { continue }
+                    matches.append(StoredSearchMatch(collection: pair.collection, key: pair.key, score: nil, byRowText: true))
+                }
             }
-            return (matches, claimed.catchUp.changedKeys.count, stats)
+            return StoredSearchResult(matches: matches, unsearched: unsearched, stats: stats)
         } catch {
             throw .corrupted(offset: 0, reason: "full-text search \(name): \(error); run verify()")
         }

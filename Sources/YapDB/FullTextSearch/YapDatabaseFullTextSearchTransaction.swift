@@ -156,6 +156,10 @@ public final class YapDatabaseFullTextSearchTransaction {
 
     /// Calls `block` with the collection and key of each row matching `query`, in row id order
     /// (about insertion order), at most `limit` rows, until it sets `stop`.
+    /// - Parameters:
+    ///   - query: the query, in SQLite FTS5's syntax.
+    ///   - limit: the most rows to report (nil: all).
+    ///   - block: gets each row's collection and key; set the `inout Bool` to stop.
     /// - Throws: `.invalidQuery(offset:reason:)` for a malformed query (nothing was read);
     ///   `.corrupted` when the index cannot be read.
     public func search(_ query: String, limit: Int? = nil, using block: (String, String, inout Bool) -> Void) throws(YapDatabaseError) {
@@ -166,7 +170,11 @@ public final class YapDatabaseFullTextSearchTransaction {
     /// matching `query`, best first (equal scores in row id order), at most `limit` rows, until
     /// it sets `stop`. With a `limit`, a one-word query skips the postings blocks that cannot
     /// reach the top `limit`.
-    /// - Parameter weights: one per column, in `columnNames` order (nil or missing: 1).
+    /// - Parameters:
+    ///   - query: the query, in SQLite FTS5's syntax.
+    ///   - weights: one per column, in `columnNames` order (nil or missing: 1).
+    ///   - limit: the most rows to report (nil: all).
+    ///   - block: gets each row's collection, key and score; set the `inout Bool` to stop.
     /// - Throws: as `search`.
     public func searchRanked(_ query: String, weights: [Double]? = nil, limit: Int? = nil,
                              using block: (String, String, Double, inout Bool) -> Void) throws(YapDatabaseError) {

@@ -13,14 +13,18 @@ import YapDBFullText
 /// Two modes:
 /// - **Parent view**: the results are the rows of a registered view that match, in that view's
 ///   groups and order (`allowedGroups` narrows the groups) — a filtered view whose filter is
-///   the query.
+///   the query. When the parent view is rebuilt (a new grouping, sorting or filter, or a new
+///   version tag at registration), the results follow it in the same transaction.
 /// - **Blocks**: the matching rows go through this view's own grouping and sorting (a grouping
 ///   that returns nil leaves the row out).
 ///
 /// The query travels with the view's state in the snapshot: every connection's `query()` and
-/// reads see it once they read a snapshot at or after the search. The view starts empty at
-/// every registration. Register the full-text index (and the parent view) first; registration
-/// fails otherwise.
+/// reads see it once they read a snapshot at or after the search. With
+/// `YapDatabaseSearchResultsViewOptions.isPersistent` (false by default, as in YapDatabase),
+/// checkpoints store the results and the query, and the view registered again after a reopen
+/// shows them without a new search; otherwise it starts empty at every registration. Register
+/// the full-text index (and the parent view) first; registration fails otherwise.
+/// Unregistering either unregisters this view too.
 ///
 /// `@unchecked Sendable`: the mutable parts sit in `Mutex`es (`config`, `live`).
 open class YapDatabaseSearchResultsView: YapDatabaseAutoView, @unchecked Sendable {
@@ -28,7 +32,8 @@ open class YapDatabaseSearchResultsView: YapDatabaseAutoView, @unchecked Sendabl
     public let fullTextSearchName: String
     /// The registered name of the parent view ("" in blocks mode).
     public let parentViewName: String
-    /// The options' values at creation.
+    /// A copy of the options at creation.
+    let searchOptions: YapDatabaseSearchResultsViewOptions
     let allowedGroups: YapWhitelistBlacklist?
     let snippetOptions: YapDatabaseFullTextSearchSnippetOptions?
     /// Parent-view mode: the filtered view that does the work (registered under this view's name).
@@ -36,50 +41,57 @@ open class YapDatabaseSearchResultsView: YapDatabaseAutoView, @unchecked Sendabl
     /// What the blocks read while the view runs: the live query check and, during a search, the
     /// rows the index found.
     let live: SearchResultsLive
-    /// The tag the caller gave (the stored tag adds the query).
-    let baseTag: String
 
     /// Results of `fullTextSearchName` among the rows of the view `parentViewName`, in its groups
     /// and order.
+    /// - Parameters:
+    ///   - fullTextSearchName: the registered name of a `YapDatabaseFullTextSearch`.
+    ///   - parentViewName: the registered name of the view searched (an automatic or filtered view).
+    ///   - versionTag: the caller's tag; the stored results are reused at registration whatever
+    ///     it is (they follow the parent), and nil means "".
+    ///   - options: nil for the defaults (not persistent, no snippets).
     public init(fullTextSearchName: String, parentViewName: String, versionTag: String?,
                 options: YapDatabaseSearchResultsViewOptions?) {
         let live = SearchResultsLive()
-        let allowedGroups = options?.allowedGroups
+        let options = (options ?? YapDatabaseSearchResultsViewOptions()).copy() as! YapDatabaseSearchResultsViewOptions
+        let allowedGroups = options.allowedGroups
         self.fullTextSearchName = fullTextSearchName
         self.parentViewName = parentViewName
+        searchOptions = options
         self.allowedGroups = allowedGroups
-        snippetOptions = options?.snippetOptions?.copy() as? YapDatabaseFullTextSearchSnippetOptions
+        snippetOptions = options.snippetOptions
         self.live = live
-        baseTag = Self.clean(versionTag ?? "")
+        let tag = Self.tag(Self.clean(versionTag ?? ""), query: "")
         let filtering = YapDatabaseViewFiltering.withOptions(.any, keyBlock: { tx, group, collection, key in
             (allowedGroups?.isAllowed(group) ?? true) && live.matches(tx, collection: collection, key: key)
         })
-        let viewOptions = YapDatabaseViewOptions()
-        viewOptions.allowedCollections = options?.allowedCollections
-        viewOptions.isPersistent = options?.isPersistent ?? false
-        inner = YapDatabaseFilteredView(parentViewName: parentViewName, filtering: filtering,
-                                        versionTag: Self.tag(baseTag, query: ""), options: viewOptions)
+        inner = YapDatabaseFilteredView(parentViewName: parentViewName, filtering: filtering, versionTag: tag, options: options)
         super.init(grouping: .withKeyBlock { _, _, _ in nil }, sorting: .withKeyBlock { _, _, _, _, _, _ in .orderedSame },
-                   versionTag: Self.tag(baseTag, query: ""), options: viewOptions)
+                   versionTag: tag, options: options)
         live.view = self
     }
 
     /// Results of `fullTextSearchName` grouped and sorted by `grouping` and `sorting`.
+    /// - Parameters:
+    ///   - fullTextSearchName: the registered name of a `YapDatabaseFullTextSearch`.
+    ///   - grouping: places each matching row in a group (nil leaves it out).
+    ///   - sorting: orders the rows of a group.
+    ///   - versionTag: the caller's tag (nil means ""): a stored view with another tag is
+    ///     rebuilt at registration from its stored query.
+    ///   - options: nil for the defaults (not persistent, no snippets).
     public init(fullTextSearchName: String, grouping: YapDatabaseViewGrouping, sorting: YapDatabaseViewSorting,
                 versionTag: String?, options: YapDatabaseSearchResultsViewOptions?) {
         let live = SearchResultsLive()
+        let options = (options ?? YapDatabaseSearchResultsViewOptions()).copy() as! YapDatabaseSearchResultsViewOptions
         self.fullTextSearchName = fullTextSearchName
         parentViewName = ""
+        searchOptions = options
         allowedGroups = nil
-        snippetOptions = options?.snippetOptions?.copy() as? YapDatabaseFullTextSearchSnippetOptions
+        snippetOptions = options.snippetOptions
         self.live = live
         inner = nil
-        baseTag = Self.clean(versionTag ?? "")
-        let viewOptions = YapDatabaseViewOptions()
-        viewOptions.allowedCollections = options?.allowedCollections
-        viewOptions.isPersistent = options?.isPersistent ?? false
-        super.init(grouping: Self.matching(grouping, live), sorting: sorting, versionTag: Self.tag(baseTag, query: ""),
-                   options: viewOptions)
+        super.init(grouping: Self.matching(grouping, live), sorting: sorting,
+                   versionTag: Self.tag(Self.clean(versionTag ?? ""), query: ""), options: options)
         live.view = self
     }
 
@@ -88,6 +100,20 @@ open class YapDatabaseSearchResultsView: YapDatabaseAutoView, @unchecked Sendabl
     public override init(grouping: YapDatabaseViewGrouping, sorting: YapDatabaseViewSorting, versionTag: String? = nil,
                          options: YapDatabaseViewOptions? = nil) {
         preconditionFailure("YapDatabaseSearchResultsView misuse: use init(fullTextSearchName:parentViewName:…) or init(fullTextSearchName:grouping:…)")
+    }
+
+    /// The caller's version tag (the latest `setGrouping`/`setSorting` wins in blocks mode).
+    public override var versionTag: String { Self.base(inTag: storedTagBase) }
+
+    /// A copy of the options the view was made with (a `YapDatabaseSearchResultsViewOptions`).
+    public override var options: YapDatabaseViewOptions {
+        searchOptions.copy() as! YapDatabaseSearchResultsViewOptions
+    }
+
+    /// The tag the view's state is stored with now, as configured (query included).
+    var storedTagBase: String {
+        if let inner { return inner.config.withLock { $0.versionTag } }
+        return config.withLock { $0.versionTag }
     }
 
     /// `grouping` answering nil for rows that do not match the current query. It runs again for
@@ -115,18 +141,27 @@ open class YapDatabaseSearchResultsView: YapDatabaseAutoView, @unchecked Sendabl
             YapDatabaseLogging.log(.error, "search results view \(name): no full-text index is registered as \(fullTextSearchName); register it first")
             return false
         }
-        live.state.withLock { $0.name = name }
-        let empty = Self.tag(baseTag, query: "")
-        if let inner {
-            guard database.registeredExtension(parentViewName) is YapDatabaseView else {
-                YapDatabaseLogging.log(.error, "search results view \(name): no view is registered as \(parentViewName); register it first")
-                return false
-            }
-            inner.config.withLock { $0.versionTag = empty }
-            return inner.prepare(name: name, transaction: transaction)
+        if inner != nil, !(database.registeredExtension(parentViewName) is YapDatabaseView) {
+            YapDatabaseLogging.log(.error, "search results view \(name): no view is registered as \(parentViewName); register it first")
+            return false
         }
-        config.withLock { $0.versionTag = empty }
-        var state = ViewState(versionTag: empty, transaction: transaction)
+        // The query the stored view was left with (a persistent view), else none.
+        let query = isPersistent ? storedQuery(name: name, database: database) : ""
+        live.state.withLock {
+            $0.name = name
+            $0.query = query
+        }
+        let tag = Self.tag(versionTag, query: query)
+        if let inner {
+            inner.config.withLock { $0.versionTag = tag }
+            return checkingWithTheIndex(query) { inner.prepare(name: name, transaction: transaction) }
+        }
+        config.withLock { $0.versionTag = tag }
+        if !query.isEmpty {
+            return checkingWithTheIndex(query) { super.prepare(name: name, transaction: transaction) }
+        }
+        // No query: the view is empty, and nothing needs reading.
+        var state = ViewState(versionTag: tag, transaction: transaction)
         state.isPersistent = isPersistent
         transaction.setViewState(state, name)
         transaction.engineTransaction.markChanged()
@@ -205,32 +240,6 @@ open class YapDatabaseSearchResultsView: YapDatabaseAutoView, @unchecked Sendabl
     /// A search results view holds what its last search found; there is no rebuild to compare with.
     override func verifyState(name: String, transaction: YapDatabaseReadTransaction) -> [String] { [] }
 
-    // MARK: The query in the stored tag
-
-    /// Separates the caller's tag from the query in the stored tag.
-    static let querySeparator = "\u{1E}"
-
-    /// The stored tag for `query`.
-    static func tag(_ base: String, query: String) -> String { base + querySeparator + clean(query) }
-
-    /// `text` without the tag separators (control characters no one types).
-    static func clean(_ text: String) -> String {
-        text.contains(where: { $0 == "\u{1E}" || $0 == "\u{1F}" }) ? String(text.filter { $0 != "\u{1E}" && $0 != "\u{1F}" }) : text
-    }
-
-    /// The query in a stored tag ("" when none).
-    static func query(inTag tag: String) -> String {
-        guard let start = tag.firstIndex(of: "\u{1E}") else { return "" }
-        let rest = tag[tag.index(after: start)...]
-        return String(rest.prefix { $0 != "\u{1F}" })
-    }
-
-    /// The current query as of `transaction`.
-    func query(in transaction: YapDatabaseReadTransaction, name: String) -> String {
-        guard let state = transaction.viewState(name) else { return "" }
-        return Self.query(inTag: state.versionTag)
-    }
-
     /// The full-text index searched, if registered.
     func fullTextSearch(in database: YapDatabase) -> YapDatabaseFullTextSearch? {
         database.registeredExtension(fullTextSearchName) as? YapDatabaseFullTextSearch
@@ -242,52 +251,3 @@ open class YapDatabaseSearchResultsView: YapDatabaseAutoView, @unchecked Sendabl
     }
 }
 
-/// What a search results view's blocks read: the view and name (set at registration), the
-/// parsed query of the last text asked, and, during `performSearch`, the rows the index found.
-///
-/// `@unchecked Sendable`: every mutable field is inside `state`, a `Mutex`; `view` is set once
-/// before the view is registered and is weak (the view owns this object).
-final class SearchResultsLive: @unchecked Sendable {
-    weak var view: YapDatabaseSearchResultsView?
-    struct State {
-        var name: String?
-        var parsed: (text: String, query: FTSQuery?)?
-        /// During a search: the matching row ids (a row in it matches without the handler running).
-        var found: Set<UInt64>?
-        /// The query last read from the view's state or set by a search.
-        var query = ""
-    }
-    let state = Mutex(State())
-
-    /// Whether row (collection, key) matches the view's current query in `transaction`.
-    func matches(_ transaction: YapDatabaseReadTransaction, collection: String, key: String) -> Bool {
-        guard let view, let name = state.withLock({ $0.name }) else { return false }
-        if let found = state.withLock({ $0.found }) {
-            guard let entry = transaction.keydirEntry(collection: collection, key: key) else { return false }
-            return found.contains(entry.rowid)
-        }
-        // While the view changes its state is out of the transaction (it is being updated in
-        // place): the query is then the one last seen, which is the state's (a search sets both).
-        let text: String
-        if let state = transaction.viewState(name) {
-            text = YapDatabaseSearchResultsView.query(inTag: state.versionTag)
-            self.state.withLock { $0.query = text }
-        } else {
-            text = self.state.withLock { $0.query }
-        }
-        guard !text.isEmpty, let fts = view.fullTextSearch(in: transaction.connection.database),
-              let query = parsed(text, fts) else { return false }
-        guard let texts = fts.texts(collection: collection, key: key, transaction: transaction, name: view.fullTextSearchName) else {
-            return false
-        }
-        return FTSMatcher.matches(query, FTSDocument(texts: texts, tokenizer: fts.tokenizer))
-    }
-
-    /// `text` parsed for `fts` (the last text's parse is kept); nil when malformed.
-    func parsed(_ text: String, _ fts: YapDatabaseFullTextSearch) -> FTSQuery? {
-        if let last = state.withLock({ $0.parsed }), last.text == text { return last.query }
-        let query = try? FTSQuery.parse(text, columnNames: fts.columnNames, tokenizer: fts.tokenizer)
-        state.withLock { $0.parsed = (text, query) }
-        return query
-    }
-}

@@ -1,37 +1,37 @@
 import Foundation
 
-/// Options of a search results view (YapDatabase's `YapDatabaseSearchResultsViewOptions`).
+/// Options of a search results view (YapDatabase's `YapDatabaseSearchResultsViewOptions`, a
+/// subclass of `YapDatabaseViewOptions`).
 ///
-/// YapDatabase makes this a subclass of `YapDatabaseViewOptions`; here it is a class of its own
-/// with the same properties (`YapDatabaseViewOptions` is final), so code that sets them reads
-/// the same.
+/// Inherited: `isPersistent` (here **false** by default, unlike other views: set it to keep the
+/// results and the query across launches), `allowedCollections`, and
+/// `skipInitialViewPopulation` (not used: the view is populated by searches).
 ///
 /// Threading: a plain mutable object; the view copies what it needs when it is made.
-public final class YapDatabaseSearchResultsViewOptions: NSObject, NSCopying, @unchecked Sendable {
-    /// Whether the results outlive the process (default false, unlike other views). The results
-    /// view starts empty at every registration either way (perform the search again); the
-    /// flag is accepted for compatibility.
-    public var isPersistent = false
-    /// The collections whose rows may appear (nil: all).
-    public var allowedCollections: YapWhitelistBlacklist?
-    /// Accepted for compatibility: a search results view starts empty anyway.
-    public var skipInitialViewPopulation = false
-    /// In parent-view mode, the parent's groups whose rows may appear (nil: all).
+public class YapDatabaseSearchResultsViewOptions: YapDatabaseViewOptions {
+    /// In parent-view mode, the parent's groups whose rows may appear (nil: all). Ignored in
+    /// blocks mode.
     public var allowedGroups: YapWhitelistBlacklist?
-    /// Set to keep snippets for `snippet(forKey:inCollection:)` (nil: no snippets).
-    public var snippetOptions: YapDatabaseFullTextSearchSnippetOptions?
+
+    /// Set to make `snippet(forKey:inCollection:)` answer (nil: no snippets). Stored as a copy
+    /// and read back as a copy, so changing the object later changes nothing already set.
+    public var snippetOptions: YapDatabaseFullTextSearchSnippetOptions? {
+        get { storedSnippetOptions?.copy() as? YapDatabaseFullTextSearchSnippetOptions }
+        set { storedSnippetOptions = newValue?.copy() as? YapDatabaseFullTextSearchSnippetOptions }
+    }
+    private var storedSnippetOptions: YapDatabaseFullTextSearchSnippetOptions?
 
     /// The defaults: not persistent, every collection and group, no snippets.
-    public override init() { super.init() }
+    public required init() {
+        super.init()
+        isPersistent = false
+    }
 
     /// A copy (the snippet options copied too).
-    public func copy(with zone: NSZone? = nil) -> Any {
-        let copy = YapDatabaseSearchResultsViewOptions()
-        copy.isPersistent = isPersistent
-        copy.allowedCollections = allowedCollections
-        copy.skipInitialViewPopulation = skipInitialViewPopulation
+    public override func copy(with zone: NSZone? = nil) -> Any {
+        let copy = super.copy(with: zone) as! YapDatabaseSearchResultsViewOptions
         copy.allowedGroups = allowedGroups
-        copy.snippetOptions = snippetOptions?.copy() as? YapDatabaseFullTextSearchSnippetOptions
+        copy.storedSnippetOptions = storedSnippetOptions
         return copy
     }
 }

@@ -1,15 +1,13 @@
 import Foundation
 
 /// Reading a search results view inside a transaction:
-/// `transaction.ext(name) as? YapDatabaseSearchResultsViewTransaction`. Everything a view
-/// transaction offers (counts, rows by index, iteration, mappings), plus the query, snippets
+/// `transaction.ext(name) as? YapDatabaseSearchResultsViewTransaction`. Everything an automatic
+/// view's transaction offers (it subclasses `YapDatabaseAutoViewTransaction`, as in
+/// YapDatabase: counts, rows by index, iteration, finds, mappings), plus the query, snippets
 /// and, in read-write transactions, `performSearch`.
 ///
-/// YapDatabase makes this a subclass of `YapDatabaseAutoViewTransaction`; that class is final
-/// here, so this one subclasses `YapDatabaseViewTransaction` (the reads are the same).
-///
 /// Threading: valid only inside its transaction's block, on the thread running it.
-public final class YapDatabaseSearchResultsViewTransaction: YapDatabaseViewTransaction {
+public final class YapDatabaseSearchResultsViewTransaction: YapDatabaseAutoViewTransaction {
     /// The search results view this transaction reads.
     public let searchResultsView: YapDatabaseSearchResultsView
 
@@ -46,6 +44,43 @@ public final class YapDatabaseSearchResultsViewTransaction: YapDatabaseViewTrans
         searchResultsView.search(query, name: name, transaction: writeTransaction, queue: queue)
     }
 
+    // MARK: The automatic view's read-write members
+
+    /// Blocks mode: replaces the grouping and sorting and builds the view again for the current
+    /// query (in this transaction); nothing happens unless `versionTag` (nil means "") differs
+    /// from the view's. A search results view of a parent view takes its groups and order from
+    /// the parent: calling this on one stops the program (API misuse, as YapDatabase throws);
+    /// change the parent's grouping instead.
+    public override func setGrouping(_ grouping: YapDatabaseViewGrouping, sorting: YapDatabaseViewSorting, versionTag: String?) {
+        let writeTransaction = writeTransaction()
+        guard searchResultsView.inner == nil else {
+            preconditionFailure("YapDatabaseSearchResultsViewTransaction misuse: setGrouping(_:sorting:versionTag:) on a search results view of the parent view \(searchResultsView.parentViewName); change the parent's grouping instead")
+        }
+        searchResultsView.reconfigure(grouping: grouping, sorting: sorting, versionTag: versionTag, name: name, transaction: writeTransaction)
+    }
+
+    /// Blocks mode: replaces the sorting and sorts the view again (in this transaction);
+    /// nothing happens unless `versionTag` differs from the view's. Stops the program on a
+    /// search results view of a parent view (API misuse): change the parent's sorting instead.
+    public override func setSorting(_ sorting: YapDatabaseViewSorting, versionTag: String?) {
+        let writeTransaction = writeTransaction()
+        guard searchResultsView.inner == nil else {
+            preconditionFailure("YapDatabaseSearchResultsViewTransaction misuse: setSorting(_:versionTag:) on a search results view of the parent view \(searchResultsView.parentViewName); change the parent's sorting instead")
+        }
+        searchResultsView.reconfigure(grouping: nil, sorting: sorting, versionTag: versionTag, name: name, transaction: writeTransaction)
+    }
+
+    /// A touched row is checked against the query again (and, in parent-view mode, placed as
+    /// the parent holds it); observers see it as updated when the view holds it.
+    override func touch(collection: String, key: String, writeTransaction: YapDatabaseReadWriteTransaction) {
+        guard let inner = searchResultsView.inner else {
+            return super.touch(collection: collection, key: key, writeTransaction: writeTransaction)
+        }
+        guard writeTransaction.keydirEntry(collection: collection, key: key) != nil else { return }
+        inner.replaceRow(name: name, collection: collection, key: key, transaction: writeTransaction)
+        writeTransaction.engineTransaction.markChanged()
+    }
+
     /// The snippet of row (collection, key) for the current query, made with the view's
     /// `snippetOptions` (the index's handler runs again on the row); nil when the view was made
     /// without snippet options or does not hold the row.
@@ -66,8 +101,9 @@ public final class YapDatabaseSearchResultsViewTransaction: YapDatabaseViewTrans
 
 /// A search results view's per-connection object:
 /// `connection.ext(name) as? YapDatabaseSearchResultsViewConnection` (mappings and
-/// `getChanges(forNotifications:withMappings:)` as for any view).
-public final class YapDatabaseSearchResultsViewConnection: YapDatabaseViewConnection {
+/// `getChanges(forNotifications:withMappings:)` as for any view). It subclasses
+/// `YapDatabaseAutoViewConnection`, as in YapDatabase.
+public final class YapDatabaseSearchResultsViewConnection: YapDatabaseAutoViewConnection {
     /// The search results view this connection reads.
     public let searchResultsView: YapDatabaseSearchResultsView
 

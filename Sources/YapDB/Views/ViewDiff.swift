@@ -21,10 +21,10 @@ enum ViewRebuild: Int, Sendable, Comparable {
 /// - a row shown only before is a delete, a row shown only after is an insert — also when its
 ///   section is inserted or deleted by the same change (the section change comes beside them);
 /// - a row shown in another group than before is one move;
-/// - within a group, the rows that kept their relative order stay (the largest such set,
-///   preferring rows the view did not place anew); the rest moved;
-/// - a row that stayed and changed is an update; rows a changed neighbour's drawing depends on
-///   get `.changedDependency` updates.
+/// - within a group, a row the view placed anew moved (even back to its old index); of the
+///   others, the largest set that kept its relative order stays, the rest moved;
+/// - a row that stayed and changed is an update (a move when its section index changed); rows
+///   a changed neighbour's drawing depends on get `.changedDependency` updates.
 struct ViewDiff {
     typealias Place = (group: String, index: Int)
 
@@ -87,10 +87,12 @@ struct ViewDiff {
             let list = Array(newRows[group] ?? [])
             var common: [Int] = [], weights: [Int] = [], positions: [Int] = []
             for (position, key) in list.enumerated() {
-                guard let from = oldPlaces[key], from.group == group else { continue }
+                // A row the view placed anew is a move even where it landed in its old place
+                // (YapDatabase: a delete and an insert of one row are always a move; only a
+                // row whose index never budged is an update).
+                guard let from = oldPlaces[key], from.group == group, !placed.contains(key) else { continue }
                 common.append(from.index)
-                // The rows the view did not place anew stay; of the others, as many as can.
-                weights.append(placed.contains(key) ? 1 : list.count + 1)
+                weights.append(1)
                 positions.append(position)
             }
             let stay = Set(Self.heaviestIncreasingRun(common, weights: weights, size: oldRows[group]?.count ?? 0).map { positions[$0] })
@@ -162,8 +164,11 @@ struct ViewDiff {
             let count = rows[place.group]?.count ?? 0
             return (place.group, section, mappings.isReversed(forGroup: place.group) ? count - 1 - place.index : place.index)
         }
-        return YapDatabaseViewRowChange(changes: raw.changes, type: raw.type, collectionKey: raw.key,
-                                        from: place(raw.from, oldSections, oldRows), to: place(raw.to, newSections, newRows))
+        let from = place(raw.from, oldSections, oldRows), to = place(raw.to, newSections, newRows)
+        // An update whose section moved (a section inserted or deleted before it) is a move,
+        // as YapDatabase reports it: table views mishandle such an update.
+        let type = raw.type == .update && from?.section != to?.section ? .move : raw.type
+        return YapDatabaseViewRowChange(changes: raw.changes, type: type, collectionKey: raw.key, from: from, to: to)
     }
 
     /// Indexes (into `values`) of a strictly increasing subsequence of greatest total weight.

@@ -10,7 +10,12 @@ struct MemoryViewState: Sendable {
 
 extension YapDatabaseReadTransaction {
     /// The state of the view (or filtered view) registered as `name`, or nil.
+    /// In a read-write transaction, the rows the view has not placed yet are placed first
+    /// (`deferViewInsert`), so every reader sees them.
     func viewState(_ name: String) -> ViewState? {
+        if let writer = self as? YapDatabaseReadWriteTransaction, !writer.viewPendingInserts.isEmpty {
+            writer.placePendingViewRows(name)
+        }
         let value = extensionState(YapDatabaseAutoView.stateKey(name))
         return value as? ViewState ?? (value as? MemoryViewState)?.state
     }

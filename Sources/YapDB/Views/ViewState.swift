@@ -130,6 +130,26 @@ struct ViewState: Sendable {
         _ = try rowGroups.upsert(RowKey.rowid(rowid), Array(group.utf8))
     }
 
+    /// Puts `rowids` into `group` in order, the `i`th at the position `position(tree, i)`
+    /// computes from the group's tree as it is then (with the earlier ones in it), and records
+    /// each row's group. The tree is taken out of the state once for all of them.
+    mutating func insert(_ rowids: [UInt64], into group: String,
+                         at position: (PagedRowTree, _ i: Int) throws(PageError) -> Int) throws(PageError) {
+        guard !rowids.isEmpty else { return }
+        var tree: PagedRowTree
+        if let held = changed.removeValue(forKey: group) { tree = held } else { tree = try self.tree(group) ?? newTree() }
+        let wasEmpty = tree.isEmpty
+        defer {
+            if wasEmpty && !tree.isEmpty { groupCount += 1 }
+            changed[group] = tree
+        }
+        let name = Array(group.utf8)
+        for (i, rowid) in rowids.enumerated() {
+            try tree.insert(rowid, at: position(tree, i))
+            _ = try rowGroups.upsert(RowKey.rowid(rowid), name)
+        }
+    }
+
     /// Takes row `rowid` out of `group` at the position `position` finds in the group's tree
     /// (nil: not there) and forgets its group. Returns whether the row was in the group.
     mutating func remove(_ rowid: UInt64, from group: String, at position: (PagedRowTree) throws(PageError) -> Int?) throws(PageError) -> Bool {

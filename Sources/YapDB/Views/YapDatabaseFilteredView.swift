@@ -241,6 +241,9 @@ extension YapDatabaseReadWriteTransaction {
     /// filter it again (and so on down).
     func viewDidRepopulate(_ name: String, reported: ViewRebuild? = nil) {
         for (extName, ext) in extensions {
+            if let results = ext as? YapDatabaseSearchResultsView, results.parentViewName == name {
+                results.parentDidRepopulate(name: extName, transaction: self, reported: reported)
+            }
             guard let filtered = ext as? YapDatabaseFilteredView, filtered.parentViewName == name else { continue }
             filtered.repopulate(name: extName, transaction: self, reported: reported)
         }
@@ -250,6 +253,9 @@ extension YapDatabaseReadWriteTransaction {
     /// the filtered views of it do the same.
     func viewDidReplaceRow(_ name: String, collection: String, key: String) {
         for (extName, ext) in extensions {
+            if let results = ext as? YapDatabaseSearchResultsView, results.parentViewName == name {
+                results.inner?.replaceRow(name: extName, collection: collection, key: key, transaction: self)
+            }
             guard let filtered = ext as? YapDatabaseFilteredView, filtered.parentViewName == name else { continue }
             filtered.replaceRow(name: extName, collection: collection, key: key, transaction: self)
         }

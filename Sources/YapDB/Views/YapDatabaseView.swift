@@ -93,7 +93,7 @@ open class YapDatabaseAutoView: YapDatabaseView, @unchecked Sendable {
                                    + "(call init(grouping:sorting:versionTag:options:)); not registered")
             return false
         }
-        let tag = versionTag
+        let tag = config.withLock { $0.versionTag }
         let key = Self.stateKey(name)
         if let existing = transaction.viewState(name), existing.versionTag == tag {
             return true
@@ -138,6 +138,7 @@ open class YapDatabaseAutoView: YapDatabaseView, @unchecked Sendable {
     }
 
     override func dropState(name: String, transaction: YapDatabaseReadWriteTransaction) {
+        transaction.viewPendingInserts[name] = nil
         transaction.setViewState(nil, name)
         transaction.engineTransaction.markChanged()
     }
@@ -161,6 +162,8 @@ open class YapDatabaseAutoView: YapDatabaseView, @unchecked Sendable {
     override func didChangeRow(name: String, collection: String, key: String, change: RowChange,
                                transaction: YapDatabaseReadWriteTransaction) {
         guard isAllowed(collection) else { return }
+        // A new row is placed later with the others (one sort and one merge per group).
+        if change.isInsert { return transaction.deferViewInsert(name, view: self, collection: collection, key: key) }
         replaceRow(name, collection: collection, key: key, change: change, transaction: transaction, touched: false)
     }
 
@@ -181,6 +184,8 @@ open class YapDatabaseAutoView: YapDatabaseView, @unchecked Sendable {
     }
 
     override func willRemoveAll(name: String, transaction: YapDatabaseReadWriteTransaction) {
+        // Placed first, so the cache is emptied after the placement noted its last rows.
+        transaction.placePendingViewRows(name)
         transaction.viewRowKeys.forgetAll()
         update(name, transaction) { state, engine in
             guard !state.isEmpty else { return false }

@@ -84,7 +84,9 @@ extension YapDatabaseViewFiltering {
     /// Filters by (transaction, group, collection, key); the filter runs again for the changes
     /// `options` names (`[]`: on insert only, the default of key blocks), and when the row
     /// enters its parent view or changes group there.
-    /// - Parameter block: returns true to keep the row.
+    /// - Parameters:
+    ///   - options: which changes of a row run the filter again (`YapDatabaseBlockInvoke`).
+    ///   - block: returns true to keep the row.
     public static func withOptions(
         _ options: YapDatabaseBlockInvoke,
         keyBlock block: @escaping YapDatabaseViewFilteringWithKeyBlock
@@ -94,7 +96,9 @@ extension YapDatabaseViewFiltering {
 
     /// Filters by (transaction, group, collection, key, object); the filter runs again for the
     /// changes `options` names, and when the row enters its parent view or changes group there.
-    /// - Parameter block: returns true to keep the row.
+    /// - Parameters:
+    ///   - options: which changes of a row run the filter again (`YapDatabaseBlockInvoke`).
+    ///   - block: returns true to keep the row.
     public static func withOptions(
         _ options: YapDatabaseBlockInvoke,
         objectBlock block: @escaping YapDatabaseViewFilteringWithObjectBlock
@@ -105,7 +109,9 @@ extension YapDatabaseViewFiltering {
     /// Filters by (transaction, group, collection, key, metadata); the filter runs again for
     /// the changes `options` names, and when the row enters its parent view or changes group
     /// there.
-    /// - Parameter block: returns true to keep the row.
+    /// - Parameters:
+    ///   - options: which changes of a row run the filter again (`YapDatabaseBlockInvoke`).
+    ///   - block: returns true to keep the row.
     public static func withOptions(
         _ options: YapDatabaseBlockInvoke,
         metadataBlock block: @escaping YapDatabaseViewFilteringWithMetadataBlock
@@ -116,7 +122,9 @@ extension YapDatabaseViewFiltering {
     /// Filters by (transaction, group, collection, key, object, metadata); the filter runs
     /// again for the changes `options` names, and when the row enters its parent view or
     /// changes group there.
-    /// - Parameter block: returns true to keep the row.
+    /// - Parameters:
+    ///   - options: which changes of a row run the filter again (`YapDatabaseBlockInvoke`).
+    ///   - block: returns true to keep the row.
     public static func withOptions(
         _ options: YapDatabaseBlockInvoke,
         rowBlock block: @escaping YapDatabaseViewFilteringWithRowBlock

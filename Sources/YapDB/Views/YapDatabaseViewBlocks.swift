@@ -199,12 +199,14 @@ public final class YapWhitelistBlacklist: Sendable {
     }
 }
 
-/// Options of a view.
-public final class YapDatabaseViewOptions {
-    /// Whether the view is meant to persist between launches (true). Accepted for
-    /// compatibility and not consulted: YapDB stores every view in its checkpoints, and
-    /// registering with the same `versionTag` after a reopen reuses the stored view (a new tag
-    /// rebuilds it).
+/// Options of a view (YapDatabase's `YapDatabaseViewOptions`, an `NSObject` that copies).
+/// `YapDatabaseSearchResultsViewOptions` subclasses it, as in YapDatabase.
+///
+/// Threading: a plain mutable object; a view copies what it needs when it is made.
+public class YapDatabaseViewOptions: NSObject, NSCopying {
+    /// Whether checkpoints store the view (true), so that registering it again after a reopen
+    /// with the same `versionTag` reuses the stored view (a new tag rebuilds it). A view with
+    /// `false` lives in memory only and is built anew at every registration.
     public var isPersistent = true
     /// The collections the view looks at (nil: all).
     public var allowedCollections: YapWhitelistBlacklist?
@@ -212,7 +214,16 @@ public final class YapDatabaseViewOptions {
     public var skipInitialViewPopulation = false
 
     /// The defaults: persistent, all collections, populated at registration.
-    public init() {}
+    public required override init() { super.init() }
+
+    /// A copy of the options (of the same class).
+    public func copy(with zone: NSZone? = nil) -> Any {
+        let copy = type(of: self).init()
+        copy.isPersistent = isPersistent
+        copy.allowedCollections = allowedCollections
+        copy.skipInitialViewPopulation = skipInitialViewPopulation
+        return copy
+    }
 }
 
 /// A row as the view's blocks see it: loaded lazily by the view.

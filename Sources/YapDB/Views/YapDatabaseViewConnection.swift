@@ -111,8 +111,9 @@ public class YapDatabaseViewConnection {
     }
 }
 
-/// The connection object of an automatic view.
-public final class YapDatabaseAutoViewConnection: YapDatabaseViewConnection {
+/// The connection object of an automatic view (`YapDatabaseSearchResultsViewConnection`
+/// subclasses it).
+public class YapDatabaseAutoViewConnection: YapDatabaseViewConnection {
     /// The view this connection reads.
     public var autoView: YapDatabaseAutoView { view }
 }

@@ -118,9 +118,10 @@ extension YapDatabaseViewMappings {
         var common: [Int] = [], weights: [Int] = [], positions: [Int] = []
         if rebuild != .regrouped {
             for (position, key) in new.enumerated() {
-                guard let i = oldIndex[key] else { continue }
+                // A row placed anew left and came back (a move: a delete and an insert).
+                guard let i = oldIndex[key], !placed.contains(key) else { continue }
                 common.append(i)
-                weights.append(placed.contains(key) ? 1 : new.count + 1)
+                weights.append(1)
                 positions.append(position)
             }
         }

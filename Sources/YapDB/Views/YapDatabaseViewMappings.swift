@@ -85,8 +85,16 @@ public final class YapDatabaseViewMappings {
 
     /// Reads the groups' contents in `transaction`'s snapshot.
     public func update(with transaction: YapDatabaseReadTransaction) {
-        (allGroups, lists) = contents(in: transaction)
-        snapshotOfLastUpdate = transaction.connection.snapshot
+        let (groups, lists) = contents(in: transaction)
+        adopt(groups: groups, lists: lists, snapshot: transaction.connection.snapshot)
+    }
+
+    /// Takes `lists` (each group's keys in view order) as the contents of `groups` at
+    /// `snapshot`, with no change set (the ranges fit to the rows).
+    func adopt(groups: [String], lists: [String: [YapCollectionKey]], snapshot: UInt64) {
+        allGroups = groups
+        self.lists = lists
+        snapshotOfLastUpdate = snapshot
         resetRanges()
         validateConsolidation()
     }
@@ -224,6 +232,32 @@ public final class YapDatabaseViewMappings {
         let section = section(forGroup: group), row = row(forIndex: index, inGroup: group)
         guard section != UInt(NSNotFound), row != UInt(NSNotFound) else { return nil }
         return IndexPath(indexes: [Int(section), Int(row)])
+    }
+
+    /// The (section, row) nearest to `row` of `group` (a view group, never the consolidated
+    /// group's name), for keeping a selection after a change removed the selected row: the row
+    /// itself, or the group's last row when `row` is past its end; when `group` shows no row,
+    /// the last row of the nearest earlier group that shows one, else the first row of the
+    /// nearest later one. While consolidated, the row in the one section. Nil before the first
+    /// update, for a group the mappings do not map, and when no group shows a row.
+    public func nearestIndexPath(forRow row: UInt, inGroup group: String) -> IndexPath? {
+        guard snapshotOfLastUpdate != .max, let position = allGroups.firstIndex(of: group) else { return nil }
+        let consolidated = isUsingConsolidatedGroup()
+        let sections = sectionGroups()
+        func path(_ group: String, _ row: Int) -> IndexPath? {
+            guard let section = sections.firstIndex(of: group) else { return nil }
+            return consolidated ? IndexPath(indexes: [0, row + consolidatedOffset(of: group)]) : IndexPath(indexes: [section, row])
+        }
+        let rows = shownCount(group)
+        if rows > 0, let found = path(group, Int(min(row, UInt(rows - 1)))) { return found }
+        for earlier in allGroups[..<position].reversed() {
+            let count = shownCount(earlier)
+            if count > 0, let found = path(earlier, count - 1) { return found }
+        }
+        for later in allGroups[(position + 1)...] where shownCount(later) > 0 {
+            if let found = path(later, 0) { return found }
+        }
+        return nil
     }
 
     /// The (collection, key) shown at `row` of `section` (the `Int` form), as of the last update.

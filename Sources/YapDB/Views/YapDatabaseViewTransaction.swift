@@ -245,8 +245,8 @@ public class YapDatabaseViewTransaction {
 /// The transaction object of an automatic view: `transaction.ext(name) as? YapDatabaseAutoViewTransaction`
 /// in read and read-write transactions alike. The `set…` and `touch…` members change the view
 /// and are for read-write transactions only (calling them in a read-only transaction stops the
-/// program: API misuse).
-public final class YapDatabaseAutoViewTransaction: YapDatabaseViewTransaction {
+/// program: API misuse). `YapDatabaseSearchResultsViewTransaction` subclasses it.
+public class YapDatabaseAutoViewTransaction: YapDatabaseViewTransaction {
     /// The read-write transaction, for the members that change the view.
     func writeTransaction(_ function: String = #function) -> YapDatabaseReadWriteTransaction {
         guard let rw = transaction as? YapDatabaseReadWriteTransaction else {
@@ -293,6 +293,15 @@ public final class YapDatabaseAutoViewTransaction: YapDatabaseViewTransaction {
         }
         view.rebuild(name: name, transaction: writeTransaction, versionTag: tag, reported: .resorted)
     }
+
+    /// `touchRow`'s work (a subclass whose rows are placed differently overrides it).
+    func touch(collection name: String, key: String, writeTransaction: YapDatabaseReadWriteTransaction) {
+        guard writeTransaction.keydirEntry(collection: name, key: key) != nil else { return }
+        view.update(self.name, writeTransaction) { state, engine in engine.placeAgain(collection: name, key: key, in: &state) }
+        view.noteTouch(name: self.name, collection: name, key: key, transaction: writeTransaction)
+        writeTransaction.viewDidReplaceRow(self.name, collection: name, key: key)
+        writeTransaction.engineTransaction.markChanged()
+    }
 }
 
 extension YapDatabaseAutoViewTransaction {
@@ -300,13 +309,7 @@ extension YapDatabaseAutoViewTransaction {
     /// its index while it still sorts between its neighbours); observers see an update (or a
     /// move). Read-write transactions only.
     public func touchRow(forKey key: String, inCollection collection: String?) {
-        let writeTransaction = writeTransaction()
-        let name = collection ?? ""
-        guard writeTransaction.keydirEntry(collection: name, key: key) != nil else { return }
-        view.update(self.name, writeTransaction) { state, engine in engine.placeAgain(collection: name, key: key, in: &state) }
-        view.noteTouch(name: self.name, collection: name, key: key, transaction: writeTransaction)
-        writeTransaction.viewDidReplaceRow(self.name, collection: name, key: key)
-        writeTransaction.engineTransaction.markChanged()
+        touch(collection: collection ?? "", key: key, writeTransaction: writeTransaction())
     }
 
     /// `touchRow(forKey:inCollection:)`: the view does not tell object and metadata apart.
