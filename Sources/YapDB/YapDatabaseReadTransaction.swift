@@ -31,7 +31,13 @@ public class YapDatabaseReadTransaction {
         self.snapshot = snapshot
     }
 
-    func invalidate() { isValid = false }
+    /// The block returned: the transaction may no longer be used. The extension transactions
+    /// are let go here, since each holds this transaction (a cycle that would otherwise keep
+    /// the transaction, its connection and the database alive).
+    func invalidate() {
+        isValid = false
+        extensionTransactions.removeAll()
+    }
 
     func checkValid(_ function: String = #function) {
         precondition(isValid, "YapDatabaseTransaction misuse: \(function) called after the transaction's block returned")

@@ -41,7 +41,7 @@ func open(_ path: String) -> YapDatabase {
 
 let arguments = CommandLine.arguments
 guard arguments.count >= 3 else {
-    report("usage: YapDBCrashChild run PATH SEED | hold PATH | readclosed PATH", to: 2)
+    report("usage: YapDBCrashChild run PATH SEED | hold PATH | readclosed PATH | srvbadinit PATH | srvsetgrouping PATH", to: 2)
     exit(2)
 }
 
@@ -87,6 +87,27 @@ case "readclosed":
     report("closed")
     let value = connection.read { tx in tx.numberOfKeysInAllCollections() }
     report("read returned \(value)")   // not reached: the read stops the program
+case "srvbadinit":
+    // YapDatabase's test_badInit: the plain view initializer on a search results view.
+    report("making")
+    let view = YapDatabaseSearchResultsView(grouping: .withKeyBlock { _, _, _ in "" },
+                                            sorting: .withKeyBlock { _, _, _, _, _, _ in .orderedSame }, versionTag: "1", options: nil)
+    report("made \(view)")   // not reached
+case "srvsetgrouping":
+    // A new grouping on a search results view of a parent view (YapDatabase throws).
+    let database = open(arguments[2])
+    let handler = YapDatabaseFullTextSearchHandler.withObjectBlock { _, dict, _, _, object in dict["content"] = object }
+    _ = database.register(YapDatabaseFullTextSearch(columnNames: ["content"], handler: handler), withName: "fts")
+    let grouping = YapDatabaseViewGrouping.withKeyBlock { _, _, _ in "" }
+    let sorting = YapDatabaseViewSorting.withKeyBlock { _, _, _, _, _, _ in .orderedSame }
+    _ = database.register(YapDatabaseAutoView(grouping: grouping, sorting: sorting, versionTag: "1"), withName: "order")
+    _ = database.register(YapDatabaseSearchResultsView(fullTextSearchName: "fts", parentViewName: "order", versionTag: "1", options: nil),
+                          withName: "results")
+    report("registered")
+    database.newConnection().readWrite { tx in
+        (tx.ext("results") as? YapDatabaseAutoViewTransaction)?.setGrouping(grouping, sorting: sorting, versionTag: "2")
+    }
+    report("regrouped")   // not reached
 default:
     exit(2)
 }

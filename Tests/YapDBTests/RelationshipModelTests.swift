@@ -27,6 +27,8 @@ import YapDBSimulatedDisk
         var writer: YapDatabaseConnection!
         var model = RelationshipModel()
         var nextKey = 0
+        /// Rows removed by `randomOperation`, newest last (some are written again).
+        var removedKeys: [Pair] = []
         var old: (connection: YapDatabaseConnection, model: RelationshipModel)?
         var commits = 0, rollbacks = 0, reopens = 0, crashes = 0, cascades = 0, callbacks = 0, filesDeleted = 0
 
@@ -99,8 +101,14 @@ import YapDBSimulatedDisk
                 // A new row, or a new object for an existing one.
                 let pair: Pair
                 if keys.isEmpty || random(2) == 0 {
-                    nextKey += 1
-                    pair = Pair(collection: Self.collections[random(2)], key: "k\(nextKey)")
+                    if !removedKeys.isEmpty, random(2) == 0 {
+                        // A row removed before, often in this transaction (its old edges then
+                        // still wait for the flush): written again.
+                        pair = removedKeys[removedKeys.count - 1 - random(min(4, removedKeys.count))]
+                    } else {
+                        nextKey += 1
+                        pair = Pair(collection: Self.collections[random(2)], key: "k\(nextKey)")
+                    }
                 } else {
                     pair = keys[random(keys.count)]
                 }
@@ -112,6 +120,7 @@ import YapDBSimulatedDisk
                 let pair = keys[random(keys.count)]
                 tx.removeObject(forKey: pair.key, inCollection: pair.collection)
                 m.remove(pair)
+                removedKeys.append(pair)
             case 60..<75:
                 guard !keys.isEmpty else { return }
                 let source = random(8) == 0 ? Pair(collection: "nodes", key: "ghost\(random(3))") : keys[random(keys.count)]

@@ -45,6 +45,29 @@ import YapDB
         #expect(try fixture.database.verify().isValid)
     }
 
+    @Test func aRowRemovedAndWrittenAgainInOneTransactionKeepsOnlyItsNewEdges() throws {
+        let fixture = try RelationshipFixture.make()
+        let connection = fixture.database.newConnection()
+        try connection.write { tx in
+            put(tx, node("p", [.to("c1", "child", .deleteDestinationIfSourceDeleted), .to("c2", "child", .deleteDestinationIfSourceDeleted)]))
+            put(tx, node("c1"))
+            put(tx, node("c2"))
+        }
+        try connection.write { tx in
+            tx.removeObject(forKey: "p", inCollection: RelNode.collection)
+            // Written again before the flush: its old edges are still stored and are diffed
+            // against the new ones (the one left out runs its rules; the one kept does not).
+            put(tx, node("p", [.to("c2", "child", .deleteDestinationIfSourceDeleted)]))
+        }
+        connection.read { tx in
+            #expect(tx.node("c1") == nil, "the edge left out deleted its destination")
+            #expect(tx.node("c2") != nil && tx.node("p") != nil)
+            #expect(tx.rel.numberOfEdges() == 1)
+            #expect(tx.rel.edgeCount(withName: "child", sourceKey: "p", collection: RelNode.collection) == 1)
+        }
+        #expect(try fixture.database.verify().isValid)
+    }
+
     @Test func droppingAnEdgeCountsAsSourceDeleted() throws {
         let fixture = try RelationshipFixture.make()
         let connection = fixture.database.newConnection()

@@ -140,6 +140,65 @@ import Testing
         #expect(fixture.database.registeredExtension("order") != nil)
     }
 
+    /// A filtered view of a search results view (of a parent view) keeps the parent's order as
+    /// rows come one by one, and follows each search.
+    @Test func aFilteredViewOfTheResultsKeepsTheParentsOrder() throws {
+        let fixture = try DatabaseFixture()
+        Self.setUp(fixture.database)
+        let notSix = YapDatabaseViewFiltering.withKeyBlock { _, _, _, key in key != "6" }
+        #expect(fixture.database.register(YapDatabaseFilteredView(parentViewName: "results", filtering: notSix, versionTag: "1"),
+                                          withName: "filtered"))
+        let connection = fixture.database.newConnection()
+        try connection.write { tx in (tx.ext("results") as! YapDatabaseSearchResultsViewTransaction).performSearch(for: "a*") }
+        for (i, phrase) in Base.phrases.enumerated().reversed() {
+            try connection.write { tx in tx.setObject(phrase, forKey: "\(i)", inCollection: nil) }
+        }
+        connection.read { tx in
+            let results = Self.contents(tx)[""] ?? []
+            #expect(results == ["4", "2", "3", "6", "0", "1"])
+            #expect(Self.contents(tx, "filtered")[""] == ["4", "2", "3", "0", "1"])
+            let find = (tx.ext("filtered") as! YapDatabaseViewTransaction).findRange(inGroup: "", using: .withObjectBlock { _, _, object in
+                let text = object as? String ?? ""
+                return text.hasPrefix("I am") ? .orderedSame : (text < "I am" ? .orderedAscending : .orderedDescending)
+            })
+            #expect(find.location == 1 && find.length == 2)
+        }
+        try connection.write { tx in (tx.ext("results") as! YapDatabaseSearchResultsViewTransaction).performSearch(for: "am") }
+        connection.read { tx in #expect(Self.contents(tx, "filtered") == ["": ["2", "3"]]) }
+    }
+
+    @Test func theResultsCanBeUnregisteredAndRegisteredAgain() throws {
+        let fixture = try DatabaseFixture()
+        Self.setUp(fixture.database)
+        let connection = fixture.database.newConnection()
+        try Self.write(connection)
+        try connection.write { tx in (tx.ext("results") as! YapDatabaseSearchResultsViewTransaction).performSearch(for: "am") }
+        fixture.database.unregisterExtension(withName: "results")
+        #expect(fixture.database.register(YapDatabaseSearchResultsView(fullTextSearchName: "fts", parentViewName: "order", versionTag: "1",
+                                                                       options: nil), withName: "results"))
+        connection.read { tx in #expect(Self.contents(tx).isEmpty) }
+        try connection.write { tx in (tx.ext("results") as! YapDatabaseSearchResultsViewTransaction).performSearch(for: "the") }
+        connection.read { tx in #expect(Self.contents(tx) == ["": ["4", "0", "1"]]) }
+    }
+
+    /// Rows written before and after a search in one transaction are each shown once (views
+    /// place a transaction's new rows in one pass, later than they are written).
+    @Test(arguments: [true, false])
+    func rowsWrittenAroundASearchInOneTransactionAppearOnce(parent: Bool) throws {
+        let fixture = try DatabaseFixture()
+        Base.setUp(fixture.database, parent: parent, snippets: false)
+        let connection = fixture.database.newConnection()
+        try connection.write { tx in
+            for (i, phrase) in Base.phrases.enumerated() { tx.setObject(phrase, forKey: "\(i)", inCollection: nil) }
+            (tx.ext("results") as! YapDatabaseSearchResultsViewTransaction).performSearch(for: "the")
+            tx.setObject("The more you know...", forKey: "7", inCollection: nil)
+            tx.setObject("no match", forKey: "8", inCollection: nil)
+            #expect(Base.keys(tx) == ["4", "0", "7", "1"])
+        }
+        connection.read { tx in #expect(Base.keys(tx) == ["4", "0", "7", "1"]) }
+        #expect(try fixture.database.verify().isValid)
+    }
+
     // MARK: The automatic view's classes
 
     @Test(arguments: [true, false])

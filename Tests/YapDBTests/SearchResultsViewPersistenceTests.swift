@@ -114,4 +114,39 @@ import Testing
             #expect(Base.keys(tx).isEmpty)
         }
     }
+
+    /// `verify()` runs the query again: a row the view holds that does not match, or (parent
+    /// mode) that sits in another group than the parent's, is a problem.
+    @Test(arguments: [true, false])
+    func verifyFindsAViewThatDisagreesWithItsQuery(parent: Bool) throws {
+        let fixture = try DatabaseFixture()
+        Self.setUp(fixture.database, parent: parent, persistent: true)
+        let connection = fixture.database.newConnection()
+        try connection.write { tx in
+            for (i, phrase) in Base.phrases.enumerated() { tx.setObject(phrase, forKey: "\(i)", inCollection: nil) }
+            (tx.ext("results") as! YapDatabaseSearchResultsViewTransaction).performSearch(for: "am")
+        }
+        #expect(try fixture.database.verify().isValid)
+        // Damage the view's state behind its back: "5" (no "am") in; "2" (parent mode) moved
+        // to a group the parent does not have.
+        try connection.write { tx in
+            let view = fixture.database.registeredExtension("results") as! YapDatabaseSearchResultsView
+            let root = view.rootView(in: fixture.database)!
+            var config = root.config.withLock { $0 }
+            config.grouping = .withKeyBlock { _, _, _ in "" }
+            let engine = ViewEngine(view: root, config: config, transaction: tx)
+            var state = tx.viewState("results")!
+            #expect(engine.insertRow(collection: "", key: "5", into: &state))
+            if parent {
+                #expect(engine.removeRow(collection: "", key: "2", from: &state))
+                #expect(engine.insertRow(collection: "", key: "2", group: "elsewhere", into: &state))
+            }
+            tx.setViewState(state, "results")
+            tx.engineTransaction.markChanged()
+        }
+        let report = try fixture.database.verify()
+        #expect(!report.isValid)
+        #expect(report.problems.contains { $0.contains("/5 does not match") })
+        #expect(report.problems.contains { $0.contains("/2 is in group elsewhere here, in group  in the parent") } == parent)
+    }
 }

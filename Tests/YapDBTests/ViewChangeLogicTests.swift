@@ -342,6 +342,29 @@ import Testing
         #expect(result.rows == ["insert AAA → [0, 0]", "move zach [0, 3] → [0, 3]"])
     }
 
+    /// YapDatabase issue 125: rows added to a mapped group and then every row moved to a group
+    /// the mappings do not show, in one transaction: only the rows shown before are deletes.
+    @Test func issue125_rowsAddedThenMovedToAnUnmappedGroup() {
+        let b = Self.rows("b", 18)
+        func run(_ ops: [Op]) -> (sections: [String], rows: [String], changes: [YapDatabaseViewRowChange]) {
+            Self.changes(groups: ["A"], original: ["A": ["k0", "k1"], "B": b], ops)
+        }
+        let moves: [Op] = [.delete("k0", group: "A", at: 0), .insert("k0", group: "B", at: 18),
+                           .delete("k1", group: "A", at: 0), .insert("k1", group: "B", at: 19),
+                           .delete("k2", group: "A", at: 0), .insert("k2", group: "B", at: 20)]
+        var result = run([.insert("k2", group: "A", at: 2)] + moves)
+        #expect(result.sections == [])
+        #expect(result.rows == ["delete k0 [0, 0]", "delete k1 [0, 1]"])
+        result = run([.insert("k3", group: "A", at: 2), .insert("k2", group: "A", at: 2)] + moves
+                     + [.delete("k3", group: "A", at: 0), .insert("k3", group: "B", at: 21)])
+        #expect(result.rows == ["delete k0 [0, 0]", "delete k1 [0, 1]"])
+        result = run([.delete("k0", group: "A", at: 0), .insert("k3", group: "A", at: 1), .insert("k2", group: "A", at: 1),
+                      .delete("k1", group: "A", at: 0), .insert("k1", group: "B", at: 18),
+                      .delete("k2", group: "A", at: 0), .insert("k2", group: "B", at: 19),
+                      .delete("k3", group: "A", at: 0), .insert("k3", group: "B", at: 20)])
+        #expect(result.rows == ["delete k0 [0, 0]", "delete k1 [0, 1]"])
+    }
+
     // MARK: Getters (TestViewMappingsLogic's getter cases)
 
     /// Checks `indexForRow:inSection:` for rows 0... and `rowForIndex:inGroup:` for indexes 0...

@@ -1,10 +1,12 @@
 import Foundation
 import CSQLite
+import GRDB
 import YapDB
 
 /// W13: relationships (issue 22). YapDB's `YapDatabaseRelationship` against SQLite with foreign
-/// keys (`ON DELETE CASCADE`, an index on each foreign-key column, `PRAGMA foreign_keys = ON`),
-/// both with relaxed durability (YapDB `.normal`, SQLite WAL `synchronous = NORMAL`):
+/// keys (`ON DELETE CASCADE`, an index on each foreign-key column, `PRAGMA foreign_keys = ON`)
+/// and GRDB's associations (`belongsTo(…, onDelete: .cascade)` columns, `hasMany` requests,
+/// records), all with relaxed durability (YapDB `.normal`, SQLite and GRDB WAL `synchronous = NORMAL`):
 /// - cascade delete of a parent with 10,000 children, and of 100 parents × 100 children in one
 ///   transaction (timed: the transaction that deletes the parents);
 /// - edges by destination among `rows` edges (children spread over `rows / 100` parents): the
@@ -19,7 +21,7 @@ extension Runner {
     static let w13Targets = 1_000
 
     func runW13() throws {
-        let engines: [Engine] = [.yapdb, .sqliteNormal]
+        let engines: [Engine] = [.yapdb, .sqliteNormal, .grdb]
         try runW13Cascade(engines, parents: 1, children: Self.w13Children, label: "cascade delete of 1 parent with 10,000 children")
         try runW13Cascade(engines, parents: 100, children: 100, label: "cascade delete of 100 parents × 100 children, one transaction")
         try runW13Lookups(engines)
@@ -59,7 +61,7 @@ extension Runner {
             return ["lookup": time / Double(probes.count)]
         }
         add("W13", "edges by destination among \(edges.formatted()) edges (100 per parent), per lookup", .time, figures, "lookup",
-            note: "YapDB `enumerateEdges(withName:destinationKey:collection:using:)`, SQLite `SELECT id FROM child WHERE parent = ?` (indexed); the 100 source keys returned")
+            note: "YapDB `enumerateEdges(withName:destinationKey:collection:using:)`, SQLite `SELECT id FROM child WHERE parent = ?` (indexed), GRDB `parent.request(for: Parent.children).select(Column(\"id\"), as: String.self)`; the 100 source keys returned")
     }
 
     func runW13Writes(_ engines: [Engine]) throws {
@@ -79,7 +81,7 @@ extension Runner {
         add("W13", "write 20,000 nodes with 3 edges each in transactions of 1,000, per node", .time, figures, "with", charted: false)
         add("W13", "write 20,000 nodes without edges (no extension; no foreign keys), per node", .time, figures, "without", charted: false)
         add("W13", "added cost per write of a node with 3 protocol edges", .time, figures, "added",
-            note: "the difference of the two rows above, per run; SQLite's side is 3 foreign-key columns with their indexes", charted: false)
+            note: "the difference of the two rows above, per run; SQLite's and GRDB's side is 3 foreign-key columns with their indexes", charted: false)
     }
 }
 
@@ -99,6 +101,7 @@ enum W13Store {
         switch engine {
         case .yapdb: return try W13YapStore(folder: folder, withRelationships: withRelationships)
         case .sqliteNormal: return try W13SQLiteStore(folder: folder, withForeignKeys: withRelationships)
+        case .grdb: return try W13GRDBStore(folder: folder, withForeignKeys: withRelationships)
         default: throw BenchError("W13: \(engine.rawValue) is not a W13 engine")
         }
     }
@@ -316,4 +319,128 @@ final class W13SQLiteStore: W13StoreProtocol {
     }
 
     func close() { try? connection.close() }
+}
+
+/// GRDB as an app models the same graph: records with associations (`Child.parent =
+/// belongsTo(Parent.self)`, `Parent.children = hasMany(Child.self)`), tables made with
+/// `belongsTo(…, onDelete: .cascade)` (a foreign key and an index per column; GRDB turns foreign
+/// keys on), a `DatabasePool` (WAL, `synchronous = NORMAL`). Without relationships the node
+/// table has the same columns, no foreign keys and no indexes.
+final class W13GRDBStore: W13StoreProtocol {
+    struct Parent: Codable, FetchableRecord, PersistableRecord {
+        static let databaseTableName = "parent"
+        static let children = hasMany(Child.self)
+        var id: String
+        var data: Data
+    }
+
+    struct Child: Codable, FetchableRecord, PersistableRecord {
+        static let databaseTableName = "child"
+        static let parent = belongsTo(Parent.self)
+        var id: String
+        var parentId: String
+        var data: Data
+    }
+
+    struct Target: Codable, FetchableRecord, PersistableRecord {
+        static let databaseTableName = "target"
+        var id: String
+        var data: Data
+    }
+
+    struct Node: Codable, FetchableRecord, PersistableRecord {
+        static let databaseTableName = "node"
+        var id: String
+        var t1Id: String
+        var t2Id: String
+        var t3Id: String
+        var data: Data
+    }
+
+    let pool: DatabasePool
+    static let payload = Data(repeating: 7, count: 24)
+
+    init(folder: URL, withForeignKeys: Bool) throws {
+        pool = try DatabasePool(path: folder.appendingPathComponent("w13.grdb.sqlite").path)
+        try pool.write { db in
+            try db.create(table: "parent") { t in
+                t.primaryKey("id", .text)
+                t.column("data", .blob)
+            }
+            try db.create(table: "child") { t in
+                t.primaryKey("id", .text)
+                t.belongsTo("parent", onDelete: .cascade).notNull()
+                t.column("data", .blob)
+            }
+            try db.create(table: "target") { t in
+                t.primaryKey("id", .text)
+                t.column("data", .blob)
+            }
+            try db.create(table: "node") { t in
+                t.primaryKey("id", .text)
+                for column in ["t1", "t2", "t3"] {
+                    if withForeignKeys {
+                        t.belongsTo(column, inTable: "target", onDelete: .cascade)
+                    } else {
+                        t.column(column + "Id", .text)
+                    }
+                }
+                t.column("data", .blob)
+            }
+        }
+    }
+
+    func load(parents: Int, childrenPerParent: Int) throws {
+        try pool.write { db in
+            for p in 0..<parents {
+                try Parent(id: W13Store.parentKey(p), data: Self.payload).insert(db)
+                for j in 0..<childrenPerParent {
+                    try Child(id: W13Store.childKey(p, j), parentId: W13Store.parentKey(p), data: Self.payload).insert(db)
+                }
+            }
+        }
+    }
+
+    func deleteParents(_ count: Int) throws {
+        try pool.write { db in
+            for p in 0..<count { _ = try Parent.deleteOne(db, key: W13Store.parentKey(p)) }
+        }
+    }
+
+    func childCount() throws -> Int { try pool.read { db in try Child.fetchCount(db) } }
+
+    func children(ofParents parents: [Int]) throws -> Int {
+        try pool.read { db in
+            var found = 0
+            for p in parents {
+                let request = Parent(id: W13Store.parentKey(p), data: Data())
+                    .request(for: Parent.children).select(Column("id"), as: String.self)
+                let ids = try request.fetchCursor(db)
+                while let id = try ids.next() { if !id.isEmpty { found += 1 } }
+            }
+            return found
+        }
+    }
+
+    func loadTargets(_ count: Int) throws {
+        try pool.write { db in
+            for i in 0..<count { try Target(id: "t\(i)", data: Self.payload).insert(db) }
+        }
+    }
+
+    func writeNodes(_ count: Int, targets: Int, batch: Int) throws {
+        var start = 0
+        while start < count {
+            let end = min(count, start + batch)
+            try pool.write { db in
+                for i in start..<end {
+                    try Node(id: "n\(i)", t1Id: "t\(i % targets)", t2Id: "t\((i * 7 + 1) % targets)", t3Id: "t\((i * 13 + 2) % targets)",
+                             data: Self.payload).insert(db, onConflict: .replace)
+                }
+            }
+            start = end
+        }
+    }
+
+    func close() { try? pool.close() }
 }

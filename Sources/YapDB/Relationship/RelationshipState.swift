@@ -65,7 +65,19 @@ struct RelationshipState: Sendable {
 
     // MARK: Keys
 
-    static func appendEscaped<C: Collection<UInt8>>(_ bytes: C, to key: inout [UInt8]) {
+    /// Appends `S(bytes)`: the bytes, each 0x00 as 0x00 0xFF, then 0x00 0x00. One copy when they
+    /// hold no zero byte (the usual case).
+    static func appendEscaped(_ bytes: UnsafeRawBufferPointer, to key: inout [UInt8]) {
+        if let base = bytes.baseAddress, memchr(base, 0, bytes.count) != nil {
+            appendEscapedByteByByte(bytes, to: &key)
+            return
+        }
+        key.append(contentsOf: bytes)
+        key.append(0)
+        key.append(0)
+    }
+
+    private static func appendEscapedByteByByte(_ bytes: UnsafeRawBufferPointer, to key: inout [UInt8]) {
         for byte in bytes {
             key.append(byte)
             if byte == 0 { key.append(0xFF) }
@@ -74,7 +86,10 @@ struct RelationshipState: Sendable {
         key.append(0)
     }
 
-    static func appendString(_ string: String, to key: inout [UInt8]) { appendEscaped(string.utf8, to: &key) }
+    static func appendString(_ string: String, to key: inout [UInt8]) {
+        var string = string
+        string.withUTF8 { appendEscaped(UnsafeRawBufferPointer($0), to: &key) }
+    }
 
     static func appendNode(_ pair: CollectionKeyPair, to key: inout [UInt8]) {
         appendString(pair.collection, to: &key)
@@ -88,12 +103,23 @@ struct RelationshipState: Sendable {
             appendNode(pair, to: &key)
         case .file(let bytes):
             key.append(2)
-            appendEscaped(bytes, to: &key)
+            bytes.withUnsafeBytes { appendEscaped($0, to: &key) }
         }
+    }
+
+    /// Room for an edge's key without growing (escaped zero bytes aside).
+    static func keyCapacity(_ edge: StoredEdge) -> Int {
+        var count = edge.source.collection.utf8.count + edge.source.key.utf8.count + edge.name.utf8.count + 8
+        switch edge.destination {
+        case .node(let pair): count += pair.collection.utf8.count + pair.key.utf8.count + 4
+        case .file(let bytes): count += bytes.count + 2
+        }
+        return count + 1
     }
 
     static func sourceKey(_ edge: StoredEdge) -> [UInt8] {
         var key: [UInt8] = []
+        key.reserveCapacity(keyCapacity(edge))
         appendNode(edge.source, to: &key)
         appendString(edge.name, to: &key)
         appendDestination(edge.destination, to: &key)
@@ -103,6 +129,7 @@ struct RelationshipState: Sendable {
 
     static func destinationKey(_ edge: StoredEdge) -> [UInt8] {
         var key: [UInt8] = []
+        key.reserveCapacity(keyCapacity(edge))
         appendDestination(edge.destination, to: &key)
         appendString(edge.name, to: &key)
         appendNode(edge.source, to: &key)
@@ -116,14 +143,17 @@ struct RelationshipState: Sendable {
 
     /// Whether `edge` fits a tree entry (its key — both trees' keys have the same length — plus
     /// the rules), counted without building the key.
-    func fits(_ edge: StoredEdge) -> Bool {
+    func fits(_ edge: StoredEdge) -> Bool { Self.fits(edge, maximumEntrySize: bySource.format.maximumEntrySize) }
+
+    /// `fits` for trees whose entries hold at most `maximumEntrySize` bytes.
+    static func fits(_ edge: StoredEdge, maximumEntrySize: Int) -> Bool {
         func escapedCount<C: Collection<UInt8>>(_ bytes: C) -> Int { bytes.count + bytes.reduce(0) { $0 + ($1 == 0 ? 1 : 0) } + 2 }
         var count = escapedCount(edge.source.collection.utf8) + escapedCount(edge.source.key.utf8) + escapedCount(edge.name.utf8) + 2
         switch edge.destination {
         case .node(let pair): count += escapedCount(pair.collection.utf8) + escapedCount(pair.key.utf8)
         case .file(let bytes): count += escapedCount(bytes)
         }
-        return count + 2 <= bySource.format.maximumEntrySize
+        return count + 2 <= maximumEntrySize
     }
 
     /// The smallest key above every key that starts with `prefix` (nil: none).
@@ -164,9 +194,42 @@ struct RelationshipState: Sendable {
             throw .corrupt(page: .none, reason: .badEntry)
         }
 
+        /// The next part as a string. A part with no escaped zero (the usual case) is read in
+        /// place, with no copy of its bytes before the string's own.
         mutating func string() throws(PageError) -> String {
+            let start = at
+            var end = start
+            if let base = raw.baseAddress, start < raw.count,
+               let zero = memchr(base + start, 0, raw.count - start) {
+                end = base.distance(to: UnsafeRawPointer(zero))
+            } else {
+                throw .corrupt(page: .none, reason: .badEntry)
+            }
+            if end + 1 < raw.count, raw[end + 1] == 0 {
+                at = end + 2
+                return try Self.utf8String(UnsafeRawBufferPointer(rebasing: raw[start..<end]))
+            }
             let bytes = try escaped()
-            guard let string = String(validating: bytes, as: UTF8.self) else { throw .corrupt(page: .none, reason: .badEntry) }
+            let string = String(decoding: bytes, as: UTF8.self)
+            guard string.utf8.elementsEqual(bytes) else { throw .corrupt(page: .none, reason: .badEntry) }
+            return string
+        }
+
+        /// `bytes` as a string; bytes that are not UTF-8 are a damaged entry. (`String(decoding:)`
+        /// is specialized for a byte buffer; it repairs bad bytes, so a repaired string differs
+        /// from its bytes.)
+        static func utf8String(_ bytes: UnsafeRawBufferPointer) throws(PageError) -> String {
+            guard !bytes.isEmpty else { return "" }
+            let utf8 = bytes.assumingMemoryBound(to: UInt8.self)
+            // ASCII (the usual key) decodes unchanged: no comparison needed.
+            var high: UInt8 = 0
+            for byte in utf8 { high |= byte }
+            if high < 0x80 { return String(decoding: utf8, as: UTF8.self) }
+            var string = String(decoding: utf8, as: UTF8.self)
+            let same = string.withUTF8 { utf8 in
+                utf8.count == bytes.count && memcmp(utf8.baseAddress!, bytes.baseAddress!, bytes.count) == 0
+            }
+            guard same else { throw .corrupt(page: .none, reason: .badEntry) }
             return string
         }
 
@@ -220,39 +283,59 @@ struct RelationshipState: Sendable {
     // MARK: Reads
 
     /// Calls `body` with each edge from `source` (named `name`, when given) until it returns false.
+    /// The parts the query names are not read back from the keys.
     func forEachEdge(from source: CollectionKeyPair, name: String?, _ body: (StoredEdge) -> Bool) throws(PageError) {
         var prefix: [UInt8] = []
         Self.appendNode(source, to: &prefix)
         if let name { Self.appendString(name, to: &prefix) }
-        try walk(bySource, prefix: prefix, parse: Self.parseSourceEntry, body)
+        try walk(bySource, prefix: prefix, { (p: inout Parser, value) throws(PageError) -> StoredEdge in
+            let edgeName: String
+            if let name { edgeName = name } else { edgeName = try p.string() }
+            let destination = try p.destination()
+            return StoredEdge(name: edgeName, source: source, destination: destination, isManual: try p.manual(), rules: try Self.rules(value))
+        }, body)
     }
 
-    /// Calls `body` with each edge to `destination` (named `name`, when given) until it returns false.
+    /// Calls `body` with each edge to `destination` (named `name`, when given) until it returns
+    /// false. The parts the query names are not read back from the keys.
     func forEachEdge(to destination: StoredEdge.Destination, name: String?, _ body: (StoredEdge) -> Bool) throws(PageError) {
         var prefix: [UInt8] = []
         Self.appendDestination(destination, to: &prefix)
         if let name { Self.appendString(name, to: &prefix) }
-        try walk(byDestination, prefix: prefix, parse: Self.parseDestinationEntry, body)
+        try walk(byDestination, prefix: prefix, { (p: inout Parser, value) throws(PageError) -> StoredEdge in
+            let edgeName: String
+            if let name { edgeName = name } else { edgeName = try p.string() }
+            let source = try p.node()
+            return StoredEdge(name: edgeName, source: source, destination: destination, isManual: try p.manual(), rules: try Self.rules(value))
+        }, body)
     }
 
     /// Calls `body` with every edge (in source order) until it returns false.
     func forEachEdge(_ body: (StoredEdge) -> Bool) throws(PageError) {
-        try walk(bySource, prefix: [], parse: Self.parseSourceEntry, body)
+        try walk(bySource, prefix: [], { (p: inout Parser, value) throws(PageError) -> StoredEdge in
+            try Self.parseSourceEntry(p.raw, value)
+        }, body)
     }
 
     /// Calls `body` with each file edge (in destination order) until it returns false.
     func forEachFileEdge(_ body: (StoredEdge) -> Bool) throws(PageError) {
-        try walk(byDestination, prefix: [2], parse: Self.parseDestinationEntry, body)
+        try walk(byDestination, prefix: [2], { (p: inout Parser, value) throws(PageError) -> StoredEdge in
+            try Self.parseDestinationEntry(p.raw, value)
+        }, body)
     }
 
+    /// Walks the entries of `tree` whose keys start with `prefix`; `parse` gets a parser placed
+    /// just after the prefix (its bytes are the query's own, so they are not checked again).
     private func walk(_ tree: PagedBTree, prefix: [UInt8],
-                      parse: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws(PageError) -> StoredEdge,
+                      _ parse: (inout Parser, UnsafeRawBufferPointer) throws(PageError) -> StoredEdge,
                       _ body: (StoredEdge) -> Bool) throws(PageError) {
         var failure: PageError?
         let upper = Self.prefixEnd(prefix).map { KeyBound($0, inclusive: false) }
+        let skip = prefix.count
         try tree.forEachInKeyRange(from: prefix.isEmpty ? nil : KeyBound(prefix), to: upper) { key, value in
             do throws(PageError) {
-                return body(try parse(key, value))
+                var parser = Parser(raw: key, at: skip)
+                return body(try parse(&parser, value))
             } catch {
                 failure = error
                 return false
@@ -279,6 +362,12 @@ struct RelationshipState: Sendable {
         let value = Self.rulesValue(edge.rules)
         _ = try bySource.upsert(Self.sourceKey(edge), value)
         _ = try byDestination.upsert(Self.destinationKey(edge), value)
+    }
+
+    /// Removes `edge`, which was just read from these trees (no existence walk first).
+    mutating func removeStored(_ edge: StoredEdge) throws(PageError) {
+        _ = try bySource.removeFound(Self.sourceKey(edge))
+        _ = try byDestination.removeFound(Self.destinationKey(edge))
     }
 
     /// Removes the edge with `edge`'s identity; returns whether it was stored.

@@ -59,16 +59,19 @@ extension YapDatabaseRelationshipTransaction {
     /// An edge stored in this transaction: a missing end counts as deleted (a manual edge's
     /// source; any edge's destination row).
     func checkEnds(_ edge: StoredEdge) {
+        // Both ends present (the usual case): nothing to read.
+        let sourceMissing = edge.isManual && !exists(edge.source)
+        let destinationMissing = !sourceMissing && edge.destinationNode.map { !exists($0) } == true
+        guard sourceMissing || destinationMissing else { return }
         var current: YDB_NodeDeleteRules?
         reading { state throws(PageError) in current = try state.storedRules(of: edge) }
         guard let rules = current else { return }
         var stored = edge
         stored.rules = rules
-        if stored.isManual, !exists(stored.source) {
-            update { state throws(PageError) in try state.remove(stored) }
+        update { state throws(PageError) in try state.removeStored(stored) }
+        if sourceMissing {
             sourceDeleted(stored)
-        } else if let destination = stored.destinationNode, !exists(destination) {
-            update { state throws(PageError) in try state.remove(stored) }
+        } else {
             destinationDeleted(stored)
         }
     }
@@ -88,8 +91,8 @@ extension YapDatabaseRelationshipTransaction {
         }
         guard !outgoing.isEmpty || !incoming.isEmpty else { return }
         update { state throws(PageError) in
-            for edge in outgoing { try state.remove(edge) }
-            for edge in incoming { try state.remove(edge) }
+            for edge in outgoing { try state.removeStored(edge) }
+            for edge in incoming { try state.removeStored(edge) }
         }
         for edge in outgoing { sourceDeleted(edge) }
         for edge in incoming { destinationDeleted(edge) }
@@ -106,7 +109,8 @@ extension YapDatabaseRelationshipTransaction {
             if rules.contains(.notifyIfSourceDeleted) {
                 notify(destination, of: edge, reason: .sourceNodeDeleted, keepsResult: !deletes)
             }
-            if deletes { deleteRow(destination) }
+            // Known to exist unless the node's callback ran (app code) since the check.
+            if deletes { deleteRow(destination, known: !rules.contains(.notifyIfSourceDeleted)) }
         case .file:
             let deletes = rules.contains(.deleteDestinationIfSourceDeleted)
                 || (rules.contains(.deleteDestinationIfAllSourcesDeleted) && !hasEdges(to: edge.destination, otherThanFrom: edge.source))
@@ -123,7 +127,7 @@ extension YapDatabaseRelationshipTransaction {
         if rules.contains(.notifyIfDestinationDeleted) {
             notify(edge.source, of: edge, reason: .destinationNodeDeleted, keepsResult: !deletes)
         }
-        if deletes { deleteRow(edge.source) }
+        if deletes { deleteRow(edge.source, known: !rules.contains(.notifyIfDestinationDeleted)) }
     }
 
     /// Whether an edge of any name points at `destination` from a source other than `source`.
@@ -160,11 +164,11 @@ extension YapDatabaseRelationshipTransaction {
     }
 
     /// Removes a row through the normal path (other extensions and the changeset see it); its
-    /// own rules run later in this flush.
-    func deleteRow(_ node: CollectionKeyPair) {
-        guard let tx = writeTransaction, exists(node) else { return }
+    /// own rules run later in this flush. `known`: the caller has just seen the row exist.
+    func deleteRow(_ node: CollectionKeyPair, known: Bool = false) {
+        guard let tx = writeTransaction, known || exists(node) else { return }
         // The registering transaction does not call this extension's hooks: record it here.
-        nodeRemoved(node)
+        if !hearsRowHooks { nodeRemoved(node) }
         tx.removeObject(forKey: node.key, inCollection: node.collection)
     }
 

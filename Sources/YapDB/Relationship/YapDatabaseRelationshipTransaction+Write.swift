@@ -65,7 +65,8 @@ extension YapDatabaseRelationshipTransaction {
     func store(_ edge: StoredEdge) {
         // No copy of the state may outlive this check: `update` changes the trees in place only
         // while the transaction holds the one reference.
-        guard let fits = state?.fits(edge) else { return }
+        guard let maximumEntrySize = state?.bySource.format.maximumEntrySize else { return }
+        let fits = RelationshipState.fits(edge, maximumEntrySize: maximumEntrySize)
         guard fits else {
             YapDatabaseLogging.log(.error, "relationship \(name): an edge's names and keys are too long to store; ignored: \(publicEdge(edge))")
             return
@@ -95,7 +96,7 @@ extension YapDatabaseRelationshipTransaction {
 
     /// A row was inserted or its object set or replaced: its protocol edges become the object's.
     func rowWritten(_ pair: CollectionKeyPair, isInsert: Bool) {
-        deletedSet.remove(pair)
+        let wasRemoved = !deletedSet.isEmpty && deletedSet.remove(pair) != nil
         guard relationship.gathersEdges(in: pair.collection), let tx = writeTransaction else { return }
         let object: Any?
         if let written = tx.objectBeingWritten, written.pair == pair {
@@ -104,43 +105,58 @@ extension YapDatabaseRelationshipTransaction {
             object = tx.object(forKey: pair.key, inCollection: pair.collection)
         }
         let edges = (object as? YapDatabaseRelationshipNode)?.yapDatabaseRelationshipEdges() ?? []
-        replaceProtocolEdges(of: pair, with: edges)
+        // A row new to the database has no stored protocol edges: after every flush a protocol
+        // edge's source exists, and a row removed since (whose edges wait for the next flush)
+        // is in `deletedSet`. So an insert skips reading them.
+        replaceProtocolEdges(of: pair, with: edges, noneStored: isInsert && !wasRemoved)
     }
 
     /// Makes `edges` the protocol edges of `source`: new ones are stored (and checked at flush),
     /// changed rules rewritten, and edges left out removed with their rules run as if their
-    /// source had been deleted. While the rules run (a node's notify callback replaced it), a
-    /// new edge to a row that does not exist is not stored, so a callback cannot start a loop.
-    func replaceProtocolEdges(of source: CollectionKeyPair, with edges: [YapDatabaseRelationshipEdge]) {
-        var wanted: [StoredEdge] = []
-        var wantedRules: [StoredEdge: YDB_NodeDeleteRules] = [:]
+    /// source had been deleted. Unchanged edges (the usual update) write nothing. While the rules
+    /// run (a node's notify callback replaced it), a new edge to a row that does not exist is not
+    /// stored, so a callback cannot start a loop. `noneStored`: the caller knows `source` has no
+    /// stored protocol edges (they are not read).
+    func replaceProtocolEdges(of source: CollectionKeyPair, with edges: [YapDatabaseRelationshipEdge], noneStored: Bool = false) {
+        guard let maximumEntrySize = state?.bySource.format.maximumEntrySize else { return }
+        // Deduplicated by identity, in first-seen order; the last rules given win.
+        var wanted = EdgeIndex()
         for edge in edges {
             guard let stored = storedEdge(edge, source: source, manual: false) else {
                 YapDatabaseLogging.log(.warning, "relationship \(name): \(source.collection)/\(source.key) returned an edge without a destination; ignored")
                 continue
             }
             if isFlushing, let destination = stored.destinationNode, !exists(destination) { continue }
-            if wantedRules.updateValue(stored.rules, forKey: stored.identity) == nil { wanted.append(stored) }
+            if let i = wanted.position(of: stored) { wanted.edges[i].rules = stored.rules } else { wanted.append(stored) }
         }
-        var old: [StoredEdge] = []
-        reading { state throws(PageError) in
-            try state.forEachEdge(from: source, name: nil) { edge in
-                if !edge.isManual { old.append(edge) }
-                return true
+        var old = EdgeIndex()
+        if !noneStored {
+            reading { state throws(PageError) in
+                try state.forEachEdge(from: source, name: nil) { edge in
+                    if !edge.isManual { old.append(edge) }
+                    return true
+                }
             }
         }
-        if old.isEmpty && wanted.isEmpty { return }
-        var oldRules: [StoredEdge: YDB_NodeDeleteRules] = [:]
-        for edge in old { oldRules[edge.identity] = edge.rules }
-        for edge in old where wantedRules[edge.identity] == nil {
-            update { state throws(PageError) in try state.remove(edge) }
-            pendingRules.append((edge, .sourceNodeDeleted))
+        if old.edges.isEmpty && wanted.edges.isEmpty { return }
+        var removed: [StoredEdge] = []
+        for edge in old.edges where wanted.position(of: edge) == nil { removed.append(edge) }
+        var added: [StoredEdge] = []
+        for edge in wanted.edges {
+            if let i = old.position(of: edge), old.edges[i].rules == edge.rules { continue }
+            guard RelationshipState.fits(edge, maximumEntrySize: maximumEntrySize) else {
+                YapDatabaseLogging.log(.error, "relationship \(name): an edge's names and keys are too long to store; ignored: \(publicEdge(edge))")
+                continue
+            }
+            added.append(edge)
         }
-        for var edge in wanted {
-            edge.rules = wantedRules[edge.identity]!
-            if oldRules[edge.identity] == edge.rules { continue }
-            store(edge)
+        guard !removed.isEmpty || !added.isEmpty else { return }
+        update { state throws(PageError) in
+            for edge in removed { try state.removeStored(edge) }
+            for edge in added { try state.insert(edge) }
         }
+        for edge in removed { pendingRules.append((edge, .sourceNodeDeleted)) }
+        checks.append(contentsOf: added)
     }
 
     /// A row is about to be removed: its rules run at flush, and reads hide its edges.
@@ -235,7 +251,8 @@ extension YapDatabaseRelationshipTransaction {
         if relationship.gathersEdges(in: pair.collection),
            let node = databaseTransaction.object(forKey: pair.key, inCollection: pair.collection) as? YapDatabaseRelationshipNode {
             for edge in node.yapDatabaseRelationshipEdges() ?? [] {
-                guard let stored = storedEdge(edge, source: pair, manual: false), state?.fits(stored) == true else { continue }
+                guard let stored = storedEdge(edge, source: pair, manual: false), let format = state?.bySource.format,
+                      RelationshipState.fits(stored, maximumEntrySize: format.maximumEntrySize) else { continue }
                 if let destination = stored.destinationNode, !exists(destination) { continue }
                 wanted[stored.identity] = stored.rules
             }
@@ -271,5 +288,32 @@ extension YapDatabaseRelationshipTransaction {
             }
         }
         update { state throws(PageError) in for edge in gone { try state.remove(edge) } }
+    }
+}
+
+/// One source's edges by identity (name, ends, kind): a linear search while few, a hash table
+/// past 16 (a node with many edges).
+struct EdgeIndex {
+    var edges: [StoredEdge] = []
+    private var positions: [StoredEdge: Int]?
+
+    /// The position of the edge with `edge`'s identity, or nil.
+    func position(of edge: StoredEdge) -> Int? {
+        if let positions { return positions[edge.identity] }
+        return edges.firstIndex {
+            $0.name == edge.name && $0.destination == edge.destination && $0.source == edge.source && $0.isManual == edge.isManual
+        }
+    }
+
+    /// Adds `edge` (whose identity is not here yet) at the end.
+    mutating func append(_ edge: StoredEdge) {
+        edges.append(edge)
+        if positions != nil {
+            positions![edge.identity] = edges.count - 1
+        } else if edges.count > 16 {
+            var table: [StoredEdge: Int] = [:]
+            for (i, e) in edges.enumerated() { table[e.identity] = i }
+            positions = table
+        }
     }
 }

@@ -45,6 +45,10 @@ public final class YapDatabaseRelationshipTransaction {
 
     var writeTransaction: YapDatabaseReadWriteTransaction? { databaseTransaction as? YapDatabaseReadWriteTransaction }
 
+    /// Whether the transaction calls this extension's row hooks (every read-write transaction
+    /// but the one that registers it): then a row the rules remove is recorded by the hook.
+    lazy var hearsRowHooks: Bool = writeTransaction?.extensions.contains { $0.name == name && $0.ext === relationship } ?? false
+
     var state: RelationshipState? { databaseTransaction.extensionState(stateKey) as? RelationshipState }
 
     /// Runs `body` on the transaction's state (taken out so its trees change in place), then puts

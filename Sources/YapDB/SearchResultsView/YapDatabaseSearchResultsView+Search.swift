@@ -43,6 +43,9 @@ extension YapDatabaseSearchResultsView {
             return
         }
         config.withLock { $0.versionTag = tag }
+        // The search finds every matching row, those inserted earlier in this transaction
+        // too: rows still waiting to be placed (`deferViewInsert`) are in the new state already.
+        transaction.viewPendingInserts[name] = nil
         var state = ViewState(versionTag: tag, transaction: transaction)
         let engine = ViewEngine(view: self, config: config.withLock { $0 }, transaction: transaction)
         for rowid in found.sorted() {

@@ -237,8 +237,11 @@ open class YapDatabaseSearchResultsView: YapDatabaseAutoView, @unchecked Sendabl
         }
     }
 
-    /// A search results view holds what its last search found; there is no rebuild to compare with.
-    override func verifyState(name: String, transaction: YapDatabaseReadTransaction) -> [String] { [] }
+
+    /// Checks the view against its query (`verifyResults`, YapDatabaseSearchResultsView+Verify.swift).
+    override func verifyState(name: String, transaction: YapDatabaseReadTransaction) -> [String] {
+        verifyResults(name: name, transaction: transaction)
+    }
 
     /// The full-text index searched, if registered.
     func fullTextSearch(in database: YapDatabase) -> YapDatabaseFullTextSearch? {

@@ -77,7 +77,14 @@ public final class YapDatabaseSearchResultsViewTransaction: YapDatabaseAutoViewT
             return super.touch(collection: collection, key: key, writeTransaction: writeTransaction)
         }
         guard writeTransaction.keydirEntry(collection: collection, key: key) != nil else { return }
-        inner.replaceRow(name: name, collection: collection, key: key, transaction: writeTransaction)
+        if inner.holds(name, collection, key, writeTransaction),
+           searchResultsView.live.matches(writeTransaction, collection: collection, key: key) {
+            // Held and still matching: it keeps its place (the parent placed it); observers see an update.
+            writeTransaction.noteViewChange(name, touching: YapCollectionKey(collection: collection, key: key))
+            writeTransaction.viewDidReplaceRow(name, collection: collection, key: key)
+        } else {
+            inner.replaceRow(name: name, collection: collection, key: key, transaction: writeTransaction)
+        }
         writeTransaction.engineTransaction.markChanged()
     }
 

@@ -143,11 +143,11 @@ struct ViewState: Sendable {
             if wasEmpty && !tree.isEmpty { groupCount += 1 }
             changed[group] = tree
         }
+        for i in rowids.indices { try tree.insert(rowids[i], at: position(tree, i)) }
+        // In row id order: each upsert lands next to the one before (new rows have the
+        // highest ids, so a batch of them appends).
         let name = Array(group.utf8)
-        for (i, rowid) in rowids.enumerated() {
-            try tree.insert(rowid, at: position(tree, i))
-            _ = try rowGroups.upsert(RowKey.rowid(rowid), name)
-        }
+        for rowid in rowids.sorted() { _ = try rowGroups.upsert(RowKey.rowid(rowid), name) }
     }
 
     /// Takes row `rowid` out of `group` at the position `position` finds in the group's tree

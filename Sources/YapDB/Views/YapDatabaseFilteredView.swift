@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import YapDBEngine
+import YapDBIndex
 
 /// A view of a view: it keeps its parent view's groups and order, holding only the rows the
 /// filtering block lets through. It changes in the same commit as its parent (a row write, a
@@ -157,16 +158,36 @@ open class YapDatabaseFilteredView: YapDatabaseView, @unchecked Sendable {
     func replaceRow(name: String, collection: String, key: String, transaction: YapDatabaseReadWriteTransaction,
                     tellDependents: Bool = true) {
         var held = false
+        var inPlace = false
         update(name, transaction) { state, context in
+            // Where the row was: a row put back at the same index of the same group is an
+            // update for observers, not a move (YapDatabase tries the row's existing index first).
+            let rowid = transaction.keydirEntry(collection: collection, key: key)?.rowid
+            let before = rowid.flatMap { Self.place(of: $0, collection: collection, key: key, in: state, context.sorter) }
             let removed = context.remove(collection: collection, key: key, from: &state)
             held = context.place(collection: collection, key: key, into: &state)
+            if held, let rowid, let before {
+                let after = Self.place(of: rowid, collection: collection, key: key, in: state, context.sorter)
+                inPlace = after?.group == before.group && after?.index == before.index
+            }
             return removed || held
         }
         if held {
             transaction.noteViewChange(name, touching: YapCollectionKey(collection: collection, key: key))
-            transaction.noteViewPlaced(name, [YapCollectionKey(collection: collection, key: key)])
+            if !inPlace { transaction.noteViewPlaced(name, [YapCollectionKey(collection: collection, key: key)]) }
         }
         if tellDependents { transaction.viewDidReplaceRow(name, collection: collection, key: key) }
+    }
+
+    /// Row `rowid`'s group and index in `state` (nil: the view does not hold it).
+    static func place(of rowid: UInt64, collection: String, key: String, in state: ViewState,
+                      _ sorter: ViewEngine) -> (group: String, index: Int)? {
+        guard let group = sorter.group(ofRowid: rowid, in: state), let tree = sorter.tree(group, in: state) else { return nil }
+        let sortRow = sorter.row(collection: collection, key: key, forGrouping: false)
+        let index = sorter.run("row id \(rowid) in group \(group)", nil) { () throws(PageError) in
+            try sorter.position(of: rowid, sortRow: sortRow, in: tree, group: group)
+        }
+        return index.map { (group, $0) }
     }
 
     /// Whether the view registered as `name` holds the row now (a cheap test before the blocks run).

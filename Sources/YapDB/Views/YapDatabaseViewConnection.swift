@@ -44,12 +44,17 @@ public class YapDatabaseViewConnection {
             return ([], [])
         }
         var changed: [YapCollectionKey: YapDatabaseViewChangesBitMask] = [:]
+        var rebuild: ViewRebuild?
+        var placed: Set<YapCollectionKey> = []
         for changeset in ChangesetQueries.changesets(in: notifications) {
             for key in changeset.objectChanges { changed[key, default: []].insert(.changedObject) }
             for key in changeset.metadataChanges { changed[key, default: []].insert(.changedMetadata) }
+            // A row inserted (or removed and set again) since the last update that the
+            // mappings showed before was taken out and placed anew: a move. New rows are not
+            // recorded one by one in the view's notes (`ViewEngine.insertRows`).
+            placed.formUnion(changeset.insertedKeys)
+            placed.formUnion(changeset.removedKeys)
         }
-        var rebuild: ViewRebuild?
-        var placed: Set<YapCollectionKey> = []
         for notification in notifications {
             if let extensions = notification.userInfo?[YapDatabaseNotificationKey.extensions] as? [String: Any],
                let touched = extensions[mappings.view] as? Set<YapCollectionKey> {
