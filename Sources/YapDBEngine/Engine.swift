@@ -99,9 +99,13 @@ package final class Engine: Sendable {
     /// The index files (used under `maintenance`).
     let index: IndexFiles
     let openKey: String
+    /// The extension states the database held at open (roots, images and records of the newest
+    /// checkpoint and the log after it), by state name, sorted.
+    package let previousExtensionStates: [String]
 
     init(path: String, files: DatabaseFiles, options: EngineOptions, uuid: [UInt8], state: WriterState, index: IndexFiles,
-         report: OpenReport, openKey: String) {
+         report: OpenReport, openKey: String, previousExtensionStates: [String] = []) {
+        self.previousExtensionStates = previousExtensionStates
         self.path = path
         self.files = files
         self.fileSystem = options.fileSystem
@@ -227,7 +231,7 @@ package final class Engine: Sendable {
         // The changeset first: a reader that sees the new snapshot must find its changeset,
         // or it would sync its caches past a commit it never applied.
         registry.append(changeset)
-        unclaimed.recordChanges(changeset)
+        unclaimed.recordChanges(changeset, records: tx.extensionRecords)
         publish(state)
         return changeset
     }

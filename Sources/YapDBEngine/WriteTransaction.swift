@@ -68,6 +68,9 @@ package final class WriteTransaction {
     var touched = false
     var extensionsOnly = false
     package private(set) var isRolledBack = false
+    /// The extension data records appended so far (name, payload), in order: handed to
+    /// `UnclaimedExtensions` with the commit's changes.
+    private(set) var extensionRecords: [(name: String, payload: [UInt8])] = []
     /// Why the engine refuses this transaction (`closed`, `poisoned`), if it does: every write
     /// throws it before touching the log.
     let refusal: StorageError?
@@ -348,6 +351,25 @@ package final class WriteTransaction {
         changeset.recordSet(CollectionKeyPair(collection: collection, key: key), inserted: false, objectChanged: object, metadataChanged: metadata)
         touched = true
         return true
+    }
+
+    /// Appends an extension data record (docs/format.md §3) to this commit: `payload` under
+    /// extension state `name`, replayed in commit order to the extension when it claims its
+    /// roots after a reopen (`ExtensionCatchUp.records`). Bytes that only the log can give
+    /// back (a relationship's manual edges) go here, so they are part of their commit: all
+    /// there after a crash, or not at all. Throws `tooLarge` for an empty or over-long name or a
+    /// payload over `Format.maxExtensionDataPayload` (nothing written), `io` when the log
+    /// cannot be written, and the refusal of a closed or poisoned engine.
+    package func appendExtensionData(name: String, payload: [UInt8]) throws(StorageError) {
+        guard !name.isEmpty else { throw .tooLarge("an extension data record needs a name") }
+        try checkName(name)
+        if payload.count > Format.maxExtensionDataPayload {
+            throw .tooLarge("extension data of \(payload.count) bytes (limit \(Format.maxExtensionDataPayload))")
+        }
+        try begin()
+        try state.log.appendExtensionData(name: name, payload: payload)
+        extensionRecords.append((name, payload))
+        wroteRecords = true
     }
 
     // MARK: Internals

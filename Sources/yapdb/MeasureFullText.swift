@@ -15,6 +15,15 @@ struct MeasureFullText: ParsableCommand {
     @Option(help: "Vocabulary size.") var vocabulary = 20_000
     @Option(help: "Repetitions per query figure.") var repetitions = 20
 
+    /// The bytes of the files in `folder`.
+    static func folderBytes(_ folder: URL) -> Int {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
+        return names.reduce(0) { total, name in
+            let size = (try? FileManager.default.attributesOfItem(atPath: folder.appendingPathComponent(name).path)[.size] as? Int) ?? 0
+            return total + size
+        }
+    }
+
     func run() throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("yapdb-measure-fts-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -66,7 +75,9 @@ struct MeasureFullText: ParsableCommand {
         try reader.read { tx in
             guard let fts = tx.ext("fts") as? YapDatabaseFullTextSearchTransaction else { return }
             let stats = try fts.stats()
-            print("index: \(stats.terms) terms, \(stats.postingsBlocks) postings blocks, \(stats.postingsBytes) postings bytes, \(stats.positionsBytes) positions bytes")
+            print("index: \(stats.terms) terms, \(stats.postingsBlocks) postings blocks, \(stats.postingsBytes) postings bytes, \(stats.positionsBytes) positions bytes, "
+                  + "\(stats.termsBytes) terms bytes, \(stats.documentsBytes) documents bytes; its pages \(stats.pageBytes) bytes; "
+                  + "the database's files \(Self.folderBytes(folder)) bytes")
             let rare = "w\(vocabulary - 7)", frequent = "w0"
             for (label, query) in [("rare term", rare), ("frequent term", frequent), ("two-term AND", "w3 w5"),
                                    ("phrase", "\"w0 w1\""), ("3-letter prefix", "w12*")] {

@@ -37,6 +37,9 @@ import YapDBFullText
                 _ = try? FullTextPostingBlock.rowids(of: raw, into: &ids)
                 #expect(ids.count <= FullTextPostingBlock.maximumEntries)
                 _ = try? FullTextPositions.decode(raw, columnCount: 2, maximumPosition: 100)
+                var ranges: [Range<Int>] = []
+                _ = try? FullTextBlockPositions.ranges(of: raw, count: Int(rng.next() % 130), into: &ranges)
+                #expect(ranges.count <= 130 && ranges.allSatisfy { $0.upperBound <= raw.count })
             }
         }
     }
@@ -57,6 +60,56 @@ import YapDBFullText
         let query = try FTSQuery.parse("alpha", columnNames: ["a", "b"], tokenizer: Self.tokenizer)
         let searcher = FullTextSearcher(state: state, query: query)
         _ = try? searcher.count()
+    }
+
+    /// A block's positions entry: one row per posting, each behind its length. Wrong lengths,
+    /// a wrong number of rows, a missing entry: a typed error, never a trap.
+    @Test func blockPositionsRefuseBadLengths() throws {
+        let rows: [[UInt8]] = [[0, 1, 3], [1, 2, 0, 4], []]
+        let bytes = FullTextBlockPositions.encode(rows)
+        #expect(try FullTextBlockPositions.split(bytes, count: 3) == rows)
+        #expect(throws: PageError.self) { try FullTextBlockPositions.split(bytes, count: 2) }   // bytes left over
+        #expect(throws: PageError.self) { try FullTextBlockPositions.split(bytes, count: 4) }   // a row missing
+        var long = bytes
+        long[0] = 0x7F   // a length past the end
+        #expect(throws: PageError.self) { try FullTextBlockPositions.split(long, count: 3) }
+        var huge: [UInt8] = []
+        huge.appendVarint(1 << 40)
+        #expect(throws: PageError.self) { try FullTextBlockPositions.split(huge, count: 1) }
+        // A block whose positions entry is gone: phrase queries and removals fail typed.
+        var state = try Self.state()
+        var keys: [[UInt8]] = []
+        try state.positions.forEach { key, _ in keys.append(Array(key)); return true }
+        for key in keys { _ = try state.positions.remove(key) }
+        let query = try FTSQuery.parse("\"beta alpha\"", columnNames: ["a", "b"], tokenizer: Self.tokenizer)
+        #expect(throws: PageError.self) { try FullTextSearcher(state: state, query: query).count() }
+        #expect(throws: PageError.self) { try state.removeRow(2) }
+    }
+
+    /// Positions live one entry per postings block (not per row), and a phrase reads each
+    /// term's positions a block at a time.
+    @Test func positionsAreOneEntryPerBlock() throws {
+        var state = FullTextState(versionTag: "1", signature: "s", columnCount: 1)
+        for i in 1...300 {
+            let document = FTSDocument(texts: [i % 3 == 0 ? "alpha beta gamma" : "beta alpha"], tokenizer: Self.tokenizer)
+            try state.setRow(UInt64(i), FullTextAnalysis(columns: document.columns.map { $0.map { ($0.term, $0.position) } },
+                                                         indexable: state.isIndexable), newest: true)
+        }
+        try state.mergePending()
+        #expect(state.positions.count == state.postings.count)
+        #expect(state.postings.count < 12)
+        let query = try FTSQuery.parse("\"alpha beta\"", columnNames: ["a"], tokenizer: Self.tokenizer)
+        #expect(try FullTextSearcher(state: state, query: query).count() == 100)
+        var problems: [String] = []
+        let all = try state.allPostings(checking: &problems)
+        #expect(problems.isEmpty && all["alpha"]?.count == 300)
+        // Removing rows rewrites blocks with their positions; a rebuild agrees.
+        for i in stride(from: 3, through: 300, by: 6) { try state.removeRow(UInt64(i)) }
+        #expect(try FullTextSearcher(state: state, query: query).count() == 50)
+        #expect(try FullTextSearcher(state: state, query: FTSQuery.parse("\"beta alpha\"", columnNames: ["a"], tokenizer: Self.tokenizer)).count() == 200)
+        problems = []
+        _ = try state.allPostings(checking: &problems)
+        #expect(problems.isEmpty)
     }
 
     @Test func appendingToABlockEqualsEncodingItWhole() throws {

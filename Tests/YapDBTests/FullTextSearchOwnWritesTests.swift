@@ -174,6 +174,10 @@ import Testing
             try direct.setRow(rowid, analysis)
         }
         #expect(merges > 3)
+        // One more row after the loop's last merge (if the last row merged) waits.
+        let last = FullTextAnalysis(columns: [[(term: "alpha", position: 0)]], indexable: { _ in true })
+        try deferred.setRow(701, last, newest: true)
+        try direct.setRow(701, last)
         #expect(deferred.hasPending)
         try deferred.mergePending()
         #expect(!deferred.hasPending)

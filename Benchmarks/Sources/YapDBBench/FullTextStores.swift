@@ -22,7 +22,7 @@ protocol FullTextStore: AnyObject {
     /// The number of matches, without reading documents.
     func count(_ query: String, times: Int) throws -> Int
     /// The bytes the index holds, without free space or superseded pages (YapDB: `stats()`'s
-    /// postings and positions bytes; SQLite: the `dbstat` payload of the FTS5 shadow tables).
+    /// entry bytes of its four trees; SQLite: the `dbstat` payload of the FTS5 shadow tables).
     func liveIndexBytes() throws -> Double
     /// Replaces document `index`'s text in a transaction of its own.
     func update(_ index: Int, text: String) throws

@@ -86,7 +86,7 @@ extension Runner {
         var live: [String: [Engine: [Double]]] = [:]
         for (engine, store) in stores { live["live", default: [:]][engine] = [try store.liveIndexBytes()] }
         add("W14", "live index bytes: \(corpus.documents.count.formatted()) documents", .bytes, live, "live",
-            note: "without free space or superseded pages: YapDB `stats()` postings + positions bytes (entries); SQLite, GRDB: "
+            note: "without free space or superseded pages: YapDB `stats()` entry bytes of the terms, postings, positions and documents trees; SQLite, GRDB: "
                 + "`dbstat` payload of the `fts_*` shadow tables", charted: false)
         let keyQueries = [("rare", queries.rare, 200), ("frequent", queries.frequent, 5), ("and", queries.and, 20),
                           ("phrase", queries.phrase, 20), ("prefix", queries.prefix, 20)]

@@ -109,7 +109,7 @@ final class YapFullTextStore: FullTextStore {
     func liveIndexBytes() throws -> Double {
         try reading { fts in
             let stats = try fts.stats()
-            return Double(stats.postingsBytes + stats.positionsBytes)
+            return Double(stats.termsBytes + stats.postingsBytes + stats.positionsBytes + stats.documentsBytes)
         }
     }
 

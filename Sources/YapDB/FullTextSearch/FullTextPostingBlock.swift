@@ -31,6 +31,10 @@ struct FullTextPostingBlock: Sendable {
     /// A lower bound of the total length (tokens over every column) of the block's rows:
     /// exact when the block is written by inserts only, conservative after removals.
     var minimumLength: Int
+    /// Each row's positions (`FullTextPositions` bytes), parallel to `postings`, when the block
+    /// is being edited (they live in the positions tree, `FullTextBlockPositions`); empty when
+    /// only the postings were decoded.
+    var positions: [[UInt8]] = []
 
     /// The most rows a block holds.
     static let maximumEntries = 128
@@ -195,10 +199,20 @@ struct FullTextPostingBlock: Sendable {
         }
     }
 
-    init(postings: [FullTextPosting], minimumLength: Int) {
+    init(postings: [FullTextPosting], minimumLength: Int, positions: [[UInt8]] = []) {
         self.postings = postings
         self.minimumLength = minimumLength
+        self.positions = positions
     }
+
+    /// The rows `range` of this block (postings and positions) as a block of its own.
+    func slice(_ range: Range<Int>) -> FullTextPostingBlock {
+        FullTextPostingBlock(postings: Array(postings[range]), minimumLength: minimumLength,
+                             positions: positions.isEmpty ? [] : Array(positions[range]))
+    }
+
+    /// The bytes of the rows' positions entry (`FullTextBlockPositions`).
+    var positionsSize: Int { positions.reduce(0) { $0 + FullTextBlockPositions.size(of: $1) } }
 
     static var damaged: PageError { .corrupt(page: .none, reason: .badEntry) }
     /// What the decoders throw inside, turned into `damaged` at their edge.

@@ -54,8 +54,8 @@ struct FullTextPhrasePlan {
 
 /// Buffers reused from one candidate row to the next.
 final class FullTextPhraseScratch {
-    /// The row's length per column.
-    var lengths: [Int] = []
+    /// Per term of the plan: its positions reader.
+    var readers: [FullTextPositionsReader] = []
     /// Per term of the plan: its positions in the row as `column << 32 | position`, ascending.
     var hits: [[Int]] = []
     /// Per term of a phrase: how far its list has been walked.
@@ -64,28 +64,20 @@ final class FullTextPhraseScratch {
 
 extension FullTextSearcher {
     /// Whether row `rowid` holds every phrase of `plan` (the row holds every term already).
+    /// Each term's positions come from its reader, which reads them a block at a time in step
+    /// with the ascending candidates; the row's document entry is not read (positions carry
+    /// their columns, and `^` is position 0).
     func phraseMatches(_ rowid: UInt64, plan: FullTextPhrasePlan, scratch: FullTextPhraseScratch) throws(PageError) -> Bool {
-        guard try readLengths(rowid, into: &scratch.lengths) else { return false }
-        if scratch.hits.count != plan.terms.count { scratch.hits = Array(repeating: [], count: plan.terms.count) }
-        let maximum = scratch.lengths.max() ?? 0
-        for (i, term) in plan.terms.enumerated() {
+        if scratch.hits.count != plan.terms.count {
+            scratch.hits = Array(repeating: [], count: plan.terms.count)
+            scratch.readers = plan.terms.map { FullTextPositionsReader(state, term: $0) }
+        }
+        let columnCount = state.columnCount
+        for i in plan.terms.indices {
             scratch.hits[i].removeAll(keepingCapacity: true)
-            var damaged = false, full = false
-            let key = FullTextState.positionsKey(term, rowid: rowid, chunk: 0)
-            let found = try state.positions.withValue(forKey: key) { raw in
-                if raw.count == state.chunkSize { full = true; return }
-                damaged = !Self.decodePositions(raw, lengths: scratch.lengths, maximum: maximum, into: &scratch.hits[i])
-            }
-            if full {
-                // A long entry in several chunks: gather them (rare).
-                guard let bytes = try FullTextState.chunked(state.positions, chunkSize: state.chunkSize, {
-                    FullTextState.positionsKey(term, rowid: rowid, chunk: $0)
-                }) else { continue }
-                damaged = !bytes.withUnsafeBytes {
-                    Self.decodePositions($0, lengths: scratch.lengths, maximum: maximum, into: &scratch.hits[i])
-                }
-            } else if !found {
-                continue
+            var damaged = false
+            _ = try scratch.readers[i].withPositions(of: rowid) { raw in
+                damaged = !Self.decodePositions(raw, columnCount: columnCount, into: &scratch.hits[i])
             }
             if damaged { throw FullTextPostingBlock.damaged }
         }
@@ -119,31 +111,11 @@ extension FullTextSearcher {
         return false
     }
 
-    /// Row `rowid`'s lengths per column into `lengths`; false when the row is not indexed.
-    private func readLengths(_ rowid: UInt64, into lengths: inout [Int]) throws(PageError) -> Bool {
-        lengths.removeAll(keepingCapacity: true)
-        var damaged = false
-        let columnCount = state.columnCount
-        let found = try state.documents.withValue(forKey: FullTextState.documentKey(rowid, chunk: 0)) { raw in
-            var reader = ByteReader(raw)
-            do {
-                let columns = try reader.readLength(max: columnCount)
-                guard columns == columnCount else { damaged = true; return }
-                for _ in 0..<columns { lengths.append(try reader.readLength(max: Int(Int32.max))) }
-            } catch {
-                damaged = true
-            }
-        }
-        if damaged { throw FullTextPostingBlock.damaged }
-        return found
-    }
-
-    /// One positions entry (docs/format.md §11) into `out` as `column << 32 | position`,
-    /// keeping positions inside the column's length; false for hostile bytes (the same checks
-    /// as `FullTextPositions.decode`).
-    private static func decodePositions(_ bytes: UnsafeRawBufferPointer, lengths: [Int], maximum: Int, into out: inout [Int]) -> Bool {
+    /// One row's positions (docs/format.md §11) into `out` as `column << 32 | position`; false
+    /// for hostile bytes (the same checks as `FullTextPositions.decode`, positions below 2^31).
+    private static func decodePositions(_ bytes: UnsafeRawBufferPointer, columnCount: Int, into out: inout [Int]) -> Bool {
         var reader = ByteReader(bytes)
-        let columnCount = lengths.count
+        let maximum = Int(Int32.max)
         do {
             var column = 0, first = true
             while !reader.isAtEnd {
@@ -159,7 +131,7 @@ extension FullTextSearcher {
                     guard i == 0 || delta > 0 else { return false }
                     position += delta
                     guard position <= maximum else { return false }
-                    if position < lengths[column] { out.append(column << 32 | position) }
+                    out.append(column << 32 | position)
                 }
             }
         } catch {

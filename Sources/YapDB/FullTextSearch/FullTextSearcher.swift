@@ -26,6 +26,8 @@ struct FullTextSearcher {
     /// Terms the query names exactly, and prefixes it names.
     let exactTerms: Set<String>
     let prefixes: [String]
+    /// Each term's positions, read a block at a time as candidate rows ascend.
+    let positionsReaders = FullTextPositionsReaders()
 
     init(state: FullTextState, query: FTSQuery) {
         self.state = state
@@ -91,6 +93,8 @@ struct FullTextSearcher {
         let bytes = Array(prefix.utf8)
         var found: [String] = []
         try state.terms.forEachInKeyRange(from: KeyBound(bytes), to: nil) { key, _ in
+            // Term id entries (0x00 …) are not terms.
+            if FullTextState.isTermIDKey(key) { return true }
             guard key.starts(with: bytes) else { return false }
             if let term = String(validating: key, as: UTF8.self) { found.append(term) }
             return true
@@ -171,8 +175,12 @@ struct FullTextSearcher {
         }
     }
 
-    /// The number of matching rows (no row is loaded; positions only for inexact plans).
+    /// The number of matching rows (no row is loaded; positions only for inexact plans). A
+    /// query of one plain word is answered from the term dictionary's row count alone.
     func count() throws(PageError) -> Int {
+        if case .phrase(let p, nil)? = query.root, p.terms.count == 1, !p.lastIsPrefix, !p.mustStartColumn {
+            return state.isIndexable(p.terms[0]) ? try state.frequency(p.terms[0]) : 0
+        }
         var n = 0
         try forEachMatch { _ in n += 1; return true }
         return n
@@ -203,29 +211,20 @@ struct FullTextSearcher {
     /// matches nothing for each run of other tokens. Built from the positions tree and the
     /// row's stored lengths; nil when the row is not indexed.
     func document(_ rowid: UInt64) throws(PageError) -> FTSDocument? {
-        // Without prefixes the query's own terms are looked up (a row without one has no
-        // positions entry for it); with prefixes the row's term list says which terms it has.
-        let lengths: [Int], terms: [String], listed: Bool
-        if prefixes.isEmpty {
-            guard let read = try documentLengths(rowid) else { return nil }
-            (lengths, terms, listed) = (read, exactTerms.filter(state.isIndexable), false)
-        } else {
-            guard let stored = try state.document(rowid) else { return nil }
-            lengths = stored.lengths
-            terms = stored.terms.filter { term in exactTerms.contains(term) || prefixes.contains { term.utf8.starts(with: $0.utf8) } }
-            listed = true
+        // The query's terms and the indexed terms under its prefixes (expanded once per
+        // searcher); a row without one has no positions for it.
+        guard let lengths = try documentLengths(rowid) else { return nil }
+        let terms = try positionsReaders.terms {
+            () throws(PageError) -> [String] in
+            var all = Set(exactTerms.filter(state.isIndexable))
+            for prefix in prefixes { all.formUnion(try expand(prefix: prefix)) }
+            return all.sorted()
         }
         // The query's terms where the row has them, by column and position.
         var placed = [[Int: String]](repeating: [:], count: lengths.count)
         for term in terms {
-            let found = try FullTextState.chunked(state.positions, chunkSize: state.chunkSize) {
-                FullTextState.positionsKey(term, rowid: rowid, chunk: $0)
-            }
-            guard let bytes = found else {
-                // A term the row lists must have positions.
-                if listed { throw FullTextPostingBlock.damaged }
-                continue
-            }
+            var bytes: [UInt8] = []
+            guard try positionsReaders.reader(term, state).withPositions(of: rowid, { bytes = Array($0) }) else { continue }
             let maximum = lengths.max() ?? 0
             let decoded = try bytes.withBytes { raw throws(PageError) in
                 try FullTextPositions.decode(raw, columnCount: state.columnCount, maximumPosition: maximum)

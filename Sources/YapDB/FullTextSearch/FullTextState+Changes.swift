@@ -8,38 +8,6 @@ import YapDBStorage
 extension FullTextState {
     // MARK: Documents
 
-    /// A row's stored document entry: its length per column and its distinct terms.
-    struct StoredDocument {
-        var lengths: [Int]
-        var terms: [String]
-        var totalLength: Int { lengths.reduce(0, +) }
-    }
-
-    /// The stored entry of row `rowid`, or nil when the row is not indexed.
-    /// - Throws: `PageError`; `.badEntry` when the entry does not decode.
-    func document(_ rowid: UInt64) throws(PageError) -> StoredDocument? {
-        guard let bytes = try Self.chunked(documents, chunkSize: chunkSize, { Self.documentKey(rowid, chunk: $0) }) else {
-            return nil
-        }
-        return try bytes.withBytes { raw throws(PageError) in
-            var reader = ByteReader(raw)
-            do {
-                let columns = try reader.readLength(max: columnCount)
-                guard columns == columnCount else { throw FullTextPostingBlock.bad }
-                var lengths: [Int] = []
-                for _ in 0..<columns { lengths.append(try reader.readLength(max: Int(Int32.max))) }
-                let termCount = try reader.readLength(max: reader.remaining)
-                var terms: [String] = []
-                terms.reserveCapacity(termCount)
-                for _ in 0..<termCount { terms.append(try reader.readString()) }
-                guard reader.isAtEnd else { throw FullTextPostingBlock.bad }
-                return StoredDocument(lengths: lengths, terms: terms)
-            } catch {
-                throw FullTextPostingBlock.damaged
-            }
-        }
-    }
-
     /// Whether row `rowid` is indexed (one lookup).
     func contains(_ rowid: UInt64) throws(PageError) -> Bool {
         try documents.contains(Self.documentKey(rowid, chunk: 0))
@@ -57,23 +25,24 @@ extension FullTextState {
         // A new row's postings wait in `pending` only while every pending row id is below it.
         let defers = newest && (pendingLastRowid.map { $0 < rowid } ?? true)
         if newest && !defers { try mergePending() }
-        var entry: [UInt8] = []
-        entry.appendVarint(UInt64(columnCount))
-        for length in analysis.lengths { entry.appendVarint(UInt64(length)) }
-        entry.appendVarint(UInt64(analysis.terms.count))
-        for (term, _) in analysis.terms { entry.appendString(term) }
-        try Self.storeChunked(&documents, entry, chunkSize: chunkSize) { Self.documentKey(rowid, chunk: $0) }
         let length = analysis.totalLength
-        for (term, columns) in analysis.terms {
-            let hits = columns.map { (column: $0.column, count: $0.positions.count) }
-            if defers {
-                addPending(term, FullTextPosting(rowid: rowid, hits: hits), length: length)
-            } else {
-                try adjustFrequency(term, by: 1)
-                try insertPosting(term, FullTextPosting(rowid: rowid, hits: hits), length: length, newest: newest)
+        if defers {
+            // The postings, positions and document entry wait; the merge gives the terms ids.
+            for (term, columns) in analysis.terms {
+                let posting = FullTextPosting(rowid: rowid, hits: columns.map { (column: $0.column, count: $0.positions.count) })
+                addPending(term, posting, positions: FullTextPositions.encode(columns), length: length)
             }
-            try Self.storeChunked(&positions, FullTextPositions.encode(columns), chunkSize: chunkSize) {
-                Self.positionsKey(term, rowid: rowid, chunk: $0)
+            addPendingDocument(rowid, lengths: analysis.lengths, terms: analysis.terms.map(\.term))
+        } else {
+            var ids: [UInt32] = []
+            ids.reserveCapacity(analysis.terms.count)
+            for (term, columns) in analysis.terms {
+                let posting = FullTextPosting(rowid: rowid, hits: columns.map { (column: $0.column, count: $0.positions.count) })
+                ids.append(try adjustFrequency(term, by: 1))
+                try insertPosting(term, posting, positions: FullTextPositions.encode(columns), length: length, newest: newest)
+            }
+            try Self.storeChunked(&documents, Self.encodeDocument(lengths: analysis.lengths, termIDs: ids), chunkSize: chunkSize) {
+                Self.documentKey(rowid, chunk: $0)
             }
         }
         documentCount += 1
@@ -86,10 +55,12 @@ extension FullTextState {
     mutating func removeRow(_ rowid: UInt64) throws(PageError) -> Bool {
         try mergePending()
         guard let stored = try document(rowid) else { return false }
-        for term in stored.terms {
+        var names: [String] = []
+        names.reserveCapacity(stored.termIDs.count)
+        for id in stored.termIDs { names.append(try termName(id)) }
+        for term in names {
             try adjustFrequency(term, by: -1)
             try removePosting(term, rowid: rowid)
-            try Self.removeChunked(&positions) { Self.positionsKey(term, rowid: rowid, chunk: $0) }
         }
         try Self.removeChunked(&documents) { Self.documentKey(rowid, chunk: $0) }
         documentCount -= 1
@@ -104,42 +75,12 @@ extension FullTextState {
         positions.removeAll()
         documents.removeAll()
         pending.removeAll()
+        pendingDocuments.removeAll()
         pendingBytes = 0
+        pendingRowid = nil
+        nextTermID = nil
         documentCount = 0
         totalLength = 0
-    }
-
-    /// The number of rows holding `term` (0 when none).
-    func frequency(_ term: String) throws(PageError) -> Int {
-        guard let bytes = try terms.value(forKey: Array(term.utf8)) else { return 0 }
-        return try Self.decodeFrequency(bytes)
-    }
-
-    static func decodeFrequency(_ bytes: [UInt8]) throws(PageError) -> Int {
-        try bytes.withBytes { raw throws(PageError) in
-            var reader = ByteReader(raw)
-            do {
-                let value = try reader.readLength(max: Int(Int32.max))
-                guard reader.isAtEnd, value > 0 else { throw FullTextPostingBlock.bad }
-                return value
-            } catch {
-                throw FullTextPostingBlock.damaged
-            }
-        }
-    }
-
-    mutating func adjustFrequency(_ term: String, by delta: Int) throws(PageError) {
-        let key = Array(term.utf8)
-        var old = 0
-        if let bytes = try terms.value(forKey: key) { old = try Self.decodeFrequency(bytes) }
-        let new = old + delta
-        if new <= 0 {
-            _ = try terms.remove(key)
-        } else {
-            var bytes: [UInt8] = []
-            bytes.appendVarint(UInt64(new))
-            _ = try terms.upsert(key, bytes)
-        }
     }
 
     // MARK: Postings blocks
@@ -170,13 +111,31 @@ extension FullTextState {
         try bytes.withBytes { raw throws(PageError) in try FullTextPostingBlock(decoding: raw, columnCount: columnCount) }
     }
 
-    /// Puts `posting` into the term's blocks: into the block that covers its row id, or at the
-    /// end of the last block, or a new block; a block over the limits splits in two.
-    mutating func insertPosting(_ term: String, _ posting: FullTextPosting, length: Int, newest: Bool) throws(PageError) {
+    /// The block filed under `key` with its rows' positions, for editing.
+    private func editable(_ key: [UInt8], _ bytes: [UInt8]) throws(PageError) -> FullTextPostingBlock {
+        var block = try decode(bytes)
+        block.positions = try blockRowPositions(key, count: block.postings.count)
+        return block
+    }
+
+    /// Takes the block filed under `key` (postings and positions) out of the trees.
+    mutating func removeBlock(_ key: [UInt8]) throws(PageError) {
+        _ = try postings.remove(key)
+        try removeBlockPositions(key)
+    }
+
+    /// Whether a block whose positions take `size` bytes may take one more row's `rowSize`.
+    func positionsFit(_ size: Int, adding rowSize: Int) -> Bool { size + rowSize <= chunkSize }
+
+    /// Puts `posting` (with the row's `positions` bytes) into the term's blocks: into the block
+    /// that covers its row id, or at the end of the last block, or a new block; a block over
+    /// the limits splits in two.
+    mutating func insertPosting(_ term: String, _ posting: FullTextPosting, positions rowPositions: [UInt8], length: Int,
+                                newest: Bool) throws(PageError) {
         var target = newest ? nil : try block(term, atOrAfter: posting.rowid)
         if target == nil { target = try lastBlock(term) }
         guard let (oldKey, bytes) = target else {
-            try writeBlocks(term, FullTextPostingBlock(postings: [posting], minimumLength: length))
+            try writeBlocks(term, FullTextPostingBlock(postings: [posting], minimumLength: length, positions: [rowPositions]))
             return
         }
         // The common case, a row id past the term's last one: append to the block's bytes.
@@ -184,36 +143,51 @@ extension FullTextState {
         if posting.rowid > last,
            let appended = try FullTextPostingBlock.appending(posting, after: last, length: length, to: bytes),
            appended.count <= blockLimit(term) {
-            _ = try postings.remove(oldKey)
-            _ = try postings.upsert(Self.postingsKey(term, lastRowid: posting.rowid), appended)
-            return
+            guard var stored = try blockPositions(oldKey) else { throw FullTextPostingBlock.damaged }
+            if positionsFit(stored.count, adding: FullTextBlockPositions.size(of: rowPositions)) {
+                FullTextBlockPositions.append(rowPositions, to: &stored)
+                try removeBlock(oldKey)
+                let key = Self.postingsKey(term, lastRowid: posting.rowid)
+                _ = try postings.upsert(key, appended)
+                try storeBlockPositions(key, stored)
+                return
+            }
         }
-        var block = try decode(bytes)
+        var block = try editable(oldKey, bytes)
         let index = block.postings.firstIndex { $0.rowid >= posting.rowid } ?? block.postings.count
         if index < block.postings.count, block.postings[index].rowid == posting.rowid {
             block.postings[index] = posting
+            block.positions[index] = rowPositions
         } else {
             block.postings.insert(posting, at: index)
+            block.positions.insert(rowPositions, at: index)
         }
         block.minimumLength = min(block.minimumLength, length)
-        _ = try postings.remove(oldKey)
+        try removeBlock(oldKey)
         try writeBlocks(term, block)
     }
 
-    /// Writes `block` under its key, split into as many blocks as the limits need.
+    /// Writes `block` (with its positions) under its key, split into as many blocks as the
+    /// limits need: the postings bytes within `blockLimit`, at most `maximumEntries` rows, the
+    /// positions within one chunk unless the block is one row.
     mutating func writeBlocks(_ term: String, _ block: FullTextPostingBlock) throws(PageError) {
+        precondition(block.positions.count == block.postings.count, "FullTextState: a block written without its positions")
         let limit = blockLimit(term)
         var pending = [block]
         while let next = pending.popLast() {
             let bytes = next.encoded()
-            if (bytes.count > limit || next.postings.count > FullTextPostingBlock.maximumEntries) && next.postings.count > 1 {
+            let over = bytes.count > limit || next.postings.count > FullTextPostingBlock.maximumEntries || next.positionsSize > chunkSize
+            if over && next.postings.count > 1 {
                 // The left half stays fuller when appending (row ids mostly grow): split 7/8.
-                let cut = next.postings.count > FullTextPostingBlock.maximumEntries ? next.postings.count * 7 / 8 : next.postings.count / 2
-                pending.append(FullTextPostingBlock(postings: Array(next.postings[cut...]), minimumLength: next.minimumLength))
-                pending.append(FullTextPostingBlock(postings: Array(next.postings[..<cut]), minimumLength: next.minimumLength))
+                let count = next.postings.count
+                let cut = count > FullTextPostingBlock.maximumEntries ? count * 7 / 8 : count / 2
+                pending.append(next.slice(cut..<count))
+                pending.append(next.slice(0..<cut))
                 continue
             }
-            _ = try postings.upsert(Self.postingsKey(term, lastRowid: next.lastRowid), bytes)
+            let key = Self.postingsKey(term, lastRowid: next.lastRowid)
+            _ = try postings.upsert(key, bytes)
+            try storeBlockPositions(key, FullTextBlockPositions.encode(next.positions))
         }
     }
 
@@ -221,8 +195,10 @@ extension FullTextState {
         guard let (key, bytes) = try block(term, atOrAfter: rowid) else { return }
         var block = try decode(bytes)
         guard let index = block.postings.firstIndex(where: { $0.rowid == rowid }) else { return }
+        block.positions = try blockRowPositions(key, count: block.postings.count)
         block.postings.remove(at: index)
-        _ = try postings.remove(key)
+        block.positions.remove(at: index)
+        try removeBlock(key)
         if !block.postings.isEmpty { try writeBlocks(term, block) }
     }
 }

@@ -8,9 +8,14 @@ import YapDBStorage
 ///
 /// Root bytes (docs/format.md §10, "Extension roots"): the tag and the signature (varint length
 /// + UTF-8 each), the column count, the document count and the total length (varints), then
-/// the `PagedTreeRoot` of `terms`, `postings`, `positions` and `documents`.
+/// the `PagedTreeRoot` of `terms`, `postings`, `positions` and `documents`, then the layout
+/// number (`layout`; roots without it, or with another, are an older layout: the index rebuilds).
 extension FullTextState: KeyedTreesExtensionState {
     var trees: [PagedBTree] { [terms, postings, positions, documents] }
+
+    /// The layout of the trees' entries this build writes (docs/format.md §11): 2 since the
+    /// positions moved beside the postings blocks (layout 1 wrote no number).
+    static let layout: UInt64 = 2
 
     func rootBytes(_ roots: [PagedTreeRoot]) -> [UInt8] {
         var bytes: [UInt8] = []
@@ -20,6 +25,7 @@ extension FullTextState: KeyedTreesExtensionState {
         bytes.appendVarint(UInt64(documentCount))
         bytes.appendVarint(UInt64(totalLength))
         for root in roots { root.append(to: &bytes) }
+        bytes.appendVarint(Self.layout)
         return bytes
     }
 
@@ -57,7 +63,8 @@ extension FullTextState: KeyedTreesExtensionState {
                     guard let root = PagedTreeRoot.read(raw, &cursor) else { return }
                     roots.append(root)
                 }
-                guard cursor == raw.count, columnCount > 0 else { return }
+                var tail = ByteReader(UnsafeRawBufferPointer(rebasing: raw[cursor...]))
+                guard columnCount > 0, (try? tail.readVarint()) == Self.layout, tail.isAtEnd else { return }
                 var state = FullTextState(versionTag: tag, signature: signature, columnCount: columnCount,
                                           format: claimed.format, source: claimed.source)
                 state.terms = PagedBTree(root: roots[0], format: claimed.format, source: claimed.source)

@@ -9,74 +9,120 @@ import YapDBStorage
 // written at once. `pending` lives in the transaction's copy of the state, so a rollback drops it;
 // it is never written to disk (`willCommit` merges it before the commit writes the state).
 
-/// One deferred posting: the row's occurrences of the term and the row's length.
+/// One deferred posting: the row's occurrences of the term, their positions
+/// (`FullTextPositions` bytes) and the row's length.
 struct PendingPosting: Sendable {
     var posting: FullTextPosting
+    var positions: [UInt8]
     var length: Int
 }
 
 extension FullTextState {
-    /// Whether postings wait to be merged.
-    var hasPending: Bool { !pending.isEmpty }
+    /// Whether postings or document entries wait to be merged.
+    var hasPending: Bool { !pending.isEmpty || !pendingDocuments.isEmpty }
 
     /// The highest row id waiting (pending rows are added in ascending order).
     var pendingLastRowid: UInt64? { pendingRowid }
 
-    mutating func addPending(_ term: String, _ posting: FullTextPosting, length: Int) {
-        pending[term, default: []].append(PendingPosting(posting: posting, length: length))
-        pendingBytes += 32 + posting.hits.count * 16 + (pending[term]!.count == 1 ? term.utf8.count + 64 : 0)
+    /// A pending row's document entry, written by the merge once its terms have ids.
+    struct PendingDocument: Sendable {
+        var rowid: UInt64
+        var lengths: [Int]
+        var terms: [String]
+    }
+
+    mutating func addPendingDocument(_ rowid: UInt64, lengths: [Int], terms: [String]) {
+        pendingDocuments.append(PendingDocument(rowid: rowid, lengths: lengths, terms: terms))
+        pendingBytes += 48 + lengths.count * 8 + terms.count * 16
+        pendingRowid = rowid
+    }
+
+    mutating func addPending(_ term: String, _ posting: FullTextPosting, positions: [UInt8], length: Int) {
+        pending[term, default: []].append(PendingPosting(posting: posting, positions: positions, length: length))
+        pendingBytes += 64 + posting.hits.count * 16 + positions.count + (pending[term]!.count == 1 ? term.utf8.count + 64 : 0)
         pendingRowid = posting.rowid
     }
 
     /// Moves every pending posting into the term dictionary and the postings blocks.
     /// - Throws: `PageError`; the state is then half-changed and the transaction fails.
     mutating func mergePending() throws(PageError) {
-        guard !pending.isEmpty else { return }
-        let waiting = pending
+        guard !pending.isEmpty || !pendingDocuments.isEmpty else { return }
+        let waiting = pending, documentsWaiting = pendingDocuments
         pending = [:]
+        pendingDocuments = []
         pendingBytes = 0
         pendingRowid = nil
-        for term in waiting.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
-            try mergeTerm(term, waiting[term]!)
+        var ids: [String: UInt32] = [:]
+        ids.reserveCapacity(waiting.count)
+        for term in waiting.keys.sorted(by: Self.utf8Precedes) {
+            ids[term] = try mergeTerm(term, waiting[term]!)
+        }
+        // Then the rows' document entries, in row id order (each at the end of the tree).
+        for document in documentsWaiting {
+            var termIDs: [UInt32] = []
+            termIDs.reserveCapacity(document.terms.count)
+            for term in document.terms {
+                guard let id = ids[term] else { throw FullTextPostingBlock.damaged }
+                termIDs.append(id)
+            }
+            try Self.storeChunked(&documents, Self.encodeDocument(lengths: document.lengths, termIDs: termIDs), chunkSize: chunkSize) {
+                Self.documentKey(document.rowid, chunk: $0)
+            }
         }
     }
 
     /// Appends `list` (row ids ascending, all above the term's last) to the term's blocks: onto
-    /// the last block while it has room, then into new full blocks.
-    private mutating func mergeTerm(_ term: String, _ list: [PendingPosting]) throws(PageError) {
-        try adjustFrequency(term, by: list.count)
+    /// the last block while it has room, then into new full blocks, each written once with its
+    /// positions entry.
+    /// Returns the term's id.
+    private mutating func mergeTerm(_ term: String, _ list: [PendingPosting]) throws(PageError) -> UInt32 {
+        let id = try adjustFrequency(term, by: list.count)
         let limit = blockLimit(term)
-        var current: (bytes: [UInt8], last: UInt64)?
+        // The block being filled: its postings bytes, last row id and positions bytes.
+        var current: (bytes: [UInt8], last: UInt64, positions: [UInt8])?
         var replaced: [UInt8]?
         if let (key, bytes) = try lastBlock(term) {
             let last = key.withUnsafeBytes { Self.lastRowid(ofKey: $0) }
             // Not above the term's last row (a damaged key): the general path, one at a time.
             if let first = list.first, first.posting.rowid <= last {
-                for item in list { try insertPosting(term, item.posting, length: item.length, newest: false) }
-                return
+                for item in list {
+                    try insertPosting(term, item.posting, positions: item.positions, length: item.length, newest: false)
+                }
+                return id
             }
-            current = (bytes, last)
+            guard let stored = try blockPositions(key) else { throw FullTextPostingBlock.damaged }
+            current = (bytes, last, stored)
             replaced = key
         }
         for item in list {
-            if let open = current {
-                if let appended = try FullTextPostingBlock.appending(item.posting, after: open.last, length: item.length, to: open.bytes),
+            if var open = current {
+                if positionsFit(open.positions.count, adding: FullTextBlockPositions.size(of: item.positions)),
+                   let appended = try FullTextPostingBlock.appending(item.posting, after: open.last, length: item.length, to: open.bytes),
                    appended.count <= limit {
-                    current = (appended, item.posting.rowid)
+                    FullTextBlockPositions.append(item.positions, to: &open.positions)
+                    current = (appended, item.posting.rowid, open.positions)
                     continue
                 }
-                if let key = replaced { _ = try postings.remove(key); replaced = nil }
-                _ = try postings.upsert(Self.postingsKey(term, lastRowid: open.last), open.bytes)
+                if let key = replaced { try removeBlock(key); replaced = nil }
+                try writeBlock(term, open)
             }
-            current = (FullTextPostingBlock(postings: [item.posting], minimumLength: item.length).encoded(), item.posting.rowid)
+            var positions: [UInt8] = []
+            FullTextBlockPositions.append(item.positions, to: &positions)
+            current = (FullTextPostingBlock(postings: [item.posting], minimumLength: item.length).encoded(), item.posting.rowid, positions)
         }
         if let open = current {
             if let key = replaced {
-                let newKey = Self.postingsKey(term, lastRowid: open.last)
-                if key == newKey { return }
-                _ = try postings.remove(key)
+                if key == Self.postingsKey(term, lastRowid: open.last) { return id }
+                try removeBlock(key)
             }
-            _ = try postings.upsert(Self.postingsKey(term, lastRowid: open.last), open.bytes)
+            try writeBlock(term, open)
         }
+        return id
+    }
+
+    private mutating func writeBlock(_ term: String, _ block: (bytes: [UInt8], last: UInt64, positions: [UInt8])) throws(PageError) {
+        let key = Self.postingsKey(term, lastRowid: block.last)
+        _ = try postings.upsert(key, block.bytes)
+        try storeBlockPositions(key, block.positions)
     }
 }

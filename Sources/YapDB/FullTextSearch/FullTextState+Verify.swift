@@ -19,11 +19,13 @@ extension FullTextState {
         if totalLength != expected.totalLength {
             problems.append("total length \(totalLength), a rebuild has \(expected.totalLength)")
         }
-        for (label, mine, theirs) in [("terms", terms, expected.terms), ("documents", documents, expected.documents),
-                                      ("positions", positions, expected.positions)] {
-            if try !Self.sameEntries(mine, theirs) {
-                problems.append("the \(label) tree differs from a rebuild (\(mine.count) entries, expected \(theirs.count))")
-            }
+        // Term ids depend on the order terms came in: compare by term.
+        let myTerms = try termCounts(checking: &problems), theirTerms = try expected.termCounts(checking: &problems)
+        if myTerms != theirTerms {
+            problems.append("the terms tree differs from a rebuild (\(myTerms.count) terms, expected \(theirTerms.count))")
+        }
+        if try documentsByTerm() != expected.documentsByTerm() {
+            problems.append("the documents tree differs from a rebuild (\(documents.count) entries, expected \(expected.documents.count))")
         }
         let mine = try allPostings(checking: &problems), theirs = try expected.allPostings(checking: &problems)
         if mine != theirs {
@@ -32,6 +34,47 @@ extension FullTextState {
         }
         guard problems.count > Self.reportedDifferences else { return problems }
         return Array(problems.prefix(Self.reportedDifferences)) + ["and \(problems.count - Self.reportedDifferences) more"]
+    }
+
+    /// Every term's row count, each term's id entry checked to name it back.
+    func termCounts(checking problems: inout [String]) throws(PageError) -> [String: Int] {
+        var entries: [([UInt8], [UInt8])] = []
+        try terms.forEach { key, value in entries.append((Array(key), Array(value))); return true }
+        var counts: [String: Int] = [:]
+        var idEntries = 0
+        for (key, value) in entries {
+            if key.first == Self.separator {
+                idEntries += 1
+                continue
+            }
+            let entry = try value.withBytes { raw throws(PageError) in try Self.decodeTermEntry(raw) }
+            guard let term = String(validating: key, as: UTF8.self) else {
+                problems.append("a term is not UTF-8")
+                continue
+            }
+            if try termName(entry.id) != term { problems.append("the id of \"\(term)\" names another term") }
+            counts[term] = entry.count
+        }
+        if idEntries != counts.count { problems.append("\(idEntries) term ids for \(counts.count) terms") }
+        return counts
+    }
+
+    /// Every document entry with its terms by name: row id → its lengths (as text), then its
+    /// terms sorted.
+    func documentsByTerm() throws(PageError) -> [UInt64: [String]] {
+        var rowids: [UInt64] = []
+        try documents.forEach { key, _ in
+            if key.count == 9, key[8] == 0 { rowids.append(Self.lastRowid(ofKey: UnsafeRawBufferPointer(rebasing: key[0..<8]))) }
+            return true
+        }
+        var all: [UInt64: [String]] = [:]
+        for rowid in rowids {
+            guard let stored = try document(rowid) else { continue }
+            var names: [String] = []
+            for id in stored.termIDs { names.append(try termName(id)) }
+            all[rowid] = stored.lengths.map { "\($0)" } + names.sorted()
+        }
+        return all
     }
 
     /// Whether two trees hold the same entries.
@@ -48,10 +91,18 @@ extension FullTextState {
         return same && i == left.count
     }
 
-    /// Every term's postings, decoded, with each block checked: its key's row id is its last,
-    /// blocks of a term ascend, its header's largest count is right and its length bound holds.
-    func allPostings(checking problems: inout [String]) throws(PageError) -> [String: [FullTextPosting]] {
-        var all: [String: [FullTextPosting]] = [:]
+    /// One row of a term's postings with its positions bytes, as `allPostings` compares them.
+    struct StoredRow: Equatable {
+        var posting: FullTextPosting
+        var positions: [UInt8]
+    }
+
+    /// Every term's postings with their positions, decoded, with each block checked: its key's
+    /// row id is its last, blocks of a term ascend, its header's largest count is right, its
+    /// length bound holds, and its positions entry has one row per posting; and no positions
+    /// entry is left without its block.
+    func allPostings(checking problems: inout [String]) throws(PageError) -> [String: [StoredRow]] {
+        var all: [String: [StoredRow]] = [:]
         var failure: PageError?
         var blocks: [([UInt8], [UInt8])] = []
         try postings.forEach { key, value in blocks.append((Array(key), Array(value))); return true }
@@ -72,25 +123,42 @@ extension FullTextState {
                         problems.append("a block of \"\(term)\" bounds lengths above row \(posting.rowid)'s")
                     }
                 }
+                let rowPositions = try blockRowPositions(key, count: block.postings.count)
                 var list = all[term] ?? []
-                if let previous = list.last, let first = block.postings.first, previous.rowid >= first.rowid {
+                if let previous = list.last, let first = block.postings.first, previous.posting.rowid >= first.rowid {
                     problems.append("the blocks of \"\(term)\" are out of order")
                 }
-                list.append(contentsOf: block.postings)
+                for (posting, positions) in zip(block.postings, rowPositions) { list.append(StoredRow(posting: posting, positions: positions)) }
                 all[term] = list
             } catch {
                 failure = error
             }
         }
         if let failure { throw failure }
+        var firstChunks = 0
+        try positions.forEach { key, _ in
+            if key.last == 0 { firstChunks += 1 }
+            return true
+        }
+        if firstChunks != blocks.count {
+            problems.append("\(firstChunks) positions entries for \(blocks.count) postings blocks")
+        }
         return all
     }
 
-    /// Figures for `stats()`: terms, postings blocks and their bytes, indexed rows.
-    func figures() throws(PageError) -> (terms: Int, blocks: Int, postingsBytes: Int, positionsBytes: Int, documents: Int) {
-        var postingsBytes = 0, positionsBytes = 0
-        try postings.forEach { key, value in postingsBytes += key.count + value.count; return true }
-        try positions.forEach { key, value in positionsBytes += key.count + value.count; return true }
-        return (terms.count, postings.count, postingsBytes, positionsBytes, documentCount)
+    /// Figures for `stats()`: terms, postings blocks, each tree's entry bytes, indexed rows and
+    /// the pages the trees occupy.
+    func figures() throws(PageError) -> YapDatabaseFullTextSearchStats {
+        func bytes(_ tree: PagedBTree) throws(PageError) -> Int {
+            var total = 0
+            try tree.forEach { key, value in total += key.count + value.count; return true }
+            return total
+        }
+        let ids = try terms.positions(from: KeyBound([Self.separator]), to: KeyBound([1], inclusive: false)).count
+        let pages = try treesWrittenPageCount() + treesUnwrittenPageCount
+        return YapDatabaseFullTextSearchStats(terms: terms.count - ids, postingsBlocks: postings.count, postingsBytes: try bytes(postings),
+                                              positionsBytes: try bytes(positions), documents: documentCount,
+                                              termsBytes: try bytes(terms), documentsBytes: try bytes(documents),
+                                              pageBytes: pages * format.pageSize)
     }
 }

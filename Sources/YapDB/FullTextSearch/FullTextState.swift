@@ -8,15 +8,17 @@ import YapDBStorage
 /// with its own writes — reads its own version. docs/format.md §11 "Full-text search trees"
 /// gives every byte.
 ///
-/// - `terms`: term (UTF-8) → the number of indexed rows holding it (varint). In key order, so
-///   a prefix is a key range.
+/// - `terms`: term (UTF-8) → the number of indexed rows holding it and its id (varints). In
+///   key order, so a prefix is a key range. Beside them, before every term, (0x00, id) → the
+///   term (FullTextState+TermIDs.swift).
 /// - `postings`: (term, 0x00, last row id) → a block of up to 128 rows holding the term
 ///   (`FullTextPostingBlock`: delta row ids, then occurrence counts, with skip data).
-/// - `positions`: (term, 0x00, row id, chunk) → the term's token positions in that row, by
-///   column (`FullTextPositions`). Read only by phrases, `NEAR`, `^`, column filters and
-///   multi-word ranking; a plain query never reads them.
-/// - `documents`: (row id, chunk) → the row's length per column and its distinct terms, so an
-///   update or removal finds its postings, and ranking finds the row's length.
+/// - `positions`: (term, 0x00, last row id, chunk) — a postings block's key and a chunk
+///   number → the token positions of each of the block's rows, by column
+///   (`FullTextBlockPositions`). Read only by phrases, `NEAR`, `^`, column filters and
+///   multi-word ranking, a block at a time beside the postings; a plain query never reads them.
+/// - `documents`: (row id, chunk) → the row's length per column and its distinct terms' ids,
+///   so an update or removal finds its postings, and ranking finds the row's length.
 ///
 /// Errors: the trees' `PageError` (a damaged or unreadable page) passes through; a damaged
 /// entry is `.corrupt(page: .none, reason: .badEntry)`.
@@ -37,6 +39,10 @@ struct FullTextState: Sendable {
     /// Postings of rows inserted in this transaction not yet in `terms`/`postings`, per term in
     /// row id order (see FullTextState+Pending.swift). Never written: merged before the commit.
     var pending: [String: [PendingPosting]] = [:]
+    /// The document entries of the pending rows, in row id order (written by the merge).
+    var pendingDocuments: [PendingDocument] = []
+    /// The next term id to give (nil: read from the terms tree when first needed).
+    var nextTermID: UInt32?
     /// Roughly the memory `pending` holds; past `pendingLimit` it is merged.
     var pendingBytes = 0
     /// The row id of the last pending row (nil when none).
@@ -83,13 +89,6 @@ struct FullTextState: Sendable {
     static func postingsKey(_ term: String, lastRowid: UInt64) -> [UInt8] {
         var key = termPrefix(term)
         OrderedKeyEncoding.appendRowid(lastRowid, to: &key)
-        return key
-    }
-
-    static func positionsKey(_ term: String, rowid: UInt64, chunk: UInt8) -> [UInt8] {
-        var key = termPrefix(term)
-        OrderedKeyEncoding.appendRowid(rowid, to: &key)
-        key.append(chunk)
         return key
     }
 
@@ -157,22 +156,63 @@ struct FullTextAnalysis {
     var totalLength: Int { lengths.reduce(0, +) }
 
     /// Groups `columns` (one token list per column, as the tokenizer made them) by term,
-    /// leaving out the terms `indexable` refuses.
+    /// leaving out the terms `indexable` refuses. Each term's lists are built in place (the
+    /// dictionary maps a term to its place in `terms`), and the terms are sorted by their
+    /// UTF-8 bytes with `memcmp`.
     init(columns: [[(term: String, position: Int)]], indexable: (String) -> Bool) {
         lengths = columns.map(\.count)
-        var byTerm: [String: [(column: Int, positions: [Int])]] = [:]
+        var places: [String: Int] = [:]
+        var grouped: [(term: String, columns: [(column: Int, positions: [Int])])] = []
         for (column, tokens) in columns.enumerated() {
-            for token in tokens where indexable(token.term) {
-                var entry = byTerm[token.term] ?? []
-                if entry.last?.column == column {
-                    entry[entry.count - 1].positions.append(token.position)
-                } else {
-                    entry.append((column, [token.position]))
+            for token in tokens {
+                if let i = places[token.term] {
+                    let last = grouped[i].columns.count - 1
+                    if grouped[i].columns[last].column == column {
+                        grouped[i].columns[last].positions.append(token.position)
+                    } else {
+                        grouped[i].columns.append((column, [token.position]))
+                    }
+                } else if indexable(token.term) {
+                    places[token.term] = grouped.count
+                    grouped.append((token.term, [(column, [token.position])]))
                 }
-                byTerm[token.term] = entry
             }
         }
-        terms = byTerm.map { ($0.key, $0.value.map { ($0.column, $0.positions.sorted()) }) }
-            .sorted { $0.term.utf8.lexicographicallyPrecedes($1.term.utf8) }
+        // Positions come in order from the tokenizer; sort only a list that is not.
+        for i in grouped.indices {
+            for c in grouped[i].columns.indices where !grouped[i].columns[c].positions.isSortedAscending {
+                grouped[i].columns[c].positions.sort()
+            }
+        }
+        grouped.sort { FullTextState.utf8Precedes($0.term, $1.term) }
+        terms = grouped
+    }
+}
+
+extension Array where Element == Int {
+    fileprivate var isSortedAscending: Bool {
+        var previous = Int.min
+        for value in self {
+            if value < previous { return false }
+            previous = value
+        }
+        return true
+    }
+}
+
+extension FullTextState {
+    /// Whether `a`'s UTF-8 bytes sort before `b`'s (the trees' key order), by `memcmp`.
+    static func utf8Precedes(_ a: String, _ b: String) -> Bool {
+        var a = a, b = b
+        return a.withUTF8 { x in
+            b.withUTF8 { y in
+                let shared = Swift.min(x.count, y.count)
+                if shared > 0, let p = x.baseAddress, let q = y.baseAddress {
+                    let order = memcmp(p, q, shared)
+                    if order != 0 { return order < 0 }
+                }
+                return x.count < y.count
+            }
+        }
     }
 }

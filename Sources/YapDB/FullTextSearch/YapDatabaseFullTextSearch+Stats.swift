@@ -15,6 +15,15 @@ public struct YapDatabaseFullTextSearchStats: Sendable, Equatable {
     public var positionsBytes: Int
     /// Indexed rows.
     public var documents: Int
+    /// Bytes of the term dictionary's entries (terms with their counts and ids, and the id
+    /// entries).
+    public var termsBytes: Int = 0
+    /// Bytes of the per-row document entries (lengths and term ids).
+    public var documentsBytes: Int = 0
+    /// Bytes of the index pages the four trees occupy (pages × page size; not yet written ones
+    /// included): the index's live share of the index files, whose other pages are free or
+    /// hold copies that later checkpoints superseded.
+    public var pageBytes: Int = 0
 }
 
 extension YapDatabaseFullTextSearchTransaction {
@@ -25,8 +34,7 @@ extension YapDatabaseFullTextSearchTransaction {
         let state = try state()
         do throws(PageError) {
             let figures = try state.figures()
-            return YapDatabaseFullTextSearchStats(terms: figures.terms, postingsBlocks: figures.blocks, postingsBytes: figures.postingsBytes,
-                                                  positionsBytes: figures.positionsBytes, documents: figures.documents)
+            return figures
         } catch {
             throw damaged(error)
         }
@@ -129,8 +137,7 @@ extension YapDatabase {
         var matches: [StoredSearchMatch] = []
         do throws(PageError) {
             let figures = try state.figures()
-            let stats = YapDatabaseFullTextSearchStats(terms: figures.terms, postingsBlocks: figures.blocks, postingsBytes: figures.postingsBytes,
-                                                       positionsBytes: figures.positionsBytes, documents: figures.documents)
+            let stats = figures
             let catchUp = claimed.catchUp
             var unsearched: [YapCollectionKey] = []
             // The rows the stored index answers for: none after a clear of everything; never
