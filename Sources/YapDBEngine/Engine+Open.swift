@@ -203,6 +203,7 @@ extension Engine {
         state.rowsSinceCheckpoint = opened.report.records
         state.compactionSegments = compactionSegments
         state.mapsSegments = options.mapsSegments
+        state.writeBufferLimit = options.writeBufferLimit
         state.mapSegmentsAtOpen()
         // Records the checkpoint carried come before those of the commits replayed after it.
         var pending = carried.mapValues { UnclaimedExtensions.Pending(records: $0.records, rowChangesLost: $0.rowChangesLost) }

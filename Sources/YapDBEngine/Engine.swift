@@ -26,6 +26,9 @@ final class WriterState: @unchecked Sendable {
     var bytesSinceCheckpoint: UInt64 = 0
     /// Rows written since the last checkpoint (an upper bound on the dirty leaves).
     var rowsSinceCheckpoint = 0
+    /// Bytes a transaction's write buffer may hold before it is applied early
+    /// (`EngineOptions.writeBufferLimit`).
+    var writeBufferLimit = EngineOptions().writeBufferLimit
     /// Segments written by compaction (never replayed; removable once nothing points into them).
     var compactionSegments: Set<UInt32> = []
     /// Whether `segments` reads values through memory maps (`EngineOptions.mapsSegments`;
@@ -200,6 +203,9 @@ package final class Engine: Sendable {
         let startEnd = state.log.end
         let startSegment = state.log.segmentNumber
         do throws(StorageError) {
+            // The buffered rows join the trees first: a damaged page fails the commit here,
+            // before the commit record is written.
+            try tx.applyBuffer()
             if !tx.began { try state.log.begin() }
             _ = try state.log.commit(snapshot: number)
         } catch {
