@@ -1,5 +1,7 @@
 import Foundation
 import Synchronization
+import YapDBEngine
+import YapDBStorage
 
 /// The base class of database extensions (such as views). An extension is registered under a
 /// name; each connection gets an extension connection (`connection.ext(name)`) and each
@@ -156,7 +158,17 @@ extension YapDatabase {
 
     /// The unregistration itself (on the registration queue).
     private func unregisterNow(_ name: String) {
-        guard let ext = extensionRegistry.extensionNamed(name) else { return }
+        guard let ext = extensionRegistry.extensionNamed(name) else {
+            // Registered in an earlier session and not this one: what the database kept for it
+            // (its trees, a relationship's manual edges) goes, for good once a checkpoint
+            // records it (written here; if that fails, the next one does).
+            if engine.dropUnclaimedExtension(named: name) {
+                do throws(StorageError) { try engine.checkpoint() } catch {
+                    YapDatabaseLogging.log(.warning, "unregistering \(name): the checkpoint that drops its stored state failed: \(error)")
+                }
+            }
+            return
+        }
         for dependent in filteredViewNames(dependingOn: name) + searchResultsViewNames(dependingOn: name) { unregisterNow(dependent) }
         let connection = newConnection()
         try? connection.write { tx in
@@ -173,6 +185,26 @@ extension YapDatabase {
     /// Every registered extension by name.
     public func registeredExtensions() -> [String: YapDatabaseExtension] {
         Dictionary(extensionRegistry.all.map { ($0.name, $0.ext) }, uniquingKeysWith: { a, _ in a })
+    }
+
+    /// The names of the extensions whose stored state the database held when it was opened —
+    /// typically those registered the last time the app ran — for cleanup and upgrade tasks
+    /// (YapDatabase's `previouslyRegisteredExtensionNames`). Only extensions that store state
+    /// are listed (views, filtered views, secondary indexes, full-text search, relationships;
+    /// not hooks or views with `isPersistent = false`), sorted.
+    ///
+    /// Unlike YapDatabase, YapDB does not drop the state of an extension that is not registered
+    /// again before the first read-write transaction: it keeps it (through checkpoints) until the
+    /// extension registers — then it catches up, and a relationship keeps its manual edges — or
+    /// until `unregisterExtension(withName:)` names it. So the list does not change during the
+    /// session; it is empty (never nil) for a new database.
+    public func previouslyRegisteredExtensionNames() -> [String]? {
+        var names: [String] = []
+        for stateName in engine.previousExtensionStates {
+            let name = stateName.split(separator: ":", maxSplits: 1).last.map(String.init) ?? stateName
+            if !names.contains(name) { names.append(name) }
+        }
+        return names.sorted()
     }
 
     /// Where completion blocks run when the caller names no queue: `notificationQueue`, so a

@@ -59,14 +59,29 @@ public class YapDatabaseReadTransaction {
         return try body(unsafeDowncast(self, to: YapDatabaseReadWriteTransaction.self).engineTransaction.keydir)
     }
 
-    /// `Keydir.lookup(collection:key:)` on the lent key directory.
+    /// `Keydir.lookup(collection:key:)` on the lent key directory; in a read-write
+    /// transaction, the engine transaction's own lookup, which reads its write buffer before
+    /// the trees and so applies nothing (`WriteTransaction.entry`).
     final func keydirEntry(collection: String, key: String) -> KeydirEntry? {
-        withKeydir { $0.lookup(collection: collection, key: key) }
+        guard snapshot == nil else { return withKeydir { $0.lookup(collection: collection, key: key) } }
+        return writtenEntry(collection: collection, key: key)
     }
 
-    /// `Keydir.lookup(rowKey:collection:key:)` on the lent key directory.
+    /// `Keydir.lookup(rowKey:collection:key:)` on the lent key directory (a read-write
+    /// transaction: as `keydirEntry(collection:key:)`).
     final func keydirEntry(rowKey: [UInt8], collection: String, key: String) -> KeydirEntry? {
-        withKeydir { $0.lookup(rowKey: rowKey, collection: collection, key: key) }
+        guard snapshot == nil else { return withKeydir { $0.lookup(rowKey: rowKey, collection: collection, key: key) } }
+        return writtenEntry(collection: collection, key: key)
+    }
+
+    /// The entry of (`collection`, `key`) as this read-write transaction leaves it so far, or
+    /// nil (also when the index cannot be read: logged, as `Keydir.lookup` does).
+    private func writtenEntry(collection: String, key: String) -> KeydirEntry? {
+        let engineTransaction = unsafeDowncast(self, to: YapDatabaseReadWriteTransaction.self).engineTransaction
+        do { return try engineTransaction.entry(collection: collection, key: key) } catch {
+            YapDatabaseLogging.log(.error, "the index could not be read (row \(collection)/\(key)): \(error); run verify()")
+            return nil
+        }
     }
 
     /// `Keydir.owner(ofRowid:)` on the lent key directory.

@@ -13,6 +13,11 @@ extension Engine {
         var extensions: [String: any Sendable] = [:]
         /// Whether this checkpoint is an index compaction.
         var copyIndex = false
+        /// Extension roots no registered extension has claimed, carried into this checkpoint's
+        /// root record as they were (`UnclaimedExtensions.carry`).
+        var carriedRoots: [String: [UInt8]] = [:]
+        /// Unclaimed extensions' records, carried as checkpoint records of type 23.
+        var carriedPending: [CheckpointPendingExtension] = []
 
         /// The extension states whose trees are on index pages, by name.
         var pagedExtensions: [(name: String, state: any PagedExtensionState)] {
@@ -92,7 +97,9 @@ extension Engine {
             publishKeydir()
             for written in extensionPages.values { for flush in written.flushes { flush.publish() } }
         }
-        let recorded = extensionPages.mapValues(\.rootBytes)
+        // Roots written now, and the unclaimed ones carried as they were (never the same name:
+        // a live state supersedes an unclaimed one at the capture).
+        let recorded = extensionPages.mapValues(\.rootBytes).merging(source.carriedRoots) { written, _ in written }
         let root = IndexRoot(uuid: uuid, pageSize: index.format.pageSize, sequence: UInt64(source.number), snapshot: source.snapshot,
                              replay: source.replay, nextRowID: source.nextRowid,
                              trees: [IndexRoot.Tree(name: Self.rowsTreeName, root: IndexPageID(rawValue: roots.rows),
@@ -119,8 +126,11 @@ extension Engine {
     static let rowsTreeName = "rows"
     static let rowidsTreeName = "rowids"
 
-    /// Syncs the log and captures the state to checkpoint (under the writer lock); extension
-    /// roots and images not claimed by now are dropped (`UnclaimedExtensions.dropAll`).
+    /// Syncs the log and captures the state to checkpoint (under the writer lock). Extension
+    /// roots and records not claimed by now are carried into the checkpoint
+    /// (`UnclaimedExtensions.carry`), so a late registration finds them — except by an index
+    /// compaction, which cannot copy trees only their extension can read and must not retire
+    /// the files holding their pages: it drops them (`UnclaimedExtensions.dropAll`).
     func captureForCheckpoint(onlyIfLogGrew: Bool, copyIndex: Bool) throws(StorageError) -> CheckpointSource? {
         try writer.withLock { (state: inout WriterState) throws(StorageError) -> CheckpointSource? in
             if state.closed { throw .closed }
@@ -132,12 +142,23 @@ extension Engine {
             }
             state.bytesSinceCheckpoint = 0
             state.rowsSinceCheckpoint = 0
-            unclaimed.dropAll()
+            var carried = unclaimed.carry(live: Set(state.extensions.keys))
+            if copyIndex && !carried.roots.isEmpty {
+                // An index compaction copies only trees a registered extension can read, and
+                // retires the files holding the rest: state still unclaimed by now is dropped
+                // (YapDatabase drops such orphaned extensions sooner, at the first write). Its
+                // extension, registered later, starts afresh (a relationship without its
+                // manual edges). Never carried past this point, so the index cannot grow
+                // without bound under an extension the app no longer registers.
+                unclaimed.dropAll()
+                carried = ([:], [])
+            }
             return CheckpointSource(number: state.checkpointNumber + 1, keydir: state.keydir, snapshot: state.snapshotNumber,
                                     nextRowid: state.nextRowid,
                                     replay: LogPosition(segment: state.log.segmentNumber, offset: state.log.end),
                                     usage: state.usage.filter { $0.value > 0 }, extensions: state.extensions,
-                                    copyIndex: copyIndex)
+                                    copyIndex: copyIndex,
+                                    carriedRoots: carried.roots, carriedPending: carried.pending)
         }
     }
 
@@ -156,6 +177,7 @@ extension Engine {
                     try writer.addExtensionImage(name: name, image: persistent.persistentImage())
                 }
             }
+            for pending in source.carriedPending { try writer.addPendingExtension(pending) }
             try writer.setIndexRoot(root.encoded())
             return try writer.finish()
         } catch {
@@ -225,12 +247,15 @@ extension Engine {
         var usage: [UInt32: UInt64]
         var images: [String: [UInt8]]
         var root: IndexRoot
+        /// Unclaimed extensions' records carried by the checkpoint (record 23), by name.
+        var pending: [String: CheckpointPendingExtension] = [:]
     }
 
     /// Reads checkpoint `number` and checks its index root against its info record.
     static func loadCheckpoint(_ number: UInt32, files: DatabaseFiles, fs: any FileSystem, uuid: [UInt8]) throws(StorageError) -> LoadedCheckpoint {
         var images: [String: [UInt8]] = [:]
         var rootBytes: [UInt8]?
+        var pending: [String: CheckpointPendingExtension] = [:]
         let path = files.checkpointPath(number)
         let name = Paths.fileName(of: path)
         let (info, usage) = try CheckpointReader.read(files: files, fileSystem: fs, uuid: uuid, number: number, collection: { (collection, _) throws(StorageError) in
@@ -239,6 +264,8 @@ extension Engine {
             images[extensionName] = image
         }, indexRoot: { (bytes) throws(StorageError) in
             rootBytes = bytes
+        }, pendingExtension: { (carried) throws(StorageError) in
+            pending[carried.name] = carried
         })
         guard let rootBytes else { throw .corrupted(offset: 0, reason: "\(name): no index root record") }
         let root: IndexRoot
@@ -250,7 +277,7 @@ extension Engine {
         guard PageFormat.isValid(pageSize: root.pageSize), root.tree(named: rowsTreeName) != nil, root.tree(named: rowidsTreeName) != nil else {
             throw .corrupted(offset: 0, reason: "\(name): the index root lacks the key directory's trees or has page size \(root.pageSize)")
         }
-        return LoadedCheckpoint(info: info, usage: usage, images: images, root: root)
+        return LoadedCheckpoint(info: info, usage: usage, images: images, root: root, pending: pending)
     }
 
     /// The key directory a checkpoint's root names, read through `source` (its root pages'

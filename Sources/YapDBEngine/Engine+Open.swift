@@ -85,11 +85,13 @@ extension Engine {
         storeOptions.segmentLimit = options.segmentLimit
 
         var replayer = Replayer(keydir: Keydir())
+        replayer.extensionRecords = [:]
         var checkpointNumber: UInt32 = 0
         var replay = LogPosition(segment: 1, offset: UInt32(Format.headerSize))
         var protected: Set<UInt32> = []
         var images: [String: [UInt8]] = [:]
         var roots: [String: [UInt8]] = [:]
+        var carried: [String: CheckpointPendingExtension] = [:]
         var index: IndexFiles?
         var orphanIndexFiles: [UInt32] = []
         let opened = try LogStore.open(path: path, fileSystem: fs, options: storeOptions, start: { (listing, header) throws(StorageError) in
@@ -103,6 +105,7 @@ extension Engine {
                                        mode: options.indexReadMode, fileSizeLimit: options.indexFileSizeLimit, published: [],
                                        nextFileNumber: (indexFileNumbers.max() ?? 0) + 1)
                 replayer = Replayer(keydir: Keydir(format: files.format, source: files.source()))
+                replayer.extensionRecords = [:]
                 orphanIndexFiles = indexFileNumbers
                 index = files
                 return (replay, 0, [])
@@ -116,12 +119,14 @@ extension Engine {
             do throws(IndexFileError) { try opened.store.open(root: loaded.root) } catch { throw error.storageError }
             let keydir = try Engine.keydir(of: loaded.root, format: format, source: opened.source())
             replayer = Replayer(keydir: keydir, usage: loaded.usage, nextRowid: max(loaded.info.nextRowid, 1))
+            replayer.extensionRecords = [:]
             index = opened
             let named = Set(extents.map(\.number))
             orphanIndexFiles = indexFileNumbers.filter { !named.contains($0) }
             images = loaded.images
+            carried = loaded.pending
             roots = Dictionary(loaded.root.extensions.map { ($0.name, $0.bytes) }, uniquingKeysWith: { a, _ in a })
-            if !images.isEmpty || !roots.isEmpty { replayer.catchUp = ExtensionCatchUp() }
+            if !images.isEmpty || !roots.isEmpty || !loaded.pending.isEmpty { replayer.catchUp = ExtensionCatchUp() }
             checkpointNumber = newest
             replay = loaded.info.replay
             protected = Set(loaded.usage.keys)
@@ -198,10 +203,15 @@ extension Engine {
         state.rowsSinceCheckpoint = opened.report.records
         state.compactionSegments = compactionSegments
         state.mapsSegments = options.mapsSegments
+        state.writeBufferLimit = options.writeBufferLimit
         state.mapSegmentsAtOpen()
+        // Records the checkpoint carried come before those of the commits replayed after it.
+        var pending = carried.mapValues { UnclaimedExtensions.Pending(records: $0.records, rowChangesLost: $0.rowChangesLost) }
+        for (name, records) in replayer.extensionRecords ?? [:] { pending[name, default: .init()].records += records }
+        let previous = Set(images.keys).union(roots.keys).union(pending.keys).sorted()
         let engine = Engine(path: path, files: files, options: options, uuid: opened.header.uuid, state: state, index: index!,
-                            report: report, openKey: key)
-        engine.unclaimed.load(images: images, roots: roots, catchUp: replayer.catchUp ?? ExtensionCatchUp())
+                            report: report, openKey: key, previousExtensionStates: previous)
+        engine.unclaimed.load(images: images, roots: roots, pending: pending, catchUp: replayer.catchUp ?? ExtensionCatchUp())
         // Runs inside a roll, under the writer lock: the new segment joins the read table, and
         // the one rolled away from is sealed (mapped whole).
         opened.writer.onNewSegment = { [unowned state] (number: UInt32, file: any StorageFile, sealed: LogPosition) in

@@ -26,6 +26,9 @@ final class WriterState: @unchecked Sendable {
     var bytesSinceCheckpoint: UInt64 = 0
     /// Rows written since the last checkpoint (an upper bound on the dirty leaves).
     var rowsSinceCheckpoint = 0
+    /// Bytes a transaction's write buffer may hold before it is applied early
+    /// (`EngineOptions.writeBufferLimit`).
+    var writeBufferLimit = EngineOptions().writeBufferLimit
     /// Segments written by compaction (never replayed; removable once nothing points into them).
     var compactionSegments: Set<UInt32> = []
     /// Whether `segments` reads values through memory maps (`EngineOptions.mapsSegments`;
@@ -96,9 +99,13 @@ package final class Engine: Sendable {
     /// The index files (used under `maintenance`).
     let index: IndexFiles
     let openKey: String
+    /// The extension states the database held at open (roots, images and records of the newest
+    /// checkpoint and the log after it), by state name, sorted.
+    package let previousExtensionStates: [String]
 
     init(path: String, files: DatabaseFiles, options: EngineOptions, uuid: [UInt8], state: WriterState, index: IndexFiles,
-         report: OpenReport, openKey: String) {
+         report: OpenReport, openKey: String, previousExtensionStates: [String] = []) {
+        self.previousExtensionStates = previousExtensionStates
         self.path = path
         self.files = files
         self.fileSystem = options.fileSystem
@@ -196,6 +203,9 @@ package final class Engine: Sendable {
         let startEnd = state.log.end
         let startSegment = state.log.segmentNumber
         do throws(StorageError) {
+            // The buffered rows join the trees first: a damaged page fails the commit here,
+            // before the commit record is written.
+            try tx.applyBuffer()
             if !tx.began { try state.log.begin() }
             _ = try state.log.commit(snapshot: number)
         } catch {
@@ -221,7 +231,7 @@ package final class Engine: Sendable {
         // The changeset first: a reader that sees the new snapshot must find its changeset,
         // or it would sync its caches past a commit it never applied.
         registry.append(changeset)
-        unclaimed.recordChanges(changeset)
+        unclaimed.recordChanges(changeset, records: tx.extensionRecords)
         publish(state)
         return changeset
     }

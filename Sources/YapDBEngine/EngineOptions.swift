@@ -27,6 +27,12 @@ package struct EngineOptions: Sendable {
     /// path), so this bounds the memory the changes since the last checkpoint hold — about
     /// 7 KiB per dirty leaf of 4 KiB — and the log a crash leaves to replay.
     package var checkpointRowLimit = 4096
+    /// Bytes of memory a write transaction's buffer of changed rows (`KeydirBuffer`) may hold
+    /// before it is applied to the key directory's trees early (a spill), which bounds the
+    /// memory of a large transaction beyond the trees' own changed nodes. Reads inside the
+    /// transaction see the same rows either way. About 100 bytes per buffered row with
+    /// 16-byte keys. Tests lower it to make transactions spill.
+    package var writeBufferLimit = 32 << 20
     /// How long commits must stop before a background checkpoint writes the index changes
     /// held in memory (nil = never; then only the thresholds above, `checkpoint()`,
     /// compaction and close write them). The public layer sets it; engine tests and the crash

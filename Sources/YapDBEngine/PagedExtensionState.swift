@@ -137,11 +137,23 @@ package struct ExtensionCatchUp: Sendable {
     /// Every row was removed since: no row the extension held still exists (rows set after
     /// that are in `changedKeys`).
     package var removedAll = false
+    /// Rows changed since, but which ones is no longer known: a checkpoint carried the roots
+    /// past those commits (`UnclaimedExtensions`). Treat every row as changed.
+    /// `Engine.claimExtensionRoots(_:)` never hands such a catch-up out (the extension
+    /// rebuilds); only a claim that accepts it (a relationship, whose manual edges cannot be
+    /// rebuilt) sees it.
+    package var rowChangesLost = false
+    /// The extension's own extension data records (docs/format.md §3) of the commits since,
+    /// in commit order: the payloads it queued with `WriteTransaction.appendExtensionData`.
+    package var records: [[UInt8]] = []
 
     package init() {}
 
-    /// Whether nothing changed since.
-    package var isEmpty: Bool { changedKeys.isEmpty && removedRowids.isEmpty && !removedAll }
+    /// Whether no row changed since (the extension's own records aside).
+    package var rowsUnchanged: Bool { changedKeys.isEmpty && removedRowids.isEmpty && !removedAll && !rowChangesLost }
+
+    /// Whether nothing changed since: no row, and no record of the extension's own.
+    package var isEmpty: Bool { rowsUnchanged && records.isEmpty }
 
     /// Adds a commit's changes.
     mutating func record(_ changeset: Changeset) {

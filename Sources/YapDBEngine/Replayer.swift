@@ -11,6 +11,9 @@ struct Replayer {
     /// When set, collects every key written or removed and every row id removed (for
     /// extension roots and images to catch up).
     var catchUp: ExtensionCatchUp?
+    /// When set, collects the extension data records (docs/format.md §3) by extension name, in
+    /// commit order.
+    var extensionRecords: [String: [[UInt8]]]?
 
     init(keydir: Keydir, usage: [UInt32: UInt64] = [:], nextRowid: UInt64 = 1) {
         self.keydir = keydir
@@ -33,6 +36,7 @@ struct Replayer {
                 catchUp!.changedKeys.insert(CollectionKeyPair(collection: collection, key: key))
             case .removeCollection: break
             case .removeAll: catchUp!.removedAll = true
+            case .extensionData: break
             }
         }
         switch operation {
@@ -89,6 +93,9 @@ struct Replayer {
         case .removeAll:
             keydir.removeAll()
             usage.removeAll()
+        case .extensionData(let name, let payload):
+            // Not part of the key directory: kept for the extension, which reads the payload.
+            extensionRecords?[name, default: []].append(payload)
         }
     }
 

@@ -1,5 +1,6 @@
 import Synchronization
 import YapDBIndex
+import YapDBStorage
 
 /// Extension state that a checkpoint can store as an image: bytes the extension decodes itself
 /// (docs/format.md §4, extension records). Views no longer use it (their trees are on index
@@ -11,63 +12,154 @@ package protocol PersistentExtensionState: Sendable {
 }
 
 /// What the index root record (extension roots) and the checkpoint (extension images) held at
-/// open, not yet claimed by a registering extension, with what changed in the rows since
-/// (which the extension must catch up with).
+/// open, not yet claimed by a registering extension, with what changed since (which the
+/// extension must catch up with): the rows changed (shared by every unclaimed extension) and,
+/// per extension, its own extension data records in commit order (docs/format.md §3) — also
+/// for an extension with no roots (registered after the last checkpoint).
 ///
-/// Both are dropped when the next checkpoint is captured: that checkpoint moves the replay
-/// position past the changes recorded here, so after a reopen nothing could tell the
-/// extension what changed since its roots were written (it rebuilds when it registers). While
-/// anything is unclaimed, every commit's changes are recorded.
+/// Images are dropped when the next checkpoint is captured. Roots and records are carried
+/// into it (`carry`): the roots as they were, the records as checkpoint records (type 23),
+/// with a mark that rows changed since the roots which are no longer listed (the replay
+/// position moves past them) — an extension derived from the rows then rebuilds, a
+/// relationship gathers its protocol edges again and keeps its manual edges. They stay until
+/// claimed or dropped by `unregisterExtension(withName:)`. While anything is unclaimed, every
+/// commit's changes are recorded.
 ///
 /// Threading: one `Mutex`. The writer records changes and checkpoints capture under the writer
 /// lock (lock order: writer, then this).
 final class UnclaimedExtensions: Sendable {
+    /// One extension's records not yet claimed.
+    struct Pending: Sendable, Equatable {
+        /// Its extension data records since its roots, in commit order.
+        var records: [[UInt8]] = []
+        /// Rows changed between its roots and the replay position, no longer listed.
+        var rowChangesLost = false
+    }
+
     struct State {
         var images: [String: [UInt8]] = [:]
         var roots: [String: [UInt8]] = [:]
+        var pending: [String: Pending] = [:]
+        /// The rows changed since the replay position (for every unclaimed extension).
         var catchUp = ExtensionCatchUp()
     }
     let state = Mutex(State())
 
-    func load(images: [String: [UInt8]], roots: [String: [UInt8]], catchUp: ExtensionCatchUp) {
-        state.withLock { $0 = State(images: images, roots: roots, catchUp: catchUp) }
+    func load(images: [String: [UInt8]], roots: [String: [UInt8]], pending: [String: Pending] = [:], catchUp: ExtensionCatchUp) {
+        state.withLock { $0 = State(images: images, roots: roots, pending: pending, catchUp: catchUp) }
     }
 
     /// Whether changes must be recorded (something is unclaimed).
-    var isEmpty: Bool { state.withLock { $0.images.isEmpty && $0.roots.isEmpty } }
+    var isEmpty: Bool { state.withLock { $0.isEmpty } }
 
-    func recordChanges(_ changeset: Changeset) {
+    /// Adds a commit's changes and its extension data records (those of extensions still
+    /// unclaimed; an extension that claimed its state keeps its own).
+    func recordChanges(_ changeset: Changeset, records: [(name: String, payload: [UInt8])] = []) {
         state.withLock { state in
-            guard !state.images.isEmpty || !state.roots.isEmpty else { return }
+            guard !state.isEmpty else { return }
             state.catchUp.record(changeset)
+            for (name, payload) in records where state.roots[name] != nil || state.pending[name] != nil {
+                state.pending[name, default: Pending()].records.append(payload)
+            }
         }
     }
-
-    func claimImage(_ name: String) -> (image: [UInt8], catchUp: ExtensionCatchUp)? { claim(name, from: \.images) }
-
-    func claimRoots(_ name: String) -> (bytes: [UInt8], catchUp: ExtensionCatchUp)? { claim(name, from: \.roots) }
 
     /// The root bytes of `name`, left unclaimed.
     func peekRoots(_ name: String) -> [UInt8]? { state.withLock { $0.roots[name] } }
 
-    private func claim(_ name: String, from kind: WritableKeyPath<State, [String: [UInt8]]>) -> ([UInt8], ExtensionCatchUp)? {
+    func claimImage(_ name: String) -> (image: [UInt8], catchUp: ExtensionCatchUp)? {
         state.withLock { state in
-            guard let bytes = state[keyPath: kind].removeValue(forKey: name) else { return nil }
+            guard let image = state.images.removeValue(forKey: name) else { return nil }
             let catchUp = state.catchUp
             state.trimIfEmpty()
+            return (image, catchUp)
+        }
+    }
+
+    /// Takes the roots of `name` (nil when there are none, or when `acceptingLostRowChanges`
+    /// is false and the rows changed since them are no longer known: then they are dropped and
+    /// the extension rebuilds) and the catch-up: the rows changed since and the extension's
+    /// records.
+    func claimRoots(_ name: String, acceptingLostRowChanges: Bool) -> (bytes: [UInt8], catchUp: ExtensionCatchUp)? {
+        state.withLock { state in
+            guard let bytes = state.roots.removeValue(forKey: name) else { return nil }
+            let pending = state.pending.removeValue(forKey: name) ?? Pending()
+            var catchUp = state.catchUp
+            catchUp.records = pending.records
+            catchUp.rowChangesLost = pending.rowChangesLost
+            state.trimIfEmpty()
+            if pending.rowChangesLost && !acceptingLostRowChanges { return nil }
             return (bytes, catchUp)
         }
     }
 
-    /// A checkpoint is being captured (under the writer lock): whatever is unclaimed is
-    /// dropped. From here on nothing can be claimed, so no state can reach pages an index
-    /// compaction retires without having been copied.
+    /// Takes the extension data records of `name` that no roots go with (empty when there are
+    /// none).
+    func claimRecords(_ name: String) -> [[UInt8]] {
+        state.withLock { state in
+            guard state.roots[name] == nil, let pending = state.pending.removeValue(forKey: name) else { return [] }
+            state.trimIfEmpty()
+            return pending.records
+        }
+    }
+
+    /// A checkpoint is being captured (under the writer lock): returns the unclaimed roots and
+    /// records it carries. Images are dropped; so are names `live` holds (a registered state
+    /// replaced them), and a name whose records no longer fit one checkpoint record (its
+    /// extension then rebuilds). The rows changed since the replay position are marked lost for
+    /// every carried name, and the row catch-up starts again from this checkpoint.
+    func carry(live: Set<String>) -> (roots: [String: [UInt8]], pending: [CheckpointPendingExtension]) {
+        state.withLock { state in
+            state.images = [:]
+            for name in live {
+                state.roots[name] = nil
+                state.pending[name] = nil
+            }
+            let rowsChanged = !state.catchUp.rowsUnchanged
+            var carried: [CheckpointPendingExtension] = []
+            for name in Set(state.roots.keys).union(state.pending.keys).sorted() {
+                var pending = state.pending[name] ?? Pending()
+                pending.rowChangesLost = pending.rowChangesLost || rowsChanged
+                let record = CheckpointPendingExtension(name: name, rowChangesLost: pending.rowChangesLost, records: pending.records)
+                guard record.encodedSize <= Format.maxRecordPayload else {
+                    state.roots[name] = nil
+                    state.pending[name] = nil
+                    continue
+                }
+                state.pending[name] = pending
+                carried.append(record)
+            }
+            state.catchUp = ExtensionCatchUp()
+            return (state.roots, carried)
+        }
+    }
+
+    /// An index compaction is being captured (under the writer lock): every unclaimed state is
+    /// dropped, since the compaction keeps only the pages of registered extensions.
     func dropAll() { state.withLock { $0 = State() } }
+
+    /// Drops the unclaimed state of the extension named `name` (state names `kind:name`);
+    /// returns whether there was any.
+    func drop(extensionNamed name: String) -> Bool {
+        state.withLock { state in
+            func matches(_ stateName: String) -> Bool {
+                stateName == name || stateName.split(separator: ":", maxSplits: 1).last.map(String.init) == name
+            }
+            var dropped = false
+            for key in state.roots.keys where matches(key) { state.roots[key] = nil; dropped = true }
+            for key in state.images.keys where matches(key) { state.images[key] = nil; dropped = true }
+            for key in state.pending.keys where matches(key) { state.pending[key] = nil; dropped = true }
+            state.trimIfEmpty()
+            return dropped
+        }
+    }
 }
 
 extension UnclaimedExtensions.State {
+    var isEmpty: Bool { images.isEmpty && roots.isEmpty && pending.isEmpty }
+
     mutating func trimIfEmpty() {
-        if images.isEmpty && roots.isEmpty { catchUp = ExtensionCatchUp() }
+        if isEmpty { catchUp = ExtensionCatchUp() }
     }
 }
 
@@ -84,9 +176,29 @@ extension Engine {
     /// rows changed since they were written; nil when there are none. Reads no page. Call
     /// inside the registering write transaction, so no commit or checkpoint falls between the
     /// claim and the state that replaces it.
-    package func claimExtensionRoots(_ name: String) -> ClaimedExtensionRoots? {
-        guard let (bytes, catchUp) = unclaimed.claimRoots(name) else { return nil }
+    ///
+    /// With `acceptingLostRowChanges` the claim also succeeds when the rows changed since the
+    /// roots are no longer known (`ExtensionCatchUp.rowChangesLost`: a checkpoint carried the
+    /// roots past them); otherwise such roots are dropped and nil returned, so an extension
+    /// derived from the rows rebuilds instead of silently diverging.
+    package func claimExtensionRoots(_ name: String, acceptingLostRowChanges: Bool = false) -> ClaimedExtensionRoots? {
+        guard let (bytes, catchUp) = unclaimed.claimRoots(name, acceptingLostRowChanges: acceptingLostRowChanges) else { return nil }
         return ClaimedExtensionRoots(rootBytes: bytes, catchUp: catchUp, format: index.format, source: extensionSource(index.source()))
+    }
+
+    /// Drops what is unclaimed of the extension registered last under `name` (its state names
+    /// are `kind:name`), so later checkpoints stop carrying it. Returns whether there was
+    /// anything. The newest checkpoint on disk still holds it until the next one is written.
+    package func dropUnclaimedExtension(named name: String) -> Bool {
+        unclaimed.drop(extensionNamed: name)
+    }
+
+    /// Takes the extension data records of extension state `name` (docs/format.md §3) when it
+    /// has no roots to claim — it was registered after the newest checkpoint — in commit order;
+    /// empty when there are none. Call inside the registering write transaction, after
+    /// `claimExtensionRoots(_:)` returned nil.
+    package func claimExtensionRecords(_ name: String) -> [[UInt8]] {
+        unclaimed.claimRecords(name)
     }
 
     /// The root bytes extension state `name` recorded in the index, without claiming them (an

@@ -14,8 +14,12 @@ package enum MetadataUpdate {
 /// The one read-write transaction of an engine, valid only inside `Engine.write`'s body.
 ///
 /// Reads see the transaction's own writes. Each write appends its record to the log at once
-/// (streamed, not yet committed) and updates the transaction's private copy of the key
-/// directory; `Engine.write` commits or rolls back when the body returns.
+/// (streamed, not yet committed) and records the row's new entry in the transaction's write
+/// buffer (`KeydirBuffer`), which is applied to its private copy of the key directory in key
+/// order: at commit, when the buffer grows past `EngineOptions.writeBufferLimit` (a spill), or
+/// before a read that needs the trees in order (the `keydir` property: counts, ordered walks,
+/// lookups by row id). Point reads (`entry`, `object`, `metadata`) look in the buffer first and
+/// apply nothing. `Engine.write` commits or rolls back when the body returns.
 ///
 /// Threading: only the thread running the body may use it.
 package final class WriteTransaction {
@@ -23,10 +27,24 @@ package final class WriteTransaction {
     // `@exclusivity(unchecked)` on the state every write touches: release builds otherwise pay a
     // dynamic exclusivity check (`swift_beginAccess`) per access. Safe because a transaction is
     // used by one thread (the body's) and no method holds two overlapping accesses to one of
-    // these properties (compile-time checking still applies; `setObject`'s `upsert` closure
-    // touches `usage` and `nextRowid`, never `keydir`).
-    /// The key directory as this transaction sees it.
-    @exclusivity(unchecked) package private(set) var keydir: Keydir
+    // these properties (compile-time checking still applies; the row-key closures of the
+    // writes read `buffer` and `trees`, then change `usage`, `nextRowid` and `buffer` in turn,
+    // never while another access to the same property is open).
+    /// The key directory as this transaction sees it: reading it first applies the write
+    /// buffer (a failure to do so, a damaged page, fails the transaction: see `applyBuffer`).
+    package var keydir: Keydir {
+        _read {
+            if !buffer.isEmpty { try? applyBuffer() }
+            yield trees
+        }
+    }
+    /// The key directory without the rows still in `buffer`.
+    @exclusivity(unchecked) private var trees: Keydir
+    /// The rows written since the buffer was last applied to `trees`.
+    @exclusivity(unchecked) private var buffer = KeydirBuffer()
+    /// Why applying the buffer failed, if it did: the transaction can then only roll back (every
+    /// later write and the commit throw it).
+    private var applyFailure: StorageError?
     /// The snapshot the transaction started from.
     package let baseSnapshot: UInt64
     /// The changes so far (keys only).
@@ -50,6 +68,9 @@ package final class WriteTransaction {
     var touched = false
     var extensionsOnly = false
     package private(set) var isRolledBack = false
+    /// The extension data records appended so far (name, payload), in order: handed to
+    /// `UnclaimedExtensions` with the commit's changes.
+    private(set) var extensionRecords: [(name: String, payload: [UInt8])] = []
     /// Why the engine refuses this transaction (`closed`, `poisoned`), if it does: every write
     /// throws it before touching the log.
     let refusal: StorageError?
@@ -57,7 +78,7 @@ package final class WriteTransaction {
     init(state: WriterState, refusal: StorageError? = nil) {
         self.state = state
         self.refusal = refusal
-        keydir = state.keydir
+        trees = state.keydir
         baseSnapshot = state.snapshotNumber
         changeset = Changeset(snapshot: state.snapshotNumber + 1)
         extensions = state.extensions
@@ -96,8 +117,54 @@ package final class WriteTransaction {
 
     // MARK: Reads
 
+    /// The row's entry as this transaction leaves it so far: from the write buffer, else the
+    /// trees (nothing is applied).
     package func entry(collection: String, key: String) throws(StorageError) -> KeydirEntry? {
-        try tree { () throws(PageError) in try keydir.entry(collection: collection, key: key) }
+        try RowKey.withEncoded(collection: collection, key: key) { rowKey in
+            Result { () throws(StorageError) in try lookup(rowKey, hash: KeydirBuffer.hash(rowKey)).entry }
+        }.get()
+    }
+
+    /// The buffer slot of the row key `rowKey` (hash `hash`) if it is buffered, and the row's
+    /// entry (nil: absent or removed).
+    private func lookup(_ rowKey: UnsafeRawBufferPointer, hash: UInt64) throws(StorageError) -> (slot: Int?, entry: KeydirEntry?) {
+        if let slot = buffer.slot(for: rowKey, hash: hash) { return (slot, buffer.entry(at: slot)) }
+        guard trees.count > 0 else { return (nil, nil) }
+        return (nil, try tree { () throws(PageError) in try trees.entry(rowKey: rowKey) })
+    }
+
+    /// Records the row key `rowKey` (hash `hash`, buffered in `slot` or not yet) as holding
+    /// `entry` (nil: removed), its entry having been `old`.
+    private func record(_ rowKey: UnsafeRawBufferPointer, hash: UInt64, slot: Int?, entry: KeydirEntry?, old: KeydirEntry?) {
+        if let slot {
+            buffer.set(entry, at: slot)
+        } else {
+            buffer.insert(rowKey, hash: hash, entry: entry, base: old?.rowid)
+        }
+    }
+
+    /// Applies the write buffer to the trees (in key order, once per row) and empties it.
+    /// - Throws: `StorageError` when a page of the trees cannot be read or is damaged; the
+    ///   transaction then fails for good (its later writes and its commit throw the error).
+    package func applyBuffer() throws(StorageError) {
+        if let applyFailure { throw applyFailure }
+        guard !buffer.isEmpty else { return }
+        do throws(StorageError) {
+            try tree { () throws(PageError) in try trees.apply(buffer) }
+        } catch {
+            applyFailure = error
+            throw error
+        }
+        buffer.removeAll()
+    }
+
+    /// Rows in the write buffer, not yet applied to the trees (tests see spills with it).
+    package var bufferedRowCount: Int { buffer.count }
+
+    /// Applies the buffer when it holds more than `writeBufferLimit` bytes (a spill: the
+    /// transaction's reads see the same rows either way).
+    private func spillIfFull() throws(StorageError) {
+        if buffer.byteSize > state.writeBufferLimit { try applyBuffer() }
     }
 
     package func object(collection: String, key: String) throws(StorageError) -> [UInt8]? {
@@ -145,23 +212,21 @@ package final class WriteTransaction {
         try checkName(collection); try checkName(key)
         try checkRowKey(collection: collection, key: key)
         try begin()
-        // One walk of the key directory: the records are appended inside `upsert`, which stores
-        // the new entry only when they were (a failed append leaves the row as it was).
-        var outcome: Result<(inserted: Bool, metadataChanged: Bool), StorageError> = .success((false, false))
-        _ = try tree { () throws(PageError) in try keydir.upsert(collection: collection, key: key) { old -> KeydirEntry? in
-            do throws(StorageError) {
+        // One lookup (the buffer, then the trees unless they are empty); the new entry is
+        // buffered only once the records were appended (a failed append leaves the row as it was).
+        let (inserted, metadataChanged) = try RowKey.withEncoded(collection: collection, key: key) { rowKey in
+            Result { () throws(StorageError) -> (Bool, Bool) in
+                let hash = KeydirBuffer.hash(rowKey)
+                let (slot, old) = try lookup(rowKey, hash: hash)
                 let (entry, metadataChanged) = try appendSet(object, metadata: metadata, old: old, collection: collection, key: key)
-                outcome = .success((old == nil, metadataChanged))
-                return entry
-            } catch {
-                outcome = .failure(error)
-                return nil
+                record(rowKey, hash: hash, slot: slot, entry: entry, old: old)
+                return (old == nil, metadataChanged)
             }
-        } }
-        let (inserted, metadataChanged) = try outcome.get()
+        }.get()
         changeset.recordSet(CollectionKeyPair(collection: collection, key: key), inserted: inserted,
                             objectChanged: true, metadataChanged: metadataChanged)
         wroteRecords = true
+        try spillIfFull()
     }
 
     /// Appends the records of a `setObject` of a row whose entry was `old` and returns its new
@@ -198,35 +263,51 @@ package final class WriteTransaction {
     /// nothing, when the row does not exist.
     @discardableResult
     package func setMetadata(_ metadata: UnsafeRawBufferPointer?, collection: String, key: String) throws(StorageError) -> Bool {
-        guard var entry = try entry(collection: collection, key: key) else { return false }
-        if let metadata { try checkSize(metadata.count) }
-        try begin()
-        let place = ValueLocation(try state.log.appendValue(.metadata, rowid: entry.rowid, collection: collection, key: key, value: metadata,
-                                                            noMetadata: metadata == nil, compress: state.compression))
-        if let m = entry.metadata { subtract(m) }
-        entry.metadata = metadata == nil ? nil : place
-        if metadata != nil { add(place) }
-        _ = try tree { () throws(PageError) in try keydir.set(entry, collection: collection, key: key) }
+        let found = try RowKey.withEncoded(collection: collection, key: key) { rowKey in
+            Result { () throws(StorageError) -> Bool in
+                let hash = KeydirBuffer.hash(rowKey)
+                let (slot, old) = try lookup(rowKey, hash: hash)
+                guard let old else { return false }
+                if let metadata { try checkSize(metadata.count) }
+                try begin()
+                let place = ValueLocation(try state.log.appendValue(.metadata, rowid: old.rowid, collection: collection, key: key,
+                                                                    value: metadata, noMetadata: metadata == nil, compress: state.compression))
+                var entry = old
+                if let m = entry.metadata { subtract(m) }
+                entry.metadata = metadata == nil ? nil : place
+                if metadata != nil { add(place) }
+                record(rowKey, hash: hash, slot: slot, entry: entry, old: old)
+                return true
+            }
+        }.get()
+        guard found else { return false }
         changeset.recordSet(CollectionKeyPair(collection: collection, key: key), inserted: false, objectChanged: false, metadataChanged: true)
         wroteRecords = true
+        try spillIfFull()
         return true
     }
 
     /// Removes a row. Returns its entry, or nil (writing nothing) when it did not exist.
     @discardableResult
     package func remove(collection: String, key: String) throws(StorageError) -> KeydirEntry? {
-        guard try entry(collection: collection, key: key) != nil else { return nil }
-        try begin()
-        try state.log.appendRemove(collection: collection, key: key)
-        // The row was just found: the trees skip their existence walks.
-        guard let old = try tree({ () throws(PageError) in try keydir.remove(collection: collection, key: key, known: true) }) else {
-            throw .corrupted(offset: 0, reason: "the index lost row \(collection)/\(key) during its removal")
-        }
+        let removed = try RowKey.withEncoded(collection: collection, key: key) { rowKey in
+            Result { () throws(StorageError) -> KeydirEntry? in
+                let hash = KeydirBuffer.hash(rowKey)
+                let (slot, old) = try lookup(rowKey, hash: hash)
+                guard let old else { return nil }
+                try begin()
+                try state.log.appendRemove(collection: collection, key: key)
+                record(rowKey, hash: hash, slot: slot, entry: nil, old: old)
+                return old
+            }
+        }.get()
+        guard let old = removed else { return nil }
         subtract(old.object)
         if let m = old.metadata { subtract(m) }
         changeset.recordRemove(CollectionKeyPair(collection: collection, key: key))
         changeset.removedRowids.append(old.rowid)
         wroteRecords = true
+        try spillIfFull()
         return old
     }
 
@@ -234,10 +315,11 @@ package final class WriteTransaction {
     /// when the collection had none.
     @discardableResult
     package func removeCollection(_ collection: String) throws(StorageError) -> [(key: String, entry: KeydirEntry)]? {
-        guard try tree({ () throws(PageError) in try keydir.count(inCollection: collection) }) > 0 else { return nil }
+        try applyBuffer()
+        guard try tree({ () throws(PageError) in try trees.count(inCollection: collection) }) > 0 else { return nil }
         try begin()
         try state.log.appendRemoveCollection(collection)
-        let removed = try tree { () throws(PageError) in try keydir.removeCollection(collection) }!
+        let removed = try tree { () throws(PageError) in try trees.removeCollection(collection) }!
         for (_, entry) in removed {
             subtract(entry.object)
             if let m = entry.metadata { subtract(m) }
@@ -250,10 +332,11 @@ package final class WriteTransaction {
 
     /// Removes every row. Does nothing when the database is empty.
     package func removeAll() throws(StorageError) {
-        guard keydir.count > 0 else { return }
+        try applyBuffer()
+        guard trees.count > 0 else { return }
         try begin()
         try state.log.appendRemoveAll()
-        keydir.removeAll()
+        trees.removeAll()
         settledUsage.removeAll()
         pendingAdds = 0
         changeset.recordRemoveAll()
@@ -270,10 +353,30 @@ package final class WriteTransaction {
         return true
     }
 
+    /// Appends an extension data record (docs/format.md §3) to this commit: `payload` under
+    /// extension state `name`, replayed in commit order to the extension when it claims its
+    /// roots after a reopen (`ExtensionCatchUp.records`). Bytes that only the log can give
+    /// back (a relationship's manual edges) go here, so they are part of their commit: all
+    /// there after a crash, or not at all. Throws `tooLarge` for an empty or over-long name or a
+    /// payload over `Format.maxExtensionDataPayload` (nothing written), `io` when the log
+    /// cannot be written, and the refusal of a closed or poisoned engine.
+    package func appendExtensionData(name: String, payload: [UInt8]) throws(StorageError) {
+        guard !name.isEmpty else { throw .tooLarge("an extension data record needs a name") }
+        try checkName(name)
+        if payload.count > Format.maxExtensionDataPayload {
+            throw .tooLarge("extension data of \(payload.count) bytes (limit \(Format.maxExtensionDataPayload))")
+        }
+        try begin()
+        try state.log.appendExtensionData(name: name, payload: payload)
+        extensionRecords.append((name, payload))
+        wroteRecords = true
+    }
+
     // MARK: Internals
 
     func begin() throws(StorageError) {
         if let refusal { throw refusal }
+        if let applyFailure { throw applyFailure }
         guard !began else { return }
         try state.log.begin()
         began = true
@@ -286,9 +389,9 @@ package final class WriteTransaction {
     /// Checks that (collection, key) fits the index pages (docs/format.md §6): like LMDB's key
     /// limit, a name pair longer than about a quarter page is refused.
     func checkRowKey(collection: String, key: String) throws(StorageError) {
-        guard !keydir.fits(collection: collection, key: key) else { return }
+        guard !trees.fits(collection: collection, key: key) else { return }
         let length = RowKey.encodedLength(collection: collection, key: key)
-        throw .tooLarge("collection and key of \(length) bytes together (limit \(Keydir.maximumRowKeyLength(keydir.format)))")
+        throw .tooLarge("collection and key of \(length) bytes together (limit \(Keydir.maximumRowKeyLength(trees.format)))")
     }
 
     func checkName(_ name: String) throws(StorageError) {

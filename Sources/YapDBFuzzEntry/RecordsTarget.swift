@@ -60,6 +60,14 @@ enum RecordsTarget {
             RecordCodec.appendRemoveCollection(collection, into: &buffer)
             let again = reframe(buffer) { frame, raw in try? RecordCodec.removeCollectionRecord(frame, in: raw) }
             guard again == collection else { finding(name, "remove-collection record does not round-trip") }
+        case .extensionData:
+            guard let (extensionName, payload) = try? RecordCodec.extensionDataRecord(frame, in: raw) else { return }
+            var buffer: [UInt8] = []
+            RecordCodec.appendExtensionData(name: extensionName, payload: payload, into: &buffer)
+            let again = reframe(buffer) { frame, raw in try? RecordCodec.extensionDataRecord(frame, in: raw) }
+            guard let again, again.name == extensionName, again.payload == payload else {
+                finding(name, "extension data record does not round-trip")
+            }
         case .commit:
             let info = RecordCodec.commitRecord(frame, in: raw)
             var buffer: [UInt8] = []
@@ -75,7 +83,7 @@ enum RecordsTarget {
             guard let root = try? IndexRoot.decode(bytes, path: "fuzz", uuid: uuid) else { return }
             if let damage = root.damage() { finding(name, "a decoded index root fails its own validation: \(damage)") }
         case .removeAll, .checkpointInfo, .checkpointCollection, .checkpointEntries, .checkpointEnd, .checkpointSegmentUsage,
-             .checkpointExtension:
+             .checkpointExtension, .checkpointPendingExtension:
             return
         }
     }

@@ -219,7 +219,8 @@ enum Seeds {
                 }
             }
         }
-        // One of each value record shape: compressed, raw, nil metadata; a commit after them.
+        // One of each value record shape: compressed, raw, nil metadata; an extension data
+        // record (a relationship's manual-edge change); a commit after them.
         var buffer: [UInt8] = []
         let big = [UInt8](repeating: 0x41, count: 600)
         big.withUnsafeBytes { raw in
@@ -231,8 +232,9 @@ enum Seeds {
         RecordCodec.appendRemove(collection: "c", key: "k", into: &buffer)
         RecordCodec.appendRemoveCollection("c", into: &buffer)
         RecordCodec.appendRemoveAll(into: &buffer)
+        RecordCodec.appendExtensionData(name: "relationship:r", payload: [1, 0, 1, 1, 9, 0x61, 0, 0, 0x62, 0, 0, 0x6D, 0, 0], into: &buffer)
         let checksum = buffer.withUnsafeBytes { CRC32C.checksum($0) }
-        RecordCodec.appendCommit(CommitInfo(snapshot: 1, recordCount: 6, recordsChecksum: checksum, recordsLength: UInt64(buffer.count),
+        RecordCodec.appendCommit(CommitInfo(snapshot: 1, recordCount: 7, recordsChecksum: checksum, recordsLength: UInt64(buffer.count),
                                             durableThrough: LogPosition(segment: 1, offset: UInt32(Format.headerSize))), into: &buffer)
         seeds.append([0] + buffer)
         seeds.append([1] + buffer.prefix(buffer.count - RecordCodec.commitRecordSize) + buffer.suffix(RecordCodec.commitRecordSize))

@@ -25,9 +25,9 @@
 /// mutated by one thread at a time (the engine's single writer).
 package struct Keydir: Sendable {
     /// Row key → entry.
-    package private(set) var rows: PagedBTree
+    package internal(set) var rows: PagedBTree
     /// Row-id key → row key.
-    package private(set) var rowids: PagedBTree
+    package internal(set) var rowids: PagedBTree
 
     /// An empty directory whose pages will have `format` and be read from `source`.
     package init(format: PageFormat = PageFormat(), source: any PageSource = EmptyPageSource()) {

@@ -39,6 +39,28 @@ package struct CheckpointEntry: Sendable, Equatable {
     }
 }
 
+/// An extension state a checkpoint carries while no registered extension has claimed it
+/// (docs/format.md §4, record 23): its extension data records since its roots (or since it
+/// was registered, when it has none), in commit order, and whether rows changed between its
+/// roots and this checkpoint's replay position (those changes are no longer listed).
+package struct CheckpointPendingExtension: Sendable, Equatable {
+    package var name: String
+    package var rowChangesLost: Bool
+    package var records: [[UInt8]]
+
+    package init(name: String, rowChangesLost: Bool, records: [[UInt8]]) {
+        self.name = name
+        self.rowChangesLost = rowChangesLost
+        self.records = records
+    }
+
+    /// The payload size of its record.
+    package var encodedSize: Int {
+        varintSize(UInt64(name.utf8.count)) + name.utf8.count + 1 + varintSize(UInt64(records.count))
+            + records.reduce(0) { $0 + varintSize(UInt64($1.count)) + $1.count }
+    }
+}
+
 /// Payload encodings of the checkpoint record types 16–20 (docs/format.md §4). Decoders take
 /// exactly one record's payload and throw `ByteReader.Overrun` on anything malformed; the
 /// reader turns that into `corrupted` with the record's file offset.
@@ -114,6 +136,40 @@ enum CheckpointCodec {
             buffer.append(contentsOf: image)
         }
         _ = RecordCodec.finish(&buffer, start: start)
+    }
+
+    /// Appends a pending-extension record (type 23).
+    static func appendPendingExtension(_ pending: CheckpointPendingExtension, into buffer: inout [UInt8]) {
+        let start = RecordCodec.begin(.checkpointPendingExtension, in: &buffer)
+        buffer.appendString(pending.name)
+        buffer.append(pending.rowChangesLost ? 1 : 0)
+        buffer.appendVarint(UInt64(pending.records.count))
+        for record in pending.records {
+            buffer.appendVarint(UInt64(record.count))
+            buffer.append(contentsOf: record)
+        }
+        _ = RecordCodec.finish(&buffer, start: start)
+    }
+
+    /// Decodes a pending-extension record's payload: a non-empty name, a flags byte (bit 0
+    /// only), a count (checked against the bytes left before anything is reserved), that many
+    /// length-prefixed records of at most `Format.maxExtensionDataPayload` bytes, and nothing
+    /// after.
+    static func pendingExtension(_ payload: UnsafeRawBufferPointer) throws(ByteReader.Overrun) -> CheckpointPendingExtension {
+        var reader = ByteReader(payload)
+        let name = try reader.readString()
+        guard !name.isEmpty else { throw ByteReader.Overrun(what: "empty extension name") }
+        let flags = try reader.readU8()
+        guard flags & ~1 == 0 else { throw ByteReader.Overrun(what: "unknown flags \(flags)") }
+        let count = try reader.readLength(max: reader.remaining)
+        var records: [[UInt8]] = []
+        records.reserveCapacity(count)
+        for _ in 0..<count {
+            let length = try reader.readLength(max: Format.maxExtensionDataPayload)
+            records.append(Array(try reader.readBytes(length)))
+        }
+        guard reader.isAtEnd else { throw ByteReader.Overrun(what: "bytes after the records") }
+        return CheckpointPendingExtension(name: name, rowChangesLost: flags & 1 != 0, records: records)
     }
 
     /// Decodes an extension-image record's payload.

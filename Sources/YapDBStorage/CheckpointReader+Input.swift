@@ -85,9 +85,9 @@ extension CheckpointReader {
             case .checkpointEnd: valid = length == Format.checkpointEndPayloadSize
             case .checkpointCollection: valid = length <= Format.checkpointCollectionMaxPayload
             case .checkpointEntries: valid = length <= Format.checkpointBlockSize
-            case .checkpointSegmentUsage, .checkpointExtension: valid = length <= Format.maxRecordPayload
+            case .checkpointSegmentUsage, .checkpointExtension, .checkpointPendingExtension: valid = length <= Format.maxRecordPayload
             case .checkpointIndexRoot: valid = length <= Format.rootBodyOffset + Format.rootMaximumSize + 4
-            case .object, .metadata, .remove, .removeCollection, .removeAll, .commit:
+            case .object, .metadata, .remove, .removeCollection, .removeAll, .commit, .extensionData:
                 throw corrupt(offset, "log record type \(typeByte) in a checkpoint")
             }
             guard valid else { throw corrupt(offset, "record type \(typeByte) with a payload length of \(length) bytes") }

@@ -30,7 +30,8 @@ package enum CheckpointReader {
         collection: (String, Int) throws(StorageError) -> Void,
         entry: (CheckpointEntry) throws(StorageError) -> Void,
         extensionImage: (String, [UInt8]) throws(StorageError) -> Void = { _, _ throws(StorageError) in },
-        indexRoot: ([UInt8]) throws(StorageError) -> Void = { _ throws(StorageError) in }
+        indexRoot: ([UInt8]) throws(StorageError) -> Void = { _ throws(StorageError) in },
+        pendingExtension: (CheckpointPendingExtension) throws(StorageError) -> Void = { _ throws(StorageError) in }
     ) throws(StorageError) -> (CheckpointInfo, segmentUsage: [UInt32: UInt64]) {
         let path = files.checkpointPath(number)
         let file: any StorageFile
@@ -105,6 +106,13 @@ package enum CheckpointReader {
                     }
                     guard state.extensionNames.insert(extensionName).inserted else { throw .corrupt("second image of extension \(extensionName)") }
                     do throws(StorageError) { try extensionImage(extensionName, image) } catch { throw .callback(error) }
+                case .checkpointPendingExtension:
+                    _ = try state.requireInfo()
+                    guard state.usageSeen else { throw .corrupt("pending extension record before the segment-usage record") }
+                    guard !state.indexRootSeen else { throw .corrupt("pending extension record after the index root record") }
+                    let pending = try decode { () throws(ByteReader.Overrun) in try CheckpointCodec.pendingExtension(payload) }
+                    guard state.pendingNames.insert(pending.name).inserted else { throw .corrupt("second pending record of extension \(pending.name)") }
+                    do throws(StorageError) { try pendingExtension(pending) } catch { throw .callback(error) }
                 case .checkpointIndexRoot:
                     _ = try state.requireInfo()
                     guard state.usageSeen else { throw .corrupt("index root record before the segment-usage record") }
@@ -125,7 +133,7 @@ package enum CheckpointReader {
                     guard end.checksum == state.checksum else { throw .corrupt("end record checksum mismatch") }
                     guard next == input.size else { throw .corruptAt(next, "\(input.size - next) bytes after the end record") }
                     return (info, state.usage)
-                case .object, .metadata, .remove, .removeCollection, .removeAll, .commit:
+                case .object, .metadata, .remove, .removeCollection, .removeAll, .commit, .extensionData:
                     throw .corrupt("log record type \(frame.type.rawValue) in a checkpoint")
                 }
             } catch {
@@ -172,6 +180,7 @@ package enum CheckpointReader {
         var usageSeen = false
         var usage: [UInt32: UInt64] = [:]
         var extensionNames: Set<String> = []
+        var pendingNames: Set<String> = []
         var indexRootSeen = false
         var records: UInt32 = 0
         var checksum: UInt32 = 0

@@ -142,6 +142,19 @@ package final class CheckpointWriter {
         try flushIfNeeded()
     }
 
+    /// Adds the record of an extension state carried while unclaimed (docs/format.md §4, record
+    /// 23). Call after `setSegmentUsage` and before `setIndexRoot`, at most once per name; the
+    /// caller keeps the payload under `Format.maxRecordPayload` (`encodedSize`).
+    /// - Throws: `.io` when writing buffered records fails.
+    package func addPendingExtension(_ pending: CheckpointPendingExtension) throws(StorageError) {
+        try checkUsable()
+        precondition(usageWritten, "CheckpointWriter.addPendingExtension before setSegmentUsage")
+        precondition(!pending.name.isEmpty && pending.name.utf8.count <= Format.maxKeyLength
+                     && pending.encodedSize <= Format.maxRecordPayload, "pending extension over the format's limits")
+        appendRecord { CheckpointCodec.appendPendingExtension(pending, into: &$0) }
+        try flushIfNeeded()
+    }
+
     /// Adds the index root record: `root` is `IndexRoot.encoded()` (where the paged trees of
     /// this checkpoint are). Call after `setSegmentUsage` and before `finish`, at most once.
     /// - Throws: `.io` when writing buffered records fails.

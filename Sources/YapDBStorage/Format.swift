@@ -8,7 +8,7 @@ package enum Format {
     /// The first eight bytes of every file: "YapDB\r\n\x1a".
     package static let magic: [UInt8] = [0x59, 0x61, 0x70, 0x44, 0x42, 0x0D, 0x0A, 0x1A]
     /// The format version this build writes and the newest it reads.
-    package static let version: UInt32 = 2
+    package static let version: UInt32 = 3
     /// Size of the header at the start of every file.
     package static let headerSize = 64
 
@@ -61,6 +61,8 @@ package enum Format {
     package static let maxKeyLength = 1 << 16
     /// Largest record payload: a maximal value plus room for its row id, names and lengths.
     package static let maxRecordPayload = (1 << 30) + (1 << 16) * 3
+    /// Largest payload an extension puts in one extension data record (docs/format.md §3).
+    package static let maxExtensionDataPayload = 1 << 30
     /// A log segment rolls to the next one when it passes this size.
     package static let defaultSegmentSize = 64 << 20
     /// Values shorter than this are never compressed (measured: LZ4 saves 2 % on 100-byte
@@ -153,6 +155,9 @@ package enum RecordType: UInt8, Sendable {
     case removeCollection = 4
     case removeAll = 5
     case commit = 6
+    /// Bytes an extension logs with a commit (docs/format.md §3, "Extension data records"):
+    /// its name and a payload only that extension reads.
+    case extensionData = 7
     case checkpointInfo = 16
     case checkpointCollection = 17
     case checkpointEntries = 18
@@ -161,4 +166,7 @@ package enum RecordType: UInt8, Sendable {
     case checkpointExtension = 21
     /// The index root (docs/format.md §4, §10): where the paged trees of this checkpoint are.
     case checkpointIndexRoot = 22
+    /// An extension's state carried by the checkpoint while no extension claims it
+    /// (docs/format.md §4): its extension data records and whether row changes were lost.
+    case checkpointPendingExtension = 23
 }

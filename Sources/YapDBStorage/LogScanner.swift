@@ -5,6 +5,9 @@ package enum ScannedOperation: Sendable, Equatable {
     case remove(collection: String, key: String)
     case removeCollection(String)
     case removeAll
+    /// An extension data record (docs/format.md §3): the extension's name and its payload,
+    /// checked only for its framing (the extension checks the payload).
+    case extensionData(name: String, payload: [UInt8])
 }
 
 /// A valid commit found by the scan.
@@ -201,6 +204,9 @@ package struct LogScanner {
                     case .removeAll:
                         guard frame.payloadLength == 0 else { throw .invalid("remove-all record with a payload") }
                         pending.append(.removeAll)
+                    case .extensionData:
+                        let (name, payload) = try RecordCodec.extensionDataRecord(frame, in: raw)
+                        pending.append(.extensionData(name: name, payload: payload))
                     case .commit:
                         let info = RecordCodec.commitRecord(frame, in: raw)
                         let recordsChecksum = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: raw[pendingStart..<position]))
@@ -212,7 +218,8 @@ package struct LogScanner {
                         commits.append(ScannedCommit(info: info, end: LogPosition(segment: number, offset: UInt32(base + position + frame.totalLength)), operations: pending))
                         pending.removeAll(keepingCapacity: true)
                         pendingStart = position + frame.totalLength
-                    case .checkpointInfo, .checkpointCollection, .checkpointEntries, .checkpointEnd, .checkpointSegmentUsage, .checkpointExtension, .checkpointIndexRoot:
+                    case .checkpointInfo, .checkpointCollection, .checkpointEntries, .checkpointEnd, .checkpointSegmentUsage, .checkpointExtension, .checkpointIndexRoot,
+                         .checkpointPendingExtension:
                         throw .invalid("checkpoint record in a log segment")
                     }
                 } catch {

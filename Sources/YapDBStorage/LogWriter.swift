@@ -153,6 +153,16 @@ package final class LogWriter {
         try flushIfNeeded()
     }
 
+    /// Appends an extension data record (docs/format.md §3): `payload` under extension `name`,
+    /// replayed with the commit. The caller checks `name` (non-empty, ≤ `Format.maxKeyLength`
+    /// bytes) and the payload's size (≤ `Format.maxExtensionDataPayload`).
+    package func appendExtensionData(name: String, payload: [UInt8]) throws(StorageError) {
+        precondition(inTransaction, "LogWriter.appendExtensionData outside a transaction")
+        RecordCodec.appendExtensionData(name: name, payload: payload, into: &buffer)
+        recordCount += 1
+        try flushIfNeeded()
+    }
+
     /// The bytes of a record of this transaction that is still staged, or nil if it was
     /// already written to the file (read it from there).
     package func stagedRecord(at location: RecordLocation) -> [UInt8]? {

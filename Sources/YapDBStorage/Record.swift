@@ -80,6 +80,16 @@ package enum RecordCodec {
         _ = finish(&buffer, start: begin(.removeAll, in: &buffer))
     }
 
+    /// Appends an extension data record: `name` (non-empty, ≤ `Format.maxKeyLength` UTF-8
+    /// bytes) and the extension's `payload` (≤ `Format.maxExtensionDataPayload` bytes; callers
+    /// check both).
+    package static func appendExtensionData(name: String, payload: [UInt8], into buffer: inout [UInt8]) {
+        let start = begin(.extensionData, in: &buffer)
+        buffer.appendString(name)
+        buffer.append(contentsOf: payload)
+        _ = finish(&buffer, start: start)
+    }
+
     /// Appends a commit record.
     package static func appendCommit(_ info: CommitInfo, into buffer: inout [UInt8]) {
         let start = begin(.commit, in: &buffer)
@@ -126,8 +136,8 @@ package enum RecordCodec {
         switch type {
         case .object, .metadata: allowed = Format.flagCompressed | Format.flagNoMetadata
         case .checkpointEntries, .checkpointExtension: allowed = Format.flagCompressed
-        case .remove, .removeCollection, .removeAll, .commit, .checkpointInfo, .checkpointCollection,
-             .checkpointEnd, .checkpointSegmentUsage, .checkpointIndexRoot: allowed = 0
+        case .remove, .removeCollection, .removeAll, .commit, .extensionData, .checkpointInfo, .checkpointCollection,
+             .checkpointEnd, .checkpointSegmentUsage, .checkpointIndexRoot, .checkpointPendingExtension: allowed = 0
         }
         guard flags & ~allowed == 0 else { throw .invalid("flags \(flags) not allowed on record type \(typeByte)") }
         let length = Int(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: offset + Format.recordLengthOffset, as: UInt32.self)))
@@ -212,6 +222,21 @@ package enum RecordCodec {
             guard reader.isAtEnd else { throw ByteReader.Overrun(what: "trailing bytes") }
             return collection
         } catch { throw .invalid("remove-collection record: \(error.what)") }
+    }
+
+    /// Parses an extension data record: the extension's name (non-empty, ≤
+    /// `Format.maxKeyLength` bytes of valid UTF-8) and its payload (the rest of the record, ≤
+    /// `Format.maxExtensionDataPayload` bytes). The payload is the extension's to check.
+    package static func extensionDataRecord(_ frame: Frame, in bytes: UnsafeRawBufferPointer) throws(FrameError) -> (name: String, payload: [UInt8]) {
+        var reader = ByteReader(UnsafeRawBufferPointer(rebasing: bytes[frame.payloadStart..<(frame.payloadStart + frame.payloadLength)]))
+        do throws(ByteReader.Overrun) {
+            let name = try reader.readString()
+            guard !name.isEmpty else { throw ByteReader.Overrun(what: "empty extension name") }
+            guard reader.remaining <= Format.maxExtensionDataPayload else {
+                throw ByteReader.Overrun(what: "extension payload of \(reader.remaining) bytes over the limit")
+            }
+            return (name, Array(try reader.readBytes(reader.remaining)))
+        } catch { throw .invalid("extension data record: \(error.what)") }
     }
 
     /// Parses a commit record.

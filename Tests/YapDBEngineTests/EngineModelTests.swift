@@ -9,7 +9,12 @@ import TestSupport
 /// with commits, rollbacks, reopens, checkpoints, compactions and old snapshots re-read.
 /// Seed 1 runs in the environment's index read mode (mapped unless `YAPDB_TEST_INDEX_READ_MODE`
 /// says otherwise); seed 2 always reads index pages of 512 bytes with `pread` through a cache
-/// of 8 pages, so the cached mode (misses, evictions, checksums on read) runs under the model.
+/// of 8 pages, so the cached mode (misses, evictions, checksums on read) runs under the model,
+/// and with a write buffer limit of a few rows, so transactions spill their buffered rows into
+/// the trees part way (seed 1 keeps the default limit: its transactions never spill). Some
+/// transactions are long (up to 150 operations); reads inside them (point reads, counts,
+/// ordered walks, lookups by row id) are checked against the transaction's model, and power
+/// cuts on the simulated disk against the committed one.
 @Suite struct EngineModelTests {
     @Test(arguments: zip([UInt64(1), 2], [0, 8]))
     func randomOperationsMatchTheModel(seed: UInt64, cachedPages: Int) throws {
@@ -21,6 +26,7 @@ import TestSupport
             // Small pages, so the trees are several pages deep and the cache evicts.
             options.indexReadMode = .cached(pages: cachedPages)
             options.indexPageSize = 512
+            options.writeBufferLimit = 600
         }
         var engine: Engine? = try Engine.open(path: "/db/main", options: options)
         var model = Model()
@@ -40,7 +46,7 @@ import TestSupport
             case 0..<70:
                 // A transaction of 1...8 operations, committed, rolled back, or failing.
                 var next = model
-                let steps = 1 + Int(rng.next() % 8)
+                let steps = rng.next() % 16 == 0 ? 1 + Int(rng.next() % 150) : 1 + Int(rng.next() % 8)
                 let ending = rng.next() % 10   // 0: rollback(), 1: throw, else commit
                 struct Abort: Error {}
                 let sizes = [0, 1, 10, 100, 300, 2000]
@@ -88,6 +94,9 @@ import TestSupport
                                 try tx.removeAll()
                                 next = Model()
                                 counts["clear-all", default: 0] += 1
+                            } else if rng.next() % 3 == 0 {
+                                try Self.checkOrderedReads(tx, collection: collection, model: next, seed: seed)
+                                counts["ordered-read", default: 0] += 1
                             } else {
                                 let got = try tx.object(collection: collection, key: key)
                                 #expect(got == next[collection, key]?.object, "seed \(seed): read-your-writes")
@@ -132,7 +141,20 @@ import TestSupport
                     #expect(try old.snapshot.materialize() == oldModel, "seed \(seed): an old snapshot changed")
                 }
                 counts["pin", default: 0] += 1
-            case 90..<93:
+            case 90..<91:
+                // A power cut: every acknowledged commit (synced: `.full`) survives it.
+                for (old, oldModel) in pinned {
+                    #expect(try old.snapshot.materialize() == oldModel, "seed \(seed): an old snapshot changed")
+                }
+                pinned.removeAll()
+                engine!.abandon()
+                engine = nil
+                disk.powerCut(seed: rng.next(), mode: rng.next() % 2 == 0 ? .drop : .torn)
+                engine = try Engine.open(path: "/db/main", options: options)
+                #expect(engine!.snapshot().number == committedSnapshot, "seed \(seed): snapshot number after a power cut")
+                #expect(try engine!.snapshot().materialize() == model, "seed \(seed): the rows after a power cut")
+                counts["power-cut", default: 0] += 1
+            case 91..<93:
                 let report = try engine!.verify()
                 #expect(report.isValid, "seed \(seed): verify: \(report.problems)")
                 counts["verify", default: 0] += 1
@@ -154,5 +176,25 @@ import TestSupport
         #expect(reopened.snapshot().number == committedSnapshot)
         print("engine model test seed \(seed): \(done) operations, \(counts.sorted { $0.key < $1.key })")
         #expect(counts["compact", default: 0] > 0 && counts["reopen", default: 0] > 0 && counts["clear-all", default: 0] > 0)
+        #expect(counts["power-cut", default: 0] > 0 && counts["ordered-read", default: 0] > 0)
+    }
+
+    /// Reads inside a write transaction that need the trees in order (counts, a walk of a
+    /// collection, owners by row id) answer as `model`, the transaction's rows so far.
+    static func checkOrderedReads(_ tx: WriteTransaction, collection: String, model: Model, seed: UInt64) throws {
+        let keydir = tx.keydir
+        let expected = model.rows[collection]?.keys.sorted() ?? []
+        #expect(try keydir.count(inCollection: collection) == expected.count, "seed \(seed): count in the transaction")
+        var walked: [(String, UInt64)] = []
+        try keydir.forEachKey(inCollection: collection) { key, entry in
+            walked.append((key, entry.rowid))
+            return true
+        }
+        #expect(walked.map(\.0) == expected, "seed \(seed): ordered walk in the transaction")
+        for (key, rowid) in walked {
+            let owner = try keydir.key(forRowid: rowid)
+            #expect(owner?.collection == collection && owner?.key == key, "seed \(seed): row id owner")
+        }
+        #expect(keydir.count == model.count, "seed \(seed): row count in the transaction")
     }
 }

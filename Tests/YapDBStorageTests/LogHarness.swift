@@ -23,6 +23,7 @@ struct LogHarness {
                 case .value(_, _, _, let key, _, let location): locations.append((key, location))
                 case .remove(_, let key): locations.removeAll { $0.0 == key }; state[key] = nil
                 case .removeCollection, .removeAll: locations.removeAll(); state.removeAll()
+                case .extensionData: break
                 }
             }
         }

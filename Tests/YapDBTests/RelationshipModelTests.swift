@@ -9,8 +9,11 @@ import YapDBSimulatedDisk
 /// node, removals, collection clears, remove-alls, explicit flushes, rollbacks, reopens and
 /// power cuts on a simulated disk — each commit checked against `RelationshipModel` (rows,
 /// edges with rules, callbacks made, files deleted), at the newest snapshot and at an older one
-/// held by a long-lived read. Keys are never reused after a removal: the edges of rows changed
-/// since the last checkpoint are gathered again after a crash from the rows as they are.
+/// held by a long-lived read. A removed key is written again only in the transaction that
+/// removed it and before any flush: after a crash the catch-up gathers the protocol edges of
+/// rows changed since the last checkpoint again from the rows as they are, which brings back an
+/// edge dropped with its destination once that destination exists again (issue 22, a known gap
+/// the model does not follow; `RelationshipDurabilityTests` shows it).
 @Suite struct RelationshipModelTests {
     typealias Pair = RelationshipModel.Pair
 
@@ -27,7 +30,8 @@ import YapDBSimulatedDisk
         var writer: YapDatabaseConnection!
         var model = RelationshipModel()
         var nextKey = 0
-        /// Rows removed by `randomOperation`, newest last (some are written again).
+        /// Rows removed by `randomOperation` in this transaction since its last flush, newest
+        /// last (some are written again).
         var removedKeys: [Pair] = []
         var old: (connection: YapDatabaseConnection, model: RelationshipModel)?
         var commits = 0, rollbacks = 0, reopens = 0, crashes = 0, cascades = 0, callbacks = 0, filesDeleted = 0
@@ -102,8 +106,8 @@ import YapDBSimulatedDisk
                 let pair: Pair
                 if keys.isEmpty || random(2) == 0 {
                     if !removedKeys.isEmpty, random(2) == 0 {
-                        // A row removed before, often in this transaction (its old edges then
-                        // still wait for the flush): written again.
+                        // A row removed in this transaction (its old edges still wait for the
+                        // flush): written again.
                         pair = removedKeys[removedKeys.count - 1 - random(min(4, removedKeys.count))]
                     } else {
                         nextKey += 1
@@ -161,6 +165,7 @@ import YapDBSimulatedDisk
             case 85..<92:
                 rel.flush()
                 m.flush()
+                removedKeys.removeAll()
             case 92..<97:
                 let collection = Self.collections[random(2)]
                 tx.removeAllObjects(inCollection: collection)
@@ -213,6 +218,7 @@ import YapDBSimulatedDisk
             }
             _ = NotifyLog.take(scope)
             var m = RelationshipModelTransaction(model)
+            removedKeys.removeAll()
             let before = model.rows.count
             try writer.write { tx in
                 for _ in 0..<(1 + random(4)) { randomOperation(tx, &m) }

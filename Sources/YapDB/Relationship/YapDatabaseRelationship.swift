@@ -1,6 +1,7 @@
 import Foundation
 import YapDBIndex
 import YapDBEngine
+import YapDBStorage
 
 /// Keeps an object graph consistent: edges between rows (and from rows to files) carry delete
 /// and notify rules, run when the commit is made (YapDatabase's `YapDatabaseRelationship`).
@@ -65,18 +66,36 @@ open class YapDatabaseRelationship: YapDatabaseExtension, @unchecked Sendable {
             return true
         }
         let format = transaction.keydir.rows.format
+        let engine = transaction.connection.database.engine
         var state: RelationshipState
         var regather = true
         var catchUp: ExtensionCatchUp?
-        if let claimed = transaction.connection.database.engine.claimExtensionRoots(key),
+        // The manual-edge records of the commits since the roots (or, with no roots, since the
+        // newest checkpoint), replayed in commit order before the rows are caught up with.
+        var records: [[UInt8]] = []
+        if let claimed = engine.claimExtensionRoots(key, acceptingLostRowChanges: true),
            let stored = RelationshipState(claimed: claimed) {
             state = stored
-            regather = stored.versionTag != versionTag
+            // Rows changed that are no longer listed: every protocol edge is gathered again.
+            regather = stored.versionTag != versionTag || claimed.catchUp.rowChangesLost
             catchUp = claimed.catchUp
+            records = claimed.catchUp.records
         } else if let stored = transaction.extensionState(key) as? RelationshipState {
             state = stored
         } else {
             state = RelationshipState(versionTag: versionTag, format: format)
+            records = engine.claimExtensionRecords(key)
+        }
+        if !records.isEmpty {
+            do throws(PageError) {
+                if try RelationshipManualEdgeLog.replay(records, into: &state) { regather = true }
+            } catch {
+                YapDatabaseLogging.log(.error, "relationship \(name): a manual-edge record in the log does not decode (\(error)); "
+                                       + "starting empty, manual edges are lost")
+                state = RelationshipState(versionTag: versionTag, format: format)
+                regather = true
+                records = []
+            }
         }
         state.versionTag = versionTag
         transaction.setExtensionState(state, forKey: key)
@@ -91,6 +110,9 @@ open class YapDatabaseRelationship: YapDatabaseExtension, @unchecked Sendable {
                 // The trees describe the rows as they are: no commit needed.
                 transaction.engineTransaction.publishExtensionsWithoutCommit()
             }
+            // Replayed edges (or regathered ones) whose rows were removed while the extension
+            // was not registered go, as the rows did.
+            if regather || !records.isEmpty { try ext.dropEdgesWithMissingEnds() }
         } catch {
             YapDatabaseLogging.log(.error, "relationship \(name) could not be built: \(error)")
             return false
@@ -99,7 +121,19 @@ open class YapDatabaseRelationship: YapDatabaseExtension, @unchecked Sendable {
     }
 
     override func dropState(name: String, transaction: YapDatabaseReadWriteTransaction) {
-        transaction.setExtensionState(nil, forKey: Self.stateKey(name))
+        let key = Self.stateKey(name)
+        if transaction.extensionState(key) != nil {
+            // A reopen must not replay this extension's earlier manual-edge records onto roots
+            // of a checkpoint written before this commit: the record says every edge is gone.
+            var reset = RelationshipManualEdgeLog()
+            reset.removedEverything()
+            do throws(StorageError) {
+                try transaction.engineTransaction.appendExtensionData(name: key, payload: reset.encoded())
+            } catch {
+                transaction.fail(YapDatabaseError(error))
+            }
+        }
+        transaction.setExtensionState(nil, forKey: key)
         transaction.engineTransaction.markChanged()
     }
 
@@ -136,22 +170,20 @@ open class YapDatabaseRelationship: YapDatabaseExtension, @unchecked Sendable {
         relationshipTransaction(name, transaction)?.allNodesRemoved()
     }
 
-    /// Runs the rules. Manual edges are not in the log (protocol edges are re-read from the
-    /// rows after a crash), so a commit that changed one is followed by an index checkpoint
-    /// that writes them (unless durability is `.off`); a crash between the commit's sync and
-    /// the checkpoint's loses that commit's manual-edge changes, not its rows.
+    /// Runs the rules, then writes the transaction's net manual-edge change into the commit
+    /// (one extension data record, docs/format.md §3): manual edges are not derived from the
+    /// rows, so the log carries them, and a crash leaves each commit's rows and manual edges
+    /// all there or not at all.
     override func willCommit(name: String, transaction: YapDatabaseReadWriteTransaction) {
         guard let ext = transaction.extensionTransactions[name] as? YapDatabaseRelationshipTransaction else { return }
         ext.flush()
-        let database = transaction.connection.database
-        if ext.manualEdgesChanged, database.options.durability != .off {
-            transaction.afterDurableCommit.append { [weak database] in
-                do throws(YapDatabaseError) {
-                    try database?.checkpoint()
-                } catch {
-                    YapDatabaseLogging.log(.warning, "relationship \(name): the checkpoint after a manual edge change failed: \(error)")
-                }
-            }
+        guard !ext.manualEdgeLog.isEmpty, transaction.pendingFailure == nil else { return }
+        let payload = ext.manualEdgeLog.encoded()
+        ext.manualEdgeLog = RelationshipManualEdgeLog()
+        do throws(StorageError) {
+            try transaction.engineTransaction.appendExtensionData(name: Self.stateKey(name), payload: payload)
+        } catch {
+            transaction.fail(YapDatabaseError(error))
         }
     }
 

@@ -76,7 +76,7 @@ extension YapDatabaseRelationshipTransaction {
         guard current != edge.rules else { return }
         update { state throws(PageError) in try state.insert(edge) }
         checks.append(edge)
-        if edge.isManual { manualEdgesChanged = true }
+        manualEdgeLog.stored(edge)
     }
 
     func removeManual(_ identity: StoredEdge, reason: YDB_NotifyReason) {
@@ -88,7 +88,7 @@ extension YapDatabaseRelationshipTransaction {
             try state.remove(edge)
             removed = edge
         }
-        if removed != nil { manualEdgesChanged = true }
+        if let removed { manualEdgeLog.removed(removed) }
         if let removed, reason != .edgeDeleted { pendingRules.append((removed, reason)) }
     }
 
@@ -178,6 +178,7 @@ extension YapDatabaseRelationshipTransaction {
             }
         }
         update { state in state.removeAll() }
+        manualEdgeLog.removedEverything()
         deletedOrder.removeAll()
         deletedCursor = 0
         deletedSet.removeAll()

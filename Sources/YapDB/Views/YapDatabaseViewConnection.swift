@@ -30,8 +30,10 @@ public class YapDatabaseViewConnection {
     public func getChanges(forNotifications notifications: [Notification], withMappings mappings: YapDatabaseViewMappings)
         -> (sectionChanges: [YapDatabaseViewSectionChange], rowChanges: [YapDatabaseViewRowChange]) {
         let (groups, lists, snapshot) = connection.read { tx in
-            let contents = mappings.contents(in: tx)
-            return (contents.groups, contents.lists, tx.connection.snapshot)
+            let snapshot = tx.connection.snapshot
+            let kept = Self.unchangedGroups(of: mappings, upTo: snapshot, in: notifications)
+            let contents = mappings.contents(in: tx, keeping: kept)
+            return (contents.groups, contents.lists, snapshot)
         }
         let before = mappings.copy() as! YapDatabaseViewMappings
         mappings.allGroups = groups
@@ -66,6 +68,34 @@ public class YapDatabaseViewConnection {
             }
         }
         return mappings.changes(from: before, changed: changed, placed: placed, rebuild: rebuild)
+    }
+
+    /// The groups of `mappings` whose rows are known not to have changed between their last
+    /// update and `snapshot`, so their keys need not be read again: every commit in between is
+    /// among `notifications` (their snapshots run without a gap), none rebuilt the view, and each
+    /// that changed the view recorded which groups it changed. Empty (read every group) when
+    /// any of that is not so: the result is then the same, only slower.
+    static func unchangedGroups(of mappings: YapDatabaseViewMappings, upTo snapshot: UInt64,
+                                in notifications: [Notification]) -> Set<String> {
+        let last = mappings.snapshotOfLastUpdate
+        guard last != .max, snapshot > last, !mappings.lists.isEmpty, !mappings.readsEveryGroup else { return [] }
+        var changed: Set<String> = []
+        var commits: [UInt64] = []
+        for notification in notifications {
+            guard let changeset = YapDatabaseChangeset(notification: notification) else { continue }
+            commits.append(changeset.snapshot)
+            if let note = ViewCommitNote.note(for: mappings.view, in: notification), note.rebuild != nil { return [] }
+            let extensions = notification.userInfo?[YapDatabaseNotificationKey.extensions] as? [String: Any]
+            guard extensions?[mappings.view] != nil else { continue }   // the view did not change
+            guard let groups = (notification.userInfo?[ViewGroupChanges.userInfoKey] as? [String: Set<String>])?[mappings.view] else {
+                return []
+            }
+            changed.formUnion(groups)
+        }
+        commits.sort()
+        guard UInt64(commits.count) == snapshot - last,
+              commits.enumerated().allSatisfy({ $0.element == last + 1 + UInt64($0.offset) }) else { return [] }
+        return Set(mappings.lists.keys).subtracting(changed)
     }
 
     /// A rough size of the change set `notifications` make for this view: how many rows the

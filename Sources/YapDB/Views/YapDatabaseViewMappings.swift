@@ -30,6 +30,11 @@ public final class YapDatabaseViewMappings {
     public private(set) var snapshotOfLastUpdate: UInt64 = .max
     /// Each group's keys in view order (not reversed), as of the last update.
     var lists: [String: [YapCollectionKey]] = [:]
+    /// How many keys these mappings read from the view so far (tests check that an update
+    /// re-reads only the groups that changed).
+    var keysRead = 0
+    /// Set by tests to read every group at each update (the path the notes' shortcut must match).
+    var readsEveryGroup = false
     var reversedGroups: Set<String> = []
     var dynamicGroups: Set<String> = []
     var allGroupsDynamic = false
@@ -100,7 +105,11 @@ public final class YapDatabaseViewMappings {
     }
 
     /// The groups (chosen again when there is a group filter) and their keys in `transaction`.
-    func contents(in transaction: YapDatabaseReadTransaction) -> (groups: [String], lists: [String: [YapCollectionKey]]) {
+    /// A group in `kept` takes its keys from `lists` (these mappings' last update) instead of
+    /// reading them: the caller knows its rows did not change since (see
+    /// `YapDatabaseViewConnection.unchangedGroups`).
+    func contents(in transaction: YapDatabaseReadTransaction, keeping kept: Set<String> = [])
+        -> (groups: [String], lists: [String: [YapCollectionKey]]) {
         guard let viewTransaction = transaction.ext(view) as? YapDatabaseViewTransaction else { return (allGroups, [:]) }
         var groups = allGroups
         if let groupFilter, let groupSort {
@@ -109,9 +118,14 @@ public final class YapDatabaseViewMappings {
         }
         var lists: [String: [YapCollectionKey]] = [:]
         for group in groups {
+            if kept.contains(group), let known = self.lists[group] {
+                lists[group] = known
+                continue
+            }
             var keys: [YapCollectionKey] = []
             keys.reserveCapacity(viewTransaction.count(group))
             viewTransaction.iterateKeys(inGroup: group) { collection, key, _, _ in keys.append(YapCollectionKey(collection: collection, key: key)) }
+            keysRead += keys.count
             lists[group] = keys
         }
         return (groups, lists)

@@ -103,6 +103,17 @@ struct LeafEntries: Sendable {
         return start
     }
 
+    /// Adds an entry after the last one (the caller keeps the keys sorted: a bottom-up build).
+    mutating func append(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) {
+        starts.append(appendEntry(key, value))
+    }
+
+    /// Reserves room for about `bytes` bytes of entries and `count` slots.
+    mutating func reserve(bytes: Int, count: Int) {
+        self.bytes.reserveCapacity(bytes)
+        starts.reserveCapacity(count)
+    }
+
     /// Inserts an entry at `index` (the caller keeps the keys sorted).
     mutating func insert(_ key: [UInt8], _ value: [UInt8], at index: Int) {
         let start = key.withUnsafeBytes { k in value.withUnsafeBytes { appendEntry(k, $0) } }

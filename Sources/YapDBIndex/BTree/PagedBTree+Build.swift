@@ -1,0 +1,138 @@
+// PagedBTree+Build: a tree built bottom-up from entries given in ascending key order — a
+// transaction's sorted write buffer applied to an empty tree — instead of one copy-on-write
+// descent per entry.
+
+/// Builds a `PagedBTree` from entries appended in strictly ascending key order: leaves are
+/// filled to about 15/16 of a page one after another, then each level of branches over the
+/// one below, so no node is ever split or searched. The last two nodes of a level are evened
+/// out so that every node but the root meets the tree's fill bound (an eighth of a page).
+///
+/// The result is the tree `upsert` of the same entries would hold (same entries, same
+/// invariants: `validate()` passes), with fuller pages. Nodes are dirty (in memory) until a
+/// checkpoint writes them, like any other change.
+package struct PagedBTreeBuilder {
+    private let format: PageFormat
+    private let source: any PageSource
+    /// Payload bytes a node is filled to before the next one is started.
+    private let fill: Int
+    /// The finished leaves, with each one's first key (the separator above it).
+    private var level: [(ref: ChildRef<KeyedNode>, first: [UInt8])] = []
+    /// The leaf being filled, and its payload bytes (slots and entries).
+    private var current = LeafEntries()
+    private var currentBytes = 0
+
+    /// A builder for a tree of pages in `format`, whose later reads of clean pages (none at
+    /// first) go to `source`.
+    package init(format: PageFormat, source: any PageSource) {
+        self.format = format
+        self.source = source
+        fill = format.payloadSize - format.payloadSize / 16
+    }
+
+    /// Adds an entry after the ones added so far.
+    /// - Throws: `.entryTooLarge` when `key.count + value.count > format.maximumEntrySize`
+    ///   (nothing added).
+    /// - Precondition: `key` is greater than every key added before (a caller's bug otherwise).
+    package mutating func append(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws(PageError) {
+        let size = key.count + value.count
+        guard size <= format.maximumEntrySize else { throw .entryTooLarge(size: size, limit: format.maximumEntrySize) }
+        let bytes = PageLayout.slotSize + PageLayout.leafEntryHeader + size
+        if current.count > 0 {
+            let order = current.read(current.count - 1) { last, _ in compareBytes(last, key) }
+            precondition(order < 0, "PagedBTreeBuilder.append: keys must ascend")
+            if currentBytes + bytes > fill { closeLeaf() }
+        } else if let previous = level.last?.ref.node {
+            let order = previous.entries.read(previous.entries.count - 1) { last, _ in compareBytes(last, key) }
+            precondition(order < 0, "PagedBTreeBuilder.append: keys must ascend")
+        }
+        if current.count == 0 { current.reserve(bytes: fill, count: fill / max(bytes, 1) + 1) }
+        current.append(key, value)
+        currentBytes += bytes
+    }
+
+    /// Ends the leaf being filled.
+    private mutating func closeLeaf() {
+        let node = KeyedNode(leaf: current)
+        level.append((.dirty(node, count: current.count), current.key(0)))
+        current = LeafEntries()
+        currentBytes = 0
+    }
+
+    /// The tree of the entries added (empty when none were).
+    package consuming func finish() -> PagedBTree {
+        var tree = PagedBTree(format: format, source: source)
+        if current.count > 0 { closeLeaf() }
+        guard !level.isEmpty else { return tree }
+        evenOutLastLeaves()
+        var height = 1
+        while level.count > 1 {
+            level = branches(over: level, at: height)
+            height += 1
+        }
+        tree.root = level[0].ref
+        tree.height = height
+        return tree
+    }
+
+    /// Shares the entries of the last two leaves evenly when the last one is under the fill
+    /// bound (the one before it is nearly full, so both halves then meet it).
+    private mutating func evenOutLastLeaves() {
+        guard level.count >= 2, let last = level[level.count - 1].ref.node,
+              last.byteSize - PageLayout.headerSize < format.minimumKeyedPayload,
+              let before = level[level.count - 2].ref.node else { return }
+        var all = before.entries
+        all.append(contentsOf: last.entries)
+        let m = balancedSplit(pieces: all.count) { all.pageBytes($0) }
+        let left = all.slice(0..<m), right = all.slice(m..<all.count)
+        level[level.count - 2] = (.dirty(KeyedNode(leaf: left), count: left.count), left.key(0))
+        level[level.count - 1] = (.dirty(KeyedNode(leaf: right), count: right.count), right.key(0))
+    }
+
+    /// The level of branches (at `height`, one above `children`) over `children`.
+    private func branches(over children: [(ref: ChildRef<KeyedNode>, first: [UInt8])], at height: Int)
+        -> [(ref: ChildRef<KeyedNode>, first: [UInt8])] {
+        // Groups of consecutive children, each a branch: filled greedily, at least two each.
+        var groups: [Range<Int>] = []
+        var start = 0, bytes = PageLayout.keyedChildSize
+        for i in 1..<children.count {
+            let add = PageLayout.keyedChildSize + KeyedNode.separatorBytes(children[i].first)
+            if bytes + add > fill && i - start >= 2 {
+                groups.append(start..<i)
+                start = i
+                bytes = PageLayout.keyedChildSize
+            } else {
+                bytes += add
+            }
+        }
+        groups.append(start..<children.count)
+        // Even out the last two groups when the last is under the fill bound (or has one child).
+        if groups.count >= 2 {
+            let last = groups[groups.count - 1]
+            let lastBytes = last.reduce(-KeyedNode.separatorBytes(children[last.lowerBound].first)) {
+                $0 + PageLayout.keyedChildSize + KeyedNode.separatorBytes(children[$1].first)
+            }
+            if lastBytes < format.minimumKeyedPayload || last.count < 2 {
+                let both = groups[groups.count - 2].lowerBound..<last.upperBound
+                let m = balancedSplit(pieces: both.count) { i in
+                    PageLayout.keyedChildSize + (i > 0 ? KeyedNode.separatorBytes(children[both.lowerBound + i].first) : 0)
+                }
+                groups[groups.count - 2] = both.lowerBound..<(both.lowerBound + m)
+                groups[groups.count - 1] = (both.lowerBound + m)..<both.upperBound
+            }
+        }
+        return groups.map { group in
+            var separators = ContiguousArray<[UInt8]>()
+            var refs = ContiguousArray<ChildRef<KeyedNode>>()
+            separators.reserveCapacity(group.count - 1)
+            refs.reserveCapacity(group.count)
+            var count = 0
+            for i in group {
+                if i > group.lowerBound { separators.append(children[i].first) }
+                refs.append(children[i].ref)
+                count += children[i].ref.count
+            }
+            let node = KeyedNode(level: height, separators: separators, children: refs)
+            return (.dirty(node, count: count), children[group.lowerBound].first)
+        }
+    }
+}
