@@ -43,15 +43,7 @@ extension FullTextPostingBlock {
             var current: UInt64 = 0
             for i in 0..<count {
                 let start = reader.position
-                let delta = try reader.readVarint()
-                if i > 0 {
-                    guard delta > 0 else { throw bad }
-                    let (sum, overflow) = current.addingReportingOverflow(delta)
-                    guard !overflow else { throw bad }
-                    current = sum
-                } else {
-                    current = delta
-                }
+                current = try reader.readRowid(after: current, first: i == 0)
                 if current == rowid {
                     index = i
                     cut = start..<reader.position
@@ -152,15 +144,7 @@ extension FullTextPostingBlock {
             var before: UInt64 = 0, after: UInt64 = 0, current: UInt64 = 0
             for i in 0..<count {
                 let start = reader.position
-                let delta = try reader.readVarint()
-                if i > 0 {
-                    guard delta > 0 else { throw bad }
-                    let (sum, overflow) = current.addingReportingOverflow(delta)
-                    guard !overflow else { throw bad }
-                    current = sum
-                } else {
-                    current = delta
-                }
+                current = try reader.readRowid(after: current, first: i == 0)
                 if current == posting.rowid { return nil }
                 if index == count && current > posting.rowid {
                     index = i

@@ -103,15 +103,7 @@ struct FullTextPostingBlock: Sendable {
             let end = reader.position + length
             var rowid: UInt64 = 0
             for i in 0..<count {
-                let delta = try reader.readVarint()
-                if i > 0 {
-                    guard delta > 0 else { throw bad }
-                    let (sum, overflow) = rowid.addingReportingOverflow(delta)
-                    guard !overflow else { throw bad }
-                    rowid = sum
-                } else {
-                    rowid = delta
-                }
+                rowid = try reader.readRowid(after: rowid, first: i == 0)
                 out.append(rowid)
             }
             guard reader.position == end else { throw bad }
@@ -272,3 +264,17 @@ enum FullTextPositions {
 /// What the decoders throw inside when bytes are read but do not make sense; turned into
 /// `FullTextPostingBlock.damaged` at their edge.
 struct FullTextEntryDamage: Error {}
+
+extension ByteReader {
+    /// The next row id of a delta-coded ascending list: the first is stored as it is, each
+    /// later one as its difference (at least 1) from `previous`.
+    /// - Throws: `FullTextPostingBlock.bad` for a zero delta or an overflow.
+    mutating func readRowid(after previous: UInt64, first: Bool) throws -> UInt64 {
+        let delta = try readVarint()
+        if first { return delta }
+        guard delta > 0 else { throw FullTextPostingBlock.bad }
+        let (sum, overflow) = previous.addingReportingOverflow(delta)
+        guard !overflow else { throw FullTextPostingBlock.bad }
+        return sum
+    }
+}
