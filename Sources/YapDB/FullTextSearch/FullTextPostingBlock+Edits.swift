@@ -30,11 +30,7 @@ extension FullTextPostingBlock {
     static func removing(_ rowid: UInt64, from raw: UnsafeRawBufferPointer, columnCount: Int) throws(PageError) -> FullTextRowRemoval? {
         var reader = ByteReader(raw)
         do {
-            let count = try reader.readLength(max: maximumEntries)
-            _ = try reader.readLength(max: Int(Int32.max))
-            let minLength = try reader.readLength(max: Int(Int32.max))
-            let deltaLength = try reader.readLength(max: reader.remaining)
-            guard count > 0 else { throw bad }
+            let (count, _, minLength, deltaLength) = try reader.readPostingBlockHeader()
             let deltaStart = reader.position, deltaEnd = deltaStart + deltaLength
             // The row's delta bytes, the next row's delta bytes and row id, the row id before.
             var index = -1
@@ -132,11 +128,7 @@ extension FullTextPostingBlock {
                           columnCount: Int) throws(PageError) -> (bytes: [UInt8], index: Int, count: Int)? {
         var reader = ByteReader(raw)
         do {
-            let count = try reader.readLength(max: maximumEntries)
-            let maxCount = try reader.readLength(max: Int(Int32.max))
-            let minLength = try reader.readLength(max: Int(Int32.max))
-            let deltaLength = try reader.readLength(max: reader.remaining)
-            guard count > 0 else { throw bad }
+            let (count, maxCount, minLength, deltaLength) = try reader.readPostingBlockHeader()
             guard count < maximumEntries else { return nil }
             let deltaStart = reader.position, deltaEnd = deltaStart + deltaLength
             // The new row goes before row `index`, whose delta bytes are `next`.

@@ -120,11 +120,7 @@ struct FullTextPostingBlock: Sendable {
         try bytes.withBytes { raw throws(PageError) -> [UInt8]? in
             var reader = ByteReader(raw)
             do {
-                let count = try reader.readLength(max: maximumEntries)
-                let maxCount = try reader.readLength(max: Int(Int32.max))
-                let minLength = try reader.readLength(max: Int(Int32.max))
-                let deltaLength = try reader.readLength(max: reader.remaining)
-                guard count > 0 else { throw bad }
+                let (count, maxCount, minLength, deltaLength) = try reader.readPostingBlockHeader()
                 guard count < maximumEntries else { return nil }
                 let deltaStart = reader.position
                 var out: [UInt8] = []
@@ -266,6 +262,19 @@ enum FullTextPositions {
 struct FullTextEntryDamage: Error {}
 
 extension ByteReader {
+    /// A posting block's header (docs/format.md §11): its row count (1 ... the block limit), the
+    /// largest occurrence count, the lower bound of the rows' lengths and the byte length of the
+    /// row-id section that follows (within the bytes left).
+    /// - Throws: `FullTextPostingBlock.bad` for a count of 0, or what the reads throw.
+    mutating func readPostingBlockHeader() throws -> (count: Int, maxCount: Int, minLength: Int, deltaLength: Int) {
+        let count = try readLength(max: FullTextPostingBlock.maximumEntries)
+        let maxCount = try readLength(max: Int(Int32.max))
+        let minLength = try readLength(max: Int(Int32.max))
+        let deltaLength = try readLength(max: remaining)
+        guard count > 0 else { throw FullTextPostingBlock.bad }
+        return (count, maxCount, minLength, deltaLength)
+    }
+
     /// The next row id of a delta-coded ascending list: the first is stored as it is, each
     /// later one as its difference (at least 1) from `previous`.
     /// - Throws: `FullTextPostingBlock.bad` for a zero delta or an overflow.
