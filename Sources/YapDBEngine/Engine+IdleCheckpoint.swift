@@ -1,3 +1,4 @@
+import YapDBStorage
 import Dispatch
 import Synchronization
 
@@ -48,9 +49,28 @@ extension Engine {
             scheduleIdleCheck(after: remaining)
             return
         }
-        // Closed, poisoned or failing: nothing to do now. A failed checkpoint changes nothing
-        // on disk that a reader relies on, and the next one (due, explicit or at close) retries.
         guard !isClosed else { return }
-        try? checkpoint(onlyIfLogGrew: true)
+        do throws(StorageError) { try checkpoint(onlyIfLogGrew: true) } catch {
+            reportCheckpointFailure(error, during: "the idle checkpoint")
+        }
+    }
+
+    /// Reports a checkpoint failure nobody else sees (an automatic or idle checkpoint) through
+    /// `options.reportFailure`, and schedules the idle check to try again after the idle delay.
+    /// A failed checkpoint changes nothing on disk that a reader relies on, and leaves the
+    /// counters that made it due as they were (they are taken off only when a checkpoint is
+    /// installed), so the retry — or the next commit's, an explicit one, or `close()`'s —
+    /// writes what it would have. A closed engine is not retried; a poisoned one refuses
+    /// every checkpoint until it is reopened, so it is reported and not retried.
+    func reportCheckpointFailure(_ error: StorageError, during what: String) {
+        if error == .closed { return }
+        options.reportFailure?("\(path): \(what) failed: \(error)\(error == .poisoned ? "" : "; it will be retried")")
+        guard error != .poisoned, let delay = options.idleCheckpointDelay else { return }
+        let schedule = idle.withLock { state in
+            if state.scheduled { return false }
+            state.scheduled = true
+            return true
+        }
+        if schedule { scheduleIdleCheck(after: delay) }
     }
 }

@@ -204,6 +204,8 @@ extension Engine {
         state.compactionSegments = compactionSegments
         state.mapsSegments = options.mapsSegments
         state.writeBufferLimit = options.writeBufferLimit
+        state.dirtyPages.minimumWork = max(1, options.dirtyPageCountWork)
+        state.dirtyPages.note(work: opened.report.records)   // the replayed rows dirtied pages
         state.mapSegmentsAtOpen()
         // Records the checkpoint carried come before those of the commits replayed after it.
         var pending = carried.mapValues { UnclaimedExtensions.Pending(records: $0.records, rowChangesLost: $0.rowChangesLost) }
