@@ -51,6 +51,35 @@ extension WriteTransaction {
         try checkDirtyPages(work: 0)
     }
 
+    /// The spill target when applying the buffer is a merge rebuild whose new trees could pass
+    /// the budget (each row takes at least about 16 bytes of leaf in each tree): the build then
+    /// writes its finished leaves as it goes (`LeafSink`) instead of holding both new trees.
+    func rebuildSpillTarget() -> SpillTarget? {
+        guard let spillTarget, !state.indexCopyPending, trees.willRebuild(applying: buffer) else { return nil }
+        let rows = trees.rows.count + buffer.count
+        guard rows.multipliedReportingOverflow(by: 32).partialValue > spillTarget.budget else { return nil }
+        return spillTarget
+    }
+
+    /// Applies the buffer by a merge rebuild whose leaves go to the index files as they are
+    /// finished (at most half the budget of leaves held per tree), synced before the trees read
+    /// them back.
+    func applyRebuildingWithSpill(to target: SpillTarget) throws(StorageError) {
+        let held = max(4, target.budget / target.pageSize / 2)
+        let (_, source) = try target.index.spill(sequence: UInt64(state.checkpointNumber) + 1, { (pages) throws(StorageError) in
+            let sink = LeafSink(heldLeaves: held) { (bytes) throws(PageError) -> PageID in
+                do throws(StorageError) {
+                    let id = try pages.allocate()
+                    try pages.write(id, bytes)
+                    return id
+                } catch { throw .unreadable(page: .none, underlying: error) }
+            }
+            try tree { () throws(PageError) in try trees.apply(buffer, sink: sink) }
+        }, published: { _ in })
+        trees = trees.replacingSource(source)
+        dirtyPages.noteSpill()
+    }
+
     /// Writes every dirty node of the trees and the paged extension states as pages (synced),
     /// then replaces them by those pages. Skipped while an index compaction is between its
     /// capture and its install (the pages would be in none of the files it keeps).

@@ -41,7 +41,7 @@ package final class WriteTransaction {
     /// The key directory without the rows still in `buffer`.
     @exclusivity(unchecked) var trees: Keydir
     /// The rows written since the buffer was last applied to `trees`.
-    @exclusivity(unchecked) private var buffer = KeydirBuffer()
+    @exclusivity(unchecked) var buffer = KeydirBuffer()
     /// Why applying the buffer failed, if it did: the transaction can then only roll back (every
     /// later write and the commit throw it).
     var applyFailure: StorageError?
@@ -169,7 +169,11 @@ package final class WriteTransaction {
         if let applyFailure { throw applyFailure }
         guard !buffer.isEmpty else { return }
         do throws(StorageError) {
-            try tree { () throws(PageError) in try trees.apply(buffer) }
+            if let target = rebuildSpillTarget() {
+                try applyRebuildingWithSpill(to: target)
+            } else {
+                try tree { () throws(PageError) in try trees.apply(buffer) }
+            }
         } catch {
             applyFailure = error
             throw error

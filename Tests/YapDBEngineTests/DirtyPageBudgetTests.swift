@@ -129,6 +129,42 @@ import TestSupport
         #expect(try Engine.open(path: "/db/main", options: options).snapshot().materialize() == model)
     }
 
+    @Test(arguments: [0, 16])
+    func aBulkLoadWritesItsNewLeavesAsItBuildsThem(cachedPages: Int) throws {
+        let disk = try EngineTesting.simulated()
+        let budget = 16 << 10   // 32 pages
+        var options = Self.options(disk, budget: budget, cachedPages: cachedPages)
+        options.writeBufferLimit = 1 << 20     // one buffer: the commit's merge rebuild builds everything
+        let engine = try Engine.open(path: "/db/main", options: options)
+        var model = Model()
+        _ = try engine.write { tx in
+            for (key, value) in Self.rows(5_000, seed: 8) {
+                try EngineTesting.set(tx, "c", key, value)
+                model["c", key] = Model.Row(object: value, metadata: nil)
+            }
+            #expect(tx.bufferedRowCount == 5_000)
+        }
+        #expect(engine.spillCount == 1, "the rebuild wrote its leaves as it went")
+        let keydir = engine.snapshot().keydir
+        #expect(keydir.rows.height >= 3)
+        let peak = engine.peakDirtyPages
+        #expect(try engine.snapshot().materialize() == model)
+        keydir.checkInvariants()
+        #expect(try engine.verify().isValid)
+        engine.abandon()
+        disk.powerCut(seed: 9, mode: .drop)
+        let reopened = try Engine.open(path: "/db/main", options: options)
+        #expect(try reopened.snapshot().materialize() == model)
+        #expect(try reopened.verify().isValid)
+        try reopened.checkpoint()
+        // Held in memory: half the budget of leaves per tree (and the last two of each), and
+        // the branches over all of them (under an eighth of the pages with 512-byte pages).
+        let pages = try reopened.stats().indexPages
+        #expect(peak <= budget / Self.pageSize + 4 + pages / 8, "peak \(peak) dirty pages of \(pages)")
+        #expect(peak < pages / 3)
+        try reopened.close()
+    }
+
     @Test func dirtyPagesTriggerACheckpointBetweenCommits() throws {
         let disk = try EngineTesting.simulated()
         let budget = 8 << 10   // 16 pages
