@@ -30,11 +30,18 @@ public final class YapDatabaseRelationshipTransaction {
     /// Removed edges whose rules run at flush, with the reason.
     var pendingRules: [(edge: StoredEdge, reason: YDB_NotifyReason)] = []
     var ruleCursor = 0
+    /// Rows plain delete rules named, removed together (`removeGatheredRows`) before any other
+    /// rule runs.
+    var rowsToRemove: [CollectionKeyPair] = []
     /// Files the rules deleted, removed once the commit is durable.
     var filesToDelete: [URL] = []
     var isFlushing = false
     /// The transaction's net change to manual edges, written into the commit by `willCommit`.
     var manualEdgeLog = RelationshipManualEdgeLog()
+    /// Tree changes queued by written nodes, merged before the trees are next read or changed
+    /// (`mergePendingTreeChanges`); the two arrays hold the same edges' keys for each tree.
+    var pendingBySource: [PagedBTreeChange] = []
+    var pendingByDestination: [PagedBTreeChange] = []
 
     init(relationship: YapDatabaseRelationship, name: String, transaction: YapDatabaseReadTransaction) {
         self.relationship = relationship
@@ -49,11 +56,26 @@ public final class YapDatabaseRelationshipTransaction {
     /// but the one that registers it): then a row the rules remove is recorded by the hook.
     lazy var hearsRowHooks: Bool = writeTransaction?.extensions.contains { $0.name == name && $0.ext === relationship } ?? false
 
-    var state: RelationshipState? { databaseTransaction.extensionState(stateKey) as? RelationshipState }
+    /// The state as reads see it (queued tree changes merged first).
+    var state: RelationshipState? {
+        mergePendingTreeChanges()
+        return databaseTransaction.extensionState(stateKey) as? RelationshipState
+    }
+
+    /// The largest entry the trees hold (nil: no state). Merges nothing.
+    var maximumEntrySize: Int? {
+        (databaseTransaction.extensionState(stateKey) as? RelationshipState)?.bySource.format.maximumEntrySize
+    }
 
     /// Runs `body` on the transaction's state (taken out so its trees change in place), then puts
-    /// it back. A damaged page fails the transaction.
+    /// it back. A damaged page fails the transaction. Queued tree changes are merged first.
     func update(_ body: (inout RelationshipState) throws(PageError) -> Void) {
+        mergePendingTreeChanges()
+        updateMerged(body)
+    }
+
+    /// `update` without merging the queued tree changes first (the merge itself).
+    func updateMerged(_ body: (inout RelationshipState) throws(PageError) -> Void) {
         guard let tx = writeTransaction, var state = tx.extensionState(stateKey) as? RelationshipState else { return }
         tx.setExtensionState(nil, forKey: stateKey)
         do throws(PageError) {

@@ -1,0 +1,34 @@
+import YapDBIndex
+
+// Protocol-edge changes of a read-write transaction held as a batch and merged into the two
+// trees at once: at the next read of the edges, at `flush()`, or at commit (which flushes).
+// A node written with edges costs two key builds per edge here instead of two tree descents;
+// the merge sorts the batch once and walks each tree in key order (or rebuilds a small tree).
+extension YapDatabaseRelationshipTransaction {
+    /// Queues the change of `edge`'s entries in both trees: stored with its rules, or removed
+    /// (`remove`). Each key is built once. Reads see it: they merge the batch first.
+    func queueTreeChange(_ edge: StoredEdge, remove: Bool) {
+        let value = remove ? nil : RelationshipState.rulesValue(edge.rules)
+        pendingBySource.append(PagedBTreeChange(key: RelationshipState.sourceKey(edge), value: value))
+        pendingByDestination.append(PagedBTreeChange(key: RelationshipState.destinationKey(edge), value: value))
+    }
+
+    /// Merges the queued tree changes into the state (nothing when none are queued). Called
+    /// before every read and change of the trees, so no one sees them unmerged.
+    func mergePendingTreeChanges() {
+        guard !pendingBySource.isEmpty else { return }
+        let bySource = pendingBySource, byDestination = pendingByDestination
+        pendingBySource = []
+        pendingByDestination = []
+        updateMerged { state throws(PageError) in
+            try state.bySource.apply(bySource)
+            try state.byDestination.apply(byDestination)
+        }
+    }
+
+    /// Forgets the queued tree changes (the state they were for is dropped).
+    func dropPendingTreeChanges() {
+        pendingBySource = []
+        pendingByDestination = []
+    }
+}
