@@ -27,9 +27,12 @@ extension YapDatabaseRelationshipTransaction {
                 checkEnds(edge)
             } else if deletedCursor < deletedOrder.count {
                 // A run of removed rows with no edge left (a cascade's leaves): nothing to do.
-                if deletedOrder.count - deletedCursor > 1, noEdges(touch: deletedOrder[deletedCursor...]) {
-                    deletedCursor = deletedOrder.count
-                    continue
+                if deletedOrder.count - deletedCursor > 1, deletedCursor >= edgeFreeCheckFrom {
+                    edgeFreeCheckFrom = deletedOrder.count
+                    if noEdges(touch: deletedOrder[deletedCursor...]) {
+                        deletedCursor = deletedOrder.count
+                        continue
+                    }
                 }
                 let node = deletedOrder[deletedCursor]
                 deletedCursor += 1
@@ -45,6 +48,7 @@ extension YapDatabaseRelationshipTransaction {
         checkCursor = 0
         deletedOrder.removeAll()
         deletedCursor = 0
+        edgeFreeCheckFrom = 0
         deletedSet.removeAll()
         if !filesToDelete.isEmpty {
             let files = filesToDelete

@@ -180,6 +180,7 @@ extension YapDatabaseRelationshipTransaction {
         manualEdgeLog.removedEverything()
         deletedOrder.removeAll()
         deletedCursor = 0
+        edgeFreeCheckFrom = 0
         deletedSet.removeAll()
         checks.removeAll()
         checkCursor = 0

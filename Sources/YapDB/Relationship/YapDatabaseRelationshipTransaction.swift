@@ -21,6 +21,9 @@ public final class YapDatabaseRelationshipTransaction {
     /// Rows removed, in order (cascades append); `deletedCursor` is the next to process.
     var deletedOrder: [CollectionKeyPair] = []
     var deletedCursor = 0
+    /// Where in `deletedOrder` the next check for a run of rows without edges may start: past
+    /// the rows a failed check covered, so each row is in at most one failed check.
+    var edgeFreeCheckFrom = 0
     /// Rows removed and not written again since (their edges are hidden from reads).
     var deletedSet: Set<CollectionKeyPair> = []
     /// Edges stored in this transaction whose ends are checked at flush (a missing end counts
