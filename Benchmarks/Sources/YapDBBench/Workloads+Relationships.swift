@@ -28,6 +28,28 @@ extension Runner {
         try runW13Writes(engines)
     }
 
+    /// W13's cascades and writes with YapDB alone (`--only W13P`), for a profiler: no report rows.
+    func runW13ForProfiling() throws {
+        for (parents, children) in [(1, Self.w13Children), (100, 100)] {
+            let folder = try freshFolder("W13P-cascade-\(parents)")
+            defer { remove(folder) }
+            let store = try W13Store.open(.yapdb, folder: folder, withRelationships: true)
+            defer { store.close() }
+            try store.load(parents: parents, childrenPerParent: children)
+            let time = try timed(true) { try store.deleteParents(parents) }
+            log("  cascade \(parents) × \(children): \(format(time, .time))")
+        }
+        for with in [true, false] {
+            let folder = try freshFolder("W13P-writes-\(with)")
+            defer { remove(folder) }
+            let store = try W13Store.open(.yapdb, folder: folder, withRelationships: with)
+            defer { store.close() }
+            try store.loadTargets(Self.w13Targets)
+            let time = try timed(true) { try store.writeNodes(Self.w13Writes, targets: Self.w13Targets, batch: 1_000) }
+            log("  writes (relationships: \(with)): \(format(time / Double(Self.w13Writes), .time)) per node")
+        }
+    }
+
     func runW13Cascade(_ engines: [Engine], parents: Int, children: Int, label: String) throws {
         let figures = try interleave(engines, reps: settings.heavyReps) { engine, rep in
             let folder = try freshFolder("W13-cascade-\(parents)-\(engine.rawValue)-\(rep)")
