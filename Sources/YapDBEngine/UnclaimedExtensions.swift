@@ -15,7 +15,9 @@ package protocol PersistentExtensionState: Sendable {
 /// open, not yet claimed by a registering extension, with what changed since (which the
 /// extension must catch up with): the rows changed (shared by every unclaimed extension) and,
 /// per extension, its own extension data records in commit order (docs/format.md §3) — also
-/// for an extension with no roots (registered after the last checkpoint).
+/// for an extension with no roots (registered after the last checkpoint). An extension with a
+/// record gets, instead of the shared rows, only those changed after its last record (its
+/// "uncovered" rows): a record covers its commit and every commit before it.
 ///
 /// Images are dropped when the next checkpoint is captured. Roots and records are carried
 /// into it (`carry`): the roots as they were, the records as checkpoint records (type 23),
@@ -32,8 +34,21 @@ final class UnclaimedExtensions: Sendable {
     struct Pending: Sendable, Equatable {
         /// Its extension data records since its roots, in commit order.
         var records: [[UInt8]] = []
-        /// Rows changed between its roots and the replay position, no longer listed.
+        /// Rows changed between its roots (or last record) and the replay position, no
+        /// longer listed.
         var rowChangesLost = false
+        /// The rows changed after its last record (nil: it has none since the replay
+        /// position, and the shared `State.catchUp` is its view).
+        var uncovered: ExtensionCatchUp?
+
+        /// This extension's catch-up: its records, and its view of the rows changed (`shared`
+        /// when it has no record since the replay position).
+        func catchUp(shared: ExtensionCatchUp) -> ExtensionCatchUp {
+            var catchUp = uncovered ?? shared
+            catchUp.records = records
+            catchUp.rowChangesLost = rowChangesLost && uncovered == nil
+            return catchUp
+        }
     }
 
     struct State {
@@ -53,13 +68,18 @@ final class UnclaimedExtensions: Sendable {
     var isEmpty: Bool { state.withLock { $0.isEmpty } }
 
     /// Adds a commit's changes and its extension data records (those of extensions still
-    /// unclaimed; an extension that claimed its state keeps its own).
+    /// unclaimed; an extension that claimed its state keeps its own). A record makes its
+    /// extension's uncovered rows start again, empty.
     func recordChanges(_ changeset: Changeset, records: [(name: String, payload: [UInt8])] = []) {
         state.withLock { state in
             guard !state.isEmpty else { return }
             state.catchUp.record(changeset)
+            for name in state.pending.keys where state.pending[name]!.uncovered != nil {
+                state.pending[name]!.uncovered!.record(changeset)
+            }
             for (name, payload) in records where state.roots[name] != nil || state.pending[name] != nil {
                 state.pending[name, default: Pending()].records.append(payload)
+                state.pending[name]!.uncovered = ExtensionCatchUp()
             }
         }
     }
@@ -84,22 +104,21 @@ final class UnclaimedExtensions: Sendable {
         state.withLock { state in
             guard let bytes = state.roots.removeValue(forKey: name) else { return nil }
             let pending = state.pending.removeValue(forKey: name) ?? Pending()
-            var catchUp = state.catchUp
-            catchUp.records = pending.records
-            catchUp.rowChangesLost = pending.rowChangesLost
+            let catchUp = pending.catchUp(shared: state.catchUp)
             state.trimIfEmpty()
-            if pending.rowChangesLost && !acceptingLostRowChanges { return nil }
+            if catchUp.rowChangesLost && !acceptingLostRowChanges { return nil }
             return (bytes, catchUp)
         }
     }
 
-    /// Takes the extension data records of `name` that no roots go with (empty when there are
-    /// none).
-    func claimRecords(_ name: String) -> [[UInt8]] {
+    /// Takes the extension data records of `name` that no roots go with, with its view of the
+    /// rows changed (nil when it has no records).
+    func claimRecords(_ name: String) -> ExtensionCatchUp? {
         state.withLock { state in
-            guard state.roots[name] == nil, let pending = state.pending.removeValue(forKey: name) else { return [] }
+            guard state.roots[name] == nil, let pending = state.pending.removeValue(forKey: name) else { return nil }
+            let catchUp = pending.catchUp(shared: state.catchUp)
             state.trimIfEmpty()
-            return pending.records
+            return catchUp
         }
     }
 
@@ -115,11 +134,11 @@ final class UnclaimedExtensions: Sendable {
                 state.roots[name] = nil
                 state.pending[name] = nil
             }
-            let rowsChanged = !state.catchUp.rowsUnchanged
             var carried: [CheckpointPendingExtension] = []
             for name in Set(state.roots.keys).union(state.pending.keys).sorted() {
                 var pending = state.pending[name] ?? Pending()
-                pending.rowChangesLost = pending.rowChangesLost || rowsChanged
+                pending.rowChangesLost = !pending.catchUp(shared: state.catchUp).rowsUnchanged
+                pending.uncovered = nil
                 let record = CheckpointPendingExtension(name: name, rowChangesLost: pending.rowChangesLost, records: pending.records)
                 guard record.encodedSize <= Format.maxRecordPayload else {
                     state.roots[name] = nil
@@ -194,10 +213,11 @@ extension Engine {
     }
 
     /// Takes the extension data records of extension state `name` (docs/format.md §3) when it
-    /// has no roots to claim — it was registered after the newest checkpoint — in commit order;
-    /// empty when there are none. Call inside the registering write transaction, after
+    /// has no roots to claim — it was registered after the newest checkpoint — in commit order
+    /// (`records`), with the rows changed after the last of them (the catch-up's rows); nil
+    /// when there are none. Call inside the registering write transaction, after
     /// `claimExtensionRoots(_:)` returned nil.
-    package func claimExtensionRecords(_ name: String) -> [[UInt8]] {
+    package func claimExtensionRecords(_ name: String) -> ExtensionCatchUp? {
         unclaimed.claimRecords(name)
     }
 
