@@ -57,6 +57,10 @@ final class UnclaimedExtensions: Sendable {
         var pending: [String: Pending] = [:]
         /// The rows changed since the replay position (for every unclaimed extension).
         var catchUp = ExtensionCatchUp()
+        /// The state before the first claim of the write transaction under way (none, or one):
+        /// put back if it does not commit (`undoClaims`), so a registration that fails keeps
+        /// what it claimed for a later attempt.
+        var beforeClaims: [State] = []
     }
     let state = Mutex(State())
 
@@ -72,6 +76,7 @@ final class UnclaimedExtensions: Sendable {
     /// extension's uncovered rows start again, empty.
     func recordChanges(_ changeset: Changeset, records: [(name: String, payload: [UInt8])] = []) {
         state.withLock { state in
+            state.beforeClaims = []
             guard !state.isEmpty else { return }
             state.catchUp.record(changeset)
             for name in state.pending.keys where state.pending[name]!.uncovered != nil {
@@ -89,7 +94,9 @@ final class UnclaimedExtensions: Sendable {
 
     func claimImage(_ name: String) -> (image: [UInt8], catchUp: ExtensionCatchUp)? {
         state.withLock { state in
-            guard let image = state.images.removeValue(forKey: name) else { return nil }
+            guard state.images[name] != nil else { return nil }
+            state.noteClaim()
+            let image = state.images.removeValue(forKey: name)!
             let catchUp = state.catchUp
             state.trimIfEmpty()
             return (image, catchUp)
@@ -102,7 +109,9 @@ final class UnclaimedExtensions: Sendable {
     /// records.
     func claimRoots(_ name: String, acceptingLostRowChanges: Bool) -> (bytes: [UInt8], catchUp: ExtensionCatchUp)? {
         state.withLock { state in
-            guard let bytes = state.roots.removeValue(forKey: name) else { return nil }
+            guard state.roots[name] != nil else { return nil }
+            state.noteClaim()
+            let bytes = state.roots.removeValue(forKey: name)!
             let pending = state.pending.removeValue(forKey: name) ?? Pending()
             let catchUp = pending.catchUp(shared: state.catchUp)
             state.trimIfEmpty()
@@ -115,7 +124,9 @@ final class UnclaimedExtensions: Sendable {
     /// rows changed (nil when it has no records).
     func claimRecords(_ name: String) -> ExtensionCatchUp? {
         state.withLock { state in
-            guard state.roots[name] == nil, let pending = state.pending.removeValue(forKey: name) else { return nil }
+            guard state.roots[name] == nil, state.pending[name] != nil else { return nil }
+            state.noteClaim()
+            let pending = state.pending.removeValue(forKey: name)!
             let catchUp = pending.catchUp(shared: state.catchUp)
             state.trimIfEmpty()
             return catchUp
@@ -153,6 +164,18 @@ final class UnclaimedExtensions: Sendable {
         }
     }
 
+    /// The write transaction under way commits (or publishes its extension state): its claims
+    /// stand.
+    func keepClaims() { state.withLock { $0.beforeClaims = [] } }
+
+    /// The write transaction under way did not commit: what it claimed is unclaimed again.
+    /// (No commit falls between a claim and this: both happen under the writer lock.)
+    func undoClaims() {
+        state.withLock { state in
+            if let before = state.beforeClaims.first { state = before }
+        }
+    }
+
     /// An index compaction is being captured (under the writer lock): every unclaimed state is
     /// dropped, since the compaction keeps only the pages of registered extensions.
     func dropAll() { state.withLock { $0 = State() } }
@@ -176,6 +199,12 @@ final class UnclaimedExtensions: Sendable {
 
 extension UnclaimedExtensions.State {
     var isEmpty: Bool { images.isEmpty && roots.isEmpty && pending.isEmpty }
+
+    /// Saves the state before the write transaction's first claim.
+    mutating func noteClaim() {
+        guard beforeClaims.isEmpty else { return }
+        beforeClaims = [self]
+    }
 
     mutating func trimIfEmpty() {
         if isEmpty { catchUp = ExtensionCatchUp() }

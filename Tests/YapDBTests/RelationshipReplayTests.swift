@@ -182,3 +182,41 @@ import YapDBSimulatedDisk
                                        edges: ["x -f-> y (\(R.notifyIfSourceDeleted.rawValue))", "y -m-> x (0) manual"], rows: ["x", "y"])
     }
 }
+
+/// A relationship whose registration claims the stored state, then fails.
+final class FailingRelationship: YapDatabaseRelationship, @unchecked Sendable {
+    override func prepare(name: String, transaction: YapDatabaseReadWriteTransaction) -> Bool {
+        _ = super.prepare(name: name, transaction: transaction)
+        return false
+    }
+}
+
+extension RelationshipReplayTests {
+    /// A registration that fails after claiming the stored edges leaves them unclaimed: the next
+    /// registration still finds them (the manual edge with them), after a checkpoint too.
+    @Test(arguments: [false, true])
+    func aFailedRegistrationLeavesTheStoredEdgesForTheNextOne(checkpointBetween: Bool) throws {
+        let disk = SimulatedDisk(seed: 36)
+        try disk.mkdir("/rr")
+        var database = try Self.open(disk)
+        try Self.write(database) { tx in
+            Self.set(tx, Self.node("a"))
+            Self.set(tx, Self.node("b", [.to("a", "p", [])]))
+            tx.rel.add(YapDatabaseRelationshipEdge(name: "m", sourceKey: "a", collection: RelNode.collection, destinationKey: "b",
+                                                   collection: RelNode.collection, nodeDeleteRules: []))
+        }
+        let expected: Set<String> = ["b -p-> a (0)", "a -m-> b (0) manual"]
+        #expect(Self.edges(database) == expected)
+        try database.checkpoint()
+        try Self.write(database) { tx in Self.set(tx, Self.node("c")) }
+        database.abandon()
+        disk.powerCut(seed: 1, mode: .drop)
+        database = try Self.open(disk, registering: false)
+        #expect(!database.register(FailingRelationship(versionTag: "1"), withName: "relationships"))
+        if checkpointBetween { try database.checkpoint() }
+        #expect(database.register(YapDatabaseRelationship(versionTag: "1"), withName: "relationships"))
+        #expect(Self.edges(database) == expected, "the manual edge was kept for the second registration")
+        #expect(try database.verify().isValid)
+        database.abandon()
+    }
+}
