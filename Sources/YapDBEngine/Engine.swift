@@ -170,19 +170,34 @@ package final class Engine: Sendable {
                 value = try body(tx)
             } catch {
                 if tx.began { state.log.rollback() }
+                unclaimed.undoClaims()
                 throw error
             }
-            if let refusal { throw refusal }
+            if let refusal {
+                unclaimed.undoClaims()
+                throw refusal
+            }
             guard !tx.isRolledBack, tx.hasChanges else {
                 if tx.began { state.log.rollback() }
                 if !tx.isRolledBack && tx.extensionsOnly {
                     state.extensions = tx.extensions
                     state.generation += 1
                     publish(state)
+                    unclaimed.keepClaims()
+                } else {
+                    // Extension state claimed by a transaction that publishes nothing (a
+                    // registration that failed) is unclaimed again.
+                    unclaimed.undoClaims()
                 }
                 return (value, nil)
             }
-            let changeset = try commit(tx, state: state)
+            let changeset: Changeset
+            do throws(StorageError) {
+                changeset = try commit(tx, state: state)
+            } catch {
+                unclaimed.undoClaims()
+                throw error
+            }
             didCommit(changeset)
             return (value, changeset)
         }
