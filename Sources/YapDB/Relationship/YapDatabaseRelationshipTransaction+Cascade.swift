@@ -19,6 +19,7 @@ extension YapDatabaseRelationshipTransaction {
         update { state throws(PageError) in
             try state.bySource.apply(bySource)
             try state.byDestination.apply(byDestination)
+            for edge in edges { state.changeLog.removed(edge) }
         }
     }
 

@@ -79,7 +79,6 @@ extension YapDatabaseRelationshipTransaction {
         var stored = edge
         stored.rules = rules
         update { state throws(PageError) in try state.removeStored(stored) }
-        manualEdgeLog.removed(stored)
         if sourceMissing {
             sourceDeleted(stored)
         } else {
@@ -102,8 +101,6 @@ extension YapDatabaseRelationshipTransaction {
         }
         guard !outgoing.isEmpty || !incoming.isEmpty else { return }
         removeStoredEdges(outgoing + incoming)
-        for edge in outgoing { manualEdgeLog.removed(edge) }
-        for edge in incoming { manualEdgeLog.removed(edge) }
         for edge in outgoing { sourceDeletedInBatch(edge) }
         for edge in incoming { destinationDeletedInBatch(edge) }
         removeGatheredRows()

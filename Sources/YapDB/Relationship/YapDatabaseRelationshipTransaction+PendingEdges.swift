@@ -11,18 +11,22 @@ extension YapDatabaseRelationshipTransaction {
         let value = remove ? nil : RelationshipState.rulesValue(edge.rules)
         pendingBySource.append(PagedBTreeChange(key: RelationshipState.sourceKey(edge), value: value))
         pendingByDestination.append(PagedBTreeChange(key: RelationshipState.destinationKey(edge), value: value))
+        pendingEdges.append((edge, remove))
     }
 
     /// Merges the queued tree changes into the state (nothing when none are queued). Called
     /// before every read and change of the trees, so no one sees them unmerged.
     func mergePendingTreeChanges() {
         guard !pendingBySource.isEmpty else { return }
-        let bySource = pendingBySource, byDestination = pendingByDestination
-        pendingBySource = []
-        pendingByDestination = []
+        let bySource = pendingBySource, byDestination = pendingByDestination, edges = pendingEdges
+        dropPendingTreeChanges()
         updateMerged { state throws(PageError) in
             try state.bySource.apply(bySource)
             try state.byDestination.apply(byDestination)
+            // The change log hears of each change, in order, as `insert`/`removeStored` note them.
+            for (edge, removed) in edges {
+                if removed { state.changeLog.removed(edge) } else { state.changeLog.stored(edge) }
+            }
         }
     }
 
@@ -30,5 +34,6 @@ extension YapDatabaseRelationshipTransaction {
     func dropPendingTreeChanges() {
         pendingBySource = []
         pendingByDestination = []
+        pendingEdges = []
     }
 }

@@ -39,12 +39,11 @@ public final class YapDatabaseRelationshipTransaction {
     /// Files the rules deleted, removed once the commit is durable.
     var filesToDelete: [URL] = []
     var isFlushing = false
-    /// The transaction's net change to manual edges, written into the commit by `willCommit`.
-    var manualEdgeLog = RelationshipManualEdgeLog()
     /// Tree changes queued by written nodes, merged before the trees are next read or changed
-    /// (`mergePendingTreeChanges`); the two arrays hold the same edges' keys for each tree.
+    /// (`mergePendingTreeChanges`): each tree's keys, and the edges for the state's change log.
     var pendingBySource: [PagedBTreeChange] = []
     var pendingByDestination: [PagedBTreeChange] = []
+    var pendingEdges: [(edge: StoredEdge, removed: Bool)] = []
 
     init(relationship: YapDatabaseRelationship, name: String, transaction: YapDatabaseReadTransaction) {
         self.relationship = relationship
