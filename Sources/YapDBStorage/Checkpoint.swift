@@ -212,6 +212,7 @@ enum CheckpointCodec {
             replay: LogPosition(segment: try reader.readU32(), offset: try reader.readU32()),
             rowCount: try reader.readU64(), collectionCount: try reader.readU32())
         guard try reader.readU32() == 0 else { throw ByteReader.Overrun(what: "info reserved field not zero") }
+        guard info.nextRowid <= Format.rowidLimit else { throw ByteReader.Overrun(what: "next row id \(info.nextRowid) over the limit") }
         return info
     }
 
@@ -256,7 +257,9 @@ enum CheckpointCodec {
             let segment = try reader.readLength(max: Int(UInt32.max))
             guard segment > previous else { throw ByteReader.Overrun(what: "segment \(segment) out of order") }
             previous = segment
-            usage[UInt32(segment)] = try reader.readVarint()
+            let bytes = try reader.readVarint()
+            guard bytes <= Format.maxSegmentUsage else { throw ByteReader.Overrun(what: "usage \(bytes) of segment \(segment) over a segment's size") }
+            usage[UInt32(segment)] = bytes
         }
         guard reader.isAtEnd else { throw ByteReader.Overrun(what: "trailing bytes after the segment usage") }
         return usage

@@ -45,7 +45,7 @@ struct CheckpointImage: Equatable {
         }
         let info = CheckpointInfo(snapshot: snapshot, nextRowid: rowid + 1, replay: LogPosition(segment: 41, offset: 12_345),
                                   rowCount: UInt64(rows), collectionCount: UInt32(collections.count))
-        let usage: [UInt32: UInt64] = [1: 500, 2: 0, 7: 1 << 40, UInt32.max: .max]
+        let usage: [UInt32: UInt64] = [1: 500, 2: 0, 7: 1 << 31, UInt32.max: Format.maxSegmentUsage]
         return CheckpointImage(info: info, collections: collections, usage: usage)
     }
 }
@@ -177,8 +177,8 @@ func expectCorrupted(_ error: StorageError?, at offset: Int64, file: String, _ f
         var image = CheckpointImage.make(rows: 0, seed: 1)
         image.collections = []
         image.info.collectionCount = 0
-        for (number, usage) in [(UInt32(1), [:]), (2, [5: 9]), (3, Dictionary(uniqueKeysWithValues: (1...3_000).map { (UInt32($0 * 7), UInt64($0) << 33) })),
-                                (4, [0: 0, UInt32.max: .max])] as [(UInt32, [UInt32: UInt64])] {
+        for (number, usage) in [(UInt32(1), [:]), (2, [5: 9]), (3, Dictionary(uniqueKeysWithValues: (1...3_000).map { (UInt32($0 * 7), UInt64($0) << 20) })),
+                                (4, [0: 0, UInt32.max: Format.maxSegmentUsage])] as [(UInt32, [UInt32: UInt64])] {
             image.usage = usage
             try F.write(image, fs: disk, files: files, number: number)
             let back = try F.read(fs: disk, files: files, number: number)

@@ -14,7 +14,12 @@ import YapDBStorage
         #expect(o.maxValueSize == 1 << 30)
         #expect(o.checkpointThreshold == 64 << 20)
         #expect(o.compactionThreshold == 0.5)
+        #if os(iOS) || os(tvOS) || os(watchOS) || os(visionOS)
+        #expect(o.indexReadMode == .cached(pages: YapDatabaseIndexReadMode.defaultCachedPages), "no maps by default on mobile")
+        #else
         #expect(o.indexReadMode == .memoryMapped)
+        #endif
+        #expect(o.indexReadMode == YapDatabaseIndexReadMode.platformDefault)
         #expect(o.idleCheckpointDelay == 5)
     }
 
