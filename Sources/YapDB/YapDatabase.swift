@@ -91,6 +91,9 @@ public final class YapDatabase: Sendable {
                            segmentLimit: Int? = nil, indexPageSize: Int? = nil,
                            countsExtensionPageReads: Bool = false, idleCheckpoints: Bool = true) throws(YapDatabaseError) -> Engine {
         guard url.isFileURL else { throw .io(errno: EINVAL, operation: "open: not a file URL") }
+        PosixFileSystem.ignoredErrorLog.withLock { log in
+            if log == nil { log = { failure in YapDatabaseLogging.log(.warning, "directory sync not possible here, ignored: \(failure)") } }
+        }
         var engineOptions = EngineOptions()
         engineOptions.createIfMissing = options.createIfMissing
         engineOptions.corruptAction = switch options.corruptAction {
