@@ -70,8 +70,8 @@ extension Engine {
     }
 
     /// Renames (`.rename`) or deletes (`.delete`) every file of a damaged database: the main
-    /// file, log and compaction segments, checkpoints, index files, the root record and the
-    /// engine's temporaries. Call with the main file's lock held.
+    /// file, log and compaction segments, checkpoints, index files and the engine's
+    /// temporaries. Call with the main file's lock held.
     static func setAside(path: String, options: EngineOptions) throws(StorageError) -> [String] {
         let fs = options.fileSystem
         let files = DatabaseFiles(mainPath: path)
@@ -79,7 +79,7 @@ extension Engine {
         do throws(IOFailure) {
             let listing = try files.list(fs)
             names = [path] + listing.segments.map(files.segmentPath) + listing.checkpoints.map(files.checkpointPath)
-                + (try files.listIndexFiles(fs)).map(files.indexPath) + [files.rootPath] + listing.temporaries
+                + (try files.listIndexFiles(fs)).map(files.indexPath) + listing.temporaries
             names = names.filter { fs.kind(of: $0) == .file }
             if options.corruptAction == .rename {
                 var n = 1
@@ -107,7 +107,6 @@ extension Engine {
         var checkpointNumber: UInt32 = 0
         var replay = LogPosition(segment: 1, offset: UInt32(Format.headerSize))
         var protected: Set<UInt32> = []
-        var images: [String: [UInt8]] = [:]
         var roots: [String: [UInt8]] = [:]
         var carried: [String: CheckpointPendingExtension] = [:]
         var index: IndexFiles?
@@ -141,10 +140,9 @@ extension Engine {
             index = opened
             let named = Set(extents.map(\.number))
             orphanIndexFiles = indexFileNumbers.filter { !named.contains($0) }
-            images = loaded.images
             carried = loaded.pending
             roots = Dictionary(loaded.root.extensions.map { ($0.name, $0.bytes) }, uniquingKeysWith: { a, _ in a })
-            if !images.isEmpty || !roots.isEmpty || !loaded.pending.isEmpty { replayer.catchUp = ExtensionCatchUp() }
+            if !roots.isEmpty || !loaded.pending.isEmpty { replayer.catchUp = ExtensionCatchUp() }
             checkpointNumber = newest
             replay = loaded.info.replay
             protected = Set(loaded.usage.keys)
@@ -222,13 +220,19 @@ extension Engine {
         state.mapsSegments = options.mapsSegments
         state.writeBufferLimit = options.writeBufferLimit
         state.mapSegmentsAtOpen()
-        // Records the checkpoint carried come before those of the commits replayed after it.
+        // Records the checkpoint carried come before those of the commits replayed after it. A
+        // name with a replayed record catches up with the rows after its last one only (rows
+        // the checkpoint lost for it came before that record).
         var pending = carried.mapValues { UnclaimedExtensions.Pending(records: $0.records, rowChangesLost: $0.rowChangesLost) }
-        for (name, records) in replayer.extensionRecords ?? [:] { pending[name, default: .init()].records += records }
-        let previous = Set(images.keys).union(roots.keys).union(pending.keys).sorted()
+        for (name, records) in replayer.extensionRecords ?? [:] {
+            pending[name, default: .init()].records += records
+            pending[name]!.rowChangesLost = false
+            pending[name]!.uncovered = replayer.uncovered[name] ?? ExtensionCatchUp()
+        }
+        let previous = Set(roots.keys).union(pending.keys).sorted()
         let engine = Engine(path: path, files: files, options: options, uuid: opened.header.uuid, state: state, index: index!,
                             report: report, openKey: key, previousExtensionStates: previous)
-        engine.unclaimed.load(images: images, roots: roots, pending: pending, catchUp: replayer.catchUp ?? ExtensionCatchUp())
+        engine.unclaimed.load(roots: roots, pending: pending, catchUp: replayer.catchUp ?? ExtensionCatchUp())
         // Runs inside a roll, under the writer lock: the new segment joins the read table, and
         // the one rolled away from is sealed (mapped whole).
         opened.writer.onNewSegment = { [unowned state] (number: UInt32, file: any StorageFile, sealed: LogPosition) in

@@ -154,8 +154,7 @@ extension LogScanner {
                 case .commit:
                     return .success(ScannedRecord(content: .commit(RecordCodec.commitRecord(frame, in: raw)), totalLength: total,
                                                   pendingChecksum: pendingChecksum))
-                case .checkpointInfo, .checkpointCollection, .checkpointEntries, .checkpointEnd, .checkpointSegmentUsage, .checkpointExtension,
-                     .checkpointIndexRoot, .checkpointPendingExtension:
+                case .checkpointInfo, .checkpointEnd, .checkpointSegmentUsage, .checkpointIndexRoot, .checkpointPendingExtension:
                     throw .invalid("checkpoint record in a log segment")
                 }
                 return .success(ScannedRecord(content: .operation(operation), totalLength: total,

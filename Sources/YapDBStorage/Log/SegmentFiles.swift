@@ -56,10 +56,10 @@ package struct DatabaseFiles: Sendable {
     }
 
     /// Whether `rest` (a name after the main file's name) is one of the temporary names the
-    /// engine writes (docs/format.md §1): exactly `-creating`, `-root.tmp`, or
+    /// engine writes (docs/format.md §1): exactly `-creating`, or
     /// `-checkpoint-` + ten digits + `.tmp`.
     static func isTemporary(_ rest: Substring) -> Bool {
-        if rest == Format.creatingSuffix || rest == Format.rootSuffix + Format.temporarySuffix { return true }
+        if rest == Format.creatingSuffix { return true }
         guard rest.hasPrefix(Format.checkpointInfix), rest.hasSuffix(Format.temporarySuffix) else { return false }
         let digits = rest.dropFirst(Format.checkpointInfix.count).dropLast(Format.temporarySuffix.count)
         return number(digits) != nil
