@@ -42,6 +42,9 @@ package final class WriteTransaction {
     @exclusivity(unchecked) private var trees: Keydir
     /// The rows written since the buffer was last applied to `trees`.
     @exclusivity(unchecked) private var buffer = KeydirBuffer()
+    /// The trees' answer for the row looked up last (`TreeLookupMemo`); forgotten wherever
+    /// `trees` changes.
+    @exclusivity(unchecked) private var treeMemo = TreeLookupMemo()
     /// Why applying the buffer failed, if it did: the transaction can then only roll back (every
     /// later write and the commit throw it).
     private var applyFailure: StorageError?
@@ -130,7 +133,10 @@ package final class WriteTransaction {
     private func lookup(_ rowKey: UnsafeRawBufferPointer, hash: UInt64) throws(StorageError) -> (slot: Int?, entry: KeydirEntry?) {
         if let slot = buffer.slot(for: rowKey, hash: hash) { return (slot, buffer.entry(at: slot)) }
         guard trees.count > 0 else { return (nil, nil) }
-        return (nil, try tree { () throws(PageError) in try trees.entry(rowKey: rowKey) })
+        if let remembered = treeMemo.answer(for: rowKey) { return (nil, remembered) }
+        let entry = try tree { () throws(PageError) in try trees.entry(rowKey: rowKey) }
+        treeMemo.remember(rowKey, entry)
+        return (nil, entry)
     }
 
     /// Records the row key `rowKey` (hash `hash`, buffered in `slot` or not yet) as holding
@@ -150,6 +156,7 @@ package final class WriteTransaction {
         if let applyFailure { throw applyFailure }
         guard !buffer.isEmpty else { return }
         do throws(StorageError) {
+            treeMemo.forget()
             try tree { () throws(PageError) in try trees.apply(buffer) }
         } catch {
             applyFailure = error
@@ -320,6 +327,7 @@ package final class WriteTransaction {
         guard try tree({ () throws(PageError) in try trees.count(inCollection: collection) }) > 0 else { return nil }
         try begin()
         try state.log.appendRemoveCollection(collection)
+        treeMemo.forget()
         let removed = try tree { () throws(PageError) in try trees.removeCollection(collection) }!
         for (_, entry) in removed {
             subtract(entry.object)
@@ -337,6 +345,7 @@ package final class WriteTransaction {
         guard trees.count > 0 else { return }
         try begin()
         try state.log.appendRemoveAll()
+        treeMemo.forget()
         trees.removeAll()
         settledUsage.removeAll()
         pendingAdds = 0

@@ -1,5 +1,5 @@
 import Testing
-import YapDBStorage
+@testable import YapDBStorage
 import TestSupport
 
 @Suite struct CodecTests {
@@ -140,7 +140,13 @@ import TestSupport
             RecordCodec.commitRecord(try RecordCodec.frame(in: raw, at: 0), in: raw)
         }
         #expect(decoded == info)
-        #expect(LogScanner.commitRecords(in: [1, 2, 3] + buffer + [9], from: 0).map(\.offset) == [3])
+        let dir = TemporaryDirectory(); defer { dir.remove() }
+        let file = try PosixFileSystem.shared.open(dir.file("seg"), mode: .createNew)
+        try file.write([1, 2, 3] + buffer + [9], at: 0)
+        let window = SegmentWindow(file: file, size: 4 + buffer.count, windowSize: 8)
+        defer { window.close() }
+        let found = try LogScanner.firstCommit(in: window, from: 0, where: { _ in true })
+        #expect(found?.offset == 3 && found?.info == info)
     }
 
     @Test func fileHeaderRoundTripAndChecksOrder() throws {

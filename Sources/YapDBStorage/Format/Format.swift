@@ -24,6 +24,12 @@ package enum Format {
     package static let mainFileSize = 8192
     /// Offset of the main file's second header copy.
     package static let mainHeaderCopyOffset = 4096
+    /// Offset, in each of the main file's two pages, of its high-water mark slot.
+    package static let mainMarkOffset = 64
+    /// Size of a high-water mark slot.
+    package static let mainMarkSize = 64
+    /// Offset, in a slot, of the crc of the bytes before it.
+    package static let mainMarkChecksumOffset = 60
 
     // MARK: File names (docs/format.md §1)
 
