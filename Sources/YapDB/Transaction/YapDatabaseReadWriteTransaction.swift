@@ -58,8 +58,8 @@ public final class YapDatabaseReadWriteTransaction: YapDatabaseReadTransaction {
         super.init(connection: connection, snapshot: nil)
     }
 
-    override func readValue(_ location: ValueLocation) throws(StorageError) -> Data? {
-        try engineTransaction.read(location).map { Data($0) }
+    override func readValue(_ location: ValueLocation, owner: ValueOwner) throws(StorageError) -> Data? {
+        try engineTransaction.read(location, owner: owner).map { Data($0) }
     }
 
     override func extensionState(_ key: String) -> (any Sendable)? { engineTransaction.extensions[key] }
