@@ -62,6 +62,44 @@ import TestSupport
         #expect(try engine.verify().isValid)
     }
 
+    @Test(arguments: [false, true])
+    func theIndexIsRepackedIntoFullPages(cached: Bool) throws {
+        let disk = try EngineTesting.simulated()
+        var options = Self.options(disk, cached: cached)
+        options.indexPageSize = 512
+        let engine = try Engine.open(path: "/db/main", options: options)
+        var rng = SeededRandom(seed: 31)
+        var model = Model()
+        var keys: [String] = []
+        for _ in 0..<4 {
+            _ = try engine.write { tx in
+                for _ in 0..<500 {
+                    let key = "k\(rng.next() % 1_000_000_000)", value = rng.bytes(20)
+                    try EngineTesting.set(tx, "c", key, value)
+                    model["c", key] = .init(object: value)
+                    keys.append(key)
+                }
+            }
+        }
+        try engine.checkpoint()
+        let loaded = try engine.stats()
+        _ = try engine.write { tx in
+            for (i, key) in keys.enumerated() where i % 2 == 0 {
+                try tx.remove(collection: "c", key: key)
+                model["c", key] = nil
+            }
+        }
+        _ = try engine.compact()
+        let compacted = try engine.stats()
+        // Half the rows are gone: repacked, the index takes about half the pages (a node-for-node
+        // copy kept every half-empty leaf).
+        #expect(compacted.indexPages * 10 < loaded.indexPages * 6,
+                "index pages \(loaded.indexPages) after the load, \(compacted.indexPages) after deleting half and compacting")
+        #expect(compacted.indexDeadBytes == 0)
+        #expect(try engine.snapshot().materialize() == model)
+        #expect(try engine.verify().isValid)
+    }
+
     @Test func aSegmentOfLiveRowsOnlyIsNotSealed() throws {
         let disk = try EngineTesting.simulated()
         let engine = try Engine.open(path: "/db/main", options: Self.options(disk, cached: false))
