@@ -89,7 +89,7 @@ package final class Engine: Sendable {
     let writer: Mutex<WriterState>
     /// Serializes checkpoints and compactions with each other (never with readers).
     let maintenance = Mutex(())
-    /// Extension roots (and images) from the checkpoint, until their extensions register.
+    /// Extension roots and records from the checkpoint, until their extensions register.
     let unclaimed = UnclaimedExtensions()
     /// When the last commit happened and whether an idle check is scheduled
     /// (`Engine+IdleCheckpoint.swift`).
@@ -99,7 +99,7 @@ package final class Engine: Sendable {
     /// The index files (used under `maintenance`).
     let index: IndexFiles
     let openKey: String
-    /// The extension states the database held at open (roots, images and records of the newest
+    /// The extension states the database held at open (roots and records of the newest
     /// checkpoint and the log after it), by state name, sorted.
     package let previousExtensionStates: [String]
 

@@ -9,33 +9,11 @@ package struct CheckpointInfo: Sendable, Equatable {
     package var nextRowid: UInt64
     /// Log commits at or after this position are replayed on top of the image at open.
     package var replay: LogPosition
-    /// Rows in the image, all collections together.
-    package var rowCount: UInt64
-    /// Collection records in the image.
-    package var collectionCount: UInt32
 
-    package init(snapshot: UInt64, nextRowid: UInt64, replay: LogPosition, rowCount: UInt64, collectionCount: UInt32) {
+    package init(snapshot: UInt64, nextRowid: UInt64, replay: LogPosition) {
         self.snapshot = snapshot
         self.nextRowid = nextRowid
         self.replay = replay
-        self.rowCount = rowCount
-        self.collectionCount = collectionCount
-    }
-}
-
-/// One row of a checkpoint: its key in the current collection, its rowid, and where its
-/// object and (if any) metadata records live in the log.
-package struct CheckpointEntry: Sendable, Equatable {
-    package var key: String
-    package var rowid: UInt64
-    package var object: RecordLocation
-    package var metadata: RecordLocation?
-
-    package init(key: String, rowid: UInt64, object: RecordLocation, metadata: RecordLocation?) {
-        self.key = key
-        self.rowid = rowid
-        self.object = object
-        self.metadata = metadata
     }
 }
 
@@ -61,7 +39,7 @@ package struct CheckpointPendingExtension: Sendable, Equatable {
     }
 }
 
-/// Payload encodings of the checkpoint record types 16–20 (docs/format.md §4). Decoders take
+/// Payload encodings of the checkpoint record types 16, 19, 20, 22 and 23 (docs/format.md §4). Decoders take
 /// exactly one record's payload and throw `ByteReader.Overrun` on anything malformed; the
 /// reader turns that into `corrupted` with the record's file offset.
 enum CheckpointCodec {
@@ -73,68 +51,10 @@ enum CheckpointCodec {
         buffer.appendLE(info.nextRowid)
         buffer.appendLE(info.replay.segment)
         buffer.appendLE(info.replay.offset)
-        buffer.appendLE(info.rowCount)
-        buffer.appendLE(info.collectionCount)
+        // Reserved: 8 + 4 + 4 bytes of zeros.
+        buffer.appendLE(UInt64(0))
         buffer.appendLE(UInt32(0))
-        _ = RecordCodec.finish(&buffer, start: start)
-    }
-
-    static func appendCollection(_ name: String, rowCount: Int, into buffer: inout [UInt8]) {
-        let start = RecordCodec.begin(.checkpointCollection, in: &buffer)
-        buffer.appendString(name)
-        buffer.appendVarint(UInt64(rowCount))
-        _ = RecordCodec.finish(&buffer, start: start)
-    }
-
-    /// Appends one entry to a block of raw (uncompressed) entries.
-    static func appendEntry(_ entry: CheckpointEntry, into block: inout [UInt8]) {
-        block.appendString(entry.key)
-        block.appendVarint(entry.rowid)
-        appendLocation(entry.object, into: &block)
-        if let metadata = entry.metadata {
-            block.append(1)
-            appendLocation(metadata, into: &block)
-        } else {
-            block.append(0)
-        }
-    }
-
-    /// The most bytes `appendEntry` writes for a key of `keyLength` UTF-8 bytes.
-    static func maxEntrySize(keyLength: Int) -> Int {
-        10 + keyLength + 10 + 1 + 2 * 3 * 5
-    }
-
-    private static func appendLocation(_ location: RecordLocation, into block: inout [UInt8]) {
-        block.appendVarint(UInt64(location.segment))
-        block.appendVarint(UInt64(location.offset))
-        block.appendVarint(UInt64(location.length))
-    }
-
-    /// Appends an entries record holding `block`, LZ4-compressed when `compress` is set and it pays.
-    static func appendEntries(_ block: [UInt8], compress: Bool, into buffer: inout [UInt8]) {
-        let packed = compress ? block.withUnsafeBytes(RecordCodec.compressIfItPays) : nil
-        let start = RecordCodec.begin(.checkpointEntries, flags: packed == nil ? 0 : Format.flagCompressed, in: &buffer)
-        if let packed {
-            buffer.appendVarint(UInt64(block.count))
-            buffer.append(contentsOf: packed)
-        } else {
-            buffer.append(contentsOf: block)
-        }
-        _ = RecordCodec.finish(&buffer, start: start)
-    }
-
-    /// Appends an extension-image record: the name, then the image (LZ4-compressed when
-    /// `compress` is set and it pays: raw length varint + LZ4 block).
-    static func appendExtension(name: String, image: [UInt8], compress: Bool, into buffer: inout [UInt8]) {
-        let packed = compress ? image.withUnsafeBytes(RecordCodec.compressIfItPays) : nil
-        let start = RecordCodec.begin(.checkpointExtension, flags: packed == nil ? 0 : Format.flagCompressed, in: &buffer)
-        buffer.appendString(name)
-        if let packed {
-            buffer.appendVarint(UInt64(image.count))
-            buffer.append(contentsOf: packed)
-        } else {
-            buffer.append(contentsOf: image)
-        }
+        buffer.appendLE(UInt32(0))
         _ = RecordCodec.finish(&buffer, start: start)
     }
 
@@ -172,16 +92,6 @@ enum CheckpointCodec {
         return CheckpointPendingExtension(name: name, rowChangesLost: flags & 1 != 0, records: records)
     }
 
-    /// Decodes an extension-image record's payload.
-    static func extensionImage(_ payload: UnsafeRawBufferPointer, compressed: Bool) throws(RecordCodec.FrameError) -> (name: String, image: [UInt8]) {
-        var reader = ByteReader(payload)
-        let name: String
-        do { name = try reader.readString() } catch { throw .invalid("extension record: \(error.what)") }
-        let rest = UnsafeRawBufferPointer(rebasing: payload[reader.position...])
-        guard compressed else { return (name, Array(rest)) }
-        return (name, try RecordCodec.decompress(rest, maxRawLength: Format.maxValueSize, what: "extension image"))
-    }
-
     /// Appends the segment-usage record, segments in ascending order.
     static func appendSegmentUsage(_ usage: [UInt32: UInt64], into buffer: inout [UInt8]) {
         let start = RecordCodec.begin(.checkpointSegmentUsage, in: &buffer)
@@ -194,9 +104,9 @@ enum CheckpointCodec {
     }
 
     /// Appends the end record. `checksum` is the unmasked CRC32C of every record before it.
-    static func appendEnd(rowCount: UInt64, recordCount: UInt32, checksum: UInt32, into buffer: inout [UInt8]) {
+    static func appendEnd(recordCount: UInt32, checksum: UInt32, into buffer: inout [UInt8]) {
         let start = RecordCodec.begin(.checkpointEnd, in: &buffer)
-        buffer.appendLE(rowCount)
+        buffer.appendLE(UInt64(0))
         buffer.appendLE(recordCount)
         buffer.appendLE(CRC32C.mask(checksum))
         _ = RecordCodec.finish(&buffer, start: start)
@@ -209,38 +119,11 @@ enum CheckpointCodec {
         var reader = ByteReader(payload)
         let info = CheckpointInfo(
             snapshot: try reader.readU64(), nextRowid: try reader.readU64(),
-            replay: LogPosition(segment: try reader.readU32(), offset: try reader.readU32()),
-            rowCount: try reader.readU64(), collectionCount: try reader.readU32())
-        guard try reader.readU32() == 0 else { throw ByteReader.Overrun(what: "info reserved field not zero") }
-        return info
-    }
-
-    static func collection(_ payload: UnsafeRawBufferPointer) throws(ByteReader.Overrun) -> (name: String, rowCount: UInt64) {
-        var reader = ByteReader(payload)
-        let name = try reader.readString()
-        let rowCount = try reader.readVarint()
-        guard reader.isAtEnd else { throw ByteReader.Overrun(what: "trailing bytes after the collection's row count") }
-        return (name, rowCount)
-    }
-
-    /// Decodes the next entry of a raw block of entries.
-    static func entry(_ reader: inout ByteReader) throws(ByteReader.Overrun) -> CheckpointEntry {
-        let key = try reader.readString()
-        let rowid = try reader.readVarint()
-        let object = try location(&reader)
-        switch try reader.readU8() {
-        case 0: return CheckpointEntry(key: key, rowid: rowid, object: object, metadata: nil)
-        case 1: return CheckpointEntry(key: key, rowid: rowid, object: object, metadata: try location(&reader))
-        case let other: throw ByteReader.Overrun(what: "has-metadata byte \(other)")
+            replay: LogPosition(segment: try reader.readU32(), offset: try reader.readU32()))
+        guard try reader.readU64() == 0, try reader.readU32() == 0, try reader.readU32() == 0 else {
+            throw ByteReader.Overrun(what: "info reserved bytes not zero")
         }
-    }
-
-    private static func location(_ reader: inout ByteReader) throws(ByteReader.Overrun) -> RecordLocation {
-        let segment = try reader.readLength(max: Int(UInt32.max))
-        let offset = try reader.readLength(max: Int(UInt32.max))
-        let length = try reader.readLength(max: Format.recordHeaderSize + Format.maxRecordPayload)
-        guard length >= Format.recordHeaderSize else { throw ByteReader.Overrun(what: "record length \(length) below a record header") }
-        return RecordLocation(segment: UInt32(segment), offset: UInt32(offset), length: UInt32(length))
+        return info
     }
 
     /// Decodes the segment-usage payload: segments strictly ascending, each once.
@@ -262,9 +145,10 @@ enum CheckpointCodec {
         return usage
     }
 
-    static func end(_ payload: UnsafeRawBufferPointer) throws(ByteReader.Overrun) -> (rowCount: UInt64, recordCount: UInt32, checksum: UInt32) {
+    static func end(_ payload: UnsafeRawBufferPointer) throws(ByteReader.Overrun) -> (recordCount: UInt32, checksum: UInt32) {
         guard payload.count == Format.checkpointEndPayloadSize else { throw ByteReader.Overrun(what: "end payload of \(payload.count) bytes") }
         var reader = ByteReader(payload)
-        return (try reader.readU64(), try reader.readU32(), CRC32C.unmask(try reader.readU32()))
+        guard try reader.readU64() == 0 else { throw ByteReader.Overrun(what: "end reserved bytes not zero") }
+        return (try reader.readU32(), CRC32C.unmask(try reader.readU32()))
     }
 }
