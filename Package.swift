@@ -1,8 +1,18 @@
 // swift-tools-version: 6.1
 import PackageDescription
 
-// Layers, bottom up (see docs/architecture.md): CLZ4 → YapDBStorage → YapDBIndex → YapDBEngine → YapDB → yapdb;
-// YapDBQuery and YapDBFullText (no dependencies) sit beside them, below YapDB.
+// Layers, bottom up (docs/architecture.md, "Layers"):
+//
+//        CLZ4   CYapDBSupport
+//           \    /
+//        YapDBStorage      YapDBIndex      YapDBQuery   YapDBFullText
+//              \            /                  |             |
+//               YapDBEngine                    |             |
+//                    \_____________ YapDB _____/_____________/
+//                                     |
+//                  yapdb, YapDBMeasure (tools), YapDBFuzzEntry (fuzz harness only)
+//
+// YapDBSimulatedDisk (over YapDBStorage) is for tests, the reliability harness and fuzzing only.
 // A lower layer never imports a higher one. Only YapDB has public API; the rest is `package`.
 let package = Package(
     name: "YapDB",
@@ -78,7 +88,7 @@ let package = Package(
         // proves the YapDatabase spellings (docs/api.md, README "Porting from YapDatabase").
         .testTarget(name: "YapDBPortingTests", dependencies: ["YapDB"]),
         // Replays Fuzz/Corpus/<target>/ and Fuzz/Crashes/<target>/ through the fuzz entry points.
-        .testTarget(name: "YapDBFuzzEntryTests", dependencies: ["YapDBFuzzEntry", "YapDB", "YapDBSimulatedDisk"]),
+        .testTarget(name: "YapDBFuzzEntryTests", dependencies: ["YapDBFuzzEntry", "YapDB", "YapDBSimulatedDisk", "YapDBStorage"]),
         // The reliability harness (docs/reliability.md): crash sweep, fault matrix, SIGKILLs,
         // bad input, concurrency soaks. Sized by YAPDB_SCALE (small, the default, or full).
         .testTarget(

@@ -203,9 +203,15 @@ extension Engine {
         state.mapsSegments = options.mapsSegments
         state.writeBufferLimit = options.writeBufferLimit
         state.mapSegmentsAtOpen()
-        // Records the checkpoint carried come before those of the commits replayed after it.
+        // Records the checkpoint carried come before those of the commits replayed after it. A
+        // name with a replayed record catches up with the rows after its last one only (rows
+        // the checkpoint lost for it came before that record).
         var pending = carried.mapValues { UnclaimedExtensions.Pending(records: $0.records, rowChangesLost: $0.rowChangesLost) }
-        for (name, records) in replayer.extensionRecords ?? [:] { pending[name, default: .init()].records += records }
+        for (name, records) in replayer.extensionRecords ?? [:] {
+            pending[name, default: .init()].records += records
+            pending[name]!.rowChangesLost = false
+            pending[name]!.uncovered = replayer.uncovered[name] ?? ExtensionCatchUp()
+        }
         let previous = Set(roots.keys).union(pending.keys).sorted()
         let engine = Engine(path: path, files: files, options: options, uuid: opened.header.uuid, state: state, index: index!,
                             report: report, openKey: key, previousExtensionStates: previous)

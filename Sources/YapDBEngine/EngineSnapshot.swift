@@ -59,39 +59,13 @@ package final class EngineSnapshot: Sendable {
 
     /// The object bytes an entry points to.
     package func objectBytes(_ entry: KeydirEntry) throws(StorageError) -> [UInt8] {
-        try segments.withValue(at: entry.object) { $0.map { Array($0) } ?? [] }
+        try segments.withValue(at: entry.object, owner: .object(entry.rowid)) { $0.map { Array($0) } ?? [] }
     }
 
     /// The metadata bytes an entry points to, or nil.
     package func metadataBytes(_ entry: KeydirEntry) throws(StorageError) -> [UInt8]? {
         guard let location = entry.metadata else { return nil }
-        return try segments.withValue(at: location) { $0.map { Array($0) } }
-    }
-
-    /// Calls `body` with the object bytes of (collection, key), valid only during the call;
-    /// nil (without calling `body`) when there is no such row. Saves the array `object`
-    /// returns. Throws `StorageError` like `object`, or what `body` throws.
-    package func withObjectBytes<R>(collection: String, key: String, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
-        guard let entry = try entry(collection: collection, key: key) else { return nil }
-        return try withValueBytes(at: entry.object) { try body($0 ?? UnsafeRawBufferPointer(start: nil, count: 0)) }
-    }
-
-    /// Calls `body` with the metadata bytes of (collection, key), valid only during the call;
-    /// nil (without calling `body`) when there is no row or no metadata.
-    package func withMetadataBytes<R>(collection: String, key: String, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
-        guard let location = try entry(collection: collection, key: key)?.metadata else { return nil }
-        return try withValueBytes(at: location) { bytes in try bytes.map(body) }
-    }
-
-    /// Runs `body` over the value at `location`, carrying its untyped error through the
-    /// storage layer's typed-throws closure.
-    private func withValueBytes<R>(at location: ValueLocation, _ body: (UnsafeRawBufferPointer?) throws -> R) throws -> R {
-        var failure: (any Error)?
-        let result = try segments.withValue(at: location) { (bytes) throws(StorageError) -> R? in
-            do { return try body(bytes) } catch { failure = error; return nil }
-        }
-        if let failure { throw failure }
-        return result!
+        return try segments.withValue(at: location, owner: .metadata(entry.rowid)) { $0.map { Array($0) } }
     }
 
     package var rowCount: Int { keydir.count }

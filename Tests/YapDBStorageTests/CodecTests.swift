@@ -99,6 +99,26 @@ import TestSupport
         }
     }
 
+    /// A value record's row id is below `Format.rowidLimit`: one at or past it (with a valid
+    /// checksum) is refused when decoded, so replaying it cannot push the next row id past
+    /// what an insert can add to.
+    @Test func aRowidAtOrPastTheLimitIsRefused() throws {
+        for (rowid, valid) in [(Format.rowidLimit - 1, true), (Format.rowidLimit, false), (UInt64.max, false)] {
+            var buffer: [UInt8] = []
+            _ = [UInt8](repeating: 1, count: 3).withUnsafeBytes {
+                RecordCodec.appendValue(.object, rowid: rowid, collection: "c", key: "k", value: $0, noMetadata: false, compress: false, into: &buffer)
+            }
+            let decoded = Result { () throws(StorageError) in try SegmentReader.decodeValue(buffer, offset: 0, path: "t").0.rowid }
+            switch decoded {
+            case .success(let back): #expect(valid && back == rowid, "row id \(rowid) decoded")
+            case .failure(let error):
+                #expect(!valid, "row id \(rowid): \(error)")
+                guard case .corrupted(_, let reason) = error else { Issue.record("not corrupted: \(error)"); continue }
+                #expect(reason.contains("row id"))
+            }
+        }
+    }
+
     @Test func everyFlippedBitOfARecordIsDetected() {
         var buffer: [UInt8] = []
         let value = Array("a value that is long enough to matter".utf8)

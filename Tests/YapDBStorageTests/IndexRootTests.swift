@@ -147,6 +147,17 @@ import YapDBSimulatedDisk
         root.files[0].length = 4096 + 1
         #expect(Self.reason(Self.rewritten(bytes) { $0 = root.bodyBytes() }) == .invalidField("file length"))
 
+        // A tree claims no more entries than the files have bytes (each takes at least one):
+        // a crafted count of 2^48 over a few pages is refused before a walk trusts it.
+        root = Self.sample()
+        let bytesOfFiles = UInt64(root.files.reduce(0) { $0 + $1.length })
+        root.trees[1].count = bytesOfFiles
+        #expect(Self.reason(Self.rewritten(bytes) { $0 = root.bodyBytes() }) != .invalidField("tree entry count"))
+        root.trees[1].count = bytesOfFiles + 1
+        #expect(Self.reason(Self.rewritten(bytes) { $0 = root.bodyBytes() }) == .invalidField("tree entry count"))
+        root.trees[1].count = 1 << 48
+        #expect(Self.reason(Self.rewritten(bytes) { $0 = root.bodyBytes() }) == .invalidField("tree entry count"))
+
         // The header's snapshot must be the body's.
         root = Self.sample()
         root.snapshot += 1
@@ -224,15 +235,22 @@ import YapDBSimulatedDisk
         }
     }
 
-    @Test func anOversizedRootFileIsRefusedBeforeItIsRead() throws {
+    @Test func aDamagedRootRecordInTheCheckpointIsRefused() throws {
         let disk = SimulatedDisk(seed: 4)
         try disk.mkdir("/db")
         let harness = IndexFileHarness(fs: disk, mainPath: "/db/main")
         #expect(try harness.load() == nil)
-        let file = try disk.open(harness.files.rootPath, mode: .createNew)
-        try file.truncate(to: Int64(Format.rootMaximumSize + 1))
-        #expect(throws: IndexFileError.corrupted(path: harness.files.rootPath, offset: 0, reason: .overLimit)) { try harness.load() }
-        try file.truncate(to: 10)
-        #expect(throws: IndexFileError.notADatabase(path: harness.files.rootPath)) { try harness.load() }
+        let (published, writer) = try harness.cycle(after: nil, count: 3)
+        writer.close()
+        #expect(try harness.load() == published.root)
+        var next = published.root
+        next.sequence += 1
+        try harness.publish(next, bytes: Array(next.encoded().prefix(10)))
+        #expect(throws: IndexFileError.notADatabase(path: harness.files.checkpointPath(2))) { try harness.load() }
+        var flipped = next.encoded()
+        flipped[flipped.count - 1] ^= 1
+        next.sequence += 1
+        try harness.publish(next, bytes: flipped)
+        #expect(throws: IndexFileError.self) { try harness.load() }
     }
 }

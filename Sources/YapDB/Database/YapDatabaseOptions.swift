@@ -1,0 +1,241 @@
+import Foundation
+import Synchronization
+
+/// What opening a damaged database does.
+///
+/// Raw values match YapDatabase's `YapDatabaseCorruptAction`. Unlike YapDatabase (whose
+/// default is `.rename`), YapDB's default is ``fail``: a damaged file is reported, never replaced silently.
+public enum YapDatabaseCorruptAction: Int, Sendable, Hashable, CaseIterable {
+    /// Opening fails with `YapDatabaseError.corrupted(offset:reason:)` and nothing is changed. The default.
+    case fail = 0
+    /// The damaged files are renamed with a `.N.corrupt` suffix and a new, empty database starts.
+    case rename = 1
+    /// The damaged files are deleted and a new, empty database starts.
+    case delete = 2
+}
+
+/// When a commit's bytes reach stable storage.
+///
+/// Raw values match YapDatabase's `YapDatabasePragmaSynchronous` (off 0, normal 1, full 2), so
+/// ``YapDatabasePragmaSynchronous`` is an alias of this type.
+public enum YapDatabaseDurability: Int, Sendable, Hashable, CaseIterable {
+    /// No sync at all; the operating system writes when it likes. A process crash loses nothing
+    /// already written; a power cut may lose recent commits (never leaves a partial one).
+    case off = 0
+    /// No sync per commit (files are synced at checkpoints and on close). A process crash loses
+    /// nothing; a power cut may lose the newest commits but never leaves a partial one.
+    case normal = 1
+    /// A commit returns only after its bytes are synced (`fdatasync`). The default.
+    case full = 2
+}
+
+/// YapDatabase's name for the durability setting; `options.pragmaSynchronous = .normal` compiles
+/// as it did against YapDatabase. Prefer ``YapDatabaseDurability`` in new code.
+public typealias YapDatabasePragmaSynchronous = YapDatabaseDurability
+
+/// How values are compressed on disk.
+public enum YapDatabaseCompression: Int, Sendable, Hashable, CaseIterable {
+    /// No compression.
+    case none = 0
+    /// LZ4, applied only where it pays (see docs/format.md). The default.
+    case lz4 = 1
+}
+
+/// How the database reads its files: the pages of its index files and the values in its log
+/// segments (docs/architecture.md, "Index files" and "Value reads").
+///
+/// The index — every collection's keys in order, with where each row's values are — lives in
+/// checksummed pages in the database's index files, read on demand; each value is a
+/// checksummed record in a log segment. The mode decides both how the pages and how the values
+/// are read.
+public enum YapDatabaseIndexReadMode: Sendable, Hashable {
+    /// Through read-only memory maps: of what the newest index checkpoint published, and of
+    /// the log segments (a finished segment whole, the one still appended to up to its synced
+    /// length; a value past that is read with `pread`). A lookup makes no system call and a
+    /// value is read where it lies, its record's checksum still checked on every read; the
+    /// operating system's page cache holds the bytes (its memory is reclaimable, not the
+    /// process's own). The default on macOS, Linux and other servers and desktops. The
+    /// database maps only bytes that are synced or finished and never truncated, so its own
+    /// writes never disturb a mapping.
+    ///
+    /// What a map cannot survive: a read of a mapped page whose bytes are gone — the file
+    /// truncated by another program (a restore with `cp` over a live database, a tool), or an
+    /// I/O error paging it in (a bad sector, a removed volume, a network file system) — raises
+    /// `SIGBUS`, which stops the process; no Swift code can catch it. YapDB narrows the first
+    /// case: before a transaction reads (at most every 50 ms) it compares each mapped file's
+    /// size with its map, and a file found shorter is never read through its map again — its
+    /// reads fail with ``YapDatabaseError/corrupted(offset:reason:)`` instead. A file
+    /// truncated after that check and before a read touches it, and an I/O error under a map,
+    /// still stop the process. Where that matters, or where other programs may change the
+    /// files, use ``cached(pages:)``, which has no such window (it is the default on iOS,
+    /// tvOS, watchOS and visionOS, as SQLite turns its memory maps off there).
+    case memoryMapped
+    /// With `pread`: index pages through a cache of at most `pages` pages (least recently used
+    /// dropped first), each page's checksum checked when it is read, and every value with a
+    /// `pread` of its record: for file systems where a memory map is unsafe or unsupported
+    /// (network file systems, files other programs may change). Memory for the cache is about
+    /// `pages` × the page size (4 KiB by default). Values below 1 act as 1. A lookup that
+    /// misses the cache costs a system call per page of the tree's path, and each value read
+    /// one more.
+    case cached(pages: Int)
+
+    /// A cache of 1,024 pages (4 MiB with the default page size) for ``cached(pages:)``.
+    public static let defaultCachedPages = 1024
+
+    /// The default mode: ``cached(pages:)`` with ``defaultCachedPages`` on iOS, tvOS, watchOS
+    /// and visionOS, where a process stopped by `SIGBUS` (a file truncated or unreadable
+    /// under a map) is an app that crashes in the field; ``memoryMapped`` elsewhere.
+    public static var platformDefault: YapDatabaseIndexReadMode {
+        #if os(iOS) || os(tvOS) || os(watchOS) || os(visionOS)
+        return .cached(pages: defaultCachedPages)
+        #else
+        return .memoryMapped
+        #endif
+    }
+}
+
+/// Options for opening a database (YapDatabase's `YapDatabaseOptions`).
+///
+/// `YapDatabaseOptions()` gives the defaults. The database keeps a copy when it opens, so
+/// changing an options object afterwards has no effect on an open database.
+///
+/// Threading: every property is guarded by a `Mutex` (`storage`), so one options object may be
+/// read and written from any thread; the class is `Sendable` (checked by the compiler, no
+/// `@unchecked`).
+public final class YapDatabaseOptions: Sendable {
+    /// The plain values behind the properties; what the database stores as its copy.
+    struct Values: Sendable, Equatable {
+        var createIfMissing = true
+        var corruptAction = YapDatabaseCorruptAction.fail
+        var durability = YapDatabaseDurability.full
+        var compression = YapDatabaseCompression.lz4
+        var maxValueSize = YapDatabaseOptions.defaultMaxValueSize
+        var checkpointThreshold = YapDatabaseOptions.defaultCheckpointThreshold
+        var compactionThreshold = YapDatabaseOptions.defaultCompactionThreshold
+        var indexReadMode = YapDatabaseIndexReadMode.platformDefault
+        var idleCheckpointDelay = YapDatabaseOptions.defaultIdleCheckpointDelay
+    }
+
+    /// Default of ``maxValueSize``: 1 GiB.
+    public static let defaultMaxValueSize = 1 << 30
+    /// Default of ``checkpointThreshold``: 64 MiB of log since the last checkpoint.
+    public static let defaultCheckpointThreshold = 64 << 20
+    /// Default of ``idleCheckpointDelay``: 5 seconds without a commit.
+    public static let defaultIdleCheckpointDelay: TimeInterval = 5
+    /// Default of ``compactionThreshold``: half of a segment's bytes dead.
+    public static let defaultCompactionThreshold = 0.5
+
+    private let storage: Mutex<Values>
+
+    /// Options with every default: create if missing, fail on corruption, full durability,
+    /// LZ4 compression, 1 GiB values, 64 MiB checkpoint threshold, 0.5 compaction threshold,
+    /// index pages and values read through memory maps (with `pread` on iOS, tvOS, watchOS and
+    /// visionOS: ``YapDatabaseIndexReadMode/platformDefault``).
+    public init() { storage = Mutex(Values()) }
+
+    /// Options holding `values` (used by the database to hand out its copy).
+    init(values: Values) { storage = Mutex(values) }
+
+    /// A snapshot of every property, taken under the lock.
+    var values: Values { storage.withLock { $0 } }
+
+    /// An independent copy: changing one does not change the other.
+    public func copy() -> YapDatabaseOptions { YapDatabaseOptions(values: values) }
+
+    /// Whether opening a missing file creates it (true, the default) or fails with
+    /// `YapDatabaseError.fileNotFound` (false).
+    public var createIfMissing: Bool {
+        get { storage.withLock { $0.createIfMissing } }
+        set { storage.withLock { $0.createIfMissing = newValue } }
+    }
+
+    /// What opening a damaged database does; default ``YapDatabaseCorruptAction/fail``.
+    public var corruptAction: YapDatabaseCorruptAction {
+        get { storage.withLock { $0.corruptAction } }
+        set { storage.withLock { $0.corruptAction = newValue } }
+    }
+
+    /// When commits reach stable storage; default ``YapDatabaseDurability/full``.
+    public var durability: YapDatabaseDurability {
+        get { storage.withLock { $0.durability } }
+        set { storage.withLock { $0.durability = newValue } }
+    }
+
+    /// YapDatabase's name for ``durability`` (same storage: setting one sets the other).
+    /// Its type, ``YapDatabasePragmaSynchronous``, is an alias of ``YapDatabaseDurability``, so
+    /// `.off`, `.normal` and `.full` mean what they meant for SQLite's `PRAGMA synchronous`.
+    public var pragmaSynchronous: YapDatabasePragmaSynchronous {
+        get { durability }
+        set { durability = newValue }
+    }
+
+    /// How values are compressed; default ``YapDatabaseCompression/lz4``.
+    public var compression: YapDatabaseCompression {
+        get { storage.withLock { $0.compression } }
+        set { storage.withLock { $0.compression = newValue } }
+    }
+
+    /// The largest serialized object or metadata value, in bytes; a larger one fails with
+    /// `YapDatabaseError.valueTooLarge`. Default 1 GiB (`1 << 30`).
+    public var maxValueSize: Int {
+        get { storage.withLock { $0.maxValueSize } }
+        set { storage.withLock { $0.maxValueSize = newValue } }
+    }
+
+    /// Bytes of log written since the last checkpoint after which a checkpoint is written.
+    /// Default 64 MiB.
+    public var checkpointThreshold: Int {
+        get { storage.withLock { $0.checkpointThreshold } }
+        set { storage.withLock { $0.checkpointThreshold = newValue } }
+    }
+
+    /// Seconds without a commit after which a background checkpoint writes the index changes
+    /// held in memory (the pages that commits since the last checkpoint changed), so a quiet
+    /// database holds no unwritten index pages and reopening after a crash replays nothing.
+    /// Default 5 seconds; 0 or less turns it off (checkpoints then run only on
+    /// ``checkpointThreshold``, every 4,096 rows written, at compaction and at `close()`).
+    /// It runs on a background queue, never blocks readers, and holds the writer only to
+    /// capture and to publish.
+    public var idleCheckpointDelay: TimeInterval {
+        get { storage.withLock { $0.idleCheckpointDelay } }
+        set { storage.withLock { $0.idleCheckpointDelay = newValue } }
+    }
+
+    /// Fraction (0...1) of a segment's bytes that must be dead before compaction rewrites it.
+    /// Default 0.5. 0 rewrites every sealed segment that has any dead bytes at all; a segment
+    /// with none is never rewritten, whatever the threshold.
+    ///
+    /// Setting a value outside 0...1, or NaN, stops the program with a message naming the
+    /// value (a programming error, like an out-of-range index): NaN would turn compaction off
+    /// silently and a negative fraction would rewrite every segment on every `compact()`.
+    public var compactionThreshold: Double {
+        get { storage.withLock { $0.compactionThreshold } }
+        set {
+            precondition(Self.isValidCompactionThreshold(newValue),
+                         "YapDatabaseOptions.compactionThreshold must be a fraction in 0...1, got \(newValue)")
+            storage.withLock { $0.compactionThreshold = newValue }
+        }
+    }
+
+    /// Whether `value` may be a ``compactionThreshold``: a number in 0...1 (NaN is not).
+    static func isValidCompactionThreshold(_ value: Double) -> Bool { value >= 0 && value <= 1 }
+
+    /// How index pages and values are read: through memory maps
+    /// (``YapDatabaseIndexReadMode/memoryMapped``, the default on macOS and Linux; see there
+    /// for what a map cannot survive) or with `pread`, index pages
+    /// through a bounded page cache (``YapDatabaseIndexReadMode/cached(pages:)``), for file
+    /// systems where a memory map is unsafe. A YapDB addition (YapDatabase has no index
+    /// files). Both modes read the same files with the same checks; a database may be opened
+    /// in either. The default is ``YapDatabaseIndexReadMode/platformDefault``: `.cached` on
+    /// iOS, tvOS, watchOS and visionOS.
+    ///
+    /// ```swift
+    /// let options = YapDatabaseOptions()
+    /// options.indexReadMode = .cached(pages: YapDatabaseIndexReadMode.defaultCachedPages)
+    /// let database = try YapDatabase.open(url: url, options: options)
+    /// ```
+    public var indexReadMode: YapDatabaseIndexReadMode {
+        get { storage.withLock { $0.indexReadMode } }
+        set { storage.withLock { $0.indexReadMode = newValue } }
+    }
+}

@@ -1,0 +1,321 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Appends commits to the active log segment (docs/format.md §3, §7).
+///
+/// A transaction's records are staged in a buffer that is streamed to the file every
+/// `flushThreshold` bytes (so a bulk load does not hold the whole transaction in memory), then
+/// closed by a commit record and synced as the mode says. `rollback()` truncates what was
+/// streamed, so nothing of a rolled-back or failed transaction remains.
+///
+/// Threading: owned by the engine's single writer; not for concurrent use. Reads of committed
+/// records go through `SegmentReader` on their own handles.
+package final class LogWriter {
+    package let files: DatabaseFiles
+    package let fileSystem: any FileSystem
+    package let uuid: [UInt8]
+    package var syncMode: SyncMode
+    package var segmentLimit: Int
+    /// Bytes staged before they are written to the file.
+    package var flushThreshold = 1 << 20
+
+    /// The active segment.
+    package private(set) var segmentNumber: UInt32
+    package private(set) var file: any StorageFile
+    /// End of the last commit in the active segment.
+    package private(set) var end: UInt32
+    /// Snapshot of the last commit written.
+    package private(set) var lastSnapshot: UInt64
+    /// The log is known to be synced up to here.
+    package private(set) var durableThrough: LogPosition
+    /// Set after a failure that may have left unknown bytes on disk; every later call throws.
+    package private(set) var isPoisoned = false
+    /// Called after a new segment file is created, with its number and handle (the engine
+    /// shares the handle with its read table) and the segment just sealed: its number and
+    /// final length (no byte of it is ever written or truncated again).
+    package var onNewSegment: ((_ number: UInt32, _ file: any StorageFile, _ sealed: LogPosition) -> Void)?
+
+    /// Segments rolled away from in `.off` mode, not yet synced (kept open until they are).
+    private var unsyncedSegments: [any StorageFile] = []
+    /// A segment was created without syncing its directory.
+    private var directoryDirty = false
+
+    // The open transaction. `@exclusivity(unchecked)` on what every append touches: no
+    // dynamic exclusivity check per access (the writer is single-threaded by contract and no
+    // method holds two overlapping accesses to one of these).
+    @exclusivity(unchecked) private var buffer: [UInt8] = []
+    @exclusivity(unchecked) private var flushedTo: UInt32 = 0
+    private var transactionStart: UInt32 = 0
+    @exclusivity(unchecked) private var recordCount: UInt32 = 0
+    private var runningChecksum: UInt32 = 0
+    package private(set) var inTransaction = false
+    /// The next number a new segment (log or compaction) gets.
+    package var nextSegmentNumber: UInt32
+
+    /// Resumes appending to segment `segmentNumber` (already open as `file`) at `end`.
+    /// Everything before `end` must already be synced (recovery syncs it).
+    package init(files: DatabaseFiles, fileSystem: any FileSystem, uuid: [UInt8], segmentNumber: UInt32,
+                 file: any StorageFile, end: UInt32, lastSnapshot: UInt64, syncMode: SyncMode,
+                 segmentLimit: Int = Format.defaultSegmentSize) {
+        self.files = files
+        self.fileSystem = fileSystem
+        self.uuid = uuid
+        self.segmentNumber = segmentNumber
+        self.file = file
+        self.end = end
+        self.lastSnapshot = lastSnapshot
+        self.syncMode = syncMode
+        self.segmentLimit = segmentLimit
+        self.durableThrough = LogPosition(segment: segmentNumber, offset: end)
+        self.nextSegmentNumber = segmentNumber + 1
+    }
+
+    /// Creates log segment `number` (header with `baseSnapshot`), syncing file and directory
+    /// unless `sync` is false. Returns the open file. When the header cannot be written or
+    /// synced, the file is removed again: a header-less segment left in the directory would
+    /// read, once later segments exist, as damage before synced commits (corruption).
+    package static func createSegment(
+        _ number: UInt32, kind: FileKindByte = .logSegment, files: DatabaseFiles, fileSystem fs: any FileSystem,
+        uuid: [UInt8], baseSnapshot: UInt64, sync: Bool
+    ) throws(IOFailure) -> any StorageFile {
+        let path = files.segmentPath(number)
+        let file = try fs.open(path, mode: .createNew)
+        do throws(IOFailure) {
+            try file.write(FileHeader(kind: kind, uuid: uuid, fileNumber: number, baseSnapshot: baseSnapshot).encoded(), at: 0)
+            if sync {
+                try file.sync()
+                try fs.syncDirectory(files.directory)
+            }
+        } catch {
+            file.close()
+            try? fs.remove(path)
+            throw error
+        }
+        return file
+    }
+
+    // MARK: Transactions
+
+    /// Starts staging a transaction; rolls to a new segment first when the active one is full.
+    package func begin() throws(StorageError) {
+        precondition(!inTransaction, "LogWriter.begin inside a transaction")
+        try checkUsable()
+        if Int(end) >= segmentLimit { try roll() }
+        inTransaction = true
+        transactionStart = end
+        flushedTo = end
+        recordCount = 0
+        runningChecksum = 0
+        buffer.removeAll(keepingCapacity: true)
+    }
+
+    /// Appends an object or metadata record and returns where it will live.
+    package func appendValue(
+        _ type: RecordType, rowid: UInt64, collection: String, key: String,
+        value: UnsafeRawBufferPointer?, noMetadata: Bool, compress: Bool
+    ) throws(StorageError) -> RecordLocation {
+        precondition(inTransaction, "LogWriter.appendValue outside a transaction")
+        let (start, length) = RecordCodec.appendValue(type, rowid: rowid, collection: collection, key: key,
+                                                      value: value, noMetadata: noMetadata, compress: compress, into: &buffer)
+        let offset = UInt64(flushedTo) + UInt64(start)
+        guard offset + UInt64(length) < UInt64(UInt32.max) - UInt64(RecordCodec.commitRecordSize) else {
+            throw .tooLarge("transaction passes the 4 GiB segment limit")
+        }
+        recordCount += 1
+        try flushIfNeeded()
+        return RecordLocation(segment: segmentNumber, offset: UInt32(offset), length: UInt32(length))
+    }
+
+    /// Appends a remove record.
+    package func appendRemove(collection: String, key: String) throws(StorageError) {
+        precondition(inTransaction, "LogWriter.appendRemove outside a transaction")
+        RecordCodec.appendRemove(collection: collection, key: key, into: &buffer)
+        recordCount += 1
+        try flushIfNeeded()
+    }
+
+    /// Appends a remove-collection record.
+    package func appendRemoveCollection(_ collection: String) throws(StorageError) {
+        precondition(inTransaction, "LogWriter.appendRemoveCollection outside a transaction")
+        RecordCodec.appendRemoveCollection(collection, into: &buffer)
+        recordCount += 1
+        try flushIfNeeded()
+    }
+
+    /// Appends a remove-all record.
+    package func appendRemoveAll() throws(StorageError) {
+        precondition(inTransaction, "LogWriter.appendRemoveAll outside a transaction")
+        RecordCodec.appendRemoveAll(into: &buffer)
+        recordCount += 1
+        try flushIfNeeded()
+    }
+
+    /// Appends an extension data record (docs/format.md §3): `payload` under extension `name`,
+    /// replayed with the commit. The caller checks `name` (non-empty, ≤ `Format.maxKeyLength`
+    /// bytes) and the payload's size (≤ `Format.maxExtensionDataPayload`).
+    package func appendExtensionData(name: String, payload: [UInt8]) throws(StorageError) {
+        precondition(inTransaction, "LogWriter.appendExtensionData outside a transaction")
+        RecordCodec.appendExtensionData(name: name, payload: payload, into: &buffer)
+        recordCount += 1
+        try flushIfNeeded()
+    }
+
+    /// The bytes of a record of this transaction that is still staged, or nil if it was
+    /// already written to the file (read it from there).
+    package func stagedRecord(at location: RecordLocation) -> [UInt8]? {
+        guard inTransaction, location.segment == segmentNumber, location.offset >= flushedTo else { return nil }
+        let start = Int(location.offset - flushedTo)
+        return Array(buffer[start..<(start + Int(location.length))])
+    }
+
+    /// Closes the transaction with a commit record for `snapshot`, writes it, and syncs as the
+    /// mode says. On failure nothing of the transaction counts: ENOSPC and EFBIG leave the
+    /// writer usable once the staged bytes are truncated away; any other failure poisons it.
+    package func commit(snapshot: UInt64) throws(StorageError) -> LogPosition {
+        precondition(inTransaction, "LogWriter.commit outside a transaction")
+        defer { inTransaction = false }
+        let recordsLength = UInt64(flushedTo - transactionStart) + UInt64(buffer.count)
+        let checksum = buffer.withUnsafeBytes { CRC32C.update(runningChecksum, $0) }
+        let info = CommitInfo(snapshot: snapshot, recordCount: recordCount, recordsChecksum: checksum,
+                              recordsLength: recordsLength, durableThrough: durableThrough)
+        RecordCodec.appendCommit(info, into: &buffer)
+        let newEnd = UInt64(flushedTo) + UInt64(buffer.count)
+        guard newEnd < UInt64(UInt32.max) else {
+            discardTransaction()
+            throw .tooLarge("transaction passes the 4 GiB segment limit")
+        }
+        do throws(IOFailure) {
+            try file.write(buffer, at: Int64(flushedTo))
+        } catch {
+            failWrite(error)
+            throw .io(error)
+        }
+        if syncMode == .full {
+            do throws(IOFailure) { try file.sync() } catch {
+                isPoisoned = true
+                dropUnsynced()
+                throw .io(error)
+            }
+        }
+        end = UInt32(newEnd)
+        lastSnapshot = snapshot
+        if syncMode == .full { durableThrough = LogPosition(segment: segmentNumber, offset: end) }
+        buffer.removeAll(keepingCapacity: true)
+        return LogPosition(segment: segmentNumber, offset: end)
+    }
+
+    /// Abandons the transaction: staged bytes dropped, streamed bytes truncated.
+    package func rollback() {
+        guard inTransaction else { return }
+        inTransaction = false
+        discardTransaction()
+    }
+
+    /// Makes everything committed durable (checkpoints, close, explicit syncs): segments
+    /// rolled away from without a sync, their directory entries, then the active segment.
+    package func syncCommitted() throws(StorageError) {
+        try checkUsable()
+        do throws(IOFailure) {
+            for old in unsyncedSegments { try old.sync() }
+            if directoryDirty { try fileSystem.syncDirectory(files.directory) }
+            try file.sync()
+        } catch {
+            isPoisoned = true
+            dropUnsynced()
+            throw .io(error)
+        }
+        unsyncedSegments.removeAll()
+        directoryDirty = false
+        durableThrough = LogPosition(segment: segmentNumber, offset: end)
+    }
+
+    /// Marks the writer unusable (the engine calls this after a failure elsewhere).
+    package func poison() { isPoisoned = true }
+
+    // MARK: Internals
+
+    private func checkUsable() throws(StorageError) {
+        if isPoisoned { throw .io(IOFailure(errno: EIO, operation: "write after a failed commit", path: file.path)) }
+    }
+
+    private func flushIfNeeded() throws(StorageError) {
+        guard buffer.count >= flushThreshold else { return }
+        do throws(IOFailure) {
+            try file.write(buffer, at: Int64(flushedTo))
+        } catch {
+            inTransaction = false
+            failWrite(error)
+            throw .io(error)
+        }
+        runningChecksum = buffer.withUnsafeBytes { CRC32C.update(runningChecksum, $0) }
+        flushedTo += UInt32(buffer.count)
+        buffer.removeAll(keepingCapacity: true)
+    }
+
+    /// After a failed sync: cuts the active segment back to the last successful sync. The bytes
+    /// after it may never reach the disk — Linux marks their pages clean after a writeback
+    /// error, and no later sync writes them — yet they stay readable: a reopen would replay
+    /// them and append commits whose syncs succeed, and a power cut would then leave a hole
+    /// before synced commits (corruption). Commits cut here were never acknowledged in `.full`
+    /// (their sync is what failed); in `.normal` they are the ones a power cut may lose.
+    private func dropUnsynced() {
+        guard durableThrough.segment == segmentNumber else { return }
+        try? file.truncate(to: Int64(durableThrough.offset))
+    }
+
+    /// After a failed write: truncate the transaction away; poison unless the disk was full
+    /// and the truncate worked.
+    private func failWrite(_ error: IOFailure) {
+        let clean = discardTransaction()
+        if !(clean && (error.errno == ENOSPC || error.errno == EFBIG)) { isPoisoned = true }
+    }
+
+    @discardableResult
+    private func discardTransaction() -> Bool {
+        buffer.removeAll(keepingCapacity: true)
+        var clean = true
+        do throws(IOFailure) {
+            if try file.size() > Int64(transactionStart) { try file.truncate(to: Int64(transactionStart)) }
+        } catch {
+            clean = false
+            isPoisoned = true
+        }
+        flushedTo = transactionStart
+        return clean
+    }
+
+    private func roll() throws(StorageError) {
+        if syncMode == .normal { try syncCommitted() }
+        let next = allocateSegmentNumber()
+        let newFile: any StorageFile
+        do throws(IOFailure) {
+            newFile = try Self.createSegment(next, files: files, fileSystem: fileSystem, uuid: uuid,
+                                             baseSnapshot: lastSnapshot, sync: syncMode != .off)
+        } catch {
+            if error.errno != ENOSPC { isPoisoned = true }
+            throw .io(error)
+        }
+        // The old handle is not closed here: the engine's read table may share it, and the
+        // handle closes itself when the last reference goes.
+        if syncMode == .off {
+            unsyncedSegments.append(file)
+            directoryDirty = true
+        }
+        let sealed = LogPosition(segment: segmentNumber, offset: end)
+        segmentNumber = next
+        file = newFile
+        end = UInt32(Format.headerSize)
+        if syncMode != .off { durableThrough = LogPosition(segment: next, offset: end) }
+        onNewSegment?(next, newFile, sealed)
+    }
+
+    /// Hands out the next unused segment number (compaction writes its segments under numbers
+    /// from the same sequence as log segments). Call only while no transaction is open.
+    package func allocateSegmentNumber() -> UInt32 {
+        defer { nextSegmentNumber += 1 }
+        return nextSegmentNumber
+    }
+}
