@@ -89,10 +89,11 @@ extension Engine {
     /// extension records) and is published by rename; 3. the trees' written nodes are released and the
     /// files nothing references any more are removed.
     ///
-    /// With `copyIndex` it is an index compaction: step 1 writes a full copy of both trees into
-    /// new index files (`IndexFiles.writeCopy`), the checkpoint names only those, and step 3
-    /// re-points the writer's key directory at the copy (`Keydir.remapping(to:)`) and removes
-    /// the older index files. Until the rename the previous checkpoint names the old files,
+    /// With `copyIndex` it is an index compaction: step 1 writes a repacked copy of both trees
+    /// (full pages, key order) into new index files (`IndexFiles.writeCopy`), the checkpoint
+    /// names only those, and step 3 moves the writer's key directory onto the copy, carrying
+    /// over what it changed since the capture (`Keydir.rebasing(from:onto:)`), and removes the
+    /// older index files. Until the rename the previous checkpoint names the old files,
     /// which are untouched; after it they are garbage (the next open removes any left).
     ///
     /// Extension states on index pages (`PagedExtensionState`) take part in every step: their
@@ -104,17 +105,24 @@ extension Engine {
         let extents: [IndexFileExtent]
         let extensionPages: [String: ExtensionPagesWritten]
         let publishKeydir: () -> Void
-        let rebind: (Keydir) -> Keydir
+        let rebind: (Keydir, IndexPageSource) throws(PageError) -> Keydir
         if copyIndex {
             let pages = try index.writeCopy(of: source.keydir, extensions: source.pagedExtensions, sequence: UInt64(source.number))
-            (roots, extents, extensionPages) = ((pages.copy.rows.root, pages.copy.rowids.root), pages.extents, pages.extensions)
-            publishKeydir = { pages.copy.rows.flush.publish(); pages.copy.rowids.flush.publish() }
-            rebind = { $0.remapping(to: pages.copy) }
+            (roots, extents, extensionPages) = ((pages.copy.rows.page, pages.copy.rowids.page), pages.extents, pages.extensions)
+            publishKeydir = {}
+            // The repacked copy holds the captured directory's entries on new pages; the
+            // writer's directory may have changed since the capture: its changes are carried
+            // onto the copy.
+            let base = source.keydir, format = index.format, copied = pages.copy
+            rebind = { (current, newPages) throws(PageError) in
+                let copy = Keydir(rowsRoot: copied.rows, rowidsRoot: copied.rowids, format: format, source: newPages)
+                return try current.rebasing(from: base, onto: copy)
+            }
         } else {
             let pages = try index.writePages(of: source.keydir, extensions: source.pagedExtensions, sequence: UInt64(source.number))
             (roots, extents, extensionPages) = ((pages.flush.rows.root, pages.flush.rowids.root), pages.extents, pages.extensions)
             publishKeydir = { pages.flush.rows.publish(); pages.flush.rowids.publish() }
-            rebind = { $0.releasingFlushedNodes() }
+            rebind = { (current, _) throws(PageError) in current.releasingFlushedNodes() }
         }
         let publishPages = {
             publishKeydir()
@@ -207,9 +215,11 @@ extension Engine {
     /// and log segments before its replay position that its image does not reference.
     /// Readers holding older snapshots keep their open handles (an unlinked file stays
     /// readable through them).
-    func installCheckpoint(_ source: CheckpointSource, path: String, pages: IndexPageSource, rebind: (Keydir) -> Keydir,
+    func installCheckpoint(_ source: CheckpointSource, path: String, pages: IndexPageSource,
+                           rebind: (Keydir, IndexPageSource) throws(PageError) -> Keydir,
                            extensionPages: [String: ExtensionPagesWritten], removingIndexFiles replaced: [UInt32]) throws(StorageError) {
         let extensionSource = self.extensionSource(pages)
+        var rebindFailure: PageError?
         let (oldCheckpoint, retired, mark) = writer.withLock { state -> (UInt32, [UInt32], HighWaterMarkWriter?) in
             let old = state.checkpointNumber
             state.checkpointNumber = source.number
@@ -219,8 +229,16 @@ extension Engine {
             state.rowsSinceCheckpoint -= min(state.rowsSinceCheckpoint, source.rowsCovered)
             // The nodes this checkpoint wrote become page references (read through a source
             // that knows the new pages): the memory they held goes with the last snapshot
-            // that still shares them.
-            state.keydir = rebind(state.keydir).replacingSource(pages)
+            // that still shares them. After an index compaction the directory moves onto the
+            // copy. If a page cannot be read for that, the writer's directory stays on the old
+            // files (its source holds them open) and writes are refused until a reopen, which
+            // reads the published copy.
+            do throws(PageError) {
+                state.keydir = try rebind(state.keydir, pages).replacingSource(pages)
+            } catch {
+                rebindFailure = error
+                state.poisoned = true
+            }
             // The same for extension trees: each state adopts what was written of it (a state
             // replaced since by one not derived from it holds no node the checkpoint wrote and
             // no page it retired), and every one reads through the new source.
@@ -257,10 +275,12 @@ extension Engine {
                 try fileSystem.remove(files.checkpointPath(oldCheckpoint))
             }
             for number in retired { try fileSystem.remove(files.segmentPath(number)) }
-            // Unlinked index files stay readable by the snapshots still holding their handles.
+            // Unlinked index files stay readable by the snapshots still holding their handles
+            // (the writer's directory too, after a failed move onto the copy).
             for number in replaced { try fileSystem.remove(files.indexPath(number)) }
             try fileSystem.syncDirectory(files.directory)
         } catch { throw .io(error) }
+        if let rebindFailure { throw StorageError(rebindFailure) }
     }
 
     /// What a checkpoint file holds: its info, the live bytes per segment, the index root and

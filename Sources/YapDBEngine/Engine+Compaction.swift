@@ -20,7 +20,8 @@ extension Engine {
         var to: ValueLocation?
     }
 
-    /// Rewrites the live records of sealed segments whose dead fraction is at least
+    /// Seals the active log segment when it is worth compacting (`sealActiveSegmentIfWorthIt`),
+    /// then rewrites the live records of sealed segments whose dead fraction is at least
     /// `options.compactionThreshold` (any dead bytes at all with `force`) into new compaction
     /// segments, points the key directory at the copies, writes a checkpoint, and removes the
     /// old segments (docs/format.md §4, §5). The checkpoint is always an index compaction: it
@@ -39,6 +40,7 @@ extension Engine {
             let picked = try writer.withLock { (state: inout WriterState) throws(StorageError) -> (Keydir, [UInt32: Int64], SegmentTable)? in
                 if state.closed { throw .closed }
                 if state.poisoned || state.log.isPoisoned { throw .poisoned }
+                try sealActiveSegmentIfWorthIt(state, force: force)
                 var victims: [UInt32: Int64] = [:]
                 for (number, file) in state.segments.files where number != state.log.segmentNumber {
                     let size: Int64
@@ -65,6 +67,34 @@ extension Engine {
             return report
         }
     }
+
+    /// Step 0 of `compact` (under the writer lock): rolls the log to a new segment when the
+    /// active one is worth compacting — it holds commits and its dead fraction is at least
+    /// `options.compactionThreshold` (with `force`, at least `forcedActiveDeadFraction`; its
+    /// commit records alone are always dead). The segment rolled away from is then sealed like
+    /// any other: a victim of this compaction, and retired by its checkpoint once nothing in it
+    /// is live, so a database whose rows all sit in one segment shrinks too, and a segment of
+    /// remove records alone goes away.
+    ///
+    /// Crash safety is the roll's: the new segment is created (and, unless durability is
+    /// `.off`, synced with its directory entry) before anything points at it; until the
+    /// compaction's checkpoint is published the old checkpoint replays the sealed segment as
+    /// before, and an empty newest segment replays as nothing.
+    /// - Throws: the roll's `StorageError` (a failure other than a full disk poisons the log).
+    private func sealActiveSegmentIfWorthIt(_ state: WriterState, force: Bool) throws(StorageError) {
+        let number = state.log.segmentNumber
+        let payload = Int64(state.log.end) - Int64(Format.headerSize)
+        guard payload > 0 else { return }
+        let live = Int64(min(state.usage[number] ?? 0, UInt64(payload)))
+        let dead = Double(payload - live) / Double(payload)
+        guard dead >= (force ? Self.forcedActiveDeadFraction : options.compactionThreshold) else { return }
+        try state.log.rollNow()
+    }
+
+    /// The dead fraction past which `compact(force: true)` seals the active segment: a little
+    /// more than its commit records take, so a forced compaction right after a load (nothing
+    /// dead but commit records) does not start a new segment for nothing.
+    static let forcedActiveDeadFraction = 0.02
 
     /// Steps 2 and 3 of `compact`: copies the live records of `victims` into new segments and
     /// points the writer's key directory at the copies.

@@ -117,31 +117,32 @@ final class IndexFiles: @unchecked Sendable {
         })
     }
 
-    /// Writes a full copy of `keydir` and of each extension state's trees (index compaction;
-    /// `PagedExtensionState.copyPages`) into new index files, started after every existing
-    /// one, and syncs them; returns the copies (to publish once the checkpoint
-    /// naming them is durable) and the new files' extents — all that checkpoint's root record
+    /// Writes a full copy of `keydir` — repacked into full pages (`Keydir.repackAll`) — and of
+    /// each extension state's trees (index compaction; `PagedExtensionState.copyPages`, node
+    /// for node) into new index files, started after every existing one, and syncs them;
+    /// returns the key directory's new roots, the extensions' copies (to publish once the
+    /// checkpoint naming them is durable) and the new files' extents — all that checkpoint's root record
     /// lists: the older files are garbage once it is published.
     /// - Throws: `StorageError` from reading a page (a damaged page is never copied), writing or
     ///   syncing. The writer is dropped either way of failing: the next checkpoint resumes
     ///   after the published pages of the old files, and the partial copy is an orphan that the
     ///   next open removes.
     func writeCopy(of keydir: Keydir, extensions: [(name: String, state: any PagedExtensionState)], sequence: UInt64)
-        throws(StorageError) -> (copy: (rows: PageCopy, rowids: PageCopy), extensions: [String: ExtensionPagesWritten], extents: [IndexFileExtent]) {
+        throws(StorageError) -> (copy: (rows: PagedTreeRoot, rowids: PagedTreeRoot), extensions: [String: ExtensionPagesWritten], extents: [IndexFileExtent]) {
         try appending.withLock { (_: inout Void) throws(StorageError) in
             try writeCopyLocked(of: keydir, extensions: extensions, sequence: sequence)
         }
     }
 
     private func writeCopyLocked(of keydir: Keydir, extensions: [(name: String, state: any PagedExtensionState)], sequence: UInt64)
-        throws(StorageError) -> (copy: (rows: PageCopy, rowids: PageCopy), extensions: [String: ExtensionPagesWritten], extents: [IndexFileExtent]) {
+        throws(StorageError) -> (copy: (rows: PagedTreeRoot, rowids: PagedTreeRoot), extensions: [String: ExtensionPagesWritten], extents: [IndexFileExtent]) {
         // The old writer's unsynced bytes belong to no checkpoint: closing loses nothing.
         dropWriter()
         do throws(StorageError) {
             let writer: IndexFileWriter
             do throws(IndexFileError) { writer = try startNewFile(sequence: sequence) } catch { throw error.storageError }
             let pages = Self.pageWriter(writer)
-            let copy = try keydir.copyAll(allocate: pages.allocate, write: pages.write, readFailed: { StorageError($0) })
+            let copy = try keydir.repackAll(allocate: pages.allocate, write: pages.write, readFailed: { StorageError($0) })
             var written: [String: ExtensionPagesWritten] = [:]
             for (name, state) in extensions { written[name] = try state.copyPages(pages) }
             let extents: [IndexFileExtent]

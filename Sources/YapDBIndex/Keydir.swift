@@ -439,26 +439,33 @@ package struct Keydir: Sendable {
         return copy
     }
 
-    /// Writes every node of both trees as new pages (index compaction's full copy; see
-    /// `PagedBTree.copyAll`). Returns the two copies, whose `root`s the root record names; once
-    /// that record is durable, `publish()` both copies' `flush` and replace the writer's newest
-    /// directory with `remapping(to:)` of it.
-    package func copyAll<E: Error>(
+    /// Writes both trees again as new trees of full pages (index compaction; see
+    /// `PagedBTree.repackAll`) and returns their roots. Once the root record naming them is
+    /// durable, open them with `init(rowsRoot:rowidsRoot:format:source:)` and carry the
+    /// writer's changes since onto them with `rebasing(from:onto:)`.
+    package func repackAll<E: Error>(
         allocate: () throws(E) -> PageID, write: (PageID, UnsafeRawBufferPointer) throws(E) -> Void,
         readFailed: (PageError) -> E
-    ) throws(E) -> (rows: PageCopy, rowids: PageCopy) {
-        let rowsCopy = try rows.copyNodes(allocate: allocate, write: write, readFailed: readFailed)
-        let rowidsCopy = try rowids.copyNodes(allocate: allocate, write: write, readFailed: readFailed)
-        return (rowsCopy, rowidsCopy)
+    ) throws(E) -> (rows: PagedTreeRoot, rowids: PagedTreeRoot) {
+        let rowsRoot = try rows.repackAll(allocate: allocate, write: write, readFailed: readFailed)
+        let rowidsRoot = try rowids.repackAll(allocate: allocate, write: write, readFailed: readFailed)
+        return (rowsRoot, rowidsRoot)
     }
 
-    /// This directory (the copied value or one derived from it) pointing only at the pages of a
-    /// published copy: it no longer reads any page the copy replaced. Chain
-    /// `replacingSource(_:)` with a source that holds the new pages.
-    package func remapping(to copy: (rows: PageCopy, rowids: PageCopy)) -> Keydir {
-        var result = self
-        result.rows = rows.remappingCopiedPages(copy.rows)
-        result.rowids = rowids.remappingCopiedPages(copy.rowids)
+    /// The directory whose trees are the written roots `rowsRoot` and `rowidsRoot`, reading
+    /// nothing now (the first walk checks each root page against its root).
+    package init(rowsRoot: PagedTreeRoot, rowidsRoot: PagedTreeRoot, format: PageFormat, source: any PageSource) {
+        rows = PagedBTree(root: rowsRoot, format: format, source: source)
+        rowids = PagedBTree(root: rowidsRoot, format: format, source: source)
+    }
+
+    /// This directory (`base`, or one derived from it since) as `copy` — a repacked copy of
+    /// `base` — with the same changes made to it (`PagedBTree.rebasing(from:onto:)`).
+    /// - Throws: `PageError` from reading a page.
+    package func rebasing(from base: Keydir, onto copy: Keydir) throws(PageError) -> Keydir {
+        var result = copy
+        result.rows = try rows.rebasing(from: base.rows, onto: copy.rows)
+        result.rowids = try rowids.rebasing(from: base.rowids, onto: copy.rowids)
         return result
     }
 

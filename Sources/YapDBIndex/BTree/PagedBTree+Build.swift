@@ -93,7 +93,7 @@ package struct PagedBTreeBuilder {
         evenOutLastLeaves()
         var height = 1
         while level.count > 1 {
-            level = branches(over: level, at: height)
+            level = keyedBranches(over: level, at: height, format: format, fill: fill)
             height += 1
         }
         tree.root = level[0].ref
@@ -114,53 +114,57 @@ package struct PagedBTreeBuilder {
         level[level.count - 2] = (.dirty(KeyedNode(leaf: left), count: left.count), left.key(0))
         level[level.count - 1] = (.dirty(KeyedNode(leaf: right), count: right.count), right.key(0))
     }
+}
 
-    /// The level of branches (at `height`, one above `children`) over `children`.
-    private func branches(over children: [(ref: ChildRef<KeyedNode>, first: [UInt8])], at height: Int)
-        -> [(ref: ChildRef<KeyedNode>, first: [UInt8])] {
-        // Groups of consecutive children, each a branch: filled greedily, at least two each.
-        var groups: [Range<Int>] = []
-        var start = 0, bytes = PageLayout.keyedChildSize
-        for i in 1..<children.count {
-            let add = PageLayout.keyedChildSize + KeyedNode.separatorBytes(children[i].first)
-            if bytes + add > fill && i - start >= 2 {
-                groups.append(start..<i)
-                start = i
-                bytes = PageLayout.keyedChildSize
-            } else {
-                bytes += add
-            }
+/// The level of branches (at `height`, one above `children`) over `children` (each with its
+/// subtree's first key): groups of consecutive children filled greedily to `fill` payload bytes,
+/// at least two each, the last two evened out when the last is under the fill bound. The
+/// branches are dirty nodes (the children are kept as given); shared by the bottom-up builder
+/// and index compaction's repack.
+func keyedBranches(over children: [(ref: ChildRef<KeyedNode>, first: [UInt8])], at height: Int, format: PageFormat, fill: Int)
+    -> [(ref: ChildRef<KeyedNode>, first: [UInt8])] {
+    // Groups of consecutive children, each a branch: filled greedily, at least two each.
+    var groups: [Range<Int>] = []
+    var start = 0, bytes = PageLayout.keyedChildSize
+    for i in 1..<children.count {
+        let add = PageLayout.keyedChildSize + KeyedNode.separatorBytes(children[i].first)
+        if bytes + add > fill && i - start >= 2 {
+            groups.append(start..<i)
+            start = i
+            bytes = PageLayout.keyedChildSize
+        } else {
+            bytes += add
         }
-        groups.append(start..<children.count)
-        // Even out the last two groups when the last is under the fill bound (or has one child).
-        if groups.count >= 2 {
-            let last = groups[groups.count - 1]
-            let lastBytes = last.reduce(-KeyedNode.separatorBytes(children[last.lowerBound].first)) {
-                $0 + PageLayout.keyedChildSize + KeyedNode.separatorBytes(children[$1].first)
-            }
-            if lastBytes < format.minimumKeyedPayload || last.count < 2 {
-                let both = groups[groups.count - 2].lowerBound..<last.upperBound
-                let m = balancedSplit(pieces: both.count) { i in
-                    PageLayout.keyedChildSize + (i > 0 ? KeyedNode.separatorBytes(children[both.lowerBound + i].first) : 0)
-                }
-                groups[groups.count - 2] = both.lowerBound..<(both.lowerBound + m)
-                groups[groups.count - 1] = (both.lowerBound + m)..<both.upperBound
-            }
+    }
+    groups.append(start..<children.count)
+    // Even out the last two groups when the last is under the fill bound (or has one child).
+    if groups.count >= 2 {
+        let last = groups[groups.count - 1]
+        let lastBytes = last.reduce(-KeyedNode.separatorBytes(children[last.lowerBound].first)) {
+            $0 + PageLayout.keyedChildSize + KeyedNode.separatorBytes(children[$1].first)
         }
-        return groups.map { group in
-            var separators = ContiguousArray<[UInt8]>()
-            var refs = ContiguousArray<ChildRef<KeyedNode>>()
-            separators.reserveCapacity(group.count - 1)
-            refs.reserveCapacity(group.count)
-            var count = 0
-            for i in group {
-                if i > group.lowerBound { separators.append(children[i].first) }
-                refs.append(children[i].ref)
-                count += children[i].ref.count
+        if lastBytes < format.minimumKeyedPayload || last.count < 2 {
+            let both = groups[groups.count - 2].lowerBound..<last.upperBound
+            let m = balancedSplit(pieces: both.count) { i in
+                PageLayout.keyedChildSize + (i > 0 ? KeyedNode.separatorBytes(children[both.lowerBound + i].first) : 0)
             }
-            let node = KeyedNode(level: height, separators: separators, children: refs)
-            return (.dirty(node, count: count), children[group.lowerBound].first)
+            groups[groups.count - 2] = both.lowerBound..<(both.lowerBound + m)
+            groups[groups.count - 1] = (both.lowerBound + m)..<both.upperBound
         }
+    }
+    return groups.map { group in
+        var separators = ContiguousArray<[UInt8]>()
+        var refs = ContiguousArray<ChildRef<KeyedNode>>()
+        separators.reserveCapacity(group.count - 1)
+        refs.reserveCapacity(group.count)
+        var count = 0
+        for i in group {
+            if i > group.lowerBound { separators.append(children[i].first) }
+            refs.append(children[i].ref)
+            count += children[i].ref.count
+        }
+        let node = KeyedNode(level: height, separators: separators, children: refs)
+        return (.dirty(node, count: count), children[group.lowerBound].first)
     }
 }
 

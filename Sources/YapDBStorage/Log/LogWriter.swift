@@ -354,6 +354,15 @@ package final class LogWriter {
         }
     }
 
+    /// Starts the next segment even if the active one is not full: `compact()` seals the
+    /// active segment this way when it is worth compacting. Throws as a roll at `begin` does
+    /// (a failure other than a full disk poisons the writer).
+    package func rollNow() throws(StorageError) {
+        precondition(!inTransaction, "LogWriter.rollNow inside a transaction")
+        try checkUsable()
+        try roll()
+    }
+
     /// Hands out the next unused segment number (compaction writes its segments under numbers
     /// from the same sequence as log segments). Call only while no transaction is open.
     package func allocateSegmentNumber() -> UInt32 {
