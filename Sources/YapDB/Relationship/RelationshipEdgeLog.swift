@@ -7,11 +7,12 @@ import YapDBStorage
 /// roots, in commit order, rebuilds exactly the trees those commits left, rules included:
 /// nothing is gathered again from objects for a commit that has a record.
 ///
-/// The registered extension writes a record for every commit that changed a row or an edge
-/// (even an empty one), and so does the commit that registers it (with what its catch-up
-/// changed). So a record covers its commit and every commit before it; only the rows changed
-/// after the extension's last record (`ExtensionCatchUp`, the claim's rows) are gathered again
-/// from their objects at the next registration.
+/// The registered extension writes a record for every commit that changed an edge or a row it
+/// asks for edges (even an empty one: `YapDatabaseRelationship.changesGatheredRows`), and so
+/// does the commit that registers it (with what its catch-up changed). So a record covers its
+/// commit and every commit before it; only the rows changed after the extension's last record
+/// (`ExtensionCatchUp`, the claim's rows) are gathered again from their objects at the next
+/// registration.
 ///
 /// Payload (layout 2): the layout byte, a flags byte (bit 0: every edge was removed before the
 /// changes — `removeAllObjectsInAllCollections()`, or a registration that started empty; bit 1:
