@@ -122,7 +122,7 @@ package final class Engine: Sendable {
 
     deinit {
         writer.withLock { state in
-            if !state.closed { Self.shutDown(state, checkpoint: nil) }
+            if !state.closed { Self.shutDown(state) }
         }
         index.close()
         OpenDatabases.remove(openKey)
@@ -284,7 +284,7 @@ package final class Engine: Sendable {
         }
         writer.withLock { state in
             guard !state.closed else { return }
-            Self.shutDown(state, checkpoint: nil)
+            Self.shutDown(state)
         }
         maintenance.withLock { _ in index.close() }
         OpenDatabases.remove(openKey)
@@ -303,7 +303,7 @@ package final class Engine: Sendable {
         OpenDatabases.remove(openKey)
     }
 
-    static func shutDown(_ state: WriterState, checkpoint: Void?) {
+    static func shutDown(_ state: WriterState) {
         if !state.poisoned && !state.log.isPoisoned && state.log.syncMode != .full {
             try? state.log.syncCommitted()
         }

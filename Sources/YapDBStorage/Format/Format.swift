@@ -75,8 +75,6 @@ package enum Format {
 
     /// Infix of index file names: `NAME-index-NNNNNNNNNN`.
     package static let indexInfix = "-index-"
-    /// Suffix of the root record's file name: `NAME-root` (written as `NAME-root.tmp` first).
-    package static let rootSuffix = "-root"
     /// The page size an index is created with.
     package static let indexDefaultPageSize = 4096
     /// Smallest page size (a power of two that holds the header page's 76 bytes); tests use
