@@ -168,9 +168,11 @@ import YapDBSimulatedDisk
     /// relationship logs the bad record and starts empty, gathering its protocol edges again.
     @Test(arguments: [[UInt8](), [9], [1, 0, 1, 1, 0x40], [1, 2, 0], [1, 0, 1, 1, 3, 0x61, 0, 0], [1, 0, 0, 0xEE],
                       // Layout 2: an unknown flag, "dropped" without "removed all", a count past the
-                      // end, a key cut short, a key whose name is not UTF-8, a change kind of 2.
-                      [2, 4, 0], [2, 2, 0], [2, 0, 0xFF, 0xFF, 0xFF, 0xFF, 0x0F], [2, 0, 1, 1, 9, 0x61, 0],
-                      [2, 0, 1, 1, 10, 0x6E, 0, 0, 0x61, 0, 0, 0xFF, 0xFE, 0, 0, 0, 0], [2, 0, 1, 2, 0]])
+                      // end, a key cut short, a key whose name is not UTF-8, a change kind of 2, a
+                      // shared prefix longer than the previous key.
+                      [2, 4, 0], [2, 2, 0], [2, 0, 0xFF, 0xFF, 0xFF, 0xFF, 0x0F], [2, 0, 1, 1, 0, 9, 0x61, 0],
+                      [2, 0, 1, 1, 0, 10, 0x6E, 0, 0, 0x61, 0, 0, 0xFF, 0xFE, 0, 0, 0, 0], [2, 0, 1, 2, 0],
+                      [2, 0, 1, 1, 5, 1, 0x61, 0, 0]])
     func hostileManualEdgeRecordsNeverTrap(payload: [UInt8]) throws {
         let disk = SimulatedDisk(seed: 5)
         var database = try Self.setUp(disk, checkpoint: true)

@@ -34,6 +34,20 @@ import YapDBIndex
         #expect(try RelationshipEdgeLog.decode(RelationshipEdgeLog().encoded()).isEmpty)
     }
 
+    /// A node's edges share most of their keys: each is written after the bytes it shares with
+    /// the one before.
+    @Test func keysAreWrittenAfterThePrefixTheyShare() throws {
+        var three = RelationshipEdgeLog()
+        for i in 0..<3 {
+            three.stored(StoredEdge(name: "parent", source: CollectionKeyPair(collection: "nodes", key: "node-1"),
+                                    destination: .node(CollectionKeyPair(collection: "nodes", key: "parent-\(i)")), isManual: false, rules: []))
+        }
+        let keyBytes = three.changes.keys.reduce(0) { $0 + RelationshipState.sourceKey($1).count }
+        let payload = three.encoded()
+        #expect(payload.count < keyBytes * 2 / 3, "\(payload.count) bytes for \(keyBytes) bytes of keys")
+        #expect(try RelationshipEdgeLog.decode(payload) == three)
+    }
+
     @Test func aSplitChangeSetReplaysAsOne() throws {
         let log = Self.log()
         let payloads = log.encodedPayloads(limit: 64)

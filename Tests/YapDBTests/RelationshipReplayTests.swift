@@ -220,3 +220,44 @@ extension RelationshipReplayTests {
         database.abandon()
     }
 }
+
+extension RelationshipReplayTests {
+    /// With `allowedCollections`, commits that change only rows of other collections (and no
+    /// edge) write no record; a power cut after them still leaves the committed edges: s → o
+    /// went with o, and o written again (a row of "other", which gives no edges) brings nothing
+    /// back. Also with the node protocol disabled (manual edges only).
+    @Test(arguments: [false, true])
+    func commitsOutsideTheGatheredCollectionsNeedNoRecord(protocolDisabled: Bool) throws {
+        let disk = SimulatedDisk(seed: 37)
+        try disk.mkdir("/rr")
+        let options = YapDatabaseRelationshipOptions()
+        options.allowedCollections = YapWhitelistBlacklist(whitelist: [RelNode.collection])
+        options.disableYapDatabaseRelationshipNodeProtocol = protocolDisabled
+        func open() throws -> YapDatabase {
+            let database = try Self.open(disk, registering: false)
+            #expect(database.register(YapDatabaseRelationship(versionTag: "1", options: options), withName: "relationships"))
+            return database
+        }
+        var database = try open()
+        try Self.write(database) { tx in tx.setObject(Self.node("o"), forKey: "o", inCollection: "other") }
+        try database.checkpoint()
+        try Self.write(database) { tx in
+            Self.set(tx, Self.node("s", [.to("o", in: "other", "e", [])]))
+            tx.rel.add(YapDatabaseRelationshipEdge(name: "m", sourceKey: "s", collection: RelNode.collection, destinationKey: "o",
+                                                   collection: "other", nodeDeleteRules: []))
+        }
+        let edges: Set<String> = protocolDisabled ? ["s -m-> o (0) manual"] : ["s -e-> o (0)", "s -m-> o (0) manual"]
+        #expect(Self.edges(database) == edges)
+        try Self.write(database) { tx in tx.removeObject(forKey: "o", inCollection: "other") }
+        #expect(Self.edges(database).isEmpty)
+        try Self.write(database) { tx in tx.setObject(Self.node("o"), forKey: "o", inCollection: "other") }
+        try Self.write(database) { tx in tx.setObject(Self.node("p"), forKey: "p", inCollection: "other") }
+        database.abandon()
+        disk.powerCut(seed: 3, mode: .drop)
+        database = try open()
+        #expect(Self.edges(database).isEmpty, "the edges stay gone after the power cut")
+        #expect(database.newConnection().read { tx in tx.hasObject(forKey: "p", inCollection: "other") })
+        #expect(try database.verify().isValid)
+        database.abandon()
+    }
+}

@@ -7,20 +7,22 @@ import YapDBStorage
 /// roots, in commit order, rebuilds exactly the trees those commits left, rules included:
 /// nothing is gathered again from objects for a commit that has a record.
 ///
-/// The registered extension writes a record for every commit that changed a row or an edge
-/// (even an empty one), and so does the commit that registers it (with what its catch-up
-/// changed). So a record covers its commit and every commit before it; only the rows changed
-/// after the extension's last record (`ExtensionCatchUp`, the claim's rows) are gathered again
-/// from their objects at the next registration.
+/// The registered extension writes a record for every commit that changed an edge or a row it
+/// asks for edges (even an empty one: `YapDatabaseRelationship.changesGatheredRows`), and so
+/// does the commit that registers it (with what its catch-up changed). So a record covers its
+/// commit and every commit before it; only the rows changed after the extension's last record
+/// (`ExtensionCatchUp`, the claim's rows) are gathered again from their objects at the next
+/// registration.
 ///
 /// Payload (layout 2): the layout byte, a flags byte (bit 0: every edge was removed before the
 /// changes — `removeAllObjectsInAllCollections()`, or a registration that started empty; bit 1:
 /// the extension was unregistered — the next registration gathers every protocol edge again),
 /// a varint count, then that many changes in key order: a byte (0 removed, 1 stored), the
-/// edge's by-source key (varint length and bytes; its last byte says manual or protocol), and
+/// edge's by-source key (its last byte says manual or protocol) as a varint length shared with
+/// the previous change's key (0 for the first), a varint length and the bytes after that, and
 /// for a stored edge its rules (2 bytes little-endian). Layout 1 (written before protocol edges
-/// were logged) has manual edges only and bit 0 only; it still decodes, and its extension then
-/// gathers every protocol edge again.
+/// were logged) has manual edges only, whole keys (varint length and bytes) and bit 0 only; it
+/// still decodes, and its extension then gathers every protocol edge again.
 struct RelationshipEdgeLog: Equatable, Sendable {
     /// Every edge was removed before `changes`.
     var removedAll = false
@@ -71,6 +73,9 @@ struct RelationshipEdgeLog: Equatable, Sendable {
         var body: [UInt8] = []
         var count = 0
         var first = true
+        // The previous key of this payload: each key is written as the length it shares with
+        // it and the rest (a node's edges share their source, name and most of the destination).
+        var previous: [UInt8] = []
         func finish() {
             var payload: [UInt8] = [Self.layout, first ? flags : 0]
             payload.appendVarint(UInt64(count))
@@ -79,16 +84,27 @@ struct RelationshipEdgeLog: Equatable, Sendable {
             body.removeAll(keepingCapacity: true)
             count = 0
             first = false
+            previous = []
+        }
+        func change(_ key: [UInt8], _ rules: YDB_NodeDeleteRules?) -> [UInt8] {
+            let shared = zip(previous, key).prefix { $0 == $1 }.count
+            var change: [UInt8] = [rules == nil ? 0 : 1]
+            change.appendVarint(UInt64(shared))
+            change.appendVarint(UInt64(key.count - shared))
+            change.append(contentsOf: key[shared...])
+            if let rules { change.append(contentsOf: RelationshipState.rulesValue(rules)) }
+            return change
         }
         for entry in entries {
-            var change: [UInt8] = [entry.rules == nil ? 0 : 1]
-            change.appendVarint(UInt64(entry.key.count))
-            change.append(contentsOf: entry.key)
-            if let rules = entry.rules { change.append(contentsOf: RelationshipState.rulesValue(rules)) }
+            var bytes = change(entry.key, entry.rules)
             // 12: the layout and flags bytes and the longest count.
-            if count > 0 && body.count + change.count + 12 > limit { finish() }
-            body.append(contentsOf: change)
+            if count > 0 && body.count + bytes.count + 12 > limit {
+                finish()
+                bytes = change(entry.key, entry.rules)
+            }
+            body.append(contentsOf: bytes)
             count += 1
+            previous = entry.key
         }
         finish()
         return payloads
@@ -115,15 +131,22 @@ struct RelationshipEdgeLog: Equatable, Sendable {
                 log.dropped = flags & flagDropped != 0
                 guard !log.dropped || log.removedAll else { failure = bad; return }
                 let count = try reader.readLength(max: raw.count)
+                var previous: [UInt8] = []
                 for _ in 0..<count {
                     let kind = try reader.readU8()
                     guard kind <= 1 else { failure = bad; return }
-                    let length = try reader.readLength(max: raw.count)
-                    let key = try reader.readBytes(length)
+                    // Layout 2: the length shared with the previous key (at most its length),
+                    // then the rest; layout 1: the whole key.
+                    let shared = log.isLegacy ? 0 : try reader.readLength(max: previous.count)
+                    let rest = try reader.readBytes(try reader.readLength(max: raw.count))
+                    let key = Array(previous[..<shared]) + Array(rest)
+                    previous = key
                     let rules = kind == 1 ? try reader.readBytes(2) : nil
                     // A removal has no rules: parsed with a zero value.
-                    let parsed = withUnsafeBytes(of: UInt16(0)) { zero in
-                        Result { () throws(PageError) in try RelationshipState.parseSourceEntry(key, rules ?? zero) }
+                    let parsed = key.withUnsafeBytes { keyBytes in
+                        withUnsafeBytes(of: UInt16(0)) { zero in
+                            Result { () throws(PageError) in try RelationshipState.parseSourceEntry(keyBytes, rules ?? zero) }
+                        }
                     }
                     let edge: StoredEdge
                     switch parsed {

@@ -49,6 +49,23 @@ open class YapDatabaseRelationship: YapDatabaseExtension, @unchecked Sendable {
         !storedOptions.disableYapDatabaseRelationshipNodeProtocol && (storedOptions.allowedCollections?.isAllowed(collection) ?? true)
     }
 
+    /// Whether `changeset` changed a row whose object is asked for edges (a remove-all counts):
+    /// a commit that did must carry a record, even an empty one, or a replay would gather that
+    /// row's edges again from its object. Other rows' changes need none: a row that gives no
+    /// edges only loses the edges to it when removed, and that change is in the record.
+    func changesGatheredRows(_ changeset: Changeset) -> Bool {
+        if changeset.isEmpty { return false }
+        if changeset.allKeysRemoved { return true }
+        if storedOptions.disableYapDatabaseRelationshipNodeProtocol { return false }
+        guard let allowed = storedOptions.allowedCollections else { return true }
+        if changeset.removedCollections.contains(where: { allowed.isAllowed($0) }) { return true }
+        var found = false
+        changeset.forEachChange { key, _ in
+            if !found && allowed.isAllowed(key.collection) { found = true }
+        }
+        return found
+    }
+
     /// The extension transaction of `name` in `transaction` (made once per transaction; also
     /// while registering, before `transaction.ext(name)` knows the name).
     func relationshipTransaction(_ name: String, _ transaction: YapDatabaseReadWriteTransaction) -> YapDatabaseRelationshipTransaction? {
@@ -187,14 +204,14 @@ open class YapDatabaseRelationship: YapDatabaseExtension, @unchecked Sendable {
     }
 
     /// Runs the rules, then writes the transaction's net edge change into the commit (an
-    /// extension data record, docs/format.md §3 and §11): for every commit that changed a row
-    /// or an edge, so that a crash leaves each commit's rows and edges all there or not at all,
-    /// and a replay rebuilds the edges exactly as the rules left them.
+    /// extension data record, docs/format.md §3 and §11): for every commit that changed an edge
+    /// or a row it gathers edges from, so that a crash leaves each commit's rows and edges all
+    /// there or not at all, and a replay rebuilds the edges exactly as the rules left them.
     override func willCommit(name: String, transaction: YapDatabaseReadWriteTransaction) {
         let ext = transaction.extensionTransactions[name] as? YapDatabaseRelationshipTransaction
         ext?.flush()
         guard transaction.pendingFailure == nil else { return }
-        let rowsChanged = !transaction.engineTransaction.changeset.isEmpty
+        let rowsChanged = changesGatheredRows(transaction.engineTransaction.changeset)
         if let ext {
             _ = ext.appendEdgeRecord(evenIfEmpty: rowsChanged)
         } else if rowsChanged {
