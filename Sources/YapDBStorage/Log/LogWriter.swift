@@ -322,9 +322,11 @@ package final class LogWriter {
                     mark.snapshot = lastSnapshot
                 }
             } catch {
-                // The mark still names the old segment: take the new, empty one back.
+                // The mark's slot may have reached the disk even though its sync failed (a
+                // failed sync can leave the written bytes to be persisted later), so the new,
+                // empty segment stays: a mark must never name a file that is gone. The writer is
+                // poisoned (the file exists), and a reopen finds the empty segment.
                 newFile.close()
-                try? fileSystem.remove(files.segmentPath(next))
                 failRoll(next, error)
                 throw .io(error)
             }
