@@ -36,19 +36,14 @@ struct FullTextState: Sendable {
     var documentCount: Int = 0
     /// Tokens over every column of every indexed row (bm25's average length).
     var totalLength: Int = 0
-    /// Postings of rows inserted in this transaction not yet in `terms`/`postings`, per term in
-    /// row id order (see FullTextState+Pending.swift). Never written: merged before the commit.
-    var pending: [String: [PendingPosting]] = [:]
-    /// The document entries of the pending rows, in row id order (written by the merge).
-    var pendingDocuments: [PendingDocument] = []
+    /// Postings of rows inserted in this transaction not yet in the trees (see
+    /// FullTextState+Pending.swift). Never written: merged before the commit.
+    var pending = FullTextPendingPostings()
     /// The next term id to give (nil: read from the terms tree when first needed).
     var nextTermID: UInt32?
-    /// Roughly the memory `pending` holds; past `pendingLimit` it is merged.
-    var pendingBytes = 0
-    /// The row id of the last pending row (nil when none).
-    var pendingRowid: UInt64?
-    /// The pending memory past which `setRow` merges (about 8 MiB; tests lower it).
-    var pendingLimit = 8 << 20
+    /// The pending memory (`pendingBytes`) past which `setRow` merges inside the transaction
+    /// (`YapDatabaseFullTextSearch.pendingBytesLimit`; tests lower it).
+    var pendingLimit = YapDatabaseFullTextSearch.defaultPendingBytesLimit
 
     init(versionTag: String, signature: String, columnCount: Int, format: PageFormat = PageFormat(),
          source: any PageSource = EmptyPageSource()) {
