@@ -100,6 +100,9 @@ struct MeasureFullText: ParsableCommand {
             }
             print("snippets for the first 20 matches: \(String(format: "%.1f", snippets / 1000)) µs")
         }
+        let checkpointed = Self.folderBytes(folder)
+        try database.compact()
+        print("the database's files after the checkpoint: \(checkpointed) bytes; after compact(): \(Self.folderBytes(folder)) bytes")
         try database.close()
     }
 
