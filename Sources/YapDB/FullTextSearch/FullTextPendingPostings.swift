@@ -69,21 +69,11 @@ struct FullTextPendingPostings: Sendable {
         let length = analysis.totalLength
         documents.append(Document(rowid: rowid, lengthsStart: documentLengths.count, termsStart: documentTerms.count))
         documentLengths.append(contentsOf: analysis.lengths)
-        for (term, columns) in analysis.terms {
-            let place = self.place(of: term)
+        for t in analysis.termNames.indices {
+            let place = self.place(of: analysis.termNames[t])
             documentTerms.append(place)
-            var total = 0
-            let countsStart = counts.count
-            counts.appendVarint(UInt64(columns.count))
-            var previousColumn = 0
-            for (column, list) in columns {
-                counts.appendVarint(UInt64(column - previousColumn))
-                counts.appendVarint(UInt64(list.count))
-                previousColumn = column
-                total += list.count
-            }
-            let positionsStart = positions.count
-            FullTextPositions.append(columns, to: &positions)
+            let countsStart = counts.count, positionsStart = positions.count
+            let total = analysis.appendEncoded(t, counts: &counts, positions: &positions)
             entries.append(Entry(rowid: rowid, term: place, length: length, total: total,
                                  countsStart: countsStart, positionsStart: positionsStart))
         }

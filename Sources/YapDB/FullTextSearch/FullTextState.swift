@@ -141,60 +141,6 @@ struct FullTextState: Sendable {
     }
 }
 
-/// A row's tokens as the index stores them: its length per column and, per distinct term, the
-/// positions by column.
-struct FullTextAnalysis {
-    var lengths: [Int]
-    /// Terms in key (UTF-8 byte) order, each with its positions by column (ascending).
-    var terms: [(term: String, columns: [(column: Int, positions: [Int])])]
-
-    var totalLength: Int { lengths.reduce(0, +) }
-
-    /// Groups `columns` (one token list per column, as the tokenizer made them) by term,
-    /// leaving out the terms `indexable` refuses. Each term's lists are built in place (the
-    /// dictionary maps a term to its place in `terms`), and the terms are sorted by their
-    /// UTF-8 bytes with `memcmp`.
-    init(columns: [[(term: String, position: Int)]], indexable: (String) -> Bool) {
-        lengths = columns.map(\.count)
-        var places: [String: Int] = [:]
-        var grouped: [(term: String, columns: [(column: Int, positions: [Int])])] = []
-        for (column, tokens) in columns.enumerated() {
-            for token in tokens {
-                if let i = places[token.term] {
-                    let last = grouped[i].columns.count - 1
-                    if grouped[i].columns[last].column == column {
-                        grouped[i].columns[last].positions.append(token.position)
-                    } else {
-                        grouped[i].columns.append((column, [token.position]))
-                    }
-                } else if indexable(token.term) {
-                    places[token.term] = grouped.count
-                    grouped.append((token.term, [(column, [token.position])]))
-                }
-            }
-        }
-        // Positions come in order from the tokenizer; sort only a list that is not.
-        for i in grouped.indices {
-            for c in grouped[i].columns.indices where !grouped[i].columns[c].positions.isSortedAscending {
-                grouped[i].columns[c].positions.sort()
-            }
-        }
-        grouped.sort { FullTextState.utf8Precedes($0.term, $1.term) }
-        terms = grouped
-    }
-}
-
-extension Array where Element == Int {
-    fileprivate var isSortedAscending: Bool {
-        var previous = Int.min
-        for value in self {
-            if value < previous { return false }
-            previous = value
-        }
-        return true
-    }
-}
-
 extension FullTextState {
     /// Whether `a`'s UTF-8 bytes sort before `b`'s (the trees' key order), by `memcmp`.
     static func utf8Precedes(_ a: String, _ b: String) -> Bool {

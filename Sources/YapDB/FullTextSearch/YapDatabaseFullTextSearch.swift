@@ -143,8 +143,7 @@ open class YapDatabaseFullTextSearch: YapDatabaseExtension, @unchecked Sendable 
     /// The row's tokens grouped as the index stores them.
     func analysis(_ texts: [String?], state: FullTextState) -> FullTextAnalysis {
         let document = FTSDocument(texts: texts, tokenizer: tokenizer)
-        return FullTextAnalysis(columns: document.columns.map { $0.map { ($0.term, $0.position) } },
-                                indexable: state.isIndexable)
+        return FullTextAnalysis(document: document.columns, indexable: state.isIndexable)
     }
 
     // MARK: Extension hooks
