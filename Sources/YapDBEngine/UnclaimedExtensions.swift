@@ -2,22 +2,15 @@ import Synchronization
 import YapDBIndex
 import YapDBStorage
 
-/// Extension state that a checkpoint can store as an image: bytes the extension decodes itself
-/// (docs/format.md §4, extension records). Views no longer use it (their trees are on index
-/// pages, `PagedExtensionState`); an image read from an older checkpoint is offered to its
-/// extension once and otherwise dropped.
-package protocol PersistentExtensionState: Sendable {
-    /// The state's image, written into checkpoints.
-    func persistentImage() -> [UInt8]
-}
-
-/// What the index root record (extension roots) and the checkpoint (extension images) held at
-/// open, not yet claimed by a registering extension, with what changed since (which the
+/// What the index root record (extension roots) and the checkpoint (pending extension records)
+/// held at open, not yet claimed by a registering extension, with what changed since (which the
 /// extension must catch up with): the rows changed (shared by every unclaimed extension) and,
 /// per extension, its own extension data records in commit order (docs/format.md §3) — also
-/// for an extension with no roots (registered after the last checkpoint).
+/// for an extension with no roots (registered after the last checkpoint). An extension with a
+/// record gets, instead of the shared rows, only those changed after its last record (its
+/// "uncovered" rows): a record covers its commit and every commit before it.
 ///
-/// Images are dropped when the next checkpoint is captured. Roots and records are carried
+/// Roots and records are carried
 /// into it (`carry`): the roots as they were, the records as checkpoint records (type 23),
 /// with a mark that rows changed since the roots which are no longer listed (the replay
 /// position moves past them) — an extension derived from the rows then rebuilds, a
@@ -32,34 +25,56 @@ final class UnclaimedExtensions: Sendable {
     struct Pending: Sendable, Equatable {
         /// Its extension data records since its roots, in commit order.
         var records: [[UInt8]] = []
-        /// Rows changed between its roots and the replay position, no longer listed.
+        /// Rows changed between its roots (or last record) and the replay position, no
+        /// longer listed.
         var rowChangesLost = false
+        /// The rows changed after its last record (nil: it has none since the replay
+        /// position, and the shared `State.catchUp` is its view).
+        var uncovered: ExtensionCatchUp?
+
+        /// This extension's catch-up: its records, and its view of the rows changed (`shared`
+        /// when it has no record since the replay position).
+        func catchUp(shared: ExtensionCatchUp) -> ExtensionCatchUp {
+            var catchUp = uncovered ?? shared
+            catchUp.records = records
+            catchUp.rowChangesLost = rowChangesLost && uncovered == nil
+            return catchUp
+        }
     }
 
     struct State {
-        var images: [String: [UInt8]] = [:]
         var roots: [String: [UInt8]] = [:]
         var pending: [String: Pending] = [:]
         /// The rows changed since the replay position (for every unclaimed extension).
         var catchUp = ExtensionCatchUp()
+        /// The state before the first claim of the write transaction under way (none, or one):
+        /// put back if it does not commit (`undoClaims`), so a registration that fails keeps
+        /// what it claimed for a later attempt.
+        var beforeClaims: [State] = []
     }
     let state = Mutex(State())
 
-    func load(images: [String: [UInt8]], roots: [String: [UInt8]], pending: [String: Pending] = [:], catchUp: ExtensionCatchUp) {
-        state.withLock { $0 = State(images: images, roots: roots, pending: pending, catchUp: catchUp) }
+    func load(roots: [String: [UInt8]], pending: [String: Pending] = [:], catchUp: ExtensionCatchUp) {
+        state.withLock { $0 = State(roots: roots, pending: pending, catchUp: catchUp) }
     }
 
     /// Whether changes must be recorded (something is unclaimed).
     var isEmpty: Bool { state.withLock { $0.isEmpty } }
 
     /// Adds a commit's changes and its extension data records (those of extensions still
-    /// unclaimed; an extension that claimed its state keeps its own).
+    /// unclaimed; an extension that claimed its state keeps its own). A record makes its
+    /// extension's uncovered rows start again, empty.
     func recordChanges(_ changeset: Changeset, records: [(name: String, payload: [UInt8])] = []) {
         state.withLock { state in
+            state.beforeClaims = []
             guard !state.isEmpty else { return }
             state.catchUp.record(changeset)
+            for name in state.pending.keys where state.pending[name]!.uncovered != nil {
+                state.pending[name]!.uncovered!.record(changeset)
+            }
             for (name, payload) in records where state.roots[name] != nil || state.pending[name] != nil {
                 state.pending[name, default: Pending()].records.append(payload)
+                state.pending[name]!.uncovered = ExtensionCatchUp()
             }
         }
     }
@@ -67,59 +82,52 @@ final class UnclaimedExtensions: Sendable {
     /// The root bytes of `name`, left unclaimed.
     func peekRoots(_ name: String) -> [UInt8]? { state.withLock { $0.roots[name] } }
 
-    func claimImage(_ name: String) -> (image: [UInt8], catchUp: ExtensionCatchUp)? {
-        state.withLock { state in
-            guard let image = state.images.removeValue(forKey: name) else { return nil }
-            let catchUp = state.catchUp
-            state.trimIfEmpty()
-            return (image, catchUp)
-        }
-    }
-
     /// Takes the roots of `name` (nil when there are none, or when `acceptingLostRowChanges`
     /// is false and the rows changed since them are no longer known: then they are dropped and
     /// the extension rebuilds) and the catch-up: the rows changed since and the extension's
     /// records.
     func claimRoots(_ name: String, acceptingLostRowChanges: Bool) -> (bytes: [UInt8], catchUp: ExtensionCatchUp)? {
         state.withLock { state in
-            guard let bytes = state.roots.removeValue(forKey: name) else { return nil }
+            guard state.roots[name] != nil else { return nil }
+            state.noteClaim()
+            let bytes = state.roots.removeValue(forKey: name)!
             let pending = state.pending.removeValue(forKey: name) ?? Pending()
-            var catchUp = state.catchUp
-            catchUp.records = pending.records
-            catchUp.rowChangesLost = pending.rowChangesLost
+            let catchUp = pending.catchUp(shared: state.catchUp)
             state.trimIfEmpty()
-            if pending.rowChangesLost && !acceptingLostRowChanges { return nil }
+            if catchUp.rowChangesLost && !acceptingLostRowChanges { return nil }
             return (bytes, catchUp)
         }
     }
 
-    /// Takes the extension data records of `name` that no roots go with (empty when there are
-    /// none).
-    func claimRecords(_ name: String) -> [[UInt8]] {
+    /// Takes the extension data records of `name` that no roots go with, with its view of the
+    /// rows changed (nil when it has no records).
+    func claimRecords(_ name: String) -> ExtensionCatchUp? {
         state.withLock { state in
-            guard state.roots[name] == nil, let pending = state.pending.removeValue(forKey: name) else { return [] }
+            guard state.roots[name] == nil, state.pending[name] != nil else { return nil }
+            state.noteClaim()
+            let pending = state.pending.removeValue(forKey: name)!
+            let catchUp = pending.catchUp(shared: state.catchUp)
             state.trimIfEmpty()
-            return pending.records
+            return catchUp
         }
     }
 
     /// A checkpoint is being captured (under the writer lock): returns the unclaimed roots and
-    /// records it carries. Images are dropped; so are names `live` holds (a registered state
+    /// records it carries. Names `live` holds are dropped (a registered state
     /// replaced them), and a name whose records no longer fit one checkpoint record (its
     /// extension then rebuilds). The rows changed since the replay position are marked lost for
     /// every carried name, and the row catch-up starts again from this checkpoint.
     func carry(live: Set<String>) -> (roots: [String: [UInt8]], pending: [CheckpointPendingExtension]) {
         state.withLock { state in
-            state.images = [:]
             for name in live {
                 state.roots[name] = nil
                 state.pending[name] = nil
             }
-            let rowsChanged = !state.catchUp.rowsUnchanged
             var carried: [CheckpointPendingExtension] = []
             for name in Set(state.roots.keys).union(state.pending.keys).sorted() {
                 var pending = state.pending[name] ?? Pending()
-                pending.rowChangesLost = pending.rowChangesLost || rowsChanged
+                pending.rowChangesLost = !pending.catchUp(shared: state.catchUp).rowsUnchanged
+                pending.uncovered = nil
                 let record = CheckpointPendingExtension(name: name, rowChangesLost: pending.rowChangesLost, records: pending.records)
                 guard record.encodedSize <= Format.maxRecordPayload else {
                     state.roots[name] = nil
@@ -131,6 +139,18 @@ final class UnclaimedExtensions: Sendable {
             }
             state.catchUp = ExtensionCatchUp()
             return (state.roots, carried)
+        }
+    }
+
+    /// The write transaction under way commits (or publishes its extension state): its claims
+    /// stand.
+    func keepClaims() { state.withLock { $0.beforeClaims = [] } }
+
+    /// The write transaction under way did not commit: what it claimed is unclaimed again.
+    /// (No commit falls between a claim and this: both happen under the writer lock.)
+    func undoClaims() {
+        state.withLock { state in
+            if let before = state.beforeClaims.first { state = before }
         }
     }
 
@@ -147,7 +167,6 @@ final class UnclaimedExtensions: Sendable {
             }
             var dropped = false
             for key in state.roots.keys where matches(key) { state.roots[key] = nil; dropped = true }
-            for key in state.images.keys where matches(key) { state.images[key] = nil; dropped = true }
             for key in state.pending.keys where matches(key) { state.pending[key] = nil; dropped = true }
             state.trimIfEmpty()
             return dropped
@@ -156,7 +175,13 @@ final class UnclaimedExtensions: Sendable {
 }
 
 extension UnclaimedExtensions.State {
-    var isEmpty: Bool { images.isEmpty && roots.isEmpty && pending.isEmpty }
+    var isEmpty: Bool { roots.isEmpty && pending.isEmpty }
+
+    /// Saves the state before the write transaction's first claim.
+    mutating func noteClaim() {
+        guard beforeClaims.isEmpty else { return }
+        beforeClaims = [self]
+    }
 
     mutating func trimIfEmpty() {
         if isEmpty { catchUp = ExtensionCatchUp() }
@@ -164,13 +189,6 @@ extension UnclaimedExtensions.State {
 }
 
 extension Engine {
-    /// Takes the checkpoint image of extension `name` (once): the bytes and the rows changed
-    /// since that checkpoint, or nil when there is none. Call inside the registering write
-    /// transaction, so no commit falls between the claim and the rebuilt state.
-    package func claimExtensionImage(_ name: String) -> (image: [UInt8], catchUp: ExtensionCatchUp)? {
-        unclaimed.claimImage(name)
-    }
-
     /// Takes the roots extension state `name` recorded in the index (once; see
     /// `PagedExtensionState`): the bytes, a source and format to open its trees with, and the
     /// rows changed since they were written; nil when there are none. Reads no page. Call
@@ -194,10 +212,11 @@ extension Engine {
     }
 
     /// Takes the extension data records of extension state `name` (docs/format.md §3) when it
-    /// has no roots to claim — it was registered after the newest checkpoint — in commit order;
-    /// empty when there are none. Call inside the registering write transaction, after
+    /// has no roots to claim — it was registered after the newest checkpoint — in commit order
+    /// (`records`), with the rows changed after the last of them (the catch-up's rows); nil
+    /// when there are none. Call inside the registering write transaction, after
     /// `claimExtensionRoots(_:)` returned nil.
-    package func claimExtensionRecords(_ name: String) -> [[UInt8]] {
+    package func claimExtensionRecords(_ name: String) -> ExtensionCatchUp? {
         unclaimed.claimRecords(name)
     }
 

@@ -6,7 +6,7 @@ import Glibc
 import Darwin
 #endif
 
-/// `yapdb measure-storage`: the storage layer's figures (append throughput beside raw
+/// `yapdb-measure storage`: the storage layer's figures (append throughput beside raw
 /// `write`, CRC32C speed, compression ratio and speed), measured in one run.
 struct MeasureStorage: ParsableCommand {
     static let configuration = CommandConfiguration(

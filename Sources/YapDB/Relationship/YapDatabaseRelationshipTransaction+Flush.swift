@@ -69,7 +69,6 @@ extension YapDatabaseRelationshipTransaction {
         var stored = edge
         stored.rules = rules
         update { state throws(PageError) in try state.removeStored(stored) }
-        manualEdgeLog.removed(stored)
         if sourceMissing {
             sourceDeleted(stored)
         } else {
@@ -95,8 +94,6 @@ extension YapDatabaseRelationshipTransaction {
             for edge in outgoing { try state.removeStored(edge) }
             for edge in incoming { try state.removeStored(edge) }
         }
-        for edge in outgoing { manualEdgeLog.removed(edge) }
-        for edge in incoming { manualEdgeLog.removed(edge) }
         for edge in outgoing { sourceDeleted(edge) }
         for edge in incoming { destinationDeleted(edge) }
     }

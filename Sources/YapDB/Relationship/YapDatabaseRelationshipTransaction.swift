@@ -33,8 +33,6 @@ public final class YapDatabaseRelationshipTransaction {
     /// Files the rules deleted, removed once the commit is durable.
     var filesToDelete: [URL] = []
     var isFlushing = false
-    /// The transaction's net change to manual edges, written into the commit by `willCommit`.
-    var manualEdgeLog = RelationshipManualEdgeLog()
 
     init(relationship: YapDatabaseRelationship, name: String, transaction: YapDatabaseReadTransaction) {
         self.relationship = relationship
