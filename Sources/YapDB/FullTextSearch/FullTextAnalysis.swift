@@ -43,11 +43,15 @@ struct FullTextAnalysis {
     /// terms sorted by their UTF-8 bytes with `memcmp`.
     init(document columns: [[FTSToken]], indexable: (String) -> Bool) {
         lengths = columns.map(\.count)
+        let tokenCount = lengths.reduce(0, +)
         var places: [String: Int] = [:]
+        places.reserveCapacity(tokenCount)
         var names: [String] = []
+        names.reserveCapacity(tokenCount)
         var counts: [Int] = []
+        counts.reserveCapacity(tokenCount)
         var tokenPlaces: [Int] = []
-        tokenPlaces.reserveCapacity(lengths.reduce(0, +))
+        tokenPlaces.reserveCapacity(tokenCount)
         for tokens in columns {
             for token in tokens {
                 let place: Int

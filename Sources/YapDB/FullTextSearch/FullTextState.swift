@@ -142,11 +142,11 @@ struct FullTextState: Sendable {
 }
 
 extension FullTextState {
-    /// Whether `a`'s UTF-8 bytes sort before `b`'s (the trees' key order), by `memcmp`.
+    /// Whether `a`'s UTF-8 bytes sort before `b`'s (the trees' key order), by `memcmp` on the
+    /// strings' own storage when it is contiguous UTF-8 (native strings), else byte by byte.
     static func utf8Precedes(_ a: String, _ b: String) -> Bool {
-        var a = a, b = b
-        return a.withUTF8 { x in
-            b.withUTF8 { y in
+        let fast = a.utf8.withContiguousStorageIfAvailable { x in
+            b.utf8.withContiguousStorageIfAvailable { y -> Bool in
                 let shared = Swift.min(x.count, y.count)
                 if shared > 0, let p = x.baseAddress, let q = y.baseAddress {
                     let order = memcmp(p, q, shared)
@@ -155,5 +155,7 @@ extension FullTextState {
                 return x.count < y.count
             }
         }
+        if let fast, let result = fast { return result }
+        return a.utf8.lexicographicallyPrecedes(b.utf8)
     }
 }
