@@ -98,6 +98,8 @@ package final class Engine: Sendable {
     let extensionPageReads: PageReadCounter?
     /// The index files (used under `maintenance`).
     let index: IndexFiles
+    /// When the mapped files' sizes are next compared with their maps (Engine+MappedFiles.swift).
+    let mappedFileChecks: MappedFileCheckSchedule
     let openKey: String
     /// The extension states the database held at open (roots and records of the newest
     /// checkpoint and the log after it), by state name, sorted.
@@ -114,6 +116,7 @@ package final class Engine: Sendable {
         self.openReport = report
         self.openKey = openKey
         self.index = index
+        self.mappedFileChecks = MappedFileCheckSchedule(interval: options.mappedFileCheckInterval)
         self.extensionPageReads = options.countsExtensionPageReads ? PageReadCounter() : nil
         self.published = Mutex(EngineSnapshot(number: state.snapshotNumber, generation: state.generation, keydir: state.keydir,
                                               segments: state.segments, extensions: state.extensions))

@@ -91,7 +91,8 @@ struct Replayer {
                     if noMetadata, let m = old.metadata { subtract(m) }
                 }
                 add(place)
-                nextRowid = max(nextRowid, rowid &+ 1)
+                // The record decoder refused row ids at or over `Format.rowidLimit`.
+                nextRowid = max(nextRowid, rowid + 1)
             } else {
                 var outcome: Result<ValueLocation?, StorageError> = .success(nil)
                 let found = try tree { () throws(PageError) in

@@ -135,6 +135,7 @@ open class YapDatabaseRelationship: YapDatabaseExtension, @unchecked Sendable {
 
     override func dropState(name: String, transaction: YapDatabaseReadWriteTransaction) {
         let key = Self.stateKey(name)
+        (transaction.extensionTransactions[name] as? YapDatabaseRelationshipTransaction)?.dropPendingTreeChanges()
         if transaction.extensionState(key) != nil {
             // A reopen must not replay this extension's earlier edge records onto roots of a
             // checkpoint written before this commit: the record says every edge is gone, and

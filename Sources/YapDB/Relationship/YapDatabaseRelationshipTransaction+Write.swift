@@ -116,7 +116,7 @@ extension YapDatabaseRelationshipTransaction {
     /// stored, so a callback cannot start a loop. `noneStored`: the caller knows `source` has no
     /// stored protocol edges (they are not read).
     func replaceProtocolEdges(of source: CollectionKeyPair, with edges: [YapDatabaseRelationshipEdge], noneStored: Bool = false) {
-        guard let maximumEntrySize = state?.bySource.format.maximumEntrySize else { return }
+        guard let maximumEntrySize else { return }
         // Deduplicated by identity, in first-seen order; the last rules given win.
         var wanted = EdgeIndex()
         for edge in edges {
@@ -149,10 +149,9 @@ extension YapDatabaseRelationshipTransaction {
             added.append(edge)
         }
         guard !removed.isEmpty || !added.isEmpty else { return }
-        update { state throws(PageError) in
-            for edge in removed { try state.removeStored(edge) }
-            for edge in added { try state.insert(edge) }
-        }
+        // Queued, merged into the trees at once before the next read (or at commit).
+        for edge in removed { queueTreeChange(edge, remove: true) }
+        for edge in added { queueTreeChange(edge, remove: false) }
         for edge in removed { pendingRules.append((edge, .sourceNodeDeleted)) }
         checks.append(contentsOf: added)
     }
@@ -178,6 +177,7 @@ extension YapDatabaseRelationshipTransaction {
         update { state in state.removeAll() }
         deletedOrder.removeAll()
         deletedCursor = 0
+        edgeFreeCheckFrom = 0
         deletedSet.removeAll()
         checks.removeAll()
         checkCursor = 0
