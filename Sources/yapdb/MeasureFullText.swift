@@ -15,6 +15,7 @@ struct MeasureFullText: ParsableCommand {
     @Option(help: "Vocabulary size.") var vocabulary = 20_000
     @Option(help: "Repetitions per query figure.") var repetitions = 20
     @Option(help: "One-document updates measured, a transaction each (0: none).") var updates = 100
+    @Option(help: "Documents per transaction of the build.") var batch = 10_000
 
     /// The bytes of the files in `folder`.
     static func folderBytes(_ folder: URL) -> Int {
@@ -57,7 +58,7 @@ struct MeasureFullText: ParsableCommand {
         let buildStart = DispatchTime.now().uptimeNanoseconds
         var written = 0
         while written < documents {
-            let batch = min(10_000, documents - written)
+            let batch = min(max(1, self.batch), documents - written)
             try writer.write { tx in
                 for i in written..<(written + batch) {
                     tx.setObject((0..<words).map { _ in word() }.joined(separator: " "), forKey: "d\(i)", inCollection: "docs")
@@ -70,7 +71,7 @@ struct MeasureFullText: ParsableCommand {
         let update = updates == 0 ? 0 : time(updates) {
             try? writer.write { tx in tx.setObject("w1 w2 w3 w999 updated", forKey: "d\(Int(random() * Double(documents)))", inCollection: "docs") }
         }
-        print("build: \(documents) documents of \(words) words in batches of 10,000: \(String(format: "%.2f", build)) s (\(String(format: "%.1f", build * 1e6 / Double(documents))) µs per document)")
+        print("build: \(documents) documents of \(words) words in transactions of \(batch): \(String(format: "%.2f", build)) s (\(String(format: "%.1f", build * 1e6 / Double(documents))) µs per document)")
         print("incremental update of one document (a transaction each): \(String(format: "%.1f", update / 1000)) µs")
         let reader = database.newConnection()
         try reader.read { tx in
@@ -100,6 +101,9 @@ struct MeasureFullText: ParsableCommand {
             }
             print("snippets for the first 20 matches: \(String(format: "%.1f", snippets / 1000)) µs")
         }
+        let checkpointed = Self.folderBytes(folder)
+        try database.compact()
+        print("the database's files after the checkpoint: \(checkpointed) bytes; after compact(): \(Self.folderBytes(folder)) bytes")
         try database.close()
     }
 

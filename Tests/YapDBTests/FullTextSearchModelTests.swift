@@ -34,9 +34,15 @@ import YapDBSimulatedDisk
         var old: (connection: YapDatabaseConnection, rows: Rows)?
         var queriesChecked = 0, rankedChecked = 0, crashes = 0, reopens = 0
         let tokenizer = FTSTokenizer(.default)
+        /// The index's `pendingBytesLimit` (nil: the default) — a tiny one makes the merge of
+        /// pending postings run many times inside one transaction; with it, `step` also runs
+        /// bulk inserts of new rows (kept or rolled back) that search inside their transaction.
+        let pendingLimit: Int?
+        var bulkRows = 0, bulkChecked = 0
 
-        init(seed: UInt64) throws {
+        init(seed: UInt64, pendingLimit: Int? = nil) throws {
             self.seed = seed
+            self.pendingLimit = pendingLimit
             rng = SeededRandom(seed: seed)
             disk = SimulatedDisk(seed: seed)
             try disk.mkdir("/model")
@@ -55,7 +61,8 @@ import YapDBSimulatedDisk
                 if let title = doc.title { dict["title"] = title }
                 if let body = doc.body { dict["body"] = body }
             }
-            let fts = YapDatabaseFullTextSearch(columnNames: FullTextSearchModelTests.columns, options: nil, handler: handler,
+            let ftsOptions: [AnyHashable: Any]? = pendingLimit.map { [YapDatabaseFullTextSearchPendingBytesLimitOption: $0] }
+            let fts = YapDatabaseFullTextSearch(columnNames: FullTextSearchModelTests.columns, options: ftsOptions, handler: handler,
                                                 ftsVersion: YapDatabaseFullTextSearchFTS5Version, versionTag: "1")
             precondition(database.register(fts, withName: "fts"), "registration failed")
             writer = database.newConnection()
@@ -97,7 +104,57 @@ import YapDBSimulatedDisk
             model = rows
         }
 
+        /// Inserts 10 to 49 new rows in one transaction (each above every indexed row id, so
+        /// their postings wait and merge), removes a few older bulk rows half way, checks a
+        /// one-word search against the rows inside the transaction, and rolls back one time in three.
+        func bulkInsert() throws {
+            let rollback = rng.next() % 3 == 0
+            let count = 10 + Int(rng.next() % 40)
+            var rows = model
+            var failure: (any Error)?
+            try writer.write { tx in
+                for i in 0..<count {
+                    let collection = FullTextSearchModelTests.collections[Int(self.rng.next() % 3)]
+                    let doc = Doc(title: self.text(3), body: self.text(8))
+                    let key = "bulk\(self.bulkRows + i)"
+                    tx.setObject(doc, forKey: key, inCollection: collection)
+                    rows[collection, default: [:]][key] = doc
+                    if i == count / 2, self.bulkRows > 0 {
+                        let old = "bulk\(Int(self.rng.next() % UInt64(self.bulkRows)))"
+                        for collection in FullTextSearchModelTests.collections {
+                            tx.removeObject(forKey: old, inCollection: collection)
+                            rows[collection]?[old] = nil
+                        }
+                    }
+                    if i == count / 3 || i == count - 1, let fts = tx.ext("fts") as? YapDatabaseFullTextSearchTransaction {
+                        let word = self.word()
+                        do {
+                            let query = try FTSQuery.parse(word, columnNames: FullTextSearchModelTests.columns, tokenizer: self.tokenizer)
+                            var expected: Set<String> = []
+                            for (collection, keyed) in rows {
+                                for (key, doc) in keyed where FTSMatcher.matches(query, self.document(doc)) { expected.insert(collection + "/" + key) }
+                            }
+                            var actual: [String] = []
+                            try fts.search(word) { collection, key, _ in actual.append(collection + "/" + key) }
+                            #expect(Set(actual) == expected && actual.count == expected.count, "seed \(self.seed): in the bulk transaction: \(word)")
+                            self.bulkChecked += 1
+                        } catch {
+                            failure = error
+                        }
+                    }
+                }
+                if rollback { tx.rollback() }
+            }
+            if let failure { throw failure }
+            bulkRows += count
+            if !rollback { model = rows.filter { !$0.value.isEmpty } }
+        }
+
         func step() throws {
+            if pendingLimit != nil, rng.next() % 10 == 0 {
+                try bulkInsert()
+                return
+            }
             switch rng.next() % 100 {
             case 0..<45: try write { tx, rows in self.setRandom(tx, &rows) }
             case 45..<52: try write { tx, rows in
@@ -271,6 +328,21 @@ import YapDBSimulatedDisk
         let report = try runner.database.verify()
         #expect(report.isValid, "seed \(seed): \(report.problems)")
         #expect(runner.queriesChecked > 50)
+        runner.endOld()
+        try runner.database.close()
+    }
+
+    /// The same workload with a 1 KiB `pendingBytesLimit` (a few rows) and bulk inserts: the pending
+    /// postings are merged many times inside one transaction (and rolled back with it).
+    @Test(arguments: [UInt64(5), 6, 7])
+    func randomWorkloadWithTinyPendingLimit(seed: UInt64) throws {
+        let runner = try Runner(seed: seed, pendingLimit: 1024)
+        for _ in 0..<250 { try runner.step() }
+        try runner.check(runner.writer, runner.model, "final")
+        let report = try runner.database.verify()
+        #expect(report.isValid, "seed \(seed): \(report.problems)")
+        #expect(runner.queriesChecked > 50)
+        #expect(runner.bulkChecked > 20)
         runner.endOld()
         try runner.database.close()
     }

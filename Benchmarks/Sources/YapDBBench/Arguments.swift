@@ -1,7 +1,7 @@
 import Foundation
 
 let usage = """
-    usage: yapdb-bench [--size quick|full] [--only W1,W4 (W12Q: W12's queries alone)] [--engines sqlite,grdb,lmdb,floor] [--huge] [--work DIR] [--lending]
+    usage: yapdb-bench [--size quick|full] [--only W1,W4 (W12Q: W12's queries alone)] [--engines sqlite,grdb,lmdb,floor] [--huge] [--w14-documents N] [--work DIR] [--lending]
                        [--markdown PATH] [--json PATH] [--profiles PATH] [--perf-control CTL,ACK]
            yapdb-bench --only W14 --merge-into docs/benchmarks.json --json docs/benchmarks.json --markdown docs/benchmarks.md
            yapdb-bench --report-from RESULTS.json --markdown PATH [--profiles PATH]
@@ -46,6 +46,9 @@ func parseArguments(_ arguments: [String]) -> (Settings, String?) {
             guard let rows = Int(value()), rows > 1_001 else { fail("--huge-rows needs a number of rows above 1,001") }
             settings.huge = true
             settings.hugeRows = rows
+        case "--w14-documents":
+            guard let documents = Int(value()), documents >= 1_000 else { fail("--w14-documents needs a number of documents, at least 1,000") }
+            settings.w14Documents = documents
         case "--work": settings.workFolder = URL(fileURLWithPath: value())
         case "--markdown": settings.markdownPath = value()
         case "--json": settings.jsonPath = value()

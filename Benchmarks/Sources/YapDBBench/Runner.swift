@@ -19,6 +19,9 @@ struct Settings: Sendable {
     /// W8 also at `hugeRows` rows (`--huge`; 10M by default, `--huge-rows` for a smaller try).
     var huge = false
     var hugeRows = 10_000_000
+    /// W14's documents when not the size's (`--w14-documents`: a run smaller than a full one's
+    /// 1M that fits the time at hand, reported as such).
+    var w14Documents: Int?
 
     var rows: Int { size == .full ? 1_000_000 : 100_000 }
     /// Runs per engine for light workloads, and for the ones that load a whole database.

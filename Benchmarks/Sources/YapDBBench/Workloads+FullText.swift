@@ -5,8 +5,8 @@ import Foundation
 /// (`FullTextCorpus`: manual-page paragraphs, Chinese fortunes, then synthetic Zipf documents)
 /// and the same query texts (`FullTextQueries`), interleaved.
 extension Runner {
-    /// Documents of W14: 1M in a full run; fewer in a quick one.
-    var w14Documents: Int { settings.size == .full ? 1_000_000 : 50_000 }
+    /// Documents of W14: 1M in a full run; fewer in a quick one; `--w14-documents` says otherwise.
+    var w14Documents: Int { settings.w14Documents ?? (settings.size == .full ? 1_000_000 : 50_000) }
     static let w14Batch = 500
     static let w14Updates = 200
 

@@ -212,6 +212,12 @@ struct FullTextPostingBlock: Sendable {
 enum FullTextPositions {
     static func encode(_ columns: [(column: Int, positions: [Int])]) -> [UInt8] {
         var bytes: [UInt8] = []
+        append(columns, to: &bytes)
+        return bytes
+    }
+
+    /// Appends the bytes `encode` makes to `bytes`.
+    static func append(_ columns: [(column: Int, positions: [Int])], to bytes: inout [UInt8]) {
         var previousColumn = 0
         for (column, positions) in columns {
             bytes.appendVarint(UInt64(column - previousColumn))
@@ -223,7 +229,6 @@ enum FullTextPositions {
                 previous = position
             }
         }
-        return bytes
     }
 
     /// - Throws: `.badEntry` for hostile bytes (a column past the index's, positions out of order).

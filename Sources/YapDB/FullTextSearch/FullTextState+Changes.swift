@@ -28,11 +28,7 @@ extension FullTextState {
         let length = analysis.totalLength
         if defers {
             // The postings, positions and document entry wait; the merge gives the terms ids.
-            for (term, columns) in analysis.terms {
-                let posting = FullTextPosting(rowid: rowid, hits: columns.map { (column: $0.column, count: $0.positions.count) })
-                addPending(term, posting, positions: FullTextPositions.encode(columns), length: length)
-            }
-            addPendingDocument(rowid, lengths: analysis.lengths, terms: analysis.terms.map(\.term))
+            pending.add(rowid, analysis)
         } else {
             var ids: [UInt32] = []
             ids.reserveCapacity(analysis.terms.count)
@@ -47,7 +43,7 @@ extension FullTextState {
         }
         documentCount += 1
         totalLength += length
-        if pendingBytes > pendingLimit { try mergePending() }
+        if pendingBytes > pendingLimit { try mergePending(keepingCapacity: true) }
     }
 
     /// Takes row `rowid` out of the index. Returns whether it was in it.
@@ -74,10 +70,7 @@ extension FullTextState {
         postings.removeAll()
         positions.removeAll()
         documents.removeAll()
-        pending.removeAll()
-        pendingDocuments.removeAll()
-        pendingBytes = 0
-        pendingRowid = nil
+        pending = FullTextPendingPostings()
         nextTermID = nil
         documentCount = 0
         totalLength = 0

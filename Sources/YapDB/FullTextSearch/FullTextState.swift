@@ -36,19 +36,14 @@ struct FullTextState: Sendable {
     var documentCount: Int = 0
     /// Tokens over every column of every indexed row (bm25's average length).
     var totalLength: Int = 0
-    /// Postings of rows inserted in this transaction not yet in `terms`/`postings`, per term in
-    /// row id order (see FullTextState+Pending.swift). Never written: merged before the commit.
-    var pending: [String: [PendingPosting]] = [:]
-    /// The document entries of the pending rows, in row id order (written by the merge).
-    var pendingDocuments: [PendingDocument] = []
+    /// Postings of rows inserted in this transaction not yet in the trees (see
+    /// FullTextState+Pending.swift). Never written: merged before the commit.
+    var pending = FullTextPendingPostings()
     /// The next term id to give (nil: read from the terms tree when first needed).
     var nextTermID: UInt32?
-    /// Roughly the memory `pending` holds; past `pendingLimit` it is merged.
-    var pendingBytes = 0
-    /// The row id of the last pending row (nil when none).
-    var pendingRowid: UInt64?
-    /// The pending memory past which `setRow` merges (about 8 MiB; tests lower it).
-    var pendingLimit = 8 << 20
+    /// The pending memory (`pendingBytes`) past which `setRow` merges inside the transaction
+    /// (`YapDatabaseFullTextSearch.pendingBytesLimit`; tests lower it).
+    var pendingLimit = YapDatabaseFullTextSearch.defaultPendingBytesLimit
 
     init(versionTag: String, signature: String, columnCount: Int, format: PageFormat = PageFormat(),
          source: any PageSource = EmptyPageSource()) {
@@ -146,66 +141,12 @@ struct FullTextState: Sendable {
     }
 }
 
-/// A row's tokens as the index stores them: its length per column and, per distinct term, the
-/// positions by column.
-struct FullTextAnalysis {
-    var lengths: [Int]
-    /// Terms in key (UTF-8 byte) order, each with its positions by column (ascending).
-    var terms: [(term: String, columns: [(column: Int, positions: [Int])])]
-
-    var totalLength: Int { lengths.reduce(0, +) }
-
-    /// Groups `columns` (one token list per column, as the tokenizer made them) by term,
-    /// leaving out the terms `indexable` refuses. Each term's lists are built in place (the
-    /// dictionary maps a term to its place in `terms`), and the terms are sorted by their
-    /// UTF-8 bytes with `memcmp`.
-    init(columns: [[(term: String, position: Int)]], indexable: (String) -> Bool) {
-        lengths = columns.map(\.count)
-        var places: [String: Int] = [:]
-        var grouped: [(term: String, columns: [(column: Int, positions: [Int])])] = []
-        for (column, tokens) in columns.enumerated() {
-            for token in tokens {
-                if let i = places[token.term] {
-                    let last = grouped[i].columns.count - 1
-                    if grouped[i].columns[last].column == column {
-                        grouped[i].columns[last].positions.append(token.position)
-                    } else {
-                        grouped[i].columns.append((column, [token.position]))
-                    }
-                } else if indexable(token.term) {
-                    places[token.term] = grouped.count
-                    grouped.append((token.term, [(column, [token.position])]))
-                }
-            }
-        }
-        // Positions come in order from the tokenizer; sort only a list that is not.
-        for i in grouped.indices {
-            for c in grouped[i].columns.indices where !grouped[i].columns[c].positions.isSortedAscending {
-                grouped[i].columns[c].positions.sort()
-            }
-        }
-        grouped.sort { FullTextState.utf8Precedes($0.term, $1.term) }
-        terms = grouped
-    }
-}
-
-extension Array where Element == Int {
-    fileprivate var isSortedAscending: Bool {
-        var previous = Int.min
-        for value in self {
-            if value < previous { return false }
-            previous = value
-        }
-        return true
-    }
-}
-
 extension FullTextState {
-    /// Whether `a`'s UTF-8 bytes sort before `b`'s (the trees' key order), by `memcmp`.
+    /// Whether `a`'s UTF-8 bytes sort before `b`'s (the trees' key order), by `memcmp` on the
+    /// strings' own storage when it is contiguous UTF-8 (native strings), else byte by byte.
     static func utf8Precedes(_ a: String, _ b: String) -> Bool {
-        var a = a, b = b
-        return a.withUTF8 { x in
-            b.withUTF8 { y in
+        let fast = a.utf8.withContiguousStorageIfAvailable { x in
+            b.utf8.withContiguousStorageIfAvailable { y -> Bool in
                 let shared = Swift.min(x.count, y.count)
                 if shared > 0, let p = x.baseAddress, let q = y.baseAddress {
                     let order = memcmp(p, q, shared)
@@ -214,5 +155,7 @@ extension FullTextState {
                 return x.count < y.count
             }
         }
+        if let fast, let result = fast { return result }
+        return a.utf8.lexicographicallyPrecedes(b.utf8)
     }
 }

@@ -11,6 +11,9 @@ public let YapDatabaseFullTextSearchFTS4Version = "fts4"
 /// The `ftsVersion` of an index made as SQLite's FTS3 would (`"fts3"`).
 public let YapDatabaseFullTextSearchFTS3Version = "fts3"
 
+/// The `options` key of `YapDatabaseFullTextSearch.pendingBytesLimit` (an `Int` or `NSNumber`).
+public let YapDatabaseFullTextSearchPendingBytesLimitOption = "pendingBytesLimit"
+
 /// A full-text index of text the handler extracts from rows (YapDatabase's
 /// `YapDatabaseFullTextSearch`): queries in SQLite FTS5's syntax (words, `"phrases"`, `pre*`
 /// prefixes, `AND`/`OR`/`NOT`, `NEAR`, `col:` filters, `^` first token), in row order or ranked
@@ -36,7 +39,8 @@ public let YapDatabaseFullTextSearchFTS3Version = "fts3"
 open class YapDatabaseFullTextSearch: YapDatabaseExtension, @unchecked Sendable {
     /// The columns, in order (the order of bm25 weights).
     public let columnNames: [String]
-    /// The options the index was made with (`"tokenize"` is read; other keys are ignored).
+    /// The options the index was made with (`"tokenize"` and
+    /// `YapDatabaseFullTextSearchPendingBytesLimitOption` are read; other keys are ignored).
     public let options: [AnyHashable: Any]?
     /// The block that reads each row's text.
     public let handler: YapDatabaseFullTextSearchHandler
@@ -44,6 +48,19 @@ open class YapDatabaseFullTextSearch: YapDatabaseExtension, @unchecked Sendable 
     public let versionTag: String
     /// The FTS version named at creation (`"fts4"` when nil was given).
     public let ftsVersion: String
+
+    /// The memory, in bytes, this index may use in one read-write transaction for the postings
+    /// of the rows the transaction inserts before it writes them into its trees. Inserted rows'
+    /// postings are gathered in memory and written a term at a time (one dictionary update and
+    /// whole postings blocks per term, not per row); past this many bytes they are written at
+    /// once, inside the transaction, so a transaction inserting millions of rows holds at most
+    /// about this much here. Larger: fewer, cheaper merges (a faster bulk load); smaller: less
+    /// memory. Set with the `options` key `YapDatabaseFullTextSearchPendingBytesLimitOption`;
+    /// `defaultPendingBytesLimit` otherwise. Not part of the index's format: changing it
+    /// rebuilds nothing.
+    public let pendingBytesLimit: Int
+    /// 8 MiB.
+    public static let defaultPendingBytesLimit = 8 << 20
 
     /// The `tokenize` option as given (nil: the default tokenizer).
     let tokenizeOption: String?
@@ -74,7 +91,8 @@ open class YapDatabaseFullTextSearch: YapDatabaseExtension, @unchecked Sendable 
     ///     that of bm25 weights (misuse stops the program).
     ///   - options: `["tokenize": "…"]` chooses the tokenizer (`unicode61` with its arguments,
     ///     `ascii`, `porter …`, `trigram …`); an option the tokenizer refuses makes registration
-    ///     fail (logged with the reason).
+    ///     fail (logged with the reason). `YapDatabaseFullTextSearchPendingBytesLimitOption`
+    ///     sets `pendingBytesLimit` (clamped to 0…1 GiB).
     ///   - handler: fills each row's text per column.
     ///   - ftsVersion: `YapDatabaseFullTextSearchFTS5Version` etc. (nil: FTS4); recorded only.
     ///   - versionTag: change it when the handler changes (nil: "").
@@ -89,6 +107,8 @@ open class YapDatabaseFullTextSearch: YapDatabaseExtension, @unchecked Sendable 
         self.handler = handler
         self.versionTag = versionTag ?? ""
         self.ftsVersion = ftsVersion ?? YapDatabaseFullTextSearchFTS4Version
+        let limit = options?[YapDatabaseFullTextSearchPendingBytesLimitOption].flatMap { ($0 as? Int) ?? ($0 as? NSNumber)?.intValue }
+        pendingBytesLimit = min(max(limit ?? Self.defaultPendingBytesLimit, 0), 1 << 30)
         let option = options?["tokenize"].flatMap { ($0 as? String) ?? ($0 as? NSString).map { $0 as String } }
         tokenizeOption = option
         do throws(FTSError) {
@@ -123,8 +143,7 @@ open class YapDatabaseFullTextSearch: YapDatabaseExtension, @unchecked Sendable 
     /// The row's tokens grouped as the index stores them.
     func analysis(_ texts: [String?], state: FullTextState) -> FullTextAnalysis {
         let document = FTSDocument(texts: texts, tokenizer: tokenizer)
-        return FullTextAnalysis(columns: document.columns.map { $0.map { ($0.term, $0.position) } },
-                                indexable: state.isIndexable)
+        return FullTextAnalysis(document: document.columns, indexable: state.isIndexable)
     }
 
     // MARK: Extension hooks
@@ -265,7 +284,11 @@ open class YapDatabaseFullTextSearch: YapDatabaseExtension, @unchecked Sendable 
     /// referenced and changes in place), then puts it back. A damaged page fails the transaction.
     func update(_ name: String, _ transaction: YapDatabaseReadWriteTransaction,
                 _ body: (inout FullTextState) throws(PageError) -> Void) {
-        transaction.updateExtensionState(Self.stateKey(name), as: FullTextState.self, label: "full-text search \(name)", body)
+        let limit = pendingBytesLimit
+        transaction.updateExtensionState(Self.stateKey(name), as: FullTextState.self, label: "full-text search \(name)") { state throws(PageError) in
+            state.pendingLimit = limit
+            try body(&state)
+        }
     }
 
     // MARK: Verification
