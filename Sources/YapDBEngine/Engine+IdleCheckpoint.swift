@@ -48,8 +48,19 @@ extension Engine {
             scheduleIdleCheck(after: remaining)
             return
         }
-        // Closed, poisoned or failing: nothing to do now. A failed checkpoint changes nothing
-        // on disk that a reader relies on, and the next one (due, explicit or at close) retries.
+        runIdleCheckpointNow()
+    }
+
+    /// What the idle timer does once the database has been quiet for the whole delay: a
+    /// checkpoint when the log grew since the last one, its error swallowed. Closed, poisoned
+    /// or failing: nothing to do now — a failed checkpoint changes nothing on disk that a reader
+    /// relies on, and the next one (due, explicit or at close) retries.
+    ///
+    /// `package` for the crash sweep (a hook, not an API): it runs the background checkpoint at
+    /// a chosen point between commits, deterministically, so a simulated crash can land on each
+    /// of its I/O calls; the timer thread gives no such control. Safe from any thread, as the
+    /// timer calls it from a background queue.
+    package func runIdleCheckpointNow() {
         guard !isClosed else { return }
         try? checkpoint(onlyIfLogGrew: true)
     }
