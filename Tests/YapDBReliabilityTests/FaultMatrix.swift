@@ -14,6 +14,8 @@ import YapDBEngine
 /// on directory syncs, truncates, renames and removes). Each run expects typed errors only,
 /// reopens when the engine says it is poisoned, then cuts power and checks that every
 /// acknowledged commit is there; after a one-shot fault, ten more commits must survive too.
+/// The calls that change nothing (reads, opens, maps, listings, locks) are swept the same way
+/// by ordinal (`readSites`).
 struct FaultMatrix {
     /// One mutating call of the fault-free run: its kind, its ordinal among calls of that
     /// kind (what `Fault.nth` counts), and the file it touched.

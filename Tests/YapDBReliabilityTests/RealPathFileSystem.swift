@@ -69,7 +69,8 @@ final class RealPathFileSystem: FileSystem {
         }
     }
 
-    /// Appends `call` to the trace when recording; `body` runs under the lock to update names.
+    /// When recording, appends the call `make` returns to the trace; `make` runs under the
+    /// lock (so it may update `names`) and only when recording.
     func record(_ make: (inout State) -> TraceCall?) {
         state.withLock { state in
             guard state.recording, let call = make(&state) else { return }

@@ -60,7 +60,8 @@ import YapDBEngine
     /// point). The 1 MiB values span 256 blocks, so their torn and reordered states are many.
     static let traceCases: [(UInt64, String, Int, Bool, Int)] = Scale.pick(
         small: [(31, "full", 24, false, 3), (32, "normal", 24, true, 4)],
-        full: [(31, "full", 200, true, 4), (32, "full", 200, false, 4), (33, "normal", 200, true, 6), (34, "normal", 200, false, 6)]
+        full: [(31, "full", 250, true, 4), (32, "normal", 250, true, 6), (33, "full", 250, false, 4), (34, "normal", 250, false, 6),
+               (35, "full", 250, true, 4), (36, "normal", 250, true, 6), (37, "full", 250, false, 4), (38, "normal", 250, false, 6)]
     )
 
     /// Records the workload's mutating calls on the real file system, then for every prefix of
