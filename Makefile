@@ -120,7 +120,8 @@ coverage: deps
 	@echo "== line coverage ($(COVERAGE_MODULES))"
 	@set -o pipefail; YAPDB_SCALE=small YAPDB_RELIABILITY_DIR=$(CURDIR)/$(BUILD)/coverage/figures \
 	  $(SWIFT) test --enable-code-coverage --scratch-path $(BUILD)/coverage --filter '$(COVERAGE_SUITES)' > $(BUILD)/coverage.log 2>&1 \
-	  || { tail -20 $(BUILD)/coverage.log; echo "coverage: the tests failed (see $(BUILD)/coverage.log)"; exit 1; }
+	  || echo "coverage: some tests failed (see $(BUILD)/coverage.log); the figures below still count what ran"
+	@[ -n "$$(find $(BUILD)/coverage -name default.profdata | head -1)" ] || { tail -20 $(BUILD)/coverage.log; echo "coverage: no profile (the build failed?)"; exit 1; }
 	@profile=$$(find $(BUILD)/coverage -name default.profdata | head -1); \
 	  binary=$$(find $(BUILD)/coverage/debug/ -maxdepth 1 -name '*PackageTests.xctest' | head -1); \
 	  [ -f "$$binary/Contents/MacOS/$$(basename $$binary .xctest)" ] && binary="$$binary/Contents/MacOS/$$(basename $$binary .xctest)"; \
