@@ -45,6 +45,7 @@ import YapDBEngine
         #expect(tally.lost == 0 && tally.partial == 0 && tally.verifyFailures == 0 && tally.untyped == 0 && tally.failedRecoveries == 0)
         #expect(tally.surfaced > tally.faults / 3, "many faults must reach the caller as errors")
         var figures = Figures()
+        figures.add("faults injected", tally.faults)
         figures.add("real-path faults injected", tally.faults)
         figures.add("faults surfaced as typed errors", tally.surfaced)
         figures.add("untyped or unexpected errors", tally.untyped)
