@@ -87,7 +87,7 @@ docs-coverage:
 
 # The reliability harness (docs/reliability.md): crash sweep, fault matrix, SIGKILLs, bad input
 # and concurrency soaks at SCALE (full, the default, or small), the soaks again under
-# ThreadSanitizer (with -DYAPDB_TSAN: see Sources/YapDB/Mutex+ThreadSanitizer.swift), then the
+# ThreadSanitizer (with -DYAPDB_TSAN: see Sources/YapDB/Support/Mutex+ThreadSanitizer.swift), then the
 # fuzz step; ends with the report, one figure per line, summed from
 # the figure files the tests write to $(BUILD)/reliability. Fails when a test fails, a figure
 # that must be zero is not, or the sanitizer reports anything.

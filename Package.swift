@@ -1,8 +1,18 @@
 // swift-tools-version: 6.1
 import PackageDescription
 
-// Layers, bottom up (see docs/architecture.md): CLZ4 → YapDBStorage → YapDBIndex → YapDBEngine → YapDB → yapdb;
-// YapDBQuery and YapDBFullText (no dependencies) sit beside them, below YapDB.
+// Layers, bottom up (docs/architecture.md, "Layers"):
+//
+//        CLZ4   CYapDBSupport
+//           \    /
+//        YapDBStorage      YapDBIndex      YapDBQuery   YapDBFullText
+//              \            /                  |             |
+//               YapDBEngine                    |             |
+//                    \_____________ YapDB _____/_____________/
+//                                     |
+//                  yapdb, YapDBMeasure (tools), YapDBFuzzEntry (fuzz harness only)
+//
+// YapDBSimulatedDisk (over YapDBStorage) is for tests, the reliability harness and fuzzing only.
 // A lower layer never imports a higher one. Only YapDB has public API; the rest is `package`.
 let package = Package(
     name: "YapDB",

@@ -62,8 +62,8 @@ extension Engine {
 
     /// The steps of an index checkpoint after the capture (under `maintenance`, without the
     /// writer lock): 1. the key directory's dirty nodes become pages in the index files,
-    /// synced; 2. the checkpoint file names their roots (with the segment usage and extension
-    /// images) and is published by rename; 3. the trees' written nodes are released and the
+    /// synced; 2. the checkpoint file names their roots (with the segment usage and the carried
+    /// extension records) and is published by rename; 3. the trees' written nodes are released and the
     /// files nothing references any more are removed.
     ///
     /// With `copyIndex` it is an index compaction: step 1 writes a full copy of both trees into
@@ -108,7 +108,7 @@ extension Engine {
                                                     count: UInt64(source.keydir.rowids.count), height: UInt32(source.keydir.rowids.height))],
                              files: extents.map { IndexRoot.File(number: $0.number, length: $0.length) },
                              extensions: recorded.keys.sorted().map { IndexRoot.Extension(name: $0, bytes: recorded[$0]!) })
-        let path = try Self.writeCheckpoint(source, root: root, files: files, fs: fileSystem, uuid: uuid, compress: options.compression)
+        let path = try Self.writeCheckpoint(source, root: root, files: files, fs: fileSystem, uuid: uuid)
         publishPages()
         let replaced: [UInt32]
         do throws(StorageError) { replaced = try index.didPublish(extents, copied: copyIndex) } catch {
@@ -163,20 +163,13 @@ extension Engine {
     }
 
     /// Writes checkpoint file `source.number` (docs/format.md §4): the info record, the segment
-    /// usage, the extension images and the index root `root` (the rows themselves are in the
+    /// usage, the carried extension records and the index root `root` (the rows themselves are in the
     /// index files' pages); returns its path once it is durable under its final name.
-    static func writeCheckpoint(_ source: CheckpointSource, root: IndexRoot, files: DatabaseFiles, fs: any FileSystem, uuid: [UInt8],
-                                compress: Bool) throws(StorageError) -> String {
-        let info = CheckpointInfo(snapshot: source.snapshot, nextRowid: source.nextRowid, replay: source.replay,
-                                  rowCount: 0, collectionCount: 0)
-        let writer = try CheckpointWriter(files: files, fileSystem: fs, uuid: uuid, number: source.number, info: info, compress: compress)
+    static func writeCheckpoint(_ source: CheckpointSource, root: IndexRoot, files: DatabaseFiles, fs: any FileSystem, uuid: [UInt8]) throws(StorageError) -> String {
+        let info = CheckpointInfo(snapshot: source.snapshot, nextRowid: source.nextRowid, replay: source.replay)
+        let writer = try CheckpointWriter(files: files, fileSystem: fs, uuid: uuid, number: source.number, info: info)
         do throws(StorageError) {
             try writer.setSegmentUsage(source.usage)
-            for name in source.extensions.keys.sorted() {
-                if let persistent = source.extensions[name] as? any PersistentExtensionState {
-                    try writer.addExtensionImage(name: name, image: persistent.persistentImage())
-                }
-            }
             for pending in source.carriedPending { try writer.addPendingExtension(pending) }
             try writer.setIndexRoot(root.encoded())
             return try writer.finish()
@@ -239,13 +232,11 @@ extension Engine {
         } catch { throw .io(error) }
     }
 
-    /// What a checkpoint file holds: its info, the live bytes per segment, the extension images
-    /// and the index root (nil only in a checkpoint that predates the index, which format 2
-    /// never writes).
+    /// What a checkpoint file holds: its info, the live bytes per segment, the index root and
+    /// the records of extensions it carries unclaimed.
     struct LoadedCheckpoint {
         var info: CheckpointInfo
         var usage: [UInt32: UInt64]
-        var images: [String: [UInt8]]
         var root: IndexRoot
         /// Unclaimed extensions' records carried by the checkpoint (record 23), by name.
         var pending: [String: CheckpointPendingExtension] = [:]
@@ -253,16 +244,11 @@ extension Engine {
 
     /// Reads checkpoint `number` and checks its index root against its info record.
     static func loadCheckpoint(_ number: UInt32, files: DatabaseFiles, fs: any FileSystem, uuid: [UInt8]) throws(StorageError) -> LoadedCheckpoint {
-        var images: [String: [UInt8]] = [:]
         var rootBytes: [UInt8]?
         var pending: [String: CheckpointPendingExtension] = [:]
         let path = files.checkpointPath(number)
         let name = Paths.fileName(of: path)
-        let (info, usage) = try CheckpointReader.read(files: files, fileSystem: fs, uuid: uuid, number: number, collection: { (collection, _) throws(StorageError) in
-            throw .corrupted(offset: 0, reason: "\(name): a collection record (\(collection)) in a checkpoint of format \(Format.version), whose rows are in the index files")
-        }, entry: { _ throws(StorageError) in }, extensionImage: { (extensionName, image) throws(StorageError) in
-            images[extensionName] = image
-        }, indexRoot: { (bytes) throws(StorageError) in
+        let (info, usage) = try CheckpointReader.read(files: files, fileSystem: fs, uuid: uuid, number: number, indexRoot: { (bytes) throws(StorageError) in
             rootBytes = bytes
         }, pendingExtension: { (carried) throws(StorageError) in
             pending[carried.name] = carried
@@ -277,7 +263,7 @@ extension Engine {
         guard PageFormat.isValid(pageSize: root.pageSize), root.tree(named: rowsTreeName) != nil, root.tree(named: rowidsTreeName) != nil else {
             throw .corrupted(offset: 0, reason: "\(name): the index root lacks the key directory's trees or has page size \(root.pageSize)")
         }
-        return LoadedCheckpoint(info: info, usage: usage, images: images, root: root, pending: pending)
+        return LoadedCheckpoint(info: info, usage: usage, root: root, pending: pending)
     }
 
     /// The key directory a checkpoint's root names, read through `source` (its root pages'

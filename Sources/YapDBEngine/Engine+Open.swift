@@ -89,7 +89,6 @@ extension Engine {
         var checkpointNumber: UInt32 = 0
         var replay = LogPosition(segment: 1, offset: UInt32(Format.headerSize))
         var protected: Set<UInt32> = []
-        var images: [String: [UInt8]] = [:]
         var roots: [String: [UInt8]] = [:]
         var carried: [String: CheckpointPendingExtension] = [:]
         var index: IndexFiles?
@@ -123,10 +122,9 @@ extension Engine {
             index = opened
             let named = Set(extents.map(\.number))
             orphanIndexFiles = indexFileNumbers.filter { !named.contains($0) }
-            images = loaded.images
             carried = loaded.pending
             roots = Dictionary(loaded.root.extensions.map { ($0.name, $0.bytes) }, uniquingKeysWith: { a, _ in a })
-            if !images.isEmpty || !roots.isEmpty || !loaded.pending.isEmpty { replayer.catchUp = ExtensionCatchUp() }
+            if !roots.isEmpty || !loaded.pending.isEmpty { replayer.catchUp = ExtensionCatchUp() }
             checkpointNumber = newest
             replay = loaded.info.replay
             protected = Set(loaded.usage.keys)
@@ -208,10 +206,10 @@ extension Engine {
         // Records the checkpoint carried come before those of the commits replayed after it.
         var pending = carried.mapValues { UnclaimedExtensions.Pending(records: $0.records, rowChangesLost: $0.rowChangesLost) }
         for (name, records) in replayer.extensionRecords ?? [:] { pending[name, default: .init()].records += records }
-        let previous = Set(images.keys).union(roots.keys).union(pending.keys).sorted()
+        let previous = Set(roots.keys).union(pending.keys).sorted()
         let engine = Engine(path: path, files: files, options: options, uuid: opened.header.uuid, state: state, index: index!,
                             report: report, openKey: key, previousExtensionStates: previous)
-        engine.unclaimed.load(images: images, roots: roots, pending: pending, catchUp: replayer.catchUp ?? ExtensionCatchUp())
+        engine.unclaimed.load(roots: roots, pending: pending, catchUp: replayer.catchUp ?? ExtensionCatchUp())
         // Runs inside a roll, under the writer lock: the new segment joins the read table, and
         // the one rolled away from is sealed (mapped whole).
         opened.writer.onNewSegment = { [unowned state] (number: UInt32, file: any StorageFile, sealed: LogPosition) in

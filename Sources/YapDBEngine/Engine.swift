@@ -89,7 +89,7 @@ package final class Engine: Sendable {
     let writer: Mutex<WriterState>
     /// Serializes checkpoints and compactions with each other (never with readers).
     let maintenance = Mutex(())
-    /// Extension roots (and images) from the checkpoint, until their extensions register.
+    /// Extension roots and records from the checkpoint, until their extensions register.
     let unclaimed = UnclaimedExtensions()
     /// When the last commit happened and whether an idle check is scheduled
     /// (`Engine+IdleCheckpoint.swift`).
@@ -99,7 +99,7 @@ package final class Engine: Sendable {
     /// The index files (used under `maintenance`).
     let index: IndexFiles
     let openKey: String
-    /// The extension states the database held at open (roots, images and records of the newest
+    /// The extension states the database held at open (roots and records of the newest
     /// checkpoint and the log after it), by state name, sorted.
     package let previousExtensionStates: [String]
 
@@ -122,7 +122,7 @@ package final class Engine: Sendable {
 
     deinit {
         writer.withLock { state in
-            if !state.closed { Self.shutDown(state, checkpoint: nil) }
+            if !state.closed { Self.shutDown(state) }
         }
         index.close()
         OpenDatabases.remove(openKey)
@@ -269,7 +269,7 @@ package final class Engine: Sendable {
         }
         writer.withLock { state in
             guard !state.closed else { return }
-            Self.shutDown(state, checkpoint: nil)
+            Self.shutDown(state)
         }
         maintenance.withLock { _ in index.close() }
         OpenDatabases.remove(openKey)
@@ -288,7 +288,7 @@ package final class Engine: Sendable {
         OpenDatabases.remove(openKey)
     }
 
-    static func shutDown(_ state: WriterState, checkpoint: Void?) {
+    static func shutDown(_ state: WriterState) {
         if !state.poisoned && !state.log.isPoisoned && state.log.syncMode != .full {
             try? state.log.syncCommitted()
         }

@@ -68,32 +68,6 @@ package final class EngineSnapshot: Sendable {
         return try segments.withValue(at: location) { $0.map { Array($0) } }
     }
 
-    /// Calls `body` with the object bytes of (collection, key), valid only during the call;
-    /// nil (without calling `body`) when there is no such row. Saves the array `object`
-    /// returns. Throws `StorageError` like `object`, or what `body` throws.
-    package func withObjectBytes<R>(collection: String, key: String, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
-        guard let entry = try entry(collection: collection, key: key) else { return nil }
-        return try withValueBytes(at: entry.object) { try body($0 ?? UnsafeRawBufferPointer(start: nil, count: 0)) }
-    }
-
-    /// Calls `body` with the metadata bytes of (collection, key), valid only during the call;
-    /// nil (without calling `body`) when there is no row or no metadata.
-    package func withMetadataBytes<R>(collection: String, key: String, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
-        guard let location = try entry(collection: collection, key: key)?.metadata else { return nil }
-        return try withValueBytes(at: location) { bytes in try bytes.map(body) }
-    }
-
-    /// Runs `body` over the value at `location`, carrying its untyped error through the
-    /// storage layer's typed-throws closure.
-    private func withValueBytes<R>(at location: ValueLocation, _ body: (UnsafeRawBufferPointer?) throws -> R) throws -> R {
-        var failure: (any Error)?
-        let result = try segments.withValue(at: location) { (bytes) throws(StorageError) -> R? in
-            do { return try body(bytes) } catch { failure = error; return nil }
-        }
-        if let failure { throw failure }
-        return result!
-    }
-
     package var rowCount: Int { keydir.count }
     package func collectionCount() throws(StorageError) -> Int { try Engine.mappingIndexErrors { try keydir.collectionCount() } }
     package func collections() throws(StorageError) -> [String] { try Engine.mappingIndexErrors { try keydir.collections() } }

@@ -9,7 +9,7 @@ struct Replayer {
     var usage: [UInt32: UInt64]
     var nextRowid: UInt64
     /// When set, collects every key written or removed and every row id removed (for
-    /// extension roots and images to catch up).
+    /// extension roots and records to catch up).
     var catchUp: ExtensionCatchUp?
     /// When set, collects the extension data records (docs/format.md §3) by extension name, in
     /// commit order.

@@ -2,8 +2,9 @@ import Synchronization
 
 /// Who is reading which snapshot, and which changesets somebody still needs.
 ///
-/// - **Leases**: a reader registers the snapshot generation it holds; `oldestGeneration` tells
-///   compaction which retired segments no reader can reach any more.
+/// - **Leases**: a reader registers the snapshot generation it holds and releases it when its
+///   snapshot goes (`leaseCount` lets tests see that every snapshot was let go; retired files
+///   stay readable through the handles a snapshot shares, not through the leases).
 /// - **Consumers** (the API's connections): each has a position (the snapshot it reflects).
 ///   Changesets are kept until every consumer has advanced past them; `changesets(after:)`
 ///   hands a consumer what it missed, in commit order.
@@ -41,9 +42,6 @@ package final class SnapshotRegistry: Sendable {
             state.leases[generation] = count == 1 ? nil : count - 1
         }
     }
-
-    /// The oldest generation some reader holds, or nil when none is held.
-    package var oldestGeneration: UInt64? { state.withLock { $0.leases.keys.min() } }
 
     /// How many leases are held.
     package var leaseCount: Int { state.withLock { $0.leases.values.reduce(0, +) } }

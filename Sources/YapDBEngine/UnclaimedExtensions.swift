@@ -2,22 +2,13 @@ import Synchronization
 import YapDBIndex
 import YapDBStorage
 
-/// Extension state that a checkpoint can store as an image: bytes the extension decodes itself
-/// (docs/format.md §4, extension records). Views no longer use it (their trees are on index
-/// pages, `PagedExtensionState`); an image read from an older checkpoint is offered to its
-/// extension once and otherwise dropped.
-package protocol PersistentExtensionState: Sendable {
-    /// The state's image, written into checkpoints.
-    func persistentImage() -> [UInt8]
-}
-
-/// What the index root record (extension roots) and the checkpoint (extension images) held at
-/// open, not yet claimed by a registering extension, with what changed since (which the
+/// What the index root record (extension roots) and the checkpoint (pending extension records)
+/// held at open, not yet claimed by a registering extension, with what changed since (which the
 /// extension must catch up with): the rows changed (shared by every unclaimed extension) and,
 /// per extension, its own extension data records in commit order (docs/format.md §3) — also
 /// for an extension with no roots (registered after the last checkpoint).
 ///
-/// Images are dropped when the next checkpoint is captured. Roots and records are carried
+/// Roots and records are carried
 /// into it (`carry`): the roots as they were, the records as checkpoint records (type 23),
 /// with a mark that rows changed since the roots which are no longer listed (the replay
 /// position moves past them) — an extension derived from the rows then rebuilds, a
@@ -37,7 +28,6 @@ final class UnclaimedExtensions: Sendable {
     }
 
     struct State {
-        var images: [String: [UInt8]] = [:]
         var roots: [String: [UInt8]] = [:]
         var pending: [String: Pending] = [:]
         /// The rows changed since the replay position (for every unclaimed extension).
@@ -45,8 +35,8 @@ final class UnclaimedExtensions: Sendable {
     }
     let state = Mutex(State())
 
-    func load(images: [String: [UInt8]], roots: [String: [UInt8]], pending: [String: Pending] = [:], catchUp: ExtensionCatchUp) {
-        state.withLock { $0 = State(images: images, roots: roots, pending: pending, catchUp: catchUp) }
+    func load(roots: [String: [UInt8]], pending: [String: Pending] = [:], catchUp: ExtensionCatchUp) {
+        state.withLock { $0 = State(roots: roots, pending: pending, catchUp: catchUp) }
     }
 
     /// Whether changes must be recorded (something is unclaimed).
@@ -66,15 +56,6 @@ final class UnclaimedExtensions: Sendable {
 
     /// The root bytes of `name`, left unclaimed.
     func peekRoots(_ name: String) -> [UInt8]? { state.withLock { $0.roots[name] } }
-
-    func claimImage(_ name: String) -> (image: [UInt8], catchUp: ExtensionCatchUp)? {
-        state.withLock { state in
-            guard let image = state.images.removeValue(forKey: name) else { return nil }
-            let catchUp = state.catchUp
-            state.trimIfEmpty()
-            return (image, catchUp)
-        }
-    }
 
     /// Takes the roots of `name` (nil when there are none, or when `acceptingLostRowChanges`
     /// is false and the rows changed since them are no longer known: then they are dropped and
@@ -104,13 +85,12 @@ final class UnclaimedExtensions: Sendable {
     }
 
     /// A checkpoint is being captured (under the writer lock): returns the unclaimed roots and
-    /// records it carries. Images are dropped; so are names `live` holds (a registered state
+    /// records it carries. Names `live` holds are dropped (a registered state
     /// replaced them), and a name whose records no longer fit one checkpoint record (its
     /// extension then rebuilds). The rows changed since the replay position are marked lost for
     /// every carried name, and the row catch-up starts again from this checkpoint.
     func carry(live: Set<String>) -> (roots: [String: [UInt8]], pending: [CheckpointPendingExtension]) {
         state.withLock { state in
-            state.images = [:]
             for name in live {
                 state.roots[name] = nil
                 state.pending[name] = nil
@@ -147,7 +127,6 @@ final class UnclaimedExtensions: Sendable {
             }
             var dropped = false
             for key in state.roots.keys where matches(key) { state.roots[key] = nil; dropped = true }
-            for key in state.images.keys where matches(key) { state.images[key] = nil; dropped = true }
             for key in state.pending.keys where matches(key) { state.pending[key] = nil; dropped = true }
             state.trimIfEmpty()
             return dropped
@@ -156,7 +135,7 @@ final class UnclaimedExtensions: Sendable {
 }
 
 extension UnclaimedExtensions.State {
-    var isEmpty: Bool { images.isEmpty && roots.isEmpty && pending.isEmpty }
+    var isEmpty: Bool { roots.isEmpty && pending.isEmpty }
 
     mutating func trimIfEmpty() {
         if isEmpty { catchUp = ExtensionCatchUp() }
@@ -164,13 +143,6 @@ extension UnclaimedExtensions.State {
 }
 
 extension Engine {
-    /// Takes the checkpoint image of extension `name` (once): the bytes and the rows changed
-    /// since that checkpoint, or nil when there is none. Call inside the registering write
-    /// transaction, so no commit falls between the claim and the rebuilt state.
-    package func claimExtensionImage(_ name: String) -> (image: [UInt8], catchUp: ExtensionCatchUp)? {
-        unclaimed.claimImage(name)
-    }
-
     /// Takes the roots extension state `name` recorded in the index (once; see
     /// `PagedExtensionState`): the bytes, a source and format to open its trees with, and the
     /// rows changed since they were written; nil when there are none. Reads no page. Call

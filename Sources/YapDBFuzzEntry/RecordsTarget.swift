@@ -82,8 +82,7 @@ enum RecordsTarget {
             let uuid = bytes.count >= Format.headerUUIDOffset + 16 ? Array(bytes[Format.headerUUIDOffset..<(Format.headerUUIDOffset + 16)]) : []
             guard let root = try? IndexRoot.decode(bytes, path: "fuzz", uuid: uuid) else { return }
             if let damage = root.damage() { finding(name, "a decoded index root fails its own validation: \(damage)") }
-        case .removeAll, .checkpointInfo, .checkpointCollection, .checkpointEntries, .checkpointEnd, .checkpointSegmentUsage,
-             .checkpointExtension, .checkpointPendingExtension:
+        case .removeAll, .checkpointInfo, .checkpointEnd, .checkpointSegmentUsage, .checkpointPendingExtension:
             return
         }
     }
@@ -177,14 +176,10 @@ enum RecordsTarget {
             try file.write(header.encoded() + bytes, at: 0)
             file.close()
         } catch { finding(name, "simulated disk refused a checkpoint: \(error)") }
-        var rows = 0
-        var collections = 0
+        var roots = 0
         do throws(StorageError) {
-            let (info, _) = try CheckpointReader.read(files: files, fileSystem: disk, uuid: uuid, number: 1,
-                                                      collection: { _, _ in collections += 1 }, entry: { _ in rows += 1 })
-            guard UInt64(rows) == info.rowCount, UInt32(collections) == info.collectionCount else {
-                finding(name, "checkpoint accepted with \(rows) rows in \(collections) collections, its info says \(info.rowCount) in \(info.collectionCount)")
-            }
+            _ = try CheckpointReader.read(files: files, fileSystem: disk, uuid: uuid, number: 1, indexRoot: { _ in roots += 1 })
+            guard roots <= 1 else { finding(name, "checkpoint accepted with \(roots) index root records") }
         } catch {
             return
         }

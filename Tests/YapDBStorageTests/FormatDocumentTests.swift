@@ -33,7 +33,6 @@ import Testing
             "Format.defaultSegmentSize": Int(Format.defaultSegmentSize),
             "Format.compressionMinimum": Format.compressionMinimum,
             "Format.checkpointBlockSize": Format.checkpointBlockSize,
-            "Format.checkpointCollectionMaxPayload": Format.checkpointCollectionMaxPayload,
             "Format.indexDefaultPageSize": Format.indexDefaultPageSize,
             "Format.indexDefaultFileSize": Int(Format.indexDefaultFileSize),
             "Format.rootMaximumSize": Format.rootMaximumSize,

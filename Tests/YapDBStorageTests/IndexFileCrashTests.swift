@@ -139,9 +139,9 @@ import YapDBSimulatedDisk
             for nth in 1...6 {
                 let (disk, harness, previous) = try IndexFileCrashTests.prepared(seed: UInt64(nth), before: 1)
                 let first = try #require(previous)
-                // A leftover temporary root, so publication has a remove to fail, and an
+                // A leftover temporary checkpoint, so publication has a remove to fail, and an
                 // unpublished page after the last file's published length, for resume to cut.
-                _ = try disk.open(harness.files.rootTemporaryPath, mode: .create)
+                _ = try disk.open(harness.files.checkpointPath(UInt32(first.root.sequence) + 1) + Format.temporarySuffix, mode: .create)
                 let last = try #require(first.root.files.last)
                 let tail = try disk.open(harness.files.indexPath(last.number), mode: .readWrite)
                 try tail.write(harness.page(sequence: 99, index: 0), at: last.length)

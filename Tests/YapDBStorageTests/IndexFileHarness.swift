@@ -63,13 +63,53 @@ struct IndexFileHarness {
         let root = IndexRoot(uuid: Self.uuid, pageSize: pageSize, sequence: sequence, snapshot: sequence * 10,
                              replay: LogPosition(segment: UInt32(sequence), offset: 64), nextRowID: sequence * 100,
                              trees: trees, files: fileTable.values.sorted { $0.number < $1.number })
-        try IndexRootFile.publish(root, files: files, fileSystem: fs)
+        try publish(root)
         return (Published(root: root, pages: pages), writer)
     }
 
-    /// Loads the published root.
+    /// Publishes `root` the way the engine does: checkpoint file number `root.sequence` with the
+    /// root as its index root record, written to `.tmp`, synced, renamed, directory synced.
+    func publish(_ root: IndexRoot, bytes: [UInt8]? = nil) throws(IndexFileError) {
+        let number = UInt32(truncatingIfNeeded: root.sequence)
+        let info = CheckpointInfo(snapshot: root.snapshot, nextRowid: root.nextRowID, replay: root.replay)
+        do throws(StorageError) {
+            let writer = try CheckpointWriter(files: files, fileSystem: fs, uuid: Self.uuid, number: number, info: info)
+            do throws(StorageError) {
+                try writer.setSegmentUsage([:])
+                try writer.setIndexRoot(bytes ?? root.encoded())
+                _ = try writer.finish()
+            } catch {
+                writer.abandon()
+                throw error
+            }
+        } catch {
+            throw Self.indexError(error, path: files.checkpointPath(number))
+        }
+    }
+
+    /// Loads the published root: the index root record of the newest checkpoint file; nil when
+    /// there is none.
     func load() throws(IndexFileError) -> IndexRoot? {
-        try IndexRootFile.load(files: files, fileSystem: fs, uuid: Self.uuid)
+        let number: UInt32
+        do throws(IOFailure) {
+            guard let newest = try files.list(fs).checkpoints.last else { return nil }
+            number = newest
+        } catch { throw .io(error) }
+        var bytes: [UInt8]?
+        do throws(StorageError) {
+            _ = try CheckpointReader.read(files: files, fileSystem: fs, uuid: Self.uuid, number: number, indexRoot: { bytes = $0 })
+        } catch {
+            throw Self.indexError(error, path: files.checkpointPath(number))
+        }
+        guard let bytes else { return nil }
+        return try IndexRoot.decode(bytes, path: files.checkpointPath(number), uuid: Self.uuid)
+    }
+
+    /// The checkpoint layer's errors as the index tests expect them: I/O failures as they are,
+    /// anything else as a damaged file.
+    static func indexError(_ error: StorageError, path: String) -> IndexFileError {
+        if case .io(let failure) = error { return .io(failure) }
+        return .notADatabase(path: path)
     }
 
     /// A store over `root`'s files in `mode`.

@@ -224,15 +224,22 @@ import YapDBSimulatedDisk
         }
     }
 
-    @Test func anOversizedRootFileIsRefusedBeforeItIsRead() throws {
+    @Test func aDamagedRootRecordInTheCheckpointIsRefused() throws {
         let disk = SimulatedDisk(seed: 4)
         try disk.mkdir("/db")
         let harness = IndexFileHarness(fs: disk, mainPath: "/db/main")
         #expect(try harness.load() == nil)
-        let file = try disk.open(harness.files.rootPath, mode: .createNew)
-        try file.truncate(to: Int64(Format.rootMaximumSize + 1))
-        #expect(throws: IndexFileError.corrupted(path: harness.files.rootPath, offset: 0, reason: .overLimit)) { try harness.load() }
-        try file.truncate(to: 10)
-        #expect(throws: IndexFileError.notADatabase(path: harness.files.rootPath)) { try harness.load() }
+        let (published, writer) = try harness.cycle(after: nil, count: 3)
+        writer.close()
+        #expect(try harness.load() == published.root)
+        var next = published.root
+        next.sequence += 1
+        try harness.publish(next, bytes: Array(next.encoded().prefix(10)))
+        #expect(throws: IndexFileError.notADatabase(path: harness.files.checkpointPath(2))) { try harness.load() }
+        var flipped = next.encoded()
+        flipped[flipped.count - 1] ^= 1
+        next.sequence += 1
+        try harness.publish(next, bytes: flipped)
+        #expect(throws: IndexFileError.self) { try harness.load() }
     }
 }

@@ -51,12 +51,6 @@ extension DatabaseFiles {
         mainPath + Format.indexInfix + Self.padded(number)
     }
 
-    /// `NAME-root`, the published root record.
-    package var rootPath: String { mainPath + Format.rootSuffix }
-
-    /// `NAME-root.tmp`, where a root record is written before its rename.
-    package var rootTemporaryPath: String { rootPath + Format.temporarySuffix }
-
     /// The numbers of the index files in the directory, ascending (whatever a root names or
     /// not: the engine removes those no root names at open).
     ///

@@ -226,13 +226,14 @@ package final class IndexPageStore: Sendable {
     /// valid header of this database with this page size, and hold at least the length the
     /// root vouches for; each is then mapped up to that length (`.mapped` mode).
     ///
-    /// - Parameter root: the newest valid root record (`IndexRootFile.load`).
+    /// - Parameter root: the newest valid root record (the index root record of the newest
+    ///   checkpoint, docs/format.md §4).
     /// - Throws: `.corrupted` with `.badPageSize` (the root's page size is not the store's),
     ///   `.fileMissing`, `.fileTooShort`, the header errors of `IndexFileHeader.read`; `.io`
     ///   (`mmap` included). On error the store is unchanged.
     package func open(root: IndexRoot) throws(IndexFileError) {
         guard root.pageSize == pageSize else {
-            throw .corrupted(path: files.rootPath, offset: Int64(Format.rootBodyOffset), reason: .badPageSize(UInt32(truncatingIfNeeded: root.pageSize)))
+            throw .corrupted(path: files.checkpointPath(UInt32(truncatingIfNeeded: root.sequence)), offset: Int64(Format.rootBodyOffset), reason: .badPageSize(UInt32(truncatingIfNeeded: root.pageSize)))
         }
         var sources: [UInt32: IndexPageView.Source] = [:]
         for file in root.files {

@@ -1,7 +1,8 @@
 /// The root record: what one index checkpoint published (docs/format.md §10).
 ///
-/// A value: the engine builds one after the checkpoint's pages are synced, `IndexRootFile`
-/// publishes and loads it, and the page store opens the files it lists.
+/// A value: the engine builds one after the checkpoint's pages are synced, the checkpoint file
+/// publishes it as its index root record (docs/format.md §4), and the page store opens the
+/// files it lists.
 package struct IndexRoot: Equatable, Sendable {
     /// One named tree: its root page, the number of entries it holds and its height.
     package struct Tree: Equatable, Sendable {

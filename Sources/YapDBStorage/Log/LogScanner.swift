@@ -218,7 +218,7 @@ package struct LogScanner {
                         commits.append(ScannedCommit(info: info, end: LogPosition(segment: number, offset: UInt32(base + position + frame.totalLength)), operations: pending))
                         pending.removeAll(keepingCapacity: true)
                         pendingStart = position + frame.totalLength
-                    case .checkpointInfo, .checkpointCollection, .checkpointEntries, .checkpointEnd, .checkpointSegmentUsage, .checkpointExtension, .checkpointIndexRoot,
+                    case .checkpointInfo, .checkpointEnd, .checkpointSegmentUsage, .checkpointIndexRoot,
                          .checkpointPendingExtension:
                         throw .invalid("checkpoint record in a log segment")
                     }

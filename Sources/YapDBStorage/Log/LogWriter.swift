@@ -312,13 +312,6 @@ package final class LogWriter {
         onNewSegment?(next, newFile, sealed)
     }
 
-    /// Starts the next segment even if the active one is not full (compaction and tests).
-    package func rollNow() throws(StorageError) {
-        precondition(!inTransaction, "LogWriter.rollNow inside a transaction")
-        try checkUsable()
-        try roll()
-    }
-
     /// Hands out the next unused segment number (compaction writes its segments under numbers
     /// from the same sequence as log segments). Call only while no transaction is open.
     package func allocateSegmentNumber() -> UInt32 {

@@ -8,17 +8,14 @@
 package enum CheckpointReader {
     /// Reads and checks checkpoint `number` fully: the header (kind 4, `uuid`, file number,
     /// base snapshot equal to the info record's snapshot), every record's framing and
-    /// checksum, the record order (info first; entries only after a collection record; one
-    /// segment-usage record after the last collection; end last, with no bytes after it), the
-    /// counts (rows per collection equal to its collection record's; total rows equal to the
-    /// info and end records'; collections equal to the info record's) and the end record's
-    /// checksum over all records before it.
+    /// checksum, the record order (info first; one segment-usage record; pending-extension
+    /// records and at most one index root record after it; end last, with no bytes after it),
+    /// the reserved bytes (zero), the end record's record count and its checksum over all
+    /// records before it.
     ///
-    /// Calls `collection(name, rowCount)` for each collection and then `entry` for each of its
-    /// rows, in file order, *while* reading: when the call throws, everything passed to the
-    /// callbacks must be discarded. An error thrown by a callback is rethrown as is. The row
-    /// count passed to `collection` is checked against the info record's total but, like it,
-    /// is untrusted until the end record is: do not reserve memory from it.
+    /// Calls `indexRoot` and `pendingExtension` *while* reading: when the call throws,
+    /// everything passed to them must be discarded. An error thrown by a callback is rethrown
+    /// as is.
     ///
     /// - Returns: the info record and the live bytes per segment.
     /// - Throws: `.notADatabase` or `.unsupportedVersion` from the header; `.corrupted(offset:
@@ -27,9 +24,6 @@ package enum CheckpointReader {
     ///   (errno `ENOENT` when checkpoint `number` does not exist).
     package static func read(
         files: DatabaseFiles, fileSystem: any FileSystem, uuid: [UInt8], number: UInt32,
-        collection: (String, Int) throws(StorageError) -> Void,
-        entry: (CheckpointEntry) throws(StorageError) -> Void,
-        extensionImage: (String, [UInt8]) throws(StorageError) -> Void = { _, _ throws(StorageError) in },
         indexRoot: ([UInt8]) throws(StorageError) -> Void = { _ throws(StorageError) in },
         pendingExtension: (CheckpointPendingExtension) throws(StorageError) -> Void = { _ throws(StorageError) in }
     ) throws(StorageError) -> (CheckpointInfo, segmentUsage: [UInt32: UInt64]) {
@@ -66,46 +60,11 @@ package enum CheckpointReader {
                         throw .corrupt("header snapshot \(header.baseSnapshot) differs from the info record's \(info.snapshot)")
                     }
                     state.info = info
-                case .checkpointCollection:
-                    let info = try state.requireInfo()
-                    guard !state.usageSeen else { throw .corrupt("collection record after the segment usage") }
-                    try state.closeCollection()
-                    let (collectionName, rowCount) = try decode { () throws(ByteReader.Overrun) in try CheckpointCodec.collection(payload) }
-                    guard state.collections < info.collectionCount else { throw .corrupt("more collections than the info record's \(info.collectionCount)") }
-                    guard rowCount <= info.rowCount - state.rows else {
-                        throw .corrupt("collection of \(rowCount) rows passes the info record's total of \(info.rowCount)")
-                    }
-                    guard rowCount <= UInt64(Int.max) else { throw .corrupt("collection row count \(rowCount) out of range") }
-                    state.collections += 1
-                    state.rowsLeft = rowCount
-                    state.collectionOpen = true
-                    do throws(StorageError) { try collection(collectionName, Int(rowCount)) } catch { throw .callback(error) }
-                case .checkpointEntries:
-                    _ = try state.requireInfo()
-                    guard state.collectionOpen else { throw .corrupt("entries record outside a collection") }
-                    let compressed = frame.flags & Format.flagCompressed != 0
-                    if compressed {
-                        let raw = try decode { () throws(RecordCodec.FrameError) -> [UInt8] in
-                            try RecordCodec.decompress(payload, maxRawLength: Format.checkpointBlockSize, what: "entries block")
-                        }
-                        try raw.withBytes { (block) throws(Failure) in try state.readEntries(block, entry: entry) }
-                    } else {
-                        try state.readEntries(payload, entry: entry)
-                    }
                 case .checkpointSegmentUsage:
                     _ = try state.requireInfo()
                     guard !state.usageSeen else { throw .corrupt("second segment-usage record") }
-                    try state.closeCollection()
                     state.usage = try decode { () throws(ByteReader.Overrun) in try CheckpointCodec.segmentUsage(payload) }
                     state.usageSeen = true
-                case .checkpointExtension:
-                    _ = try state.requireInfo()
-                    guard state.usageSeen else { throw .corrupt("extension record before the segment-usage record") }
-                    let (extensionName, image) = try decode { () throws(RecordCodec.FrameError) in
-                        try CheckpointCodec.extensionImage(payload, compressed: frame.flags & Format.flagCompressed != 0)
-                    }
-                    guard state.extensionNames.insert(extensionName).inserted else { throw .corrupt("second image of extension \(extensionName)") }
-                    do throws(StorageError) { try extensionImage(extensionName, image) } catch { throw .callback(error) }
                 case .checkpointPendingExtension:
                     _ = try state.requireInfo()
                     guard state.usageSeen else { throw .corrupt("pending extension record before the segment-usage record") }
@@ -123,12 +82,6 @@ package enum CheckpointReader {
                     let info = try state.requireInfo()
                     guard state.usageSeen else { throw .corrupt("end record before the segment-usage record") }
                     let end = try decode { () throws(ByteReader.Overrun) in try CheckpointCodec.end(payload) }
-                    guard state.collections == info.collectionCount else {
-                        throw .corrupt("\(state.collections) collections, the info record says \(info.collectionCount)")
-                    }
-                    guard state.rows == info.rowCount, end.rowCount == info.rowCount else {
-                        throw .corrupt("\(state.rows) rows, the info record says \(info.rowCount) and the end record \(end.rowCount)")
-                    }
                     guard end.recordCount == state.records else { throw .corrupt("end record counts \(end.recordCount) records, found \(state.records)") }
                     guard end.checksum == state.checksum else { throw .corrupt("end record checksum mismatch") }
                     guard next == input.size else { throw .corruptAt(next, "\(input.size - next) bytes after the end record") }
@@ -173,13 +126,8 @@ package enum CheckpointReader {
     /// What the reader has seen so far.
     struct ReadState {
         var info: CheckpointInfo?
-        var collections: UInt32 = 0
-        var rows: UInt64 = 0
-        var collectionOpen = false
-        var rowsLeft: UInt64 = 0
         var usageSeen = false
         var usage: [UInt32: UInt64] = [:]
-        var extensionNames: Set<String> = []
         var pendingNames: Set<String> = []
         var indexRootSeen = false
         var records: UInt32 = 0
@@ -188,26 +136,6 @@ package enum CheckpointReader {
         func requireInfo() throws(Failure) -> CheckpointInfo {
             guard let info else { throw .corrupt("first record is not the info record") }
             return info
-        }
-
-        /// The open collection must have received all its rows.
-        mutating func closeCollection() throws(Failure) {
-            guard collectionOpen else { return }
-            guard rowsLeft == 0 else { throw .corrupt("previous collection is \(rowsLeft) rows short of its row count") }
-            collectionOpen = false
-        }
-
-        /// Decodes a raw block of entries, counting them against the open collection.
-        mutating func readEntries(_ block: UnsafeRawBufferPointer, entry: (CheckpointEntry) throws(StorageError) -> Void) throws(Failure) {
-            guard !block.isEmpty else { throw .corrupt("empty entries record") }
-            var reader = ByteReader(block)
-            while !reader.isAtEnd {
-                let decoded = try CheckpointReader.decode { () throws(ByteReader.Overrun) in try CheckpointCodec.entry(&reader) }
-                guard rowsLeft > 0 else { throw .corrupt("more entries than the collection's row count") }
-                rowsLeft -= 1
-                rows += 1
-                do throws(StorageError) { try entry(decoded) } catch { throw .callback(error) }
-            }
         }
     }
 }

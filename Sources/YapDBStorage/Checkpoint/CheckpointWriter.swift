@@ -4,19 +4,17 @@ import Glibc
 import Darwin
 #endif
 
-/// Writes one checkpoint file (docs/format.md §4) by streaming: the caller walks its keydir and
-/// calls `beginCollection` then `add` for each row, then `setSegmentUsage` once, then `finish`.
+/// Writes one checkpoint file (docs/format.md §4): the caller calls `setSegmentUsage` once,
+/// then `addPendingExtension` for each carried extension, then `setIndexRoot`, then `finish`.
 ///
 /// The file is `NAME-checkpoint-NNNNNNNNNN.tmp` until `finish` has written the end record and
 /// synced it; only then is it renamed to its final name and the directory synced, so a crash
 /// at any point leaves either no checkpoint under the final name or a complete one.
 ///
-/// Memory: at most one block of entries (`blockLimit` raw bytes) plus one block of pending
-/// output, whatever the number of rows.
+/// Memory: the records not yet written, flushed once they reach `blockLimit` bytes.
 ///
-/// Order and counts are the caller's contract, checked with `precondition` (they come from the
-/// engine's own keydir, not from disk): every collection gets exactly the rows it announced,
-/// the totals match `info`, `setSegmentUsage` comes once after the last row.
+/// Order is the caller's contract, checked with `precondition` (it comes from the engine, not
+/// from disk): `setSegmentUsage` once, before the other records.
 ///
 /// After any call throws, the writer is failed: later calls rethrow that error; call
 /// `abandon()` to remove what it wrote.
@@ -27,37 +25,27 @@ package final class CheckpointWriter {
     package let fileSystem: any FileSystem
     package let number: UInt32
     package let info: CheckpointInfo
-    package let compress: Bool
     /// The final path, valid once `finish` returns.
     package let path: String
     /// Where the file is written before the rename.
     package let temporaryPath: String
-    /// Raw bytes of entries per entries record; ≤ `Format.checkpointBlockSize`. Tests lower
-    /// it so that small checkpoints span many records and writes.
+    /// Buffered bytes written at once; ≤ `Format.checkpointBlockSize`. Tests lower it so that
+    /// small checkpoints span many writes.
     package var blockLimit = Format.checkpointBlockSize {
         didSet { blockLimit = min(max(blockLimit, 1), Format.checkpointBlockSize) }
     }
 
     private var file: (any StorageFile)?
-    // `@exclusivity(unchecked)` on what `add` touches per row: no dynamic exclusivity check per
-    // access (single-threaded by contract; no method holds overlapping accesses to one of them).
     /// Encoded records not yet written, starting at file offset `written`.
-    @exclusivity(unchecked) private var output: [UInt8] = []
+    private var output: [UInt8] = []
     private var written: Int64 = 0
     /// CRC32C (unmasked) of the record bytes already written.
     private var checksum: UInt32 = 0
     private var recordCount: UInt32 = 0
-    /// Raw entries of the current collection not yet in an entries record.
-    @exclusivity(unchecked) private var block: [UInt8] = []
-
-    private var collections: UInt32 = 0
-    @exclusivity(unchecked) private var rowsTotal: UInt64 = 0
-    private var collectionOpen = false
-    @exclusivity(unchecked) private var collectionRowsLeft = 0
     private var usageWritten = false
     private var renamed = false
     private var finished = false
-    @exclusivity(unchecked) private var failure: StorageError?
+    private var failure: StorageError?
 
     /// Creates the `.tmp` file for checkpoint `number` and writes its header and info record
     /// (to its buffer; the first write may come later).
@@ -66,13 +54,12 @@ package final class CheckpointWriter {
     /// - Throws: `.io` when the file cannot be created, or with `EEXIST` when a checkpoint of
     ///   that number already exists under its final name (never overwritten).
     package init(files: DatabaseFiles, fileSystem: any FileSystem, uuid: [UInt8], number: UInt32,
-                 info: CheckpointInfo, compress: Bool = true) throws(StorageError) {
+                 info: CheckpointInfo) throws(StorageError) {
         precondition(uuid.count == 16, "a database UUID is 16 bytes")
         self.files = files
         self.fileSystem = fileSystem
         self.number = number
         self.info = info
-        self.compress = compress
         path = files.checkpointPath(number)
         temporaryPath = path + Format.temporarySuffix
         do throws(IOFailure) {
@@ -88,57 +75,13 @@ package final class CheckpointWriter {
 
     deinit { file?.close() }
 
-    /// Starts the next collection, which will get exactly `rowCount` rows from `add`.
-    /// - Throws: `.io` when writing buffered records fails.
-    package func beginCollection(_ name: String, rowCount: Int) throws(StorageError) {
-        try checkUsable()
-        precondition(!usageWritten, "CheckpointWriter.beginCollection after setSegmentUsage")
-        precondition(name.utf8.count <= Format.maxKeyLength, "collection name over Format.maxKeyLength")
-        precondition(rowCount >= 0 && UInt64(rowCount) <= info.rowCount - rowsTotal, "collection rows past info.rowCount")
-        precondition(collections < info.collectionCount, "more collections than info.collectionCount")
-        try closeCollection()
-        appendRecord { CheckpointCodec.appendCollection(name, rowCount: rowCount, into: &$0) }
-        collections += 1
-        collectionOpen = true
-        collectionRowsLeft = rowCount
-        try flushIfNeeded()
-    }
-
-    /// Adds a row of the current collection. Rows are buffered into entries records of at most
-    /// `blockLimit` raw bytes, each LZ4-compressed when that pays and `compress` is set.
-    /// - Throws: `.io` when writing a full block fails.
-    package func add(_ entry: CheckpointEntry) throws(StorageError) {
-        try checkUsable()
-        precondition(collectionOpen && collectionRowsLeft > 0, "CheckpointWriter.add outside a collection or past its row count")
-        precondition(entry.key.utf8.count <= Format.maxKeyLength, "key over Format.maxKeyLength")
-        if block.count + CheckpointCodec.maxEntrySize(keyLength: entry.key.utf8.count) > blockLimit && !block.isEmpty {
-            try flushBlock()
-        }
-        CheckpointCodec.appendEntry(entry, into: &block)
-        collectionRowsLeft -= 1
-        rowsTotal += 1
-    }
-
-    /// Records the live bytes of each segment (the segment-usage record). Call once, after the
-    /// last row and before `finish`.
+    /// Records the live bytes of each segment (the segment-usage record). Call once, first.
     /// - Throws: `.io` when writing buffered records fails.
     package func setSegmentUsage(_ usage: [UInt32: UInt64]) throws(StorageError) {
         try checkUsable()
         precondition(!usageWritten, "CheckpointWriter.setSegmentUsage called twice")
-        try closeCollection()
         appendRecord { CheckpointCodec.appendSegmentUsage(usage, into: &$0) }
         usageWritten = true
-        try flushIfNeeded()
-    }
-
-    /// Adds an extension's image (e.g. a view's index) under `name`. Call after
-    /// `setSegmentUsage` and before `finish`, at most once per name.
-    /// - Throws: `.io` when writing buffered records fails.
-    package func addExtensionImage(name: String, image: [UInt8]) throws(StorageError) {
-        try checkUsable()
-        precondition(usageWritten, "CheckpointWriter.addExtensionImage before setSegmentUsage")
-        precondition(name.utf8.count <= Format.maxKeyLength && image.count <= Format.maxValueSize, "extension image over the format's limits")
-        appendRecord { CheckpointCodec.appendExtension(name: name, image: image, compress: compress, into: &$0) }
         try flushIfNeeded()
     }
 
@@ -177,10 +120,8 @@ package final class CheckpointWriter {
     package func finish() throws(StorageError) -> String {
         try checkUsable()
         precondition(usageWritten, "CheckpointWriter.finish before setSegmentUsage")
-        precondition(rowsTotal == info.rowCount && collections == info.collectionCount,
-                     "checkpoint holds \(rowsTotal) rows in \(collections) collections, info says \(info.rowCount) in \(info.collectionCount)")
         let recordsChecksum = output.withUnsafeBytes { CRC32C.update(checksum, UnsafeRawBufferPointer(rebasing: $0[recordBytesStart...])) }
-        CheckpointCodec.appendEnd(rowCount: rowsTotal, recordCount: recordCount, checksum: recordsChecksum, into: &output)
+        CheckpointCodec.appendEnd(recordCount: recordCount, checksum: recordsChecksum, into: &output)
         do throws(IOFailure) {
             guard let file else { throw IOFailure(errno: EBADF, operation: "checkpoint closed", path: temporaryPath) }
             try file.write(output, at: written)
@@ -225,20 +166,6 @@ package final class CheckpointWriter {
     private func appendRecord(_ encode: (inout [UInt8]) -> Void) {
         encode(&output)
         recordCount += 1
-    }
-
-    /// Ends the current collection: its last block goes out, its row count must be met.
-    private func closeCollection() throws(StorageError) {
-        guard collectionOpen else { return }
-        precondition(collectionRowsLeft == 0, "collection ended \(collectionRowsLeft) rows short of its row count")
-        if !block.isEmpty { try flushBlock() }
-        collectionOpen = false
-    }
-
-    private func flushBlock() throws(StorageError) {
-        appendRecord { CheckpointCodec.appendEntries(block, compress: compress, into: &$0) }
-        block.removeAll(keepingCapacity: true)
-        try flushIfNeeded()
     }
 
     /// Writes the buffered records once they reach a block's size.

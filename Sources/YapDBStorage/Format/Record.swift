@@ -135,8 +135,7 @@ package enum RecordCodec {
         let allowed: UInt8
         switch type {
         case .object, .metadata: allowed = Format.flagCompressed | Format.flagNoMetadata
-        case .checkpointEntries, .checkpointExtension: allowed = Format.flagCompressed
-        case .remove, .removeCollection, .removeAll, .commit, .extensionData, .checkpointInfo, .checkpointCollection,
+        case .remove, .removeCollection, .removeAll, .commit, .extensionData, .checkpointInfo,
              .checkpointEnd, .checkpointSegmentUsage, .checkpointIndexRoot, .checkpointPendingExtension: allowed = 0
         }
         guard flags & ~allowed == 0 else { throw .invalid("flags \(flags) not allowed on record type \(typeByte)") }

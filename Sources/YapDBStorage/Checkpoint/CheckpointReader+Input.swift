@@ -83,9 +83,7 @@ extension CheckpointReader {
             switch type {
             case .checkpointInfo: valid = length == Format.checkpointInfoPayloadSize
             case .checkpointEnd: valid = length == Format.checkpointEndPayloadSize
-            case .checkpointCollection: valid = length <= Format.checkpointCollectionMaxPayload
-            case .checkpointEntries: valid = length <= Format.checkpointBlockSize
-            case .checkpointSegmentUsage, .checkpointExtension, .checkpointPendingExtension: valid = length <= Format.maxRecordPayload
+            case .checkpointSegmentUsage, .checkpointPendingExtension: valid = length <= Format.maxRecordPayload
             case .checkpointIndexRoot: valid = length <= Format.rootBodyOffset + Format.rootMaximumSize + 4
             case .object, .metadata, .remove, .removeCollection, .removeAll, .commit, .extensionData:
                 throw corrupt(offset, "log record type \(typeByte) in a checkpoint")

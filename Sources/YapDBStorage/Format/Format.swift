@@ -68,18 +68,13 @@ package enum Format {
     /// Values shorter than this are never compressed (measured: LZ4 saves 2 % on 100-byte
     /// JSON values one by one, docs/format.md §8).
     package static let compressionMinimum = 128
-    /// Largest bytes a checkpoint entries record holds before compression; also the largest
-    /// payload of an entries record on disk (a compressed block is kept only when smaller).
+    /// Bytes the checkpoint writer buffers before it writes them, and the reader's window.
     package static let checkpointBlockSize = 256 << 10
-    /// Largest payload of a checkpoint collection record: a name and its varint row count.
-    package static let checkpointCollectionMaxPayload = 10 + maxKeyLength + 10
 
     // MARK: Index files and the root record (docs/format.md §9, §10)
 
     /// Infix of index file names: `NAME-index-NNNNNNNNNN`.
     package static let indexInfix = "-index-"
-    /// Suffix of the root record's file name: `NAME-root` (written as `NAME-root.tmp` first).
-    package static let rootSuffix = "-root"
     /// The page size an index is created with.
     package static let indexDefaultPageSize = 4096
     /// Smallest page size (a power of two that holds the header page's 76 bytes); tests use
@@ -159,11 +154,8 @@ package enum RecordType: UInt8, Sendable {
     /// its name and a payload only that extension reads.
     case extensionData = 7
     case checkpointInfo = 16
-    case checkpointCollection = 17
-    case checkpointEntries = 18
     case checkpointEnd = 19
     case checkpointSegmentUsage = 20
-    case checkpointExtension = 21
     /// The index root (docs/format.md §4, §10): where the paged trees of this checkpoint are.
     case checkpointIndexRoot = 22
     /// An extension's state carried by the checkpoint while no extension claims it
