@@ -115,14 +115,24 @@ reliability: deps
 # line each (the goal: 85 % or more).
 COVERAGE_SUITES := YapDBStorageTests|YapDBIndexTests|YapDBEngineTests|YapDBFuzzEntryTests|FaultMatrixTests|RealPathTests|CrashSweepTests
 COVERAGE_MODULES := YapDBStorage YapDBIndex YapDBEngine
-LLVM_COV ?= $(shell command -v llvm-cov 2>/dev/null || echo $(dir $(shell command -v $(SWIFT) 2>/dev/null))llvm-cov)
+# The toolchain's own llvm-cov and llvm-profdata: a system LLVM of another version cannot read
+# the profiles Swift writes ("unsupported instrumentation profile format version").
+TOOLCHAIN_BIN := $(dir $(shell readlink -f $(shell command -v $(SWIFT) 2>/dev/null) 2>/dev/null))
+LLVM_COV ?= $(TOOLCHAIN_BIN)llvm-cov
+LLVM_PROFDATA ?= $(TOOLCHAIN_BIN)llvm-profdata
 coverage: deps
 	@echo "== line coverage ($(COVERAGE_MODULES))"
+	@rm -rf $(BUILD)/coverage/*/debug/codecov $(BUILD)/coverage/merged.profdata
 	@set -o pipefail; YAPDB_SCALE=small YAPDB_RELIABILITY_DIR=$(CURDIR)/$(BUILD)/coverage/figures \
 	  $(SWIFT) test --enable-code-coverage --scratch-path $(BUILD)/coverage --filter '$(COVERAGE_SUITES)' > $(BUILD)/coverage.log 2>&1 \
 	  || echo "coverage: some tests failed (see $(BUILD)/coverage.log); the figures below still count what ran"
-	@[ -n "$$(find $(BUILD)/coverage -name default.profdata | head -1)" ] || { tail -20 $(BUILD)/coverage.log; echo "coverage: no profile (the build failed?)"; exit 1; }
 	@profile=$$(find $(BUILD)/coverage -name default.profdata | head -1); \
+	  if [ -z "$$profile" ]; then \
+	    raw=$$(find $(BUILD)/coverage -path '*codecov*' -name '*.profraw' | head -1); \
+	    [ -n "$$raw" ] || { tail -20 $(BUILD)/coverage.log; echo "coverage: no profile (the build failed?)"; exit 1; }; \
+	    profile=$(BUILD)/coverage/merged.profdata; \
+	    $(LLVM_PROFDATA) merge -sparse "$$(dirname "$$raw")"/*.profraw -o $$profile; \
+	  fi; \
 	  binary=$$(find $(BUILD)/coverage/debug/ -maxdepth 1 -name '*PackageTests.xctest' | head -1); \
 	  [ -f "$$binary/Contents/MacOS/$$(basename $$binary .xctest)" ] && binary="$$binary/Contents/MacOS/$$(basename $$binary .xctest)"; \
 	  for module in $(COVERAGE_MODULES); do \
