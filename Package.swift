@@ -88,7 +88,7 @@ let package = Package(
         // proves the YapDatabase spellings (docs/api.md, README "Porting from YapDatabase").
         .testTarget(name: "YapDBPortingTests", dependencies: ["YapDB"]),
         // Replays Fuzz/Corpus/<target>/ and Fuzz/Crashes/<target>/ through the fuzz entry points.
-        .testTarget(name: "YapDBFuzzEntryTests", dependencies: ["YapDBFuzzEntry", "YapDB", "YapDBSimulatedDisk"]),
+        .testTarget(name: "YapDBFuzzEntryTests", dependencies: ["YapDBFuzzEntry", "YapDB", "YapDBSimulatedDisk", "YapDBStorage"]),
         // The reliability harness (docs/reliability.md): crash sweep, fault matrix, SIGKILLs,
         // bad input, concurrency soaks. Sized by YAPDB_SCALE (small, the default, or full).
         .testTarget(

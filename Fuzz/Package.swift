@@ -20,6 +20,7 @@ let package = Package(
         .executable(name: "fuzz-pages", targets: ["FuzzPages"]),
         .executable(name: "fuzz-postings", targets: ["FuzzPostings"]),
         .executable(name: "fuzz-query", targets: ["FuzzQuery"]),
+        .executable(name: "fuzz-maintenance", targets: ["FuzzMaintenance"]),
         .executable(name: "fuzz-tool", targets: ["fuzz-tool"]),
     ],
     dependencies: [
@@ -32,6 +33,7 @@ let package = Package(
         .executableTarget(name: "FuzzPages", dependencies: [entry]),
         .executableTarget(name: "FuzzPostings", dependencies: [entry]),
         .executableTarget(name: "FuzzQuery", dependencies: [entry]),
+        .executableTarget(name: "FuzzMaintenance", dependencies: [entry]),
         .executableTarget(name: "fuzz-tool", dependencies: [entry]),
     ],
     swiftLanguageModes: [.v6]

@@ -10,7 +10,7 @@
 set -uo pipefail
 cd "$(dirname "$0")"
 SWIFT=${SWIFT:-swift}
-TARGETS=(records recovery operations pages postings query)
+TARGETS=(records recovery operations pages postings query maintenance)
 FLAGS=(-malloc_limit_mb=256 -rss_limit_mb=2048 -timeout=10 -print_final_stats=1)
 
 build() {

@@ -186,7 +186,7 @@ extension Engine {
     func installCheckpoint(_ source: CheckpointSource, path: String, pages: IndexPageSource, rebind: (Keydir) -> Keydir,
                            extensionPages: [String: ExtensionPagesWritten], removingIndexFiles replaced: [UInt32]) throws(StorageError) {
         let extensionSource = self.extensionSource(pages)
-        let (oldCheckpoint, retired) = writer.withLock { state -> (UInt32, [UInt32]) in
+        let (oldCheckpoint, retired, mark) = writer.withLock { state -> (UInt32, [UInt32], HighWaterMarkWriter?) in
             let old = state.checkpointNumber
             state.checkpointNumber = source.number
             state.checkpointReplay = source.replay
@@ -219,9 +219,12 @@ extension Engine {
             }
             state.generation += 1
             publish(state)
-            return (old, retired.sorted())
+            return (old, retired.sorted(), state.log.highWaterMark)
         }
         do throws(IOFailure) {
+            // The main file promises this checkpoint (or a newer one) from now on; the files it
+            // replaces go only after that (docs/format.md §2, "High-water mark").
+            try mark?.update { $0.checkpoint = max($0.checkpoint, source.number) }
             if oldCheckpoint > 0 && fileSystem.kind(of: files.checkpointPath(oldCheckpoint)) == .file {
                 try fileSystem.remove(files.checkpointPath(oldCheckpoint))
             }

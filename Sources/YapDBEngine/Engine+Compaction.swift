@@ -44,9 +44,11 @@ extension Engine {
                     let size: Int64
                     do throws(IOFailure) { size = try file.size() } catch { throw .io(error) }
                     let payload = max(1, size - Int64(Format.headerSize))
-                    let live = Int64(state.usage[number] ?? 0)
+                    // Usage was bounded at open (`Replayer.validateCounters`); clamping keeps a
+                    // count that still exceeds the file (damage) from trapping here.
+                    let live = min(payload, Int64(clamping: state.usage[number] ?? 0))
                     let dead = Double(payload - live) / Double(payload)
-                    if (force && live < payload) || dead >= options.compactionThreshold { victims[number] = size }
+                    if live < payload && (force || dead >= options.compactionThreshold) { victims[number] = size }
                 }
                 guard !victims.isEmpty else { return nil }
                 return (state.keydir, victims, state.segments)

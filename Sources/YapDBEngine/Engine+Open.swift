@@ -17,18 +17,32 @@ extension Engine {
     package static func open(path: String, options: EngineOptions = EngineOptions()) throws(StorageError) -> Engine {
         let key = openKey(path, options.fileSystem)
         guard OpenDatabases.insert(key) else { throw .alreadyOpen(path: path) }
+        // The lock of an existing main file is taken here and held until the engine owns it,
+        // so a damaged database's files are set aside before any other process can open them.
+        var held: (any FileLock)?
+        var handedOver = false
+        defer { if !handedOver { held?.unlock() } }
         do throws(StorageError) {
+            if options.fileSystem.kind(of: path) == .file { held = try LogStore.lockMainFile(path, options.fileSystem) }
             do throws(StorageError) {
-                return try openRegistered(path: path, options: options, key: key, handled: [])
+                let engine = try openRegistered(path: path, options: options, key: key, handled: [], heldLock: held)
+                handedOver = true
+                return engine
             } catch {
                 switch error {
                 case .corrupted, .notADatabase:
                     guard options.corruptAction != .fail else { throw error }
+                    // The failed open may have created the main file itself (files of another
+                    // database beside a missing one): lock what is there now.
+                    if held == nil, options.fileSystem.kind(of: path) == .file { held = try LogStore.lockMainFile(path, options.fileSystem) }
+                    guard held != nil else { throw error }
                     // A main file that is not ours, with none of our files beside it, is a
                     // wrong path to somebody else's file: never rename or delete it.
                     if case .notADatabase = error, !hasDatabaseFiles(beside: path, fs: options.fileSystem) { throw error }
                     let handled = try setAside(path: path, options: options)
-                    return try openRegistered(path: path, options: options, key: key, handled: handled)
+                    // The new database gets a new main file and its own lock; the old lock
+                    // (on the file set aside) goes when this returns.
+                    return try openRegistered(path: path, options: options, key: key, handled: handled, heldLock: nil)
                 default:
                     throw error
                 }
@@ -55,14 +69,17 @@ extension Engine {
         return !listing.segments.isEmpty || !listing.checkpoints.isEmpty
     }
 
-    /// Renames (`.rename`) or deletes (`.delete`) every file of a damaged database.
+    /// Renames (`.rename`) or deletes (`.delete`) every file of a damaged database: the main
+    /// file, log and compaction segments, checkpoints, index files and the engine's
+    /// temporaries. Call with the main file's lock held.
     static func setAside(path: String, options: EngineOptions) throws(StorageError) -> [String] {
         let fs = options.fileSystem
         let files = DatabaseFiles(mainPath: path)
         var names: [String] = []
         do throws(IOFailure) {
             let listing = try files.list(fs)
-            names = [path] + listing.segments.map(files.segmentPath) + listing.checkpoints.map(files.checkpointPath) + listing.temporaries
+            names = [path] + listing.segments.map(files.segmentPath) + listing.checkpoints.map(files.checkpointPath)
+                + (try files.listIndexFiles(fs)).map(files.indexPath) + listing.temporaries
             names = names.filter { fs.kind(of: $0) == .file }
             if options.corruptAction == .rename {
                 var n = 1
@@ -76,7 +93,8 @@ extension Engine {
         return names
     }
 
-    private static func openRegistered(path: String, options: EngineOptions, key: String, handled: [String]) throws(StorageError) -> Engine {
+    private static func openRegistered(path: String, options: EngineOptions, key: String, handled: [String],
+                                       heldLock: (any FileLock)?) throws(StorageError) -> Engine {
         let fs = options.fileSystem
         let files = DatabaseFiles(mainPath: path)
         var storeOptions = LogStore.Options()
@@ -128,18 +146,17 @@ extension Engine {
             checkpointNumber = newest
             replay = loaded.info.replay
             protected = Set(loaded.usage.keys)
-            for segment in protected where !listing.segments.contains(segment) {
-                throw .corrupted(offset: 0, reason: "\(Paths.fileName(of: files.checkpointPath(newest))): references missing segment \(segment)")
-            }
+            let missing = protected.filter { !listing.segments.contains($0) }.sorted()
+            if !missing.isEmpty { throw .missingFiles(missing.map { Paths.fileName(of: files.segmentPath($0)) }) }
             return (replay, loaded.info.snapshot, protected)
-        }, apply: { (commit) throws(StorageError) in
+        }, heldLock: heldLock, apply: { (commit) throws(StorageError) in
             try replayer.apply(commit)
         })
         var success = false
         defer {
             if !success {
                 opened.writer.file.close()
-                opened.lock.unlock()
+                if heldLock == nil { opened.lock.unlock() }
             }
         }
 
@@ -203,9 +220,15 @@ extension Engine {
         state.mapsSegments = options.mapsSegments
         state.writeBufferLimit = options.writeBufferLimit
         state.mapSegmentsAtOpen()
-        // Records the checkpoint carried come before those of the commits replayed after it.
+        // Records the checkpoint carried come before those of the commits replayed after it. A
+        // name with a replayed record catches up with the rows after its last one only (rows
+        // the checkpoint lost for it came before that record).
         var pending = carried.mapValues { UnclaimedExtensions.Pending(records: $0.records, rowChangesLost: $0.rowChangesLost) }
-        for (name, records) in replayer.extensionRecords ?? [:] { pending[name, default: .init()].records += records }
+        for (name, records) in replayer.extensionRecords ?? [:] {
+            pending[name, default: .init()].records += records
+            pending[name]!.rowChangesLost = false
+            pending[name]!.uncovered = replayer.uncovered[name] ?? ExtensionCatchUp()
+        }
         let previous = Set(roots.keys).union(pending.keys).sorted()
         let engine = Engine(path: path, files: files, options: options, uuid: opened.header.uuid, state: state, index: index!,
                             report: report, openKey: key, previousExtensionStates: previous)

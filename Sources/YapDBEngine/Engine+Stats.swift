@@ -53,7 +53,8 @@ extension Engine {
                 do throws(IOFailure) { segmentBytes += try file.size() } catch { throw .io(error) }
             }
             let published = index.published
-            let indexBytes = published.reduce(0) { $0 + $1.length }
+            // Lengths the root record vouches for (each checked, their sum not): saturating.
+            let indexBytes = Self.saturatingSum(published.map { UInt64(clamping: $0.length) })
             let pageSize = Int64(index.format.pageSize)
             let pagedExtensions = state.extensions.values.compactMap { $0 as? any PagedExtensionState }
             let written = try mappingPageErrors { () throws(PageError) -> Int in
@@ -61,7 +62,8 @@ extension Engine {
                 for ext in pagedExtensions { total += try ext.writtenPageCount() }
                 return total
             }
-            let indexLive = min(indexBytes, Int64(written + published.count) * pageSize)
+            let (pagesBytes, overflow) = Int64(written + published.count).multipliedReportingOverflow(by: pageSize)
+            let indexLive = min(indexBytes, overflow ? .max : pagesBytes)
             var checkpointBytes: Int64 = 0, deadCheckpointBytes: Int64 = 0
             if let listing = try? files.list(fileSystem) {
                 for number in listing.checkpoints {
@@ -71,9 +73,10 @@ extension Engine {
                     if number == state.checkpointNumber { checkpointBytes = size } else { deadCheckpointBytes += size }
                 }
             }
-            let live = Int64(state.usage.values.reduce(0, +))
+            let live = Self.saturatingSum(state.usage.values)
             let unwritten = state.keydir.unwrittenPageCount + pagedExtensions.reduce(0) { $0 + $1.unwrittenPageCount }
-            var stats = EngineStats(fileBytes: Int64(Format.mainFileSize) + segmentBytes + indexBytes + checkpointBytes + deadCheckpointBytes,
+            var stats = EngineStats(fileBytes: Self.saturatingSum([Int64(Format.mainFileSize), segmentBytes, indexBytes, checkpointBytes, deadCheckpointBytes]
+                                                                    .map { UInt64(clamping: $0) }),
                                     liveBytes: live, deadBytes: max(0, segmentBytes - live),
                                     rowCount: state.keydir.count, snapshot: state.snapshotNumber,
                                     recoveredTruncatedBytes: openReport.recoveredTruncatedBytes, segmentCount: state.segments.segments.count)
@@ -89,5 +92,19 @@ extension Engine {
             stats.deadCheckpointBytes = deadCheckpointBytes
             return stats
         }
+    }
+}
+
+extension Engine {
+    /// The sum of `counts` as an `Int64`, `Int64.max` if it would pass it: counts that came from
+    /// disk are bounded at open (`Format.maxSegmentUsage`), and a sum never traps even so.
+    static func saturatingSum(_ counts: some Sequence<UInt64>) -> Int64 {
+        var total: Int64 = 0
+        for count in counts {
+            let (sum, overflow) = total.addingReportingOverflow(Int64(clamping: count))
+            if overflow { return .max }
+            total = sum
+        }
+        return total
     }
 }

@@ -98,6 +98,8 @@ package final class Engine: Sendable {
     let extensionPageReads: PageReadCounter?
     /// The index files (used under `maintenance`).
     let index: IndexFiles
+    /// When the mapped files' sizes are next compared with their maps (Engine+MappedFiles.swift).
+    let mappedFileChecks: MappedFileCheckSchedule
     let openKey: String
     /// The extension states the database held at open (roots and records of the newest
     /// checkpoint and the log after it), by state name, sorted.
@@ -114,6 +116,7 @@ package final class Engine: Sendable {
         self.openReport = report
         self.openKey = openKey
         self.index = index
+        self.mappedFileChecks = MappedFileCheckSchedule(interval: options.mappedFileCheckInterval)
         self.extensionPageReads = options.countsExtensionPageReads ? PageReadCounter() : nil
         self.published = Mutex(EngineSnapshot(number: state.snapshotNumber, generation: state.generation, keydir: state.keydir,
                                               segments: state.segments, extensions: state.extensions))
@@ -170,19 +173,34 @@ package final class Engine: Sendable {
                 value = try body(tx)
             } catch {
                 if tx.began { state.log.rollback() }
+                unclaimed.undoClaims()
                 throw error
             }
-            if let refusal { throw refusal }
+            if let refusal {
+                unclaimed.undoClaims()
+                throw refusal
+            }
             guard !tx.isRolledBack, tx.hasChanges else {
                 if tx.began { state.log.rollback() }
                 if !tx.isRolledBack && tx.extensionsOnly {
                     state.extensions = tx.extensions
                     state.generation += 1
                     publish(state)
+                    unclaimed.keepClaims()
+                } else {
+                    // Extension state claimed by a transaction that publishes nothing (a
+                    // registration that failed) is unclaimed again.
+                    unclaimed.undoClaims()
                 }
                 return (value, nil)
             }
-            let changeset = try commit(tx, state: state)
+            let changeset: Changeset
+            do throws(StorageError) {
+                changeset = try commit(tx, state: state)
+            } catch {
+                unclaimed.undoClaims()
+                throw error
+            }
             didCommit(changeset)
             return (value, changeset)
         }

@@ -65,6 +65,10 @@ package struct EngineOptions: Sendable {
     /// Count the pages extension trees read (`Engine.extensionPagesRead`): tests that prove a
     /// registration reads nothing. Off by default (a shared counter costs every page visit).
     package var countsExtensionPageReads = false
+    /// How often, at most, a transaction's start compares the sizes of the files read through
+    /// memory maps with their maps, revoking the map of a file another program shrank
+    /// (`Engine.confirmMappedFiles`). Zero: at every transaction (tests).
+    package var mappedFileCheckInterval: Duration = .milliseconds(50)
     /// The files the engine uses: real files, or a simulated disk in tests.
     package var fileSystem: any FileSystem = PosixFileSystem.shared
 

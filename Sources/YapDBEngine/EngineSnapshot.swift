@@ -59,13 +59,13 @@ package final class EngineSnapshot: Sendable {
 
     /// The object bytes an entry points to.
     package func objectBytes(_ entry: KeydirEntry) throws(StorageError) -> [UInt8] {
-        try segments.withValue(at: entry.object) { $0.map { Array($0) } ?? [] }
+        try segments.withValue(at: entry.object, owner: .object(entry.rowid)) { $0.map { Array($0) } ?? [] }
     }
 
     /// The metadata bytes an entry points to, or nil.
     package func metadataBytes(_ entry: KeydirEntry) throws(StorageError) -> [UInt8]? {
         guard let location = entry.metadata else { return nil }
-        return try segments.withValue(at: location) { $0.map { Array($0) } }
+        return try segments.withValue(at: location, owner: .metadata(entry.rowid)) { $0.map { Array($0) } }
     }
 
     package var rowCount: Int { keydir.count }

@@ -11,9 +11,12 @@ import YapDBIndex
 ///
 /// Checksums: a page read with `pread` (`.cached` mode) is checked before it is handed out,
 /// once: it enters the page cache only when its checksum holds, marked checked, so a cache hit
-/// is not checked again (a damaged page is never cached and fails on every visit); a mapped page (`.mapped` mode: every published page, the active file's included) is not
-/// checked on every visit (the trees bounds-check every access, so a damaged mapped page gives
-/// `PageError.corrupt`, never a trap), and `verify()` checks every page's checksum.
+/// is not checked again (a damaged page is never cached and fails on every visit); a mapped page
+/// (`.mapped` mode: every published page, the active file's included) is checked the first
+/// time the trees visit it through this source's table (`MappedPages` remembers it in a
+/// bitmap; the new source of the next checkpoint checks again), and `verify()` checks every
+/// page's checksum. A file that shrank under its map (`Engine.confirmMappedFiles`) gives
+/// `.unreadable` for its pages instead of `SIGBUS`.
 ///
 /// Mapped pages reach the trees through `mappedPages`, a flat table from page id to mapped
 /// bytes made once per source (per view): a tree visits a mapped page without calling
@@ -37,7 +40,10 @@ struct IndexPageSource: PageSource {
         self.view = view
         self.format = format
         check = { bytes in (try? format.verify(bytes, id: .none)) != nil }
-        mappedPages = view.mappedFiles.flatMap { MappedPages(pageSize: view.pageSize, files: $0, owner: view, hint: memoryPrefetchHint) }
+        mappedPages = view.mappedFiles.flatMap {
+            MappedPages(pageSize: view.pageSize, files: $0, owner: view, hint: memoryPrefetchHint, checksum: pageChecksumFunction,
+                        revocations: view.mappedFileRevocations)
+        }
     }
 
     func withPage(_ id: PageID, _ body: (UnsafeRawBufferPointer) throws(PageError) -> Void) throws(PageError) {

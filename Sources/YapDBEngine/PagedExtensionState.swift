@@ -129,7 +129,7 @@ package struct ExtensionPageWriter {
 
 /// What changed in the rows since the checkpoint whose extension roots (or image) an extension
 /// claims: it re-places these rows and drops the removed ones, and needs nothing else.
-package struct ExtensionCatchUp: Sendable {
+package struct ExtensionCatchUp: Sendable, Equatable {
     /// Keys set, touched or removed one by one since.
     package var changedKeys: Set<CollectionKeyPair> = []
     /// Row ids removed since (one by one or with their collection).

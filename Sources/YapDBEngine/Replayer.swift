@@ -12,8 +12,14 @@ struct Replayer {
     /// extension roots and records to catch up).
     var catchUp: ExtensionCatchUp?
     /// When set, collects the extension data records (docs/format.md §3) by extension name, in
-    /// commit order.
+    /// commit order, and `uncovered`.
     var extensionRecords: [String: [[UInt8]]]?
+    /// Per extension name with a record among the commits applied: the rows changed by the
+    /// commits after its last one ("uncovered": no record of that extension describes what
+    /// they did to it). Collected with `extensionRecords`.
+    var uncovered: [String: ExtensionCatchUp] = [:]
+    /// The names with a record in the commit being applied.
+    private var covering: Set<String> = []
 
     init(keydir: Keydir, usage: [UInt32: UInt64] = [:], nextRowid: UInt64 = 1) {
         self.keydir = keydir
@@ -22,20 +28,41 @@ struct Replayer {
     }
 
     mutating func apply(_ commit: ScannedCommit) throws(StorageError) {
+        if extensionRecords != nil {
+            covering.removeAll()
+            for case .extensionData(let name, _) in commit.operations { covering.insert(name) }
+        }
         for operation in commit.operations {
             try apply(operation, segmentEnd: commit.end)
+        }
+        // A record covers its commit and every commit before it (docs/format.md §3).
+        for name in covering { uncovered[name] = ExtensionCatchUp() }
+        covering.removeAll()
+    }
+
+    /// Notes a row change in `catchUp` and in the uncovered changes of every extension the
+    /// commit being applied has no record of.
+    private mutating func noteChange(_ note: (inout ExtensionCatchUp) -> Void) {
+        if catchUp != nil { note(&catchUp!) }
+        guard !uncovered.isEmpty else { return }
+        // By index, changing the values in place (iterating `keys` would copy the table).
+        var i = uncovered.startIndex
+        while i != uncovered.endIndex {
+            if !covering.contains(uncovered.keys[i]) { note(&uncovered.values[i]) }
+            uncovered.formIndex(after: &i)
         }
     }
 
     mutating func apply(_ operation: ScannedOperation, segmentEnd: LogPosition) throws(StorageError) {
         // Every walk of the key directory reports a damaged page as `StorageError` (`tree`).
         func tree<T>(_ body: () throws(PageError) -> T) throws(StorageError) -> T { try mappingPageErrors(body) }
-        if catchUp != nil {
+        if catchUp != nil || !uncovered.isEmpty {
             switch operation {
             case .value(_, _, let collection, let key, _, _), .remove(let collection, let key):
-                catchUp!.changedKeys.insert(CollectionKeyPair(collection: collection, key: key))
+                let pair = CollectionKeyPair(collection: collection, key: key)
+                noteChange { $0.changedKeys.insert(pair) }
             case .removeCollection: break
-            case .removeAll: catchUp!.removedAll = true
+            case .removeAll: noteChange { $0.removedAll = true }
             case .extensionData: break
             }
         }
@@ -64,7 +91,8 @@ struct Replayer {
                     if noMetadata, let m = old.metadata { subtract(m) }
                 }
                 add(place)
-                nextRowid = max(nextRowid, rowid &+ 1)
+                // The record decoder refused row ids at or over `Format.rowidLimit`.
+                nextRowid = max(nextRowid, rowid + 1)
             } else {
                 var outcome: Result<ValueLocation?, StorageError> = .success(nil)
                 let found = try tree { () throws(PageError) in
@@ -83,12 +111,12 @@ struct Replayer {
         case .remove(let collection, let key):
             if let old = try tree({ () throws(PageError) in try keydir.remove(collection: collection, key: key) }) {
                 subtract(old)
-                catchUp?.removedRowids.insert(old.rowid)
+                noteChange { $0.removedRowids.insert(old.rowid) }
             }
         case .removeCollection(let collection):
             for row in try tree({ () throws(PageError) in try keydir.removeCollection(collection) }) ?? [] {
                 subtract(row.entry)
-                catchUp?.removedRowids.insert(row.entry.rowid)
+                noteChange { $0.removedRowids.insert(row.entry.rowid) }
             }
         case .removeAll:
             keydir.removeAll()

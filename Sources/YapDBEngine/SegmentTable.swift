@@ -1,3 +1,4 @@
+import Synchronization
 import YapDBStorage
 import YapDBIndex
 
@@ -100,9 +101,9 @@ package final class SegmentTable: Sendable {
     /// valid only during the call: in place in the segment's map when the record lies inside
     /// it, else one `pread`; no strings decoded, no intermediate arrays
     /// (`SegmentReader.withValue`).
-    package func withValue<R>(at location: ValueLocation, _ body: (UnsafeRawBufferPointer?) throws(StorageError) -> R) throws(StorageError) -> R {
+    package func withValue<R>(at location: ValueLocation, owner: ValueOwner, _ body: (UnsafeRawBufferPointer?) throws(StorageError) -> R) throws(StorageError) -> R {
         var result: R?
-        try readValue(at: location) { (bytes) throws(StorageError) in result = try body(bytes) }
+        try readValue(at: location, owner: owner) { (bytes) throws(StorageError) in result = try body(bytes) }
         // `readValue` calls its body once when it does not throw.
         return result!
     }
@@ -110,17 +111,20 @@ package final class SegmentTable: Sendable {
     /// `withValue(at:_:)` without a result: the form for callers in other modules, where a
     /// generic call runs unspecialized and moves its result through value witnesses (more
     /// instructions than the read itself on the secondary index's range walk).
-    package func readValue(at location: ValueLocation, _ body: (UnsafeRawBufferPointer?) throws(StorageError) -> Void) throws(StorageError) {
-        if let region = region(covering: location) { return try region.readValue(at: location, body) }
+    ///
+    /// `owner` is the row (and which of its values) the location was found for: a record of
+    /// any other is `corrupted` (`ValueOwner`).
+    package func readValue(at location: ValueLocation, owner: ValueOwner, _ body: (UnsafeRawBufferPointer?) throws(StorageError) -> Void) throws(StorageError) {
+        if let region = region(covering: location) { return try region.readValue(at: location, owner: owner, body) }
         let segment = try self.segment(location)
-        if let mapping = segment.mapping, Self.covers(mapping, location) { return try Self.readValue(at: location, in: mapping, body) }
-        try SegmentReader.withValue(at: RecordLocation(location), in: segment.file, body)
+        if let mapping = segment.mapping, Self.covers(mapping, location) { return try Self.readValue(at: location, in: mapping, owner: owner, body) }
+        try SegmentReader.withValue(at: RecordLocation(location), in: segment.file, owner: owner, body)
     }
 
-    /// `readValue(at:_:)` for a record inside `mapping`, kept alive until the read is done.
-    private static func readValue(at location: ValueLocation, in mapping: FileMapping,
+    /// `readValue(at:owner:_:)` for a record inside `mapping`, kept alive until the read is done.
+    private static func readValue(at location: ValueLocation, in mapping: FileMapping, owner: ValueOwner,
                                   _ body: (UnsafeRawBufferPointer?) throws(StorageError) -> Void) throws(StorageError) {
-        try SegmentReader.withValue(at: RecordLocation(location), inMapped: mapping.bytes, path: mapping.path, body)
+        try SegmentReader.withValue(at: RecordLocation(location), inMapped: mapping.bytes, path: mapping.path, owner: owner, body)
         withExtendedLifetime(mapping) {}
     }
 
@@ -128,7 +132,7 @@ package final class SegmentTable: Sendable {
     /// segment's map, for a read soon after. A hint: any other record is left alone.
     package func prefetch(_ location: ValueLocation) {
         if let region = region(covering: location) { return region.prefetch(location) }
-        guard let mapping = (try? self.segment(location))?.mapping else { return }
+        guard let mapping = (try? self.segment(location))?.mapping, Self.covers(mapping, location) else { return }
         mapping.prefetch(offset: Int(location.offset), length: Int(location.length))
     }
 
@@ -139,7 +143,7 @@ package final class SegmentTable: Sendable {
     private func region(covering location: ValueLocation) -> MappedRegion? {
         let slot = Int(location.segment) &- Int(lowest)
         guard slot >= 0, slot < denseMappings.count, let region = denseMappings[slot],
-              Int(location.offset) + Int(location.length) <= region.bytes.count else { return nil }
+              Int(location.offset) + Int(location.length) <= region.bytes.count, !region.isRevoked else { return nil }
         return region
     }
 
@@ -194,8 +198,11 @@ package final class SegmentTable: Sendable {
     /// Whether the record at `location` ends inside `mapping` (32-bit fields: the sum cannot
     /// overflow an `Int`). A record past it is read with `pread`: the active segment's tail,
     /// or damage, which the `pread` path reports as a record running past the end.
+    ///
+    /// A revoked map (its file shrank: `Engine.confirmMappedFiles`) covers nothing, so the
+    /// record is read with `pread`, which reports missing bytes as `corrupted`.
     private static func covers(_ mapping: FileMapping, _ location: ValueLocation) -> Bool {
-        Int(location.offset) + Int(location.length) <= mapping.count
+        Int(location.offset) + Int(location.length) <= mapping.count && !mapping.isRevoked
     }
 }
 
@@ -220,20 +227,27 @@ extension ValueLocation {
 private struct MappedRegion: @unchecked Sendable {
     let bytes: UnsafeRawBufferPointer
     let owner: Unmanaged<FileMapping>
+    /// The map's revocation flag (`FileMapping.revocationFlag`), read without touching `owner`.
+    let revoked: UnsafePointer<Atomic<Bool>>
 
     init(_ mapping: FileMapping) {
         bytes = mapping.bytes
         owner = Unmanaged.passUnretained(mapping)
+        revoked = mapping.revocationFlag
     }
+
+    /// Whether the file shrank under the map: its bytes must not be touched.
+    @inline(__always)
+    var isRevoked: Bool { revoked[0].load(ordering: .relaxed) }
 
     /// `SegmentReader.withValue(at:inMapped:path:_:)` on these bytes, the map borrowed for
     /// its path (named in errors) without a reference count.
     @inline(__always)
-    func readValue(at location: ValueLocation, _ body: (UnsafeRawBufferPointer?) throws(StorageError) -> Void) throws(StorageError) {
+    func readValue(at location: ValueLocation, owner row: ValueOwner, _ body: (UnsafeRawBufferPointer?) throws(StorageError) -> Void) throws(StorageError) {
         var failure: StorageError?
         owner._withUnsafeGuaranteedRef { mapping in
             do throws(StorageError) {
-                try SegmentReader.withValue(at: RecordLocation(location), inMapped: bytes, path: mapping.path, body)
+                try SegmentReader.withValue(at: RecordLocation(location), inMapped: bytes, path: mapping.path, owner: row, body)
             } catch {
                 failure = error
             }

@@ -6,7 +6,9 @@ import YapDBStorage
 /// held at open, not yet claimed by a registering extension, with what changed since (which the
 /// extension must catch up with): the rows changed (shared by every unclaimed extension) and,
 /// per extension, its own extension data records in commit order (docs/format.md §3) — also
-/// for an extension with no roots (registered after the last checkpoint).
+/// for an extension with no roots (registered after the last checkpoint). An extension with a
+/// record gets, instead of the shared rows, only those changed after its last record (its
+/// "uncovered" rows): a record covers its commit and every commit before it.
 ///
 /// Roots and records are carried
 /// into it (`carry`): the roots as they were, the records as checkpoint records (type 23),
@@ -23,8 +25,21 @@ final class UnclaimedExtensions: Sendable {
     struct Pending: Sendable, Equatable {
         /// Its extension data records since its roots, in commit order.
         var records: [[UInt8]] = []
-        /// Rows changed between its roots and the replay position, no longer listed.
+        /// Rows changed between its roots (or last record) and the replay position, no
+        /// longer listed.
         var rowChangesLost = false
+        /// The rows changed after its last record (nil: it has none since the replay
+        /// position, and the shared `State.catchUp` is its view).
+        var uncovered: ExtensionCatchUp?
+
+        /// This extension's catch-up: its records, and its view of the rows changed (`shared`
+        /// when it has no record since the replay position).
+        func catchUp(shared: ExtensionCatchUp) -> ExtensionCatchUp {
+            var catchUp = uncovered ?? shared
+            catchUp.records = records
+            catchUp.rowChangesLost = rowChangesLost && uncovered == nil
+            return catchUp
+        }
     }
 
     struct State {
@@ -32,6 +47,10 @@ final class UnclaimedExtensions: Sendable {
         var pending: [String: Pending] = [:]
         /// The rows changed since the replay position (for every unclaimed extension).
         var catchUp = ExtensionCatchUp()
+        /// The state before the first claim of the write transaction under way (none, or one):
+        /// put back if it does not commit (`undoClaims`), so a registration that fails keeps
+        /// what it claimed for a later attempt.
+        var beforeClaims: [State] = []
     }
     let state = Mutex(State())
 
@@ -43,13 +62,19 @@ final class UnclaimedExtensions: Sendable {
     var isEmpty: Bool { state.withLock { $0.isEmpty } }
 
     /// Adds a commit's changes and its extension data records (those of extensions still
-    /// unclaimed; an extension that claimed its state keeps its own).
+    /// unclaimed; an extension that claimed its state keeps its own). A record makes its
+    /// extension's uncovered rows start again, empty.
     func recordChanges(_ changeset: Changeset, records: [(name: String, payload: [UInt8])] = []) {
         state.withLock { state in
+            state.beforeClaims = []
             guard !state.isEmpty else { return }
             state.catchUp.record(changeset)
+            for name in state.pending.keys where state.pending[name]!.uncovered != nil {
+                state.pending[name]!.uncovered!.record(changeset)
+            }
             for (name, payload) in records where state.roots[name] != nil || state.pending[name] != nil {
                 state.pending[name, default: Pending()].records.append(payload)
+                state.pending[name]!.uncovered = ExtensionCatchUp()
             }
         }
     }
@@ -63,24 +88,27 @@ final class UnclaimedExtensions: Sendable {
     /// records.
     func claimRoots(_ name: String, acceptingLostRowChanges: Bool) -> (bytes: [UInt8], catchUp: ExtensionCatchUp)? {
         state.withLock { state in
-            guard let bytes = state.roots.removeValue(forKey: name) else { return nil }
+            guard state.roots[name] != nil else { return nil }
+            state.noteClaim()
+            let bytes = state.roots.removeValue(forKey: name)!
             let pending = state.pending.removeValue(forKey: name) ?? Pending()
-            var catchUp = state.catchUp
-            catchUp.records = pending.records
-            catchUp.rowChangesLost = pending.rowChangesLost
+            let catchUp = pending.catchUp(shared: state.catchUp)
             state.trimIfEmpty()
-            if pending.rowChangesLost && !acceptingLostRowChanges { return nil }
+            if catchUp.rowChangesLost && !acceptingLostRowChanges { return nil }
             return (bytes, catchUp)
         }
     }
 
-    /// Takes the extension data records of `name` that no roots go with (empty when there are
-    /// none).
-    func claimRecords(_ name: String) -> [[UInt8]] {
+    /// Takes the extension data records of `name` that no roots go with, with its view of the
+    /// rows changed (nil when it has no records).
+    func claimRecords(_ name: String) -> ExtensionCatchUp? {
         state.withLock { state in
-            guard state.roots[name] == nil, let pending = state.pending.removeValue(forKey: name) else { return [] }
+            guard state.roots[name] == nil, state.pending[name] != nil else { return nil }
+            state.noteClaim()
+            let pending = state.pending.removeValue(forKey: name)!
+            let catchUp = pending.catchUp(shared: state.catchUp)
             state.trimIfEmpty()
-            return pending.records
+            return catchUp
         }
     }
 
@@ -95,11 +123,11 @@ final class UnclaimedExtensions: Sendable {
                 state.roots[name] = nil
                 state.pending[name] = nil
             }
-            let rowsChanged = !state.catchUp.rowsUnchanged
             var carried: [CheckpointPendingExtension] = []
             for name in Set(state.roots.keys).union(state.pending.keys).sorted() {
                 var pending = state.pending[name] ?? Pending()
-                pending.rowChangesLost = pending.rowChangesLost || rowsChanged
+                pending.rowChangesLost = !pending.catchUp(shared: state.catchUp).rowsUnchanged
+                pending.uncovered = nil
                 let record = CheckpointPendingExtension(name: name, rowChangesLost: pending.rowChangesLost, records: pending.records)
                 guard record.encodedSize <= Format.maxRecordPayload else {
                     state.roots[name] = nil
@@ -111,6 +139,18 @@ final class UnclaimedExtensions: Sendable {
             }
             state.catchUp = ExtensionCatchUp()
             return (state.roots, carried)
+        }
+    }
+
+    /// The write transaction under way commits (or publishes its extension state): its claims
+    /// stand.
+    func keepClaims() { state.withLock { $0.beforeClaims = [] } }
+
+    /// The write transaction under way did not commit: what it claimed is unclaimed again.
+    /// (No commit falls between a claim and this: both happen under the writer lock.)
+    func undoClaims() {
+        state.withLock { state in
+            if let before = state.beforeClaims.first { state = before }
         }
     }
 
@@ -136,6 +176,12 @@ final class UnclaimedExtensions: Sendable {
 
 extension UnclaimedExtensions.State {
     var isEmpty: Bool { roots.isEmpty && pending.isEmpty }
+
+    /// Saves the state before the write transaction's first claim.
+    mutating func noteClaim() {
+        guard beforeClaims.isEmpty else { return }
+        beforeClaims = [self]
+    }
 
     mutating func trimIfEmpty() {
         if isEmpty { catchUp = ExtensionCatchUp() }
@@ -166,10 +212,11 @@ extension Engine {
     }
 
     /// Takes the extension data records of extension state `name` (docs/format.md §3) when it
-    /// has no roots to claim — it was registered after the newest checkpoint — in commit order;
-    /// empty when there are none. Call inside the registering write transaction, after
+    /// has no roots to claim — it was registered after the newest checkpoint — in commit order
+    /// (`records`), with the rows changed after the last of them (the catch-up's rows); nil
+    /// when there are none. Call inside the registering write transaction, after
     /// `claimExtensionRoots(_:)` returned nil.
-    package func claimExtensionRecords(_ name: String) -> [[UInt8]] {
+    package func claimExtensionRecords(_ name: String) -> ExtensionCatchUp? {
         unclaimed.claimRecords(name)
     }
 

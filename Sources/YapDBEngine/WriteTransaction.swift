@@ -42,6 +42,9 @@ package final class WriteTransaction {
     @exclusivity(unchecked) private var trees: Keydir
     /// The rows written since the buffer was last applied to `trees`.
     @exclusivity(unchecked) private var buffer = KeydirBuffer()
+    /// The trees' answer for the row looked up last (`TreeLookupMemo`); forgotten wherever
+    /// `trees` changes.
+    @exclusivity(unchecked) private var treeMemo = TreeLookupMemo()
     /// Why applying the buffer failed, if it did: the transaction can then only roll back (every
     /// later write and the commit throw it).
     private var applyFailure: StorageError?
@@ -130,7 +133,10 @@ package final class WriteTransaction {
     private func lookup(_ rowKey: UnsafeRawBufferPointer, hash: UInt64) throws(StorageError) -> (slot: Int?, entry: KeydirEntry?) {
         if let slot = buffer.slot(for: rowKey, hash: hash) { return (slot, buffer.entry(at: slot)) }
         guard trees.count > 0 else { return (nil, nil) }
-        return (nil, try tree { () throws(PageError) in try trees.entry(rowKey: rowKey) })
+        if let remembered = treeMemo.answer(for: rowKey) { return (nil, remembered) }
+        let entry = try tree { () throws(PageError) in try trees.entry(rowKey: rowKey) }
+        treeMemo.remember(rowKey, entry)
+        return (nil, entry)
     }
 
     /// Records the row key `rowKey` (hash `hash`, buffered in `slot` or not yet) as holding
@@ -150,6 +156,7 @@ package final class WriteTransaction {
         if let applyFailure { throw applyFailure }
         guard !buffer.isEmpty else { return }
         do throws(StorageError) {
+            treeMemo.forget()
             try tree { () throws(PageError) in try trees.apply(buffer) }
         } catch {
             applyFailure = error
@@ -169,36 +176,37 @@ package final class WriteTransaction {
 
     package func object(collection: String, key: String) throws(StorageError) -> [UInt8]? {
         guard let entry = try entry(collection: collection, key: key) else { return nil }
-        return try read(entry.object) ?? []
+        return try read(entry.object, owner: .object(entry.rowid)) ?? []
     }
 
     package func metadata(collection: String, key: String) throws(StorageError) -> [UInt8]? {
-        guard let location = try entry(collection: collection, key: key)?.metadata else { return nil }
-        return try read(location)
+        guard let entry = try entry(collection: collection, key: key), let location = entry.metadata else { return nil }
+        return try read(location, owner: .metadata(entry.rowid))
     }
 
     /// Runs a walk of the key directory, reporting a damaged or unreadable page as
     /// `StorageError` (the transaction then fails and is rolled back).
     func tree<T>(_ body: () throws(PageError) -> T) throws(StorageError) -> T { try mappingPageErrors(body) }
 
-    /// The value at `location`: from the log writer's staging buffer if it is still there.
-    package func read(_ location: ValueLocation) throws(StorageError) -> [UInt8]? {
+    /// The value at `location`, `owner`'s record (`corrupted` if another's): from the log
+    /// writer's staging buffer if it is still there.
+    package func read(_ location: ValueLocation, owner: ValueOwner) throws(StorageError) -> [UInt8]? {
         if let staged = state.log.stagedRecord(at: RecordLocation(location)) {
-            return try SegmentReader.decodeValue(staged, offset: Int64(location.offset), path: state.log.file.path).1
+            return try SegmentReader.decodeValue(staged, offset: Int64(location.offset), path: state.log.file.path, owner: owner).1
         }
-        return try state.segments.withValue(at: location) { $0.map { Array($0) } }
+        return try state.segments.withValue(at: location, owner: owner) { $0.map { Array($0) } }
     }
 
     /// Calls `body` with the value at `location` (nil for a nil-metadata record), lent for the
     /// call: decoded from the log writer's staging buffer if the record is still there, else
     /// read in place as `SegmentTable.readValue(at:_:)` does.
-    package func withValue(at location: ValueLocation, _ body: (UnsafeRawBufferPointer?) -> Void) throws(StorageError) {
+    package func withValue(at location: ValueLocation, owner: ValueOwner, _ body: (UnsafeRawBufferPointer?) -> Void) throws(StorageError) {
         if let staged = state.log.stagedRecord(at: RecordLocation(location)) {
-            let value = try SegmentReader.decodeValue(staged, offset: Int64(location.offset), path: state.log.file.path).1
+            let value = try SegmentReader.decodeValue(staged, offset: Int64(location.offset), path: state.log.file.path, owner: owner).1
             if let value { value.withUnsafeBytes { body($0) } } else { body(nil) }
             return
         }
-        try state.segments.readValue(at: location) { bytes in body(bytes) }
+        try state.segments.readValue(at: location, owner: owner) { bytes in body(bytes) }
     }
 
     // MARK: Writes
@@ -234,7 +242,7 @@ package final class WriteTransaction {
     private func appendSet(_ object: UnsafeRawBufferPointer, metadata: MetadataUpdate, old: KeydirEntry?,
                            collection: String, key: String) throws(StorageError) -> (KeydirEntry, Bool) {
         let rowid: UInt64
-        if let old { rowid = old.rowid } else { rowid = nextRowid; nextRowid += 1 }
+        if let old { rowid = old.rowid } else { rowid = try takeRowid() }
         var clears = false
         if case .clear = metadata { clears = true }
         let objectPlace = ValueLocation(try state.log.appendValue(.object, rowid: rowid, collection: collection, key: key, value: object,
@@ -319,6 +327,7 @@ package final class WriteTransaction {
         guard try tree({ () throws(PageError) in try trees.count(inCollection: collection) }) > 0 else { return nil }
         try begin()
         try state.log.appendRemoveCollection(collection)
+        treeMemo.forget()
         let removed = try tree { () throws(PageError) in try trees.removeCollection(collection) }!
         for (_, entry) in removed {
             subtract(entry.object)
@@ -336,6 +345,7 @@ package final class WriteTransaction {
         guard trees.count > 0 else { return }
         try begin()
         try state.log.appendRemoveAll()
+        treeMemo.forget()
         trees.removeAll()
         settledUsage.removeAll()
         pendingAdds = 0
@@ -396,6 +406,14 @@ package final class WriteTransaction {
 
     func checkName(_ name: String) throws(StorageError) {
         if name.utf8.count > Format.maxKeyLength { throw .tooLarge("name of \(name.utf8.count) bytes (limit \(Format.maxKeyLength))") }
+    }
+
+    /// The next unused row id. Open refused a next row id over `Format.rowidLimit`, so the
+    /// count cannot overflow; a database that has used every row id refuses the row.
+    private func takeRowid() throws(StorageError) -> UInt64 {
+        guard nextRowid < Format.rowidLimit else { throw .tooLarge("row ids: every one up to \(Format.rowidLimit) is used") }
+        defer { nextRowid += 1 }
+        return nextRowid
     }
 
     func add(_ location: ValueLocation) {

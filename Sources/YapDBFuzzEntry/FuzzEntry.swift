@@ -26,6 +26,8 @@ public enum FuzzEntry {
         case postings
         /// `parseQuery`: hostile full-text query text and tokenizer options.
         case query
+        /// `maintainImage`: `stats`, `verify`, `compact` and `explain` on an arbitrary image.
+        case maintenance
     }
 
     /// Runs `target`'s entry point on `data`.
@@ -37,6 +39,7 @@ public enum FuzzEntry {
         case .pages: decodePages(data)
         case .postings: decodePostings(data)
         case .query: parseQuery(data)
+        case .maintenance: maintainImage(data)
         }
     }
 
@@ -78,6 +81,14 @@ public enum FuzzEntry {
         RecoveryTarget.run(FuzzInput(data))
     }
 
+    /// Treats `data` as a database image, as `recoverImage` does; when it opens, runs the
+    /// maintenance calls over it — `stats()`, `verify()`, `compact()`, a checkpoint — then
+    /// builds a secondary index from its rows and explains, counts and lists queries with
+    /// `LIMIT`/`OFFSET` near `Int.max` (see `MaintenanceTarget`).
+    public static func maintainImage(_ data: UnsafeRawBufferPointer) {
+        MaintenanceTarget.run(FuzzInput(data))
+    }
+
     /// Decodes `data` into an operation script (`OperationScript`: transactions of set,
     /// replace, remove, clear and touch steps ending in commit, rollback or a thrown error;
     /// reads; reopen; power cuts and crash points; checkpoint; compaction) and runs it through
@@ -105,6 +116,7 @@ public enum FuzzEntry {
         case .pages: PagesTarget.seeds()
         case .postings: PostingsTarget.seeds()
         case .query: QueryTarget.seeds()
+        case .maintenance: Seeds.recovery()   // the same images
         }
     }
 }

@@ -16,7 +16,6 @@ enum RecordsTarget {
         var bytes = input.take(input.remaining)
         if repair { ChecksumRepair.repairRecords(&bytes, from: 0) }
         decodeStream(bytes)
-        _ = LogScanner.commitRecords(in: bytes, from: 0)
         scanAsSegment(bytes)
         readAsCheckpoint(bytes)
     }

@@ -165,7 +165,7 @@ struct MeasureOpen: ParsableCommand {
             let fileBefore = memory("RssFile:") + memory("RssShmem:")
             var bytes = 0
             try snapshot.forEachKey(inCollection: "c") { _, entry in
-                bytes += try snapshot.segments.withValue(at: entry.object) { $0?.count ?? 0 }
+                bytes += try snapshot.segments.withValue(at: entry.object, owner: .object(entry.rowid)) { $0?.count ?? 0 }
                 return true
             }
             print("after reading every value (\(bytes / 1024) KiB): RssAnon \(privateMemory() / 1024) KiB, RssFile + RssShmem \(fileBefore / 1024) → \((memory("RssFile:") + memory("RssShmem:")) / 1024) KiB")

@@ -70,6 +70,9 @@ extension ParsedQuery {
             return Int(clamping: integer)
         }
         let boundWhere = try whereClause?.mapOperands(single, expandList: expanded)
+        if let bytes = boundWhere?.longestLiteralLikePattern, bytes > LikePattern.maximumPatternBytes {
+            throw QueryError(offset: textLength, reason: .likePatternTooLong(bytes: bytes))
+        }
         let boundLimit = try number(limit)
         let boundOffset = try number(offset)
         return BoundQuery(

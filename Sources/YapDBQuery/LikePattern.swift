@@ -2,6 +2,13 @@
 /// one, an escape character makes the next pattern character literal, and ASCII letters match
 /// regardless of case (other letters match only themselves).
 package enum LikePattern {
+    /// The longest pattern a query may bind, in UTF-8 bytes: SQLite's
+    /// `SQLITE_MAX_LIKE_PATTERN_LENGTH`. Matching costs up to text × pattern steps per row, so a
+    /// longer pattern (a search box fed a megabyte) is refused when the query is bound
+    /// (``QueryError/Reason/likePatternTooLong(bytes:)``); a pattern taken from a column at run
+    /// time that is longer matches nothing (NULL), without the work.
+    package static let maximumPatternBytes = 50_000
+
     /// Whether `text` matches `pattern`.
     package static func matches(_ text: String, pattern: String, escape: Unicode.Scalar? = nil) -> Bool {
         matches(Array(text.unicodeScalars)[...], Array(pattern.unicodeScalars)[...], escape: escape)
@@ -66,5 +73,33 @@ package enum LikePattern {
         let rest = scalars[index...]
         let whole = rest.isEmpty || (rest.count == 1 && rest.first == "%")
         return (String(prefix), whole)
+    }
+}
+
+extension QueryExpression {
+    /// The UTF-8 length of the longest literal `LIKE` pattern in the expression (nil: none).
+    /// Bound queries have literals where their parameters were, so this covers both.
+    var longestLiteralLikePattern: Int? {
+        var longest: Int?
+        forEachLike { pattern in
+            if case let .literal(value) = pattern, let text = value.textForPattern {
+                longest = max(longest ?? 0, text.utf8.count)
+            }
+        }
+        return longest
+    }
+
+    /// Calls `body` with the pattern operand of every `LIKE` in the expression.
+    func forEachLike(_ body: (QueryOperand) -> Void) {
+        if let chain {
+            for operand in chain.operands { operand.forEachLike(body) }
+            return
+        }
+        switch self {
+        case let .like(_, pattern, _, _): body(pattern)
+        case let .and(lhs, rhs), let .or(lhs, rhs): lhs.forEachLike(body); rhs.forEachLike(body)
+        case let .not(inner): inner.forEachLike(body)
+        default: break
+        }
     }
 }

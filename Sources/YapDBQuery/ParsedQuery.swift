@@ -22,7 +22,7 @@ package struct ParsedQuery: Sendable, Hashable {
     /// Numbers of the `?`s that are elements of an `IN` list (the only place an array binds).
     package private(set) var listParameters: Set<Int>
     /// The text's length in characters (the offset of errors that have no single place).
-    private var textLength: Int
+    private(set) var textLength: Int
 
     /// Parses `text`, everything after `SELECT … FROM …`: `[WHERE expr] [ORDER BY col [ASC|DESC],
     /// …] [LIMIT n [OFFSET m]]`. An empty text matches every row.

@@ -33,6 +33,9 @@ package struct QueryError: Error, Sendable, Hashable, CustomStringConvertible {
         /// An aggregate function that is not `COUNT`, `SUM`, `TOTAL`, `AVG`, `MIN` or `MAX` of
         /// a column (or `COUNT(*)`).
         case invalidAggregate(String)
+        /// A `LIKE` pattern of `bytes` UTF-8 bytes, over ``LikePattern/maximumPatternBytes``
+        /// (SQLite's `SQLITE_MAX_LIKE_PATTERN_LENGTH`): matching costs text × pattern per row.
+        case likePatternTooLong(bytes: Int)
     }
 
     /// Where the problem is, in characters from the start of the text (its length when the
@@ -71,6 +74,8 @@ package struct QueryError: Error, Sendable, Hashable, CustomStringConvertible {
         case .limitNotInteger: return "LIMIT and OFFSET take an integer"
         case let .unsupported(what): return "\(what) is not supported"
         case let .invalidAggregate(text): return "invalid aggregate function \"\(text)\""
+        case let .likePatternTooLong(bytes):
+            return "a LIKE pattern of \(bytes) bytes is over the limit of \(LikePattern.maximumPatternBytes)"
         }
     }
 }

@@ -91,7 +91,8 @@ package struct QueryEvaluator: Sendable {
             // SQLITE_LIKE_DOESNT_MATCH_BLOBS, the recommended option, as Debian and others ship it).
             if case .blob = targetValue { return negated }
             if case .blob = patternValue { return negated }
-            guard let text = targetValue.textForPattern, let patternText = patternValue.textForPattern else { return nil }
+            guard let text = targetValue.textForPattern, let patternText = patternValue.textForPattern,
+                  patternText.utf8.count <= LikePattern.maximumPatternBytes else { return nil }
             var escapeCharacter: Unicode.Scalar?
             if let escapeValue {
                 guard let escapeText = escapeValue.textForPattern else { return nil }

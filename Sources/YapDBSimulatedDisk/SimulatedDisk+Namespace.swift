@@ -92,6 +92,9 @@ extension SimulatedDisk.State {
         let replaced = currentEntries[to]
         currentEntries[to] = inode
         currentEntries[from] = nil
+        // A lock belongs to the file, not the name (flock): it moves with the rename, and a
+        // lock on a replaced file stays with that file, which no name reaches any more.
+        locks[to] = locks.removeValue(forKey: from)
         pendingNames.append(.rename(from: from, to: to, inode: inode))
         record("renamed \(from) -> \(to) (inode \(inode)); durable once the directory is synced")
         if let replaced { collect(replaced) }
@@ -110,6 +113,7 @@ extension SimulatedDisk.State {
             throw IOFailure(errno: ENOENT, operation: "unlink", path: path)
         }
         currentEntries[path] = nil
+        locks[path] = nil   // the lock stays with the unlinked file; a new file here is unlocked
         pendingNames.append(.remove(path: path, inode: inode))
         record("removed \(path) (inode \(inode)); durable once \(Self.parent(path)) is synced")
         collect(inode)
@@ -175,12 +179,13 @@ extension SimulatedDisk.State {
         return token
     }
 
-    /// Releases the lock on `path` if `token` still holds it (a power cut may have released it
-    /// and someone else may hold it now).
+    /// Releases the lock `token` holds, under whatever name its file has now (a rename moves
+    /// it), if it still holds one (a power cut may have released it and someone else may hold
+    /// it now).
     mutating func unlock(_ path: String, token: Int) {
-        guard locks[path] == token else { return }
-        locks[path] = nil
-        record("unlocked \(path)")
+        guard let name = locks.first(where: { $0.value == token })?.key else { return }
+        locks[name] = nil
+        record(name == path ? "unlocked \(path)" : "unlocked \(path) (now \(name))")
     }
 
     /// Forgets a handle; its file's data goes too if nothing else refers to it.

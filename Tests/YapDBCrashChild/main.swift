@@ -27,9 +27,6 @@
 //                                   restores the limit and writes "done".
 //   YapDBCrashChild hold PATH       opens PATH, writes "ready\n", holds it open until standard
 //                                   input closes.
-//   YapDBCrashChild readclosed PATH opens PATH, closes it, writes "closed\n", then makes the
-//                                   documented misuse: a synchronous read of the closed
-//                                   database, which must stop the process with a message.
 //
 // Exit status: 0 normal end, 2 usage, 3 open failed, 4 commit failed (the error on stderr).
 #if canImport(Glibc)
@@ -75,7 +72,7 @@ func open(_ path: String, settings: String = "") -> YapDatabase {
 
 let arguments = CommandLine.arguments
 guard arguments.count >= 3 else {
-    report("usage: YapDBCrashChild run PATH SEED | hold PATH | readclosed PATH | srvbadinit PATH | srvsetgrouping PATH", to: 2)
+    report("usage: YapDBCrashChild run PATH SEED | hold PATH | srvbadinit PATH | srvsetgrouping PATH", to: 2)
     exit(2)
 }
 
@@ -123,16 +120,6 @@ case "hold":
     report("ready")
     while getchar() != EOF {}
     withExtendedLifetime(database) {}
-case "readclosed":
-    let database = open(arguments[2])
-    let connection = database.newConnection()
-    do { try database.close() } catch {
-        report("close failed: \(error)", to: 2)
-        exit(4)
-    }
-    report("closed")
-    let value = connection.read { tx in tx.numberOfKeysInAllCollections() }
-    report("read returned \(value)")   // not reached: the read stops the program
 case "srvbadinit":
     // YapDatabase's test_badInit: the plain view initializer on a search results view.
     report("making")

@@ -210,7 +210,7 @@ import TestSupport
             ValueLocation(segment: segment + 100, offset: 0, length: 64),                              // no such segment
         ]
         for location in bad {
-            let error = #expect(throws: StorageError.self) { try snapshot.segments.withValue(at: location) { _ in () } }
+            let error = #expect(throws: StorageError.self) { try snapshot.segments.withValue(at: location, owner: .object(entry.rowid)) { _ in () } }
             if case .corrupted? = error {} else { Issue.record("\(location): expected corrupted, got \(String(describing: error))") }
         }
         // The mapped reader itself refuses a record past the bytes it is given.

@@ -24,7 +24,8 @@ import YapDBStorage
     }
 
     static func text(_ table: SegmentTable, _ location: ValueLocation) throws(StorageError) -> String? {
-        try table.withValue(at: location) { $0.map { String(decoding: $0, as: UTF8.self) } }
+        // Each test segment holds one record, of the row whose id is the segment's number.
+        try table.withValue(at: location, owner: .object(UInt64(location.segment))) { $0.map { String(decoding: $0, as: UTF8.self) } }
     }
 
     @Test(arguments: [[3, 4, 6] as [UInt32], [1, 900, 70_000], [4_000_000_000, 7]])
@@ -78,7 +79,13 @@ import YapDBStorage
         for number in numbers {
             let expected = number == shortMap ? "value of \(number)" : "VALUE of \(number)"
             var read: String?
-            try table.readValue(at: locations[number]!) { read = $0.map { String(decoding: $0, as: UTF8.self) } }
+            try table.readValue(at: locations[number]!, owner: .object(UInt64(number))) { read = $0.map { String(decoding: $0, as: UTF8.self) } }
+            // The record there is row `number`'s object: read for another row, or as the
+            // row's metadata, it is corrupted (a location pointing at the wrong record).
+            for wrong in [ValueOwner.object(UInt64(number) &+ 1), .metadata(UInt64(number))] {
+                let error = #expect(throws: StorageError.self) { try table.readValue(at: locations[number]!, owner: wrong) { _ in } }
+                if case .corrupted? = error {} else { Issue.record("\(wrong): expected corrupted, got \(String(describing: error))") }
+            }
             #expect(read == expected)
             #expect(try Self.text(table, locations[number]!) == expected)
             table.prefetch(locations[number]!)
@@ -87,7 +94,7 @@ import YapDBStorage
             var location = locations[numbers[0]]!
             location.segment = missing
             table.prefetch(location)
-            #expect(throws: StorageError.self) { try table.readValue(at: location) { _ in } }
+            #expect(throws: StorageError.self) { try table.readValue(at: location, owner: .object(UInt64(missing))) { _ in } }
         }
     }
 

@@ -114,6 +114,51 @@ private func throwsMissing(_ body: () throws -> Void) -> Bool {
         #expect(table.bytes(UInt64.max) == nil)
     }
 
+    /// With a checksum function, a page is checked the first time the table hands it out and
+    /// remembered: a page whose checksum fails is `.checksumMismatch` on every visit; one that
+    /// passed is not checked again (its bytes changed afterwards still come back, which is
+    /// sound only because published pages are never rewritten). A revoked file's pages are
+    /// `.unreadable` and never touched.
+    @Test func pagesAreCheckedOnTheirFirstVisitAndRevokedFilesAreUnreadable() throws {
+        let format = PageFormat(pageSize: 256, checksum: .crc32c)
+        let region = UnsafeMutableRawBufferPointer.allocate(byteCount: 4 * format.pageSize, alignment: 16)
+        defer { region.deallocate() }
+        region.initializeMemory(as: UInt8.self, repeating: 7)
+        for page in 1..<4 { format.seal(UnsafeMutableRawBufferPointer(rebasing: region[(page * 256)..<((page + 1) * 256)])) }
+        region[2 * 256 + 100] ^= 1  // page 2 damaged after sealing
+        let revoked = UnsafeMutablePointer<Atomic<Bool>>.allocate(capacity: 1)
+        revoked.initialize(to: Atomic(false))
+        defer { revoked.deinitialize(count: 1); revoked.deallocate() }
+        let checksum: PageChecksumFunction = { address, length in
+            PageChecksum.crc32c.compute(UnsafeRawBufferPointer(start: address, count: length))
+        }
+        let mapped = try #require(MappedPages(pageSize: 256, files: [(UInt32(1), UnsafeRawBufferPointer(region))], owner: nil,
+                                              checksum: checksum, revocations: [1: UnsafePointer(revoked)]))
+        let table = mapped.table
+        func id(_ page: UInt64) -> PageID { 1 << 32 | page }
+        #expect(try table.page(id(1)).baseAddress == UnsafeRawPointer(region.baseAddress! + 256))
+        func reason(_ page: UInt64) -> PageCorruption? {
+            do { _ = try table.page(id(page)); return nil } catch {
+                if case .corrupt(let failing, let reason) = error, failing == id(page) { return reason }
+                return nil
+            }
+        }
+        for _ in 0..<2 { #expect(reason(2) == .checksumMismatch) }
+        region[256 + 100] ^= 1  // page 1 changed after its first visit: not checked again
+        #expect(try table.page(id(1)).count == 256)
+        #expect(try table.page(id(3)).count == 256)
+        #expect(reason(4) == .missing)
+        // Without a checksum function nothing is checked (the trees' bounds checks remain).
+        let unchecked = try #require(MappedPages(pageSize: 256, files: [(UInt32(1), UnsafeRawBufferPointer(region))], owner: nil))
+        #expect(try unchecked.table.page(id(2)).count == 256)
+        revoked[0].store(true, ordering: .relaxed)
+        for page: UInt64 in [1, 2] {
+            do { _ = try table.page(id(page)); Issue.record("page \(page) of a revoked file was handed out") } catch {
+                guard case .unreadable(let failing, _) = error, failing == id(page) else { Issue.record("\(error)"); continue }
+            }
+        }
+    }
+
     @Test func givesNoTableForFileZeroOrAWideSpan() {
         let bytes = UnsafeRawBufferPointer(start: nil, count: 0)
         #expect(MappedPages(pageSize: 256, files: [], owner: nil) == nil)

@@ -92,6 +92,23 @@ import Testing
         #expect(try limited.bind([.value(.real(2.0))]).limit == 2)
     }
 
+    /// A `LIKE` pattern longer than SQLite's 50,000-byte limit is refused when bound, from a
+    /// literal or a parameter (matching costs text × pattern per row); at the limit it binds.
+    /// A longer pattern met at run time (from a column) matches nothing, without the work.
+    @Test func likePatternsOverTheLimitAreRefused() throws {
+        let limit = LikePattern.maximumPatternBytes
+        let parameter = try ParsedQuery(parsing: "WHERE name LIKE ?", columns: Self.columns)
+        let long = String(repeating: "%a", count: limit / 2) + "b"
+        #expect(throws: QueryError(offset: 17, reason: .likePatternTooLong(bytes: limit + 1))) { try parameter.bind([.value(.text(long))]) }
+        _ = try parameter.bind([.value(.text(String(long.dropLast())))])
+        let literal = try ParsedQuery(parsing: "WHERE NOT (age = 1 OR name LIKE '\(long)')", columns: Self.columns)
+        #expect(throws: QueryError.self) { try literal.bind([]) }
+        let evaluator = QueryEvaluator(columns: ["name": .text, "other": .text])
+        let fromColumn = try ParsedQuery(parsing: "WHERE name LIKE other", columns: nil).bind([])
+        #expect(!evaluator.evaluate(where: fromColumn.whereClause, row: ["name": .text("ab"), "other": .text(long)]))
+        #expect(evaluator.evaluate(where: fromColumn.whereClause, row: ["name": .text("ab"), "other": .text("a%")]))
+    }
+
     @Test func aggregateErrors() {
         func aggregateError(_ text: String) -> QueryError? {
             do { _ = try AggregateFunction(parsing: text, columns: Self.columns); return nil } catch { return error }

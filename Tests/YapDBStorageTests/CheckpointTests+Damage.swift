@@ -16,9 +16,10 @@ struct CraftedCheckpoint {
         return bytes
     }
 
-    static func info(snapshot: UInt64 = 5, reservedRows: UInt64 = 0, reservedCount: UInt32 = 0, reserved: UInt32 = 0) -> [UInt8] {
+    static func info(snapshot: UInt64 = 5, reservedRows: UInt64 = 0, reservedCount: UInt32 = 0, reserved: UInt32 = 0,
+                     nextRowid: UInt64 = 1_000) -> [UInt8] {
         var p: [UInt8] = []
-        p.appendLE(snapshot); p.appendLE(UInt64(1_000)); p.appendLE(UInt32(4)); p.appendLE(UInt32(64))
+        p.appendLE(snapshot); p.appendLE(nextRowid); p.appendLE(UInt32(4)); p.appendLE(UInt32(64))
         p.appendLE(reservedRows); p.appendLE(reservedCount); p.appendLE(reserved)
         return record(.checkpointInfo, p)
     }
@@ -235,5 +236,20 @@ extension CheckpointTests {
         newer[Format.headerVersionOffset] = UInt8(Format.version + 1)
         try disk.setBytes(newer, of: path)
         #expect(F.readError(fs: disk, files: files) == .unsupportedVersion(found: Int(Format.version) + 1, supported: Int(Format.version)))
+    }
+
+    /// Counters the engine adds to (the next row id, a segment's live bytes) are bounded when
+    /// read, so a checkpoint whose checksums were recomputed over huge values cannot make a
+    /// later insert, `stats()` or `compact()` overflow: up to the bound reads, past it is
+    /// `corrupted` at the record.
+    @Test func countersPastTheirBoundsAreCorrupted() throws {
+        let v = C.valid
+        func with(_ index: Int, _ record: [UInt8]) -> [UInt8] { var c = v; c.records[index] = record; return c.bytes() }
+        expectCorrupted(try readCrafted(with(0, C.info(nextRowid: Format.rowidLimit + 1))), at: 64, file: Self.name, "next row id")
+        expectCorrupted(try readCrafted(with(0, C.info(nextRowid: .max))), at: 64, file: Self.name, "next row id")
+        expectCorrupted(try readCrafted(with(1, C.usage([(4, Format.maxSegmentUsage + 1), (5, 12)]))), at: v.offset(1), file: Self.name, "over a segment")
+        expectCorrupted(try readCrafted(with(1, C.usage([(4, 90), (5, .max)]))), at: v.offset(1), file: Self.name, "over a segment")
+        #expect(try readCrafted(with(0, C.info(nextRowid: Format.rowidLimit))) == nil, "the largest next row id reads")
+        #expect(try readCrafted(with(1, C.usage([(4, Format.maxSegmentUsage), (5, 12)]))) == nil, "a full segment's usage reads")
     }
 }

@@ -31,8 +31,8 @@ struct CheckpointImage: Equatable {
             pending.append(CheckpointPendingExtension(name: scripts[index % scripts.count] + "\(index)", rowChangesLost: index % 2 == 1,
                                                       records: records))
         }
-        let info = CheckpointInfo(snapshot: snapshot, nextRowid: UInt64.max - 1, replay: LogPosition(segment: 41, offset: 12_345))
-        let usage: [UInt32: UInt64] = [1: 500, 2: 0, 7: 1 << 40, UInt32.max: .max]
+        let info = CheckpointInfo(snapshot: snapshot, nextRowid: Format.rowidLimit, replay: LogPosition(segment: 41, offset: 12_345))
+        let usage: [UInt32: UInt64] = [1: 500, 2: 0, 7: 1 << 31, UInt32.max: Format.maxSegmentUsage]
         return CheckpointImage(info: info, usage: usage, pending: pending, root: bytes(1_000 + Int(rng.next() % 4_000)))
     }
 
@@ -154,8 +154,8 @@ func expectCorrupted(_ error: StorageError?, at offset: Int64, file: String, _ f
         let (disk, files) = try F.disk()
         var image = CheckpointImage.make(extensions: 0, seed: 1)
         image.root = nil
-        for (number, usage) in [(UInt32(1), [:]), (2, [5: 9]), (3, Dictionary(uniqueKeysWithValues: (1...3_000).map { (UInt32($0 * 7), UInt64($0) << 33) })),
-                                (4, [0: 0, UInt32.max: .max])] as [(UInt32, [UInt32: UInt64])] {
+        for (number, usage) in [(UInt32(1), [:]), (2, [5: 9]), (3, Dictionary(uniqueKeysWithValues: (1...3_000).map { (UInt32($0 * 7), UInt64($0) << 20) })),
+                                (4, [0: 0, UInt32.max: Format.maxSegmentUsage])] as [(UInt32, [UInt32: UInt64])] {
             image.usage = usage
             try F.write(image, fs: disk, files: files, number: number)
             let back = try F.read(fs: disk, files: files, number: number)

@@ -1,5 +1,5 @@
 import Testing
-import YapDBStorage
+@testable import YapDBStorage
 import TestSupport
 
 @Suite struct CodecTests {
@@ -99,6 +99,26 @@ import TestSupport
         }
     }
 
+    /// A value record's row id is below `Format.rowidLimit`: one at or past it (with a valid
+    /// checksum) is refused when decoded, so replaying it cannot push the next row id past
+    /// what an insert can add to.
+    @Test func aRowidAtOrPastTheLimitIsRefused() throws {
+        for (rowid, valid) in [(Format.rowidLimit - 1, true), (Format.rowidLimit, false), (UInt64.max, false)] {
+            var buffer: [UInt8] = []
+            _ = [UInt8](repeating: 1, count: 3).withUnsafeBytes {
+                RecordCodec.appendValue(.object, rowid: rowid, collection: "c", key: "k", value: $0, noMetadata: false, compress: false, into: &buffer)
+            }
+            let decoded = Result { () throws(StorageError) in try SegmentReader.decodeValue(buffer, offset: 0, path: "t").0.rowid }
+            switch decoded {
+            case .success(let back): #expect(valid && back == rowid, "row id \(rowid) decoded")
+            case .failure(let error):
+                #expect(!valid, "row id \(rowid): \(error)")
+                guard case .corrupted(_, let reason) = error else { Issue.record("not corrupted: \(error)"); continue }
+                #expect(reason.contains("row id"))
+            }
+        }
+    }
+
     @Test func everyFlippedBitOfARecordIsDetected() {
         var buffer: [UInt8] = []
         let value = Array("a value that is long enough to matter".utf8)
@@ -120,7 +140,13 @@ import TestSupport
             RecordCodec.commitRecord(try RecordCodec.frame(in: raw, at: 0), in: raw)
         }
         #expect(decoded == info)
-        #expect(LogScanner.commitRecords(in: [1, 2, 3] + buffer + [9], from: 0).map(\.offset) == [3])
+        let dir = TemporaryDirectory(); defer { dir.remove() }
+        let file = try PosixFileSystem.shared.open(dir.file("seg"), mode: .createNew)
+        try file.write([1, 2, 3] + buffer + [9], at: 0)
+        let window = SegmentWindow(file: file, size: 4 + buffer.count, windowSize: 8)
+        defer { window.close() }
+        let found = try LogScanner.firstCommit(in: window, from: 0, where: { _ in true })
+        #expect(found?.offset == 3 && found?.info == info)
     }
 
     @Test func fileHeaderRoundTripAndChecksOrder() throws {

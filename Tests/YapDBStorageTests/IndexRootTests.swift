@@ -147,6 +147,17 @@ import YapDBSimulatedDisk
         root.files[0].length = 4096 + 1
         #expect(Self.reason(Self.rewritten(bytes) { $0 = root.bodyBytes() }) == .invalidField("file length"))
 
+        // A tree claims no more entries than the files have bytes (each takes at least one):
+        // a crafted count of 2^48 over a few pages is refused before a walk trusts it.
+        root = Self.sample()
+        let bytesOfFiles = UInt64(root.files.reduce(0) { $0 + $1.length })
+        root.trees[1].count = bytesOfFiles
+        #expect(Self.reason(Self.rewritten(bytes) { $0 = root.bodyBytes() }) != .invalidField("tree entry count"))
+        root.trees[1].count = bytesOfFiles + 1
+        #expect(Self.reason(Self.rewritten(bytes) { $0 = root.bodyBytes() }) == .invalidField("tree entry count"))
+        root.trees[1].count = 1 << 48
+        #expect(Self.reason(Self.rewritten(bytes) { $0 = root.bodyBytes() }) == .invalidField("tree entry count"))
+
         // The header's snapshot must be the body's.
         root = Self.sample()
         root.snapshot += 1

@@ -6,12 +6,18 @@ import TestSupport
 /// each run in the crash child (`YapDBCrashChild srvbadinit|srvsetgrouping PATH`), since a stop
 /// would end this test process.
 @Suite struct SearchResultsViewMisuseTests {
+    /// The child's executable, built beside the test bundle.
+    static var child: URL {
+        let test = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        return URL(fileURLWithPath: test).deletingLastPathComponent().appendingPathComponent("YapDBCrashChild")
+    }
+
     /// Runs the child with `command`; returns what it printed, what it complained and how it ended.
     static func run(_ command: String) throws -> (said: String, complained: String, reason: Process.TerminationReason) {
         let directory = TemporaryDirectory("yapdb-srv-misuse")
         defer { directory.remove() }
         let process = Process()
-        process.executableURL = ClosedDatabaseMisuseTests.child
+        process.executableURL = Self.child
         process.arguments = [command, directory.file("misuse.yapdb")]
         let output = Pipe(), errors = Pipe()
         process.standardOutput = output

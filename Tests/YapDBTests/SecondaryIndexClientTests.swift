@@ -330,6 +330,9 @@ import Testing
             #expect(scan == nil || scan?.hasPrefix("scan every row (5 rows)") == true)
             let none = try? idx.explain(YapDatabaseQuery(string: "WHERE age = NULL"))
             #expect(none?.hasPrefix("no rows") == true)
+            // OFFSET + LIMIT near Int.max saturates instead of overflowing.
+            let huge = try? idx.explain(YapDatabaseQuery(string: "WHERE age > 0 ORDER BY age LIMIT 9223372036854775807 OFFSET 5"))
+            #expect(huge?.hasSuffix("stops after \(Int.max) rows") == true, "\(huge ?? "no plan")")
         }
     }
 }

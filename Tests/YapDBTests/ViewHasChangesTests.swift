@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import YapDB
+import YapDBSimulatedDisk
 
 /// `hasChanges(forNotifications:)` on a view connection answers from the view's own changes
 /// (issue 10, item 2): false for commits that did not touch the view.
@@ -94,5 +95,70 @@ import YapDB
                 "a row leaving the filtered view")
         #expect(changes { $0.setObject("x", forKey: "a", inCollection: "other") } == (false, false))
         #expect(changes { $0.removeAllObjects(inCollection: "tasks") } == (true, false), "the filtered view was already empty")
+    }
+}
+
+
+/// A view registered again after a reopen, over rows written while it was not registered: its
+/// registering commit (which places those rows into the trees the checkpoint wrote) is a
+/// change of the view for a connection with mappings on it.
+@Suite struct ViewRegistrationChangeTests {
+    typealias Task = ViewTests.Task
+
+    static func open(_ disk: SimulatedDisk) throws -> YapDatabase {
+        let options = YapDatabaseOptions()
+        options.durability = .full
+        let database = try YapDatabase.open(path: "/vr/db", options: options, fileSystem: disk, segmentLimit: 16384)
+        ViewTests.configure(database)
+        return database
+    }
+
+    @Test func aCatchUpAtRegistrationIsAChangeOfTheView() throws {
+        let disk = SimulatedDisk(seed: 41)
+        try disk.mkdir("/vr")
+        var database = try Self.open(disk)
+        #expect(database.register(ViewTests.makeView(), withName: "tasks"))
+        database.newConnection().readWrite { tx in tx.setObject(Task(title: "a", priority: 1, done: false), forKey: "1", inCollection: "tasks") }
+        try database.checkpoint()
+        try database.close()
+
+        database = try Self.open(disk)
+        let ui = database.newConnection()
+        ui.beginLongLivedReadTransaction()
+        database.newConnection().readWrite { tx in tx.setObject(Task(title: "b", priority: 2, done: false), forKey: "2", inCollection: "tasks") }
+        #expect(database.register(ViewTests.makeView(), withName: "tasks"))
+        let notifications = ui.beginLongLivedReadTransaction()
+        let view = try #require(ui.ext("tasks") as? YapDatabaseViewConnection)
+        #expect(view.hasChanges(forNotifications: notifications), "the registration placed row 2")
+        ui.read { tx in #expect((tx.ext("tasks") as? YapDatabaseViewTransaction)?.numberOfItemsInAllGroups() == 2) }
+        database.abandon()
+    }
+
+    static func urgent() -> YapDatabaseFilteredView {
+        YapDatabaseFilteredView(parentViewName: "tasks", filtering: .withObjectBlock { _, _, _, _, object in (object as? Task)?.priority == 0 },
+                                versionTag: "1")
+    }
+
+    @Test func aFilteredViewsCatchUpAtRegistrationIsAChangeOfIt() throws {
+        let disk = SimulatedDisk(seed: 42)
+        try disk.mkdir("/vr")
+        var database = try Self.open(disk)
+        #expect(database.register(ViewTests.makeView(), withName: "tasks"))
+        #expect(database.register(Self.urgent(), withName: "urgent"))
+        database.newConnection().readWrite { tx in tx.setObject(Task(title: "a", priority: 0, done: false), forKey: "1", inCollection: "tasks") }
+        try database.checkpoint()
+        try database.close()
+
+        database = try Self.open(disk)
+        #expect(database.register(ViewTests.makeView(), withName: "tasks"))
+        let ui = database.newConnection()
+        ui.beginLongLivedReadTransaction()
+        database.newConnection().readWrite { tx in tx.setObject(Task(title: "b", priority: 0, done: false), forKey: "2", inCollection: "tasks") }
+        #expect(database.register(Self.urgent(), withName: "urgent"))
+        let notifications = ui.beginLongLivedReadTransaction()
+        let view = try #require(ui.ext("urgent") as? YapDatabaseViewConnection)
+        #expect(view.hasChanges(forNotifications: [notifications.last!]), "the registration placed row 2")
+        ui.read { tx in #expect((tx.ext("urgent") as? YapDatabaseViewTransaction)?.numberOfItemsInAllGroups() == 2) }
+        database.abandon()
     }
 }

@@ -151,4 +151,18 @@ import TestSupport
         #expect(throws: DecodingError.self) { try decoder.decode(String.self, from: [0x07, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01]) }
         #expect(throws: DecodingError.self) { try decoder.decode(Int.self, from: [0x03] + [UInt8](repeating: 0xFF, count: 11)) }
     }
+
+    /// A container's count is checked against the bytes left divided by its entries' smallest
+    /// size (2 for a keyed entry, 1 for an unkeyed element) before anything is reserved.
+    @Test func containerCountsAreBoundedByTheSmallestEntry() throws {
+        // Keyed: content = count varint (1 byte) + 10 bytes, so at most 5 entries.
+        let keyed: (UInt8) -> [UInt8] = { count in [0x0A, 11, count] + [UInt8](repeating: 0, count: 10) }
+        let source = { (bytes: [UInt8]) in ByteSource(bytes: bytes, userInfo: [:], maxDepth: 8) }
+        #expect(throws: DecodingError.self, "6 keyed entries cannot fit 10 bytes") {
+            try source(keyed(6)).containerHeader(YapBinaryFormat.keyedTag, at: 0, end: 13, path: [])
+        }
+        #expect(try source(keyed(5)).containerHeader(YapBinaryFormat.keyedTag, at: 0, end: 13, path: []).count == 5)
+        let unkeyed: [UInt8] = [0x0B, 11, 10] + [UInt8](repeating: 0, count: 10)
+        #expect(try source(unkeyed).containerHeader(YapBinaryFormat.unkeyedTag, at: 0, end: 13, path: []).count == 10)
+    }
 }

@@ -14,8 +14,26 @@ import YapDBStorage
         #expect(o.maxValueSize == 1 << 30)
         #expect(o.checkpointThreshold == 64 << 20)
         #expect(o.compactionThreshold == 0.5)
+        #if os(iOS) || os(tvOS) || os(watchOS) || os(visionOS)
+        #expect(o.indexReadMode == .cached(pages: YapDatabaseIndexReadMode.defaultCachedPages), "no maps by default on mobile")
+        #else
         #expect(o.indexReadMode == .memoryMapped)
+        #endif
+        #expect(o.indexReadMode == YapDatabaseIndexReadMode.platformDefault)
         #expect(o.idleCheckpointDelay == 5)
+    }
+
+    /// `compactionThreshold` takes a fraction in 0...1; anything else (NaN, negative, over 1)
+    /// stops the program when set (checked by this predicate, which the setter's precondition
+    /// uses), instead of silently turning compaction off or rewriting every segment.
+    @Test func compactionThresholdsOutsideZeroToOneAreRefused() {
+        for valid in [0, 0.25, 0.5, 1] { #expect(YapDatabaseOptions.isValidCompactionThreshold(valid), "\(valid)") }
+        for invalid in [Double.nan, -0.1, -.infinity, 1.01, .infinity] {
+            #expect(!YapDatabaseOptions.isValidCompactionThreshold(invalid), "\(invalid)")
+        }
+        let options = YapDatabaseOptions()
+        options.compactionThreshold = 0
+        #expect(options.compactionThreshold == 0)
     }
 
     /// The idle delay reaches the engine (off at 0), and a quiet database writes its index

@@ -28,6 +28,28 @@ extension Runner {
         try runW13Writes(engines)
     }
 
+    /// W13's cascades and writes with YapDB alone (`--only W13P`), for a profiler: no report rows.
+    func runW13ForProfiling() throws {
+        for (parents, children) in [(1, Self.w13Children), (100, 100)] {
+            let folder = try freshFolder("W13P-cascade-\(parents)")
+            defer { remove(folder) }
+            let store = try W13Store.open(.yapdb, folder: folder, withRelationships: true)
+            defer { store.close() }
+            try store.load(parents: parents, childrenPerParent: children)
+            let time = try timed(true) { try store.deleteParents(parents) }
+            log("  cascade \(parents) × \(children): \(format(time, .time))")
+        }
+        for with in [true, false] {
+            let folder = try freshFolder("W13P-writes-\(with)")
+            defer { remove(folder) }
+            let store = try W13Store.open(.yapdb, folder: folder, withRelationships: with)
+            defer { store.close() }
+            try store.loadTargets(Self.w13Targets)
+            let time = try timed(true) { try store.writeNodes(Self.w13Writes, targets: Self.w13Targets, batch: 1_000) }
+            log("  writes (relationships: \(with)): \(format(time / Double(Self.w13Writes), .time)) per node")
+        }
+    }
+
     func runW13Cascade(_ engines: [Engine], parents: Int, children: Int, label: String) throws {
         let figures = try interleave(engines, reps: settings.heavyReps) { engine, rep in
             let folder = try freshFolder("W13-cascade-\(parents)-\(engine.rawValue)-\(rep)")
@@ -61,7 +83,7 @@ extension Runner {
             return ["lookup": time / Double(probes.count)]
         }
         add("W13", "edges by destination among \(edges.formatted()) edges (100 per parent), per lookup", .time, figures, "lookup",
-            note: "YapDB `enumerateEdges(withName:destinationKey:collection:using:)`, SQLite `SELECT id FROM child WHERE parent = ?` (indexed), GRDB `parent.request(for: Parent.children).select(Column(\"id\"), as: String.self)`; the 100 source keys returned")
+            note: "YapDB `iterateEdgeSources(withName:destinationKey:collection:using:)` (each source key and collection as strings, no edge object; `enumerateEdges`, which makes a `YapDatabaseRelationshipEdge` per edge, measured 1.11× SQLite at full size before it), SQLite `SELECT id FROM child WHERE parent = ?` (indexed), GRDB `parent.request(for: Parent.children).select(Column(\"id\"), as: String.self)`; the 100 source keys returned")
     }
 
     func runW13Writes(_ engines: [Engine]) throws {
@@ -169,8 +191,8 @@ final class W13YapStore: W13StoreProtocol {
             guard let rel = tx.ext("rel") as? YapDatabaseRelationshipTransaction else { return 0 }
             var found = 0
             for p in parents {
-                rel.enumerateEdges(withName: "parent", destinationKey: W13Store.parentKey(p), collection: "parents") { edge, _ in
-                    if !edge.sourceKey.isEmpty { found += 1 }
+                rel.iterateEdgeSources(withName: "parent", destinationKey: W13Store.parentKey(p), collection: "parents") { key, _, _ in
+                    if !key.isEmpty { found += 1 }
                 }
             }
             return found

@@ -68,10 +68,12 @@ let workloads: [(String, () throws -> Void)] = [
     ("W14", runner.runW14),
     // W12's queries alone (no maintenance loads), for profiling: only when named.
     ("W12Q", runner.runW12QueriesOnly),
+    // W13's cascades and writes, YapDB alone, for profiling: only when named.
+    ("W13P", runner.runW13ForProfiling),
 ]
 let started = nowNanoseconds()
 do {
-    for (name, run) in workloads where settings.wants(name) && (name != "W12Q" || settings.only.contains(name)) {
+    for (name, run) in workloads where settings.wants(name) && (!["W12Q", "W13P"].contains(name) || settings.only.contains(name)) {
         let start = nowNanoseconds()
         log("\(name)…")
         try run()

@@ -18,7 +18,10 @@ final class YapBinaryKeyIndex {
         source = decoder.source
         let end = decoder.end
         let (count, first) = try source.containerHeader(YapBinaryFormat.keyedTag, at: decoder.start, end: end, path: decoder.codingPath)
-        entries.reserveCapacity(count)
+        // `count` is at most the bytes left / 2 (`containerHeader`); reserving no more than a
+        // small page of entries up front keeps a hostile count from reserving 16 bytes of
+        // `Entry` per input byte before a single entry has been read (the array still grows).
+        entries.reserveCapacity(min(count, 256))
         var p = first
         for _ in 0..<count {
             let keyCount = try source.length(&p, limit: end, path: decoder.codingPath)

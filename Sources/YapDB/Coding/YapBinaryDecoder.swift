@@ -134,6 +134,9 @@ final class ByteSource {
     }
 
     /// The (count, first entry, end) of the container with `tag` at `start`, whose value ends at `end`.
+    /// An entry of a keyed container takes at least 2 bytes (a key length and a value tag), an
+    /// element of an unkeyed one at least 1 (a tag): a count over the bytes left divided by that
+    /// is a lie, refused before anything is reserved for it.
     func containerHeader(_ tag: UInt8, at start: Int, end: Int, path: @autoclosure () -> [any CodingKey]) throws -> (count: Int, first: Int) {
         let found = try byte(at: start, limit: end, path: path())
         guard found == tag else {
@@ -145,8 +148,8 @@ final class ByteSource {
         let content = try length(&p, limit: end, path: path())
         guard p + content == end else { throw corrupt("container length disagrees with its extent", at: path()) }
         let count = try varint(&p, limit: end, path: path())
-        // Every entry takes at least one byte, so a larger count is a lie.
-        guard count <= UInt64(end - p) else { throw corrupt("count \(count) exceeds the bytes left", at: path()) }
+        let minimumEntryBytes = tag == YapBinaryFormat.keyedTag ? 2 : 1
+        guard count <= UInt64((end - p) / minimumEntryBytes) else { throw corrupt("count \(count) exceeds the bytes left", at: path()) }
         return (Int(count), p)
     }
 

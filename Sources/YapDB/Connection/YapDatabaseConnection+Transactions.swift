@@ -7,12 +7,17 @@ extension YapDatabaseConnection {
 
     /// Runs `block` in a read-only transaction on one snapshot and returns its result.
     /// Blocks until the connection's earlier transactions are done; never waits for writers.
-    /// Reading works on a poisoned, full or read-only database. A synchronous read of a closed
-    /// database is a misuse: it stops the program with a message saying so (the asynchronous
-    /// forms skip their block instead).
+    /// Reading works on a poisoned, full or read-only database. On a closed database the block
+    /// still runs, on the state the database had when it closed (the newest commit), and the
+    /// read is reported to the log handler as an error: `close()` on one thread can race a read
+    /// on another, which the caller cannot always prevent, and this form has no error to throw
+    /// (as `readWrite` runs its block on a closed database and refuses its writes). The
+    /// asynchronous forms skip their block instead; `async` `read` throws `.closed`.
     public func read<T, E: Error>(_ block: (YapDatabaseReadTransaction) throws(E) -> T) throws(E) -> T {
         checkPermitted(.syncRead, "a synchronous read")
-        precondition(!database.isClosed, "YapDatabaseConnection misuse: a synchronous read of a closed database (\(database.databaseURL.path)); there is nothing to read after close()")
+        if database.isClosed {
+            YapDatabaseLogging.log(.error, "a synchronous read of \(database.databaseURL.path) after close(): the block reads the state at close")
+        }
         return try onQueue { () throws(E) -> T in try performRead(block) }
     }
 
@@ -203,6 +208,7 @@ extension YapDatabaseConnection {
     /// A read transaction (on the queue).
     func performRead<T, E: Error>(_ block: (YapDatabaseReadTransaction) throws(E) -> T) throws(E) -> T {
         applySettings()
+        confirmMappedFiles()
         let lease = longLived ?? database.engine.acquireSnapshot()
         syncCaches(to: lease.snapshot.number)
         let tx = YapDatabaseReadTransaction(connection: self, snapshot: lease.snapshot)
@@ -211,6 +217,16 @@ extension YapDatabaseConnection {
             withExtendedLifetime(lease) {}
         }
         return try block(tx)
+    }
+
+    /// Before a transaction reads: at most once per interval, the engine compares the files it
+    /// reads through memory maps with their maps and revokes the map of a file another program
+    /// shrank (`Engine.confirmMappedFiles`), so reads of it report typed errors instead of
+    /// stopping the process; the first such finding goes to the log handler.
+    func confirmMappedFiles() {
+        if let error = database.engine.confirmMappedFiles() {
+            YapDatabaseLogging.log(.error, "\(database.databaseURL.path): a file read through a memory map changed under it: \(error); reads of it now fail")
+        }
     }
 
     /// How a read-write transaction ended.
@@ -233,6 +249,7 @@ extension YapDatabaseConnection {
     func performReadWrite<T, E: Error>(_ block: (YapDatabaseReadWriteTransaction) throws(E) -> T,
                                        runsWhenRefused: Bool) -> WriteOutcome<T, E> {
         applySettings()
+        confirmMappedFiles()
         if longLived != nil {
             if settings.withLock({ $0.exceptionsForImplicitEnd }) {
                 preconditionFailure("YapDatabaseConnection misuse: a read-write transaction implicitly ends this connection's long-lived read transaction (exceptions for this are enabled)")

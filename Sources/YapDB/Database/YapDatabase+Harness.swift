@@ -16,17 +16,21 @@ extension YapDatabase {
     ///   - indexPageSize: the index page size of a database this call creates (small pages make
     ///     small index files with several levels); nil keeps the default.
     ///   - countsExtensionPageReads: count the pages views' trees read (`extensionPagesRead`).
+    ///   - mappedFileCheckInterval: how often transactions compare mapped files with their maps
+    ///     (`EngineOptions.mappedFileCheckInterval`; zero: at every transaction); nil keeps the
+    ///     default.
     ///
     /// No idle checkpoints: a harness counts and cuts the I/O calls, and a background
     /// checkpoint would interleave with them by the clock.
     /// - Throws: what `open(url:options:)` throws.
     package static func open(path: String, options: YapDatabaseOptions, fileSystem: any FileSystem = PosixFileSystem.shared,
                              segmentLimit: Int? = nil, indexPageSize: Int? = nil,
-                             countsExtensionPageReads: Bool = false) throws(YapDatabaseError) -> YapDatabase {
+                             countsExtensionPageReads: Bool = false,
+                             mappedFileCheckInterval: Duration? = nil) throws(YapDatabaseError) -> YapDatabase {
         let url = URL(fileURLWithPath: path)
         let engine = try openEngine(url: url, options: options, fileSystem: fileSystem, segmentLimit: segmentLimit,
                                     indexPageSize: indexPageSize, countsExtensionPageReads: countsExtensionPageReads,
-                                    idleCheckpoints: false)
+                                    idleCheckpoints: false, mappedFileCheckInterval: mappedFileCheckInterval)
         return YapDatabase(engine: engine, url: url, options: options)
     }
 

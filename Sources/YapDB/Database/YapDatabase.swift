@@ -89,8 +89,12 @@ public final class YapDatabase: Sendable {
     ///   - countsExtensionPageReads: count the pages views' trees read (tests).
     static func openEngine(url: URL, options: YapDatabaseOptions, fileSystem: any FileSystem = PosixFileSystem.shared,
                            segmentLimit: Int? = nil, indexPageSize: Int? = nil,
-                           countsExtensionPageReads: Bool = false, idleCheckpoints: Bool = true) throws(YapDatabaseError) -> Engine {
+                           countsExtensionPageReads: Bool = false, idleCheckpoints: Bool = true,
+                           mappedFileCheckInterval: Duration? = nil) throws(YapDatabaseError) -> Engine {
         guard url.isFileURL else { throw .io(errno: EINVAL, operation: "open: not a file URL") }
+        PosixFileSystem.ignoredErrorLog.withLock { log in
+            if log == nil { log = { failure in YapDatabaseLogging.log(.warning, "directory sync not possible here, ignored: \(failure)") } }
+        }
         var engineOptions = EngineOptions()
         engineOptions.createIfMissing = options.createIfMissing
         engineOptions.corruptAction = switch options.corruptAction {
@@ -118,6 +122,7 @@ public final class YapDatabase: Sendable {
         if let segmentLimit { engineOptions.segmentLimit = segmentLimit }
         if let indexPageSize { engineOptions.indexPageSize = indexPageSize }
         engineOptions.countsExtensionPageReads = countsExtensionPageReads
+        if let mappedFileCheckInterval { engineOptions.mappedFileCheckInterval = mappedFileCheckInterval }
         do throws(StorageError) {
             return try Engine.open(path: url.path, options: engineOptions)
         } catch {

@@ -11,7 +11,8 @@ extension YapDatabaseError {
         case .io(let failure):
             switch failure.errno {
             case ENOSPC, EDQUOT: self = .diskFull
-            case EACCES, EROFS, EPERM: self = .readOnly
+            case EROFS: self = .readOnly
+            case EACCES, EPERM: self = .permissionDenied(operation: failure.operation)
             case EISDIR: self = .notADatabase
             default: self = .io(errno: failure.errno, operation: failure.operation)
             }
@@ -21,6 +22,7 @@ extension YapDatabaseError {
         case .alreadyOpen: self = .alreadyOpen
         case .poisoned: self = .poisoned
         case .closed: self = .closed
+        case .missingFiles(let names): self = .missingFiles(names: names)
         }
     }
 

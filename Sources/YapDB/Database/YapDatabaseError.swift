@@ -37,9 +37,26 @@ public enum YapDatabaseError: Error, Sendable, Equatable, Hashable {
     /// `YapDatabase` instance (share it) instead of opening the file twice.
     case alreadyOpen
 
-    /// The file or its directory cannot be written (permissions, read-only volume).
-    /// Fix the permissions or open a copy in a writable place.
+    /// The file or its directory is on a read-only volume (`EROFS`). Nothing was changed; open
+    /// a copy in a writable place.
     case readOnly
+
+    /// The operating system refused access to a file of the database or to its directory
+    /// (`EACCES`, `EPERM`) during `operation` (e.g. `"open"`, `"pwrite"`): file permissions, a
+    /// sandbox, or data protection on a locked device (files protected until first unlock, or
+    /// complete protection, cannot be read or written while the device is locked). The failed
+    /// call changed nothing; fix the permissions or retry once the device is unlocked. A
+    /// commit that failed this way was not applied; if the database is now ``poisoned``,
+    /// reopen it.
+    case permissionDenied(operation: String)
+
+    /// Files the database's main file says exist are gone (a partial restore, a copy of the
+    /// main file alone, a sync tool that skipped files, a file deleted by another program):
+    /// opening would give an older or empty database. `names` lists what is missing (file
+    /// names, or a log segment shorter than promised). Nothing was changed or deleted, and
+    /// `corruptAction` does not apply: restore the missing files (or the whole database) and
+    /// open again.
+    case missingFiles(names: [String])
 
     /// The disk is full (`ENOSPC`/`EDQUOT`). The failed commit was not applied; free space and,
     /// if the database is now ``poisoned``, reopen it.
@@ -97,7 +114,11 @@ extension YapDatabaseError: CustomStringConvertible, LocalizedError {
         case .alreadyOpen:
             return "YapDB: the database is already open in this process; share the existing YapDatabase instance"
         case .readOnly:
-            return "YapDB: the database cannot be written (read-only file, directory or volume)"
+            return "YapDB: the database cannot be written (read-only volume)"
+        case let .permissionDenied(operation):
+            return "YapDB: permission denied during \(operation) (file permissions, a sandbox, or data protection while the device is locked)"
+        case let .missingFiles(names):
+            return "YapDB: files of the database are missing, so it would open older or empty (nothing was changed): \(names.joined(separator: ", "))"
         case .diskFull:
             return "YapDB: the disk is full; the write was not applied"
         case let .io(errno, operation):

@@ -54,10 +54,21 @@ public enum YapDatabaseIndexReadMode: Sendable, Hashable {
     /// length; a value past that is read with `pread`). A lookup makes no system call and a
     /// value is read where it lies, its record's checksum still checked on every read; the
     /// operating system's page cache holds the bytes (its memory is reclaimable, not the
-    /// process's own). The default. The database maps only bytes that are synced or finished
-    /// and never truncated, so its own writes never disturb a mapping; another program that
-    /// truncates the files while the database is open could (a read of a truncated mapped page
-    /// stops the process), which is what ``cached(pages:)`` is for.
+    /// process's own). The default on macOS, Linux and other servers and desktops. The
+    /// database maps only bytes that are synced or finished and never truncated, so its own
+    /// writes never disturb a mapping.
+    ///
+    /// What a map cannot survive: a read of a mapped page whose bytes are gone — the file
+    /// truncated by another program (a restore with `cp` over a live database, a tool), or an
+    /// I/O error paging it in (a bad sector, a removed volume, a network file system) — raises
+    /// `SIGBUS`, which stops the process; no Swift code can catch it. YapDB narrows the first
+    /// case: before a transaction reads (at most every 50 ms) it compares each mapped file's
+    /// size with its map, and a file found shorter is never read through its map again — its
+    /// reads fail with ``YapDatabaseError/corrupted(offset:reason:)`` instead. A file
+    /// truncated after that check and before a read touches it, and an I/O error under a map,
+    /// still stop the process. Where that matters, or where other programs may change the
+    /// files, use ``cached(pages:)``, which has no such window (it is the default on iOS,
+    /// tvOS, watchOS and visionOS, as SQLite turns its memory maps off there).
     case memoryMapped
     /// With `pread`: index pages through a cache of at most `pages` pages (least recently used
     /// dropped first), each page's checksum checked when it is read, and every value with a
@@ -70,6 +81,17 @@ public enum YapDatabaseIndexReadMode: Sendable, Hashable {
 
     /// A cache of 1,024 pages (4 MiB with the default page size) for ``cached(pages:)``.
     public static let defaultCachedPages = 1024
+
+    /// The default mode: ``cached(pages:)`` with ``defaultCachedPages`` on iOS, tvOS, watchOS
+    /// and visionOS, where a process stopped by `SIGBUS` (a file truncated or unreadable
+    /// under a map) is an app that crashes in the field; ``memoryMapped`` elsewhere.
+    public static var platformDefault: YapDatabaseIndexReadMode {
+        #if os(iOS) || os(tvOS) || os(watchOS) || os(visionOS)
+        return .cached(pages: defaultCachedPages)
+        #else
+        return .memoryMapped
+        #endif
+    }
 }
 
 /// Options for opening a database (YapDatabase's `YapDatabaseOptions`).
@@ -90,7 +112,7 @@ public final class YapDatabaseOptions: Sendable {
         var maxValueSize = YapDatabaseOptions.defaultMaxValueSize
         var checkpointThreshold = YapDatabaseOptions.defaultCheckpointThreshold
         var compactionThreshold = YapDatabaseOptions.defaultCompactionThreshold
-        var indexReadMode = YapDatabaseIndexReadMode.memoryMapped
+        var indexReadMode = YapDatabaseIndexReadMode.platformDefault
         var idleCheckpointDelay = YapDatabaseOptions.defaultIdleCheckpointDelay
     }
 
@@ -107,7 +129,8 @@ public final class YapDatabaseOptions: Sendable {
 
     /// Options with every default: create if missing, fail on corruption, full durability,
     /// LZ4 compression, 1 GiB values, 64 MiB checkpoint threshold, 0.5 compaction threshold,
-    /// index pages read through a memory map.
+    /// index pages and values read through memory maps (with `pread` on iOS, tvOS, watchOS and
+    /// visionOS: ``YapDatabaseIndexReadMode/platformDefault``).
     public init() { storage = Mutex(Values()) }
 
     /// Options holding `values` (used by the database to hand out its copy).
@@ -179,18 +202,32 @@ public final class YapDatabaseOptions: Sendable {
     }
 
     /// Fraction (0...1) of a segment's bytes that must be dead before compaction rewrites it.
-    /// Default 0.5.
+    /// Default 0.5. 0 rewrites every sealed segment that has any dead bytes at all; a segment
+    /// with none is never rewritten, whatever the threshold.
+    ///
+    /// Setting a value outside 0...1, or NaN, stops the program with a message naming the
+    /// value (a programming error, like an out-of-range index): NaN would turn compaction off
+    /// silently and a negative fraction would rewrite every segment on every `compact()`.
     public var compactionThreshold: Double {
         get { storage.withLock { $0.compactionThreshold } }
-        set { storage.withLock { $0.compactionThreshold = newValue } }
+        set {
+            precondition(Self.isValidCompactionThreshold(newValue),
+                         "YapDatabaseOptions.compactionThreshold must be a fraction in 0...1, got \(newValue)")
+            storage.withLock { $0.compactionThreshold = newValue }
+        }
     }
 
+    /// Whether `value` may be a ``compactionThreshold``: a number in 0...1 (NaN is not).
+    static func isValidCompactionThreshold(_ value: Double) -> Bool { value >= 0 && value <= 1 }
+
     /// How index pages and values are read: through memory maps
-    /// (``YapDatabaseIndexReadMode/memoryMapped``, the default) or with `pread`, index pages
+    /// (``YapDatabaseIndexReadMode/memoryMapped``, the default on macOS and Linux; see there
+    /// for what a map cannot survive) or with `pread`, index pages
     /// through a bounded page cache (``YapDatabaseIndexReadMode/cached(pages:)``), for file
     /// systems where a memory map is unsafe. A YapDB addition (YapDatabase has no index
     /// files). Both modes read the same files with the same checks; a database may be opened
-    /// in either.
+    /// in either. The default is ``YapDatabaseIndexReadMode/platformDefault``: `.cached` on
+    /// iOS, tvOS, watchOS and visionOS.
     ///
     /// ```swift
     /// let options = YapDatabaseOptions()

@@ -50,6 +50,10 @@ struct RelationshipState: Sendable {
     var versionTag: String
     var bySource: PagedBTree
     var byDestination: PagedBTree
+    /// Every change made to the trees since it was last taken: the commit writes it as its
+    /// edge record (`RelationshipEdgeLog`), so a replay of the log rebuilds the trees exactly.
+    /// Empty in a published state.
+    var changeLog = RelationshipEdgeLog()
 
     /// The layout byte at the start of the root bytes.
     static let layout: UInt8 = 1
@@ -357,17 +361,21 @@ struct RelationshipState: Sendable {
 
     // MARK: Changes
 
+    // Every change below is noted in `changeLog`.
+
     /// Stores `edge` (replacing the rules of an edge with its identity).
     mutating func insert(_ edge: StoredEdge) throws(PageError) {
         let value = Self.rulesValue(edge.rules)
         _ = try bySource.upsert(Self.sourceKey(edge), value)
         _ = try byDestination.upsert(Self.destinationKey(edge), value)
+        changeLog.stored(edge)
     }
 
     /// Removes `edge`, which was just read from these trees (no existence walk first).
     mutating func removeStored(_ edge: StoredEdge) throws(PageError) {
         _ = try bySource.removeFound(Self.sourceKey(edge))
         _ = try byDestination.removeFound(Self.destinationKey(edge))
+        changeLog.removed(edge)
     }
 
     /// Removes the edge with `edge`'s identity; returns whether it was stored.
@@ -375,6 +383,7 @@ struct RelationshipState: Sendable {
     mutating func remove(_ edge: StoredEdge) throws(PageError) -> Bool {
         guard try bySource.remove(Self.sourceKey(edge)) != nil else { return false }
         _ = try byDestination.remove(Self.destinationKey(edge))
+        changeLog.removed(edge)
         return true
     }
 
@@ -382,6 +391,7 @@ struct RelationshipState: Sendable {
     mutating func removeAll() {
         bySource.removeAll()
         byDestination.removeAll()
+        changeLog.removedEverything()
     }
 }
 

@@ -69,64 +69,80 @@ open class YapDatabaseRelationship: YapDatabaseExtension, @unchecked Sendable {
         let engine = transaction.connection.database.engine
         var state: RelationshipState
         var regather = true
+        // Nothing of the log was replayed into the state: its record then starts with "every
+        // edge removed", so that a replay gives the same trees whatever came before.
+        var startsEmpty = false
+        // The edge records of the commits since the roots (or, with no roots, since the newest
+        // checkpoint), replayed in commit order, and the rows changed after the last of them.
         var catchUp: ExtensionCatchUp?
-        // The manual-edge records of the commits since the roots (or, with no roots, since the
-        // newest checkpoint), replayed in commit order before the rows are caught up with.
-        var records: [[UInt8]] = []
-        if let claimed = engine.claimExtensionRoots(key, acceptingLostRowChanges: true),
-           let stored = RelationshipState(claimed: claimed) {
-            state = stored
-            // Rows changed that are no longer listed: every protocol edge is gathered again.
-            regather = stored.versionTag != versionTag || claimed.catchUp.rowChangesLost
+        if let claimed = engine.claimExtensionRoots(key, acceptingLostRowChanges: true) {
             catchUp = claimed.catchUp
-            records = claimed.catchUp.records
+            if let stored = RelationshipState(claimed: claimed) {
+                state = stored
+                // Rows changed that are no longer listed: every protocol edge is gathered again.
+                regather = stored.versionTag != versionTag || claimed.catchUp.rowChangesLost
+            } else {
+                YapDatabaseLogging.log(.error, "relationship \(name): its stored roots do not decode; gathering its edges again")
+                state = RelationshipState(versionTag: versionTag, format: format)
+            }
         } else if let stored = transaction.extensionState(key) as? RelationshipState {
             state = stored
         } else {
             state = RelationshipState(versionTag: versionTag, format: format)
-            records = engine.claimExtensionRecords(key)
+            catchUp = engine.claimExtensionRecords(key)
+            // Records with no roots start from empty (the first is a registration's): exact.
+            regather = catchUp.map { $0.records.isEmpty || $0.rowChangesLost } ?? true
+            startsEmpty = catchUp?.records.isEmpty ?? true
         }
-        if !records.isEmpty {
+        if let records = catchUp?.records, !records.isEmpty {
             do throws(PageError) {
-                if try RelationshipManualEdgeLog.replay(records, into: &state) { regather = true }
+                if try RelationshipEdgeLog.replay(records, into: &state) { regather = true }
             } catch {
-                YapDatabaseLogging.log(.error, "relationship \(name): a manual-edge record in the log does not decode (\(error)); "
+                YapDatabaseLogging.log(.error, "relationship \(name): an edge record in the log does not decode (\(error)); "
                                        + "starting empty, manual edges are lost")
                 state = RelationshipState(versionTag: versionTag, format: format)
                 regather = true
-                records = []
+                startsEmpty = true
             }
         }
         state.versionTag = versionTag
+        state.changeLog = RelationshipEdgeLog()
+        if startsEmpty { state.changeLog.removedEverything() }
         transaction.setExtensionState(state, forKey: key)
         transaction.engineTransaction.markChanged()
         guard let ext = relationshipTransaction(name, transaction) else { return false }
         do throws(PageError) {
             if regather {
                 try ext.regatherAllProtocolEdges()
+                // Manual edges whose rows were removed while the extension was not registered
+                // go, as the rows did.
+                try ext.dropEdgesWithMissingEnds()
             } else if let catchUp, !catchUp.isEmpty {
                 try ext.catchUp(catchUp)
             } else if catchUp != nil {
                 // The trees describe the rows as they are: no commit needed.
                 transaction.engineTransaction.publishExtensionsWithoutCommit()
+                return true
             }
-            // Replayed edges (or regathered ones) whose rows were removed while the extension
-            // was not registered go, as the rows did.
-            if regather || !records.isEmpty { try ext.dropEdgesWithMissingEnds() }
         } catch {
             YapDatabaseLogging.log(.error, "relationship \(name) could not be built: \(error)")
             return false
         }
-        return true
+        // The registration's own record: what it changed, even nothing, so that the rows
+        // changed before it are covered (docs/format.md §11).
+        return ext.appendEdgeRecord(evenIfEmpty: true)
     }
 
     override func dropState(name: String, transaction: YapDatabaseReadWriteTransaction) {
         let key = Self.stateKey(name)
+        (transaction.extensionTransactions[name] as? YapDatabaseRelationshipTransaction)?.dropPendingTreeChanges()
         if transaction.extensionState(key) != nil {
-            // A reopen must not replay this extension's earlier manual-edge records onto roots
-            // of a checkpoint written before this commit: the record says every edge is gone.
-            var reset = RelationshipManualEdgeLog()
+            // A reopen must not replay this extension's earlier edge records onto roots of a
+            // checkpoint written before this commit: the record says every edge is gone, and
+            // that the next registration gathers them from the rows.
+            var reset = RelationshipEdgeLog()
             reset.removedEverything()
+            reset.dropped = true
             do throws(StorageError) {
                 try transaction.engineTransaction.appendExtensionData(name: key, payload: reset.encoded())
             } catch {
@@ -170,20 +186,21 @@ open class YapDatabaseRelationship: YapDatabaseExtension, @unchecked Sendable {
         relationshipTransaction(name, transaction)?.allNodesRemoved()
     }
 
-    /// Runs the rules, then writes the transaction's net manual-edge change into the commit
-    /// (one extension data record, docs/format.md §3): manual edges are not derived from the
-    /// rows, so the log carries them, and a crash leaves each commit's rows and manual edges
-    /// all there or not at all.
+    /// Runs the rules, then writes the transaction's net edge change into the commit (an
+    /// extension data record, docs/format.md §3 and §11): for every commit that changed a row
+    /// or an edge, so that a crash leaves each commit's rows and edges all there or not at all,
+    /// and a replay rebuilds the edges exactly as the rules left them.
     override func willCommit(name: String, transaction: YapDatabaseReadWriteTransaction) {
-        guard let ext = transaction.extensionTransactions[name] as? YapDatabaseRelationshipTransaction else { return }
-        ext.flush()
-        guard !ext.manualEdgeLog.isEmpty, transaction.pendingFailure == nil else { return }
-        let payload = ext.manualEdgeLog.encoded()
-        ext.manualEdgeLog = RelationshipManualEdgeLog()
-        do throws(StorageError) {
-            try transaction.engineTransaction.appendExtensionData(name: Self.stateKey(name), payload: payload)
-        } catch {
-            transaction.fail(YapDatabaseError(error))
+        let ext = transaction.extensionTransactions[name] as? YapDatabaseRelationshipTransaction
+        ext?.flush()
+        guard transaction.pendingFailure == nil else { return }
+        let rowsChanged = !transaction.engineTransaction.changeset.isEmpty
+        if let ext {
+            _ = ext.appendEdgeRecord(evenIfEmpty: rowsChanged)
+        } else if rowsChanged {
+            // No hook made the extension's transaction (rows it does not read): an empty
+            // record still says the commit is covered.
+            _ = relationshipTransaction(name, transaction)?.appendEdgeRecord(evenIfEmpty: true)
         }
     }
 

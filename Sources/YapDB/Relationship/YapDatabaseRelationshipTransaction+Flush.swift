@@ -26,6 +26,14 @@ extension YapDatabaseRelationshipTransaction {
                 checkCursor += 1
                 checkEnds(edge)
             } else if deletedCursor < deletedOrder.count {
+                // A run of removed rows with no edge left (a cascade's leaves): nothing to do.
+                if deletedOrder.count - deletedCursor > 1, deletedCursor >= edgeFreeCheckFrom {
+                    edgeFreeCheckFrom = deletedOrder.count
+                    if noEdges(touch: deletedOrder[deletedCursor...]) {
+                        deletedCursor = deletedOrder.count
+                        continue
+                    }
+                }
                 let node = deletedOrder[deletedCursor]
                 deletedCursor += 1
                 if deletedSet.contains(node), !exists(node) { processDeleted(node) }
@@ -33,12 +41,14 @@ extension YapDatabaseRelationshipTransaction {
                 break
             }
         }
+        mergePendingTreeChanges()
         pendingRules.removeAll()
         ruleCursor = 0
         checks.removeAll()
         checkCursor = 0
         deletedOrder.removeAll()
         deletedCursor = 0
+        edgeFreeCheckFrom = 0
         deletedSet.removeAll()
         if !filesToDelete.isEmpty {
             let files = filesToDelete
@@ -69,7 +79,6 @@ extension YapDatabaseRelationshipTransaction {
         var stored = edge
         stored.rules = rules
         update { state throws(PageError) in try state.removeStored(stored) }
-        manualEdgeLog.removed(stored)
         if sourceMissing {
             sourceDeleted(stored)
         } else {
@@ -91,14 +100,10 @@ extension YapDatabaseRelationshipTransaction {
             }
         }
         guard !outgoing.isEmpty || !incoming.isEmpty else { return }
-        update { state throws(PageError) in
-            for edge in outgoing { try state.removeStored(edge) }
-            for edge in incoming { try state.removeStored(edge) }
-        }
-        for edge in outgoing { manualEdgeLog.removed(edge) }
-        for edge in incoming { manualEdgeLog.removed(edge) }
-        for edge in outgoing { sourceDeleted(edge) }
-        for edge in incoming { destinationDeleted(edge) }
+        removeStoredEdges(outgoing + incoming)
+        for edge in outgoing { sourceDeletedInBatch(edge) }
+        for edge in incoming { destinationDeletedInBatch(edge) }
+        removeGatheredRows()
     }
 
     /// The edge's source is gone (or left the edge out): the destination's rules.

@@ -1,19 +1,26 @@
 import YapDBIndex
+import YapDBStorage
 
-// Registration after a reopen: the manual-edge records of the log, and edges whose rows are gone.
-extension RelationshipManualEdgeLog {
+// Registration after a reopen: the edge records of the log, and edges whose rows are gone.
+extension RelationshipEdgeLog {
     /// Applies `records` (payloads of this extension's extension data records, in commit order)
-    /// to `state`. Returns whether one of them removed every edge (protocol edges included: the
-    /// caller gathers them all again). Throws `PageError` when a payload does not decode or a
-    /// page cannot be read.
+    /// to `state`, noting nothing in its change log (the records are in the log already).
+    /// Returns whether every protocol edge must be gathered again from the rows: the last
+    /// record says the extension was unregistered, or a record is of layout 1 (manual edges
+    /// only). Throws `PageError` when a payload does not decode or a page cannot be read.
     static func replay(_ records: [[UInt8]], into state: inout RelationshipState) throws(PageError) -> Bool {
-        var removedEverything = false
+        var regather = false
+        var legacy = false
+        let kept = state.changeLog
         for payload in records {
             let log = try decode(payload)
             try log.apply(to: &state)
-            if log.removedAll { removedEverything = true }
+            // After a drop, the next record is a registration's, which starts empty.
+            regather = log.dropped
+            if log.isLegacy { legacy = true }
         }
-        return removedEverything
+        state.changeLog = kept
+        return regather || legacy
     }
 }
 
@@ -30,5 +37,31 @@ extension YapDatabaseRelationshipTransaction {
         }
         guard !gone.isEmpty else { return }
         update { state throws(PageError) in for edge in gone { try state.remove(edge) } }
+    }
+}
+
+extension YapDatabaseRelationshipTransaction {
+    /// Takes the state's change log and writes it into the commit as edge records (none when
+    /// it is empty, unless `evenIfEmpty`). Returns false (the transaction failed) when the log
+    /// cannot be written.
+    func appendEdgeRecord(evenIfEmpty: Bool) -> Bool {
+        guard let tx = writeTransaction, let current = state else { return true }
+        guard evenIfEmpty || !current.changeLog.isEmpty else { return true }
+        var log = RelationshipEdgeLog()
+        if !current.changeLog.isEmpty {
+            update { state in
+                log = state.changeLog
+                state.changeLog = RelationshipEdgeLog()
+            }
+        }
+        do throws(StorageError) {
+            for payload in log.encodedPayloads(limit: Format.maxExtensionDataPayload) {
+                try tx.engineTransaction.appendExtensionData(name: stateKey, payload: payload)
+            }
+        } catch {
+            tx.fail(YapDatabaseError(error))
+            return false
+        }
+        return true
     }
 }

@@ -76,7 +76,6 @@ extension YapDatabaseRelationshipTransaction {
         guard current != edge.rules else { return }
         update { state throws(PageError) in try state.insert(edge) }
         checks.append(edge)
-        manualEdgeLog.stored(edge)
     }
 
     func removeManual(_ identity: StoredEdge, reason: YDB_NotifyReason) {
@@ -88,7 +87,6 @@ extension YapDatabaseRelationshipTransaction {
             try state.remove(edge)
             removed = edge
         }
-        if let removed { manualEdgeLog.removed(removed) }
         if let removed, reason != .edgeDeleted { pendingRules.append((removed, reason)) }
     }
 
@@ -118,7 +116,7 @@ extension YapDatabaseRelationshipTransaction {
     /// stored, so a callback cannot start a loop. `noneStored`: the caller knows `source` has no
     /// stored protocol edges (they are not read).
     func replaceProtocolEdges(of source: CollectionKeyPair, with edges: [YapDatabaseRelationshipEdge], noneStored: Bool = false) {
-        guard let maximumEntrySize = state?.bySource.format.maximumEntrySize else { return }
+        guard let maximumEntrySize else { return }
         // Deduplicated by identity, in first-seen order; the last rules given win.
         var wanted = EdgeIndex()
         for edge in edges {
@@ -151,10 +149,9 @@ extension YapDatabaseRelationshipTransaction {
             added.append(edge)
         }
         guard !removed.isEmpty || !added.isEmpty else { return }
-        update { state throws(PageError) in
-            for edge in removed { try state.removeStored(edge) }
-            for edge in added { try state.insert(edge) }
-        }
+        // Queued, merged into the trees at once before the next read (or at commit).
+        for edge in removed { queueTreeChange(edge, remove: true) }
+        for edge in added { queueTreeChange(edge, remove: false) }
         for edge in removed { pendingRules.append((edge, .sourceNodeDeleted)) }
         checks.append(contentsOf: added)
     }
@@ -178,9 +175,9 @@ extension YapDatabaseRelationshipTransaction {
             }
         }
         update { state in state.removeAll() }
-        manualEdgeLog.removedEverything()
         deletedOrder.removeAll()
         deletedCursor = 0
+        edgeFreeCheckFrom = 0
         deletedSet.removeAll()
         checks.removeAll()
         checkCursor = 0
@@ -218,10 +215,11 @@ extension YapDatabaseRelationshipTransaction {
         }
     }
 
-    /// Brings claimed edges up to the rows changed since they were written. The rules of those
-    /// changes already ran when they were committed (every row they deleted or replaced is in
-    /// the log), so nothing runs again: rows written since give their protocol edges again
-    /// (less edges to rows that do not exist), and the edges of rows removed since are dropped.
+    /// Brings claimed edges (after their edge records were replayed) up to the rows no record
+    /// covers: those changed while the extension was not registered (`ExtensionCatchUp`). No
+    /// rule runs for them (YapDatabase's rule for changes made while unregistered): rows
+    /// written give their protocol edges again (less edges to rows that do not exist), and the
+    /// edges of rows removed are dropped.
     /// Files those commits' rules deleted are not deleted again (a crash after a commit and
     /// before its file deletions leaves the files).
     func catchUp(_ changes: ExtensionCatchUp) throws(PageError) {

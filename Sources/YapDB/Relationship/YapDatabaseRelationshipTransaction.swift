@@ -21,6 +21,9 @@ public final class YapDatabaseRelationshipTransaction {
     /// Rows removed, in order (cascades append); `deletedCursor` is the next to process.
     var deletedOrder: [CollectionKeyPair] = []
     var deletedCursor = 0
+    /// Where in `deletedOrder` the next check for a run of rows without edges may start: past
+    /// the rows a failed check covered, so each row is in at most one failed check.
+    var edgeFreeCheckFrom = 0
     /// Rows removed and not written again since (their edges are hidden from reads).
     var deletedSet: Set<CollectionKeyPair> = []
     /// Edges stored in this transaction whose ends are checked at flush (a missing end counts
@@ -30,11 +33,17 @@ public final class YapDatabaseRelationshipTransaction {
     /// Removed edges whose rules run at flush, with the reason.
     var pendingRules: [(edge: StoredEdge, reason: YDB_NotifyReason)] = []
     var ruleCursor = 0
+    /// Rows plain delete rules named, removed together (`removeGatheredRows`) before any other
+    /// rule runs.
+    var rowsToRemove: [CollectionKeyPair] = []
     /// Files the rules deleted, removed once the commit is durable.
     var filesToDelete: [URL] = []
     var isFlushing = false
-    /// The transaction's net change to manual edges, written into the commit by `willCommit`.
-    var manualEdgeLog = RelationshipManualEdgeLog()
+    /// Tree changes queued by written nodes, merged before the trees are next read or changed
+    /// (`mergePendingTreeChanges`): each tree's keys, and the edges for the state's change log.
+    var pendingBySource: [PagedBTreeChange] = []
+    var pendingByDestination: [PagedBTreeChange] = []
+    var pendingEdges: [(edge: StoredEdge, removed: Bool)] = []
 
     init(relationship: YapDatabaseRelationship, name: String, transaction: YapDatabaseReadTransaction) {
         self.relationship = relationship
@@ -49,11 +58,26 @@ public final class YapDatabaseRelationshipTransaction {
     /// but the one that registers it): then a row the rules remove is recorded by the hook.
     lazy var hearsRowHooks: Bool = writeTransaction?.extensions.contains { $0.name == name && $0.ext === relationship } ?? false
 
-    var state: RelationshipState? { databaseTransaction.extensionState(stateKey) as? RelationshipState }
+    /// The state as reads see it (queued tree changes merged first).
+    var state: RelationshipState? {
+        mergePendingTreeChanges()
+        return databaseTransaction.extensionState(stateKey) as? RelationshipState
+    }
+
+    /// The largest entry the trees hold (nil: no state). Merges nothing.
+    var maximumEntrySize: Int? {
+        (databaseTransaction.extensionState(stateKey) as? RelationshipState)?.bySource.format.maximumEntrySize
+    }
 
     /// Runs `body` on the transaction's state (taken out so its trees change in place), then puts
-    /// it back. A damaged page fails the transaction.
+    /// it back. A damaged page fails the transaction. Queued tree changes are merged first.
     func update(_ body: (inout RelationshipState) throws(PageError) -> Void) {
+        mergePendingTreeChanges()
+        updateMerged(body)
+    }
+
+    /// `update` without merging the queued tree changes first (the merge itself).
+    func updateMerged(_ body: (inout RelationshipState) throws(PageError) -> Void) {
         guard let tx = writeTransaction, var state = tx.extensionState(stateKey) as? RelationshipState else { return }
         tx.setExtensionState(nil, forKey: stateKey)
         do throws(PageError) {

@@ -166,7 +166,11 @@ extension SecondaryIndexExecutor {
         if query.orderBy.isEmpty {
             lines.append("order: index order")
         } else if let column = columnIndex(query.orderBy[0].column), streamableRanges(prepared, column: column) != nil {
-            let stop = query.limit.map { ", stops after \(query.offset + $0) rows" } ?? ""
+            // OFFSET and LIMIT may each be near Int.max: the sum saturates instead of trapping.
+            let stop = query.limit.map { limit in
+                let (rows, overflow) = query.offset.addingReportingOverflow(limit)
+                return ", stops after \(overflow ? Int.max : rows) rows"
+            } ?? ""
             lines.append("order: streamed from column \(columns[column].name)\(query.orderBy[0].descending ? " descending" : "")\(stop)")
         } else {
             lines.append("order: sorted in memory")

@@ -33,7 +33,7 @@ extension YapDatabaseReadTransaction {
     }
 
     func decodeObject(_ entry: KeydirEntry, collection: String, key: String) -> Any? {
-        guard let bytes = read(entry.object, "object", collection: collection, key: key) else { return nil }
+        guard let bytes = read(entry.object, owner: .object(entry.rowid), "object", collection: collection, key: key) else { return nil }
         return decodeObject(bytes, collection: collection, key: key)
     }
 
@@ -62,7 +62,7 @@ extension YapDatabaseReadTransaction {
             if connection.metadataCacheOn { connection.metadataCache.set(NoMetadata.marker, collection: collection, key: key) }
             return nil
         }
-        guard let bytes = read(location, "metadata", collection: collection, key: key) else { return nil }
+        guard let bytes = read(location, owner: .metadata(entry.rowid), "metadata", collection: collection, key: key) else { return nil }
         let metadata = connection.serialization.deserialize(.metadata, bytes, forKey: key, inCollection: collection)
         if connection.metadataCacheOn {
             connection.metadataCache.set(metadata ?? NoMetadata.marker, collection: collection, key: key)
@@ -74,9 +74,9 @@ extension YapDatabaseReadTransaction {
     /// a damaged record is reported to the log handler and reads as missing. The names are
     /// plain parameters, not a message closure: a closure capturing them retained and released
     /// both strings on every read.
-    func read(_ location: ValueLocation, _ part: StaticString, collection: String, key: String) -> Data? {
+    func read(_ location: ValueLocation, owner: ValueOwner, _ part: StaticString, collection: String, key: String) -> Data? {
         do throws(StorageError) {
-            return try readValue(location) ?? Data()
+            return try readValue(location, owner: owner) ?? Data()
         } catch {
             YapDatabaseLogging.log(.error, "could not read the \(part) of \(collection)/\(key): \(error)")
             return nil

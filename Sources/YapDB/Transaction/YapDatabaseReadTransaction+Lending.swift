@@ -26,7 +26,7 @@ extension YapDatabaseReadTransaction {
         checkValid()
         guard let entry = try lendingEntry(collection: collection ?? "", key: key) else { return nil }
         var result: R?
-        try lendValue(at: entry.object) { bytes in result = body(bytes ?? UnsafeRawBufferPointer(start: nil, count: 0)) }
+        try lendValue(at: entry.object, owner: .object(entry.rowid)) { bytes in result = body(bytes ?? UnsafeRawBufferPointer(start: nil, count: 0)) }
         return result
     }
 
@@ -37,9 +37,9 @@ extension YapDatabaseReadTransaction {
     public func withSerializedMetadata<R>(forKey key: String, inCollection collection: String?,
                                           _ body: (UnsafeRawBufferPointer) -> R) throws(YapDatabaseError) -> R? {
         checkValid()
-        guard let location = try lendingEntry(collection: collection ?? "", key: key)?.metadata else { return nil }
+        guard let entry = try lendingEntry(collection: collection ?? "", key: key), let location = entry.metadata else { return nil }
         var result: R?
-        try lendValue(at: location) { bytes in if let bytes { result = body(bytes) } }
+        try lendValue(at: location, owner: .metadata(entry.rowid)) { bytes in if let bytes { result = body(bytes) } }
         return result
     }
 
@@ -71,17 +71,17 @@ extension YapDatabaseReadTransaction {
                     try keydir.forEachKeyBytes(inCollection: name, from: from, through: through, reversed: reversed) { key, entry in
                         prefetchObject(at: entry.object)
                         guard ahead.isFull else {
-                            ahead.hold(key, entry.object)
+                            ahead.hold(key, entry.object, entry.rowid)
                             return true
                         }
-                        ahead.withOldest { keyBytes, location in
+                        ahead.withOldest { keyBytes, location, rowid in
                             do throws(YapDatabaseError) {
-                                try lendValue(at: location) { bytes in block(keyBytes, bytes ?? UnsafeRawBufferPointer(start: nil, count: 0), &stop) }
+                                try lendValue(at: location, owner: .object(rowid)) { bytes in block(keyBytes, bytes ?? UnsafeRawBufferPointer(start: nil, count: 0), &stop) }
                             } catch {
                                 failure = error
                             }
                         }
-                        ahead.replaceOldest(key, entry.object)
+                        ahead.replaceOldest(key, entry.object, entry.rowid)
                         return failure == nil && afterStep(stop)
                     }
                 } catch {
@@ -89,9 +89,9 @@ extension YapDatabaseReadTransaction {
                 }
                 // The rows read before the end of the walk (or the damaged page) go out in order.
                 while failure == nil, !stop, !ahead.isEmpty {
-                    ahead.withOldest { keyBytes, location in
+                    ahead.withOldest { keyBytes, location, rowid in
                         do throws(YapDatabaseError) {
-                            try lendValue(at: location) { bytes in block(keyBytes, bytes ?? UnsafeRawBufferPointer(start: nil, count: 0), &stop) }
+                            try lendValue(at: location, owner: .object(rowid)) { bytes in block(keyBytes, bytes ?? UnsafeRawBufferPointer(start: nil, count: 0), &stop) }
                         } catch {
                             failure = error
                         }
@@ -117,12 +117,12 @@ extension YapDatabaseReadTransaction {
 
     /// Calls `body` with the value at `location` (nil for a nil-metadata record), lent: in
     /// place in a segment's map, or from a `pread` buffer; in a read-write transaction also
-    /// from the log's staging buffer.
-    final func lendValue(at location: ValueLocation, _ body: (UnsafeRawBufferPointer?) -> Void) throws(YapDatabaseError) {
+    /// from the log's staging buffer. A record there that is not `owner`'s is `.corrupted`.
+    final func lendValue(at location: ValueLocation, owner: ValueOwner, _ body: (UnsafeRawBufferPointer?) -> Void) throws(YapDatabaseError) {
         do throws(StorageError) {
-            if let snapshot { return try snapshot.segments.readValue(at: location) { bytes in body(bytes) } }
+            if let snapshot { return try snapshot.segments.readValue(at: location, owner: owner) { bytes in body(bytes) } }
             // Only a read-write transaction has no snapshot.
-            try unsafeDowncast(self, to: YapDatabaseReadWriteTransaction.self).engineTransaction.withValue(at: location, body)
+            try unsafeDowncast(self, to: YapDatabaseReadWriteTransaction.self).engineTransaction.withValue(at: location, owner: owner, body)
         } catch {
             throw YapDatabaseError(error)
         }
@@ -139,27 +139,28 @@ private struct ReadAhead {
 
     private var keys = [[UInt8]](repeating: [], count: depth)
     private var locations = [ValueLocation](repeating: ValueLocation(segment: 0, offset: 0, length: 0), count: depth)
+    private var rowids = [UInt64](repeating: 0, count: depth)
     private var first = 0
     private var count = 0
 
     var isFull: Bool { count == Self.depth }
     var isEmpty: Bool { count == 0 }
 
-    /// Calls `body` with the key and record location of the row held longest.
-    func withOldest(_ body: (UnsafeRawBufferPointer, ValueLocation) -> Void) {
-        let location = locations[first]
-        keys[first].withUnsafeBytes { body($0, location) }
+    /// Calls `body` with the key, object location and row id of the row held longest.
+    func withOldest(_ body: (UnsafeRawBufferPointer, ValueLocation, UInt64) -> Void) {
+        let location = locations[first], rowid = rowids[first]
+        keys[first].withUnsafeBytes { body($0, location, rowid) }
     }
 
     /// Holds one more row (not full).
-    mutating func hold(_ key: UnsafeRawBufferPointer, _ location: ValueLocation) {
-        store(key, location, at: (first &+ count) & (Self.depth &- 1))
+    mutating func hold(_ key: UnsafeRawBufferPointer, _ location: ValueLocation, _ rowid: UInt64) {
+        store(key, location, rowid, at: (first &+ count) & (Self.depth &- 1))
         count &+= 1
     }
 
     /// Drops the row held longest and holds `key` in its place, as the newest (full).
-    mutating func replaceOldest(_ key: UnsafeRawBufferPointer, _ location: ValueLocation) {
-        store(key, location, at: first)
+    mutating func replaceOldest(_ key: UnsafeRawBufferPointer, _ location: ValueLocation, _ rowid: UInt64) {
+        store(key, location, rowid, at: first)
         first = (first &+ 1) & (Self.depth &- 1)
     }
 
@@ -169,9 +170,10 @@ private struct ReadAhead {
         count &-= 1
     }
 
-    private mutating func store(_ key: UnsafeRawBufferPointer, _ location: ValueLocation, at slot: Int) {
+    private mutating func store(_ key: UnsafeRawBufferPointer, _ location: ValueLocation, _ rowid: UInt64, at slot: Int) {
         keys[slot].removeAll(keepingCapacity: true)
         keys[slot].append(contentsOf: key)
         locations[slot] = location
+        rowids[slot] = rowid
     }
 }

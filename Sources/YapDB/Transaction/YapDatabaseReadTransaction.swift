@@ -94,9 +94,9 @@ public class YapDatabaseReadTransaction {
 
     /// The value at `location` (nil for a nil-metadata record), copied once into `Data` from
     /// where the segment table reads it (a memory map or a `pread` buffer).
-    func readValue(_ location: ValueLocation) throws(StorageError) -> Data? {
+    func readValue(_ location: ValueLocation, owner: ValueOwner) throws(StorageError) -> Data? {
         var data: Data?
-        try snapshot!.segments.readValue(at: location) { data = $0.map { Data($0) } }
+        try snapshot!.segments.readValue(at: location, owner: owner) { data = $0.map { Data($0) } }
         return data
     }
 
@@ -198,14 +198,14 @@ public class YapDatabaseReadTransaction {
     public func serializedObject(forKey key: String, inCollection collection: String?) -> Data? {
         checkValid()
         guard let entry = keydirEntry(collection: collection ?? "", key: key) else { return nil }
-        return read(entry.object, "object", collection: collection ?? "", key: key)
+        return read(entry.object, owner: .object(entry.rowid), "object", collection: collection ?? "", key: key)
     }
 
     /// The row's metadata as stored (serialized), or nil.
     public func serializedMetadata(forKey key: String, inCollection collection: String?) -> Data? {
         checkValid()
-        guard let location = keydirEntry(collection: collection ?? "", key: key)?.metadata else { return nil }
-        return read(location, "metadata", collection: collection ?? "", key: key)
+        guard let entry = keydirEntry(collection: collection ?? "", key: key), let location = entry.metadata else { return nil }
+        return read(location, owner: .metadata(entry.rowid), "metadata", collection: collection ?? "", key: key)
     }
 
     // MARK: Iteration

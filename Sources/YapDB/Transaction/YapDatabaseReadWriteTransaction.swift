@@ -58,8 +58,8 @@ public final class YapDatabaseReadWriteTransaction: YapDatabaseReadTransaction {
         super.init(connection: connection, snapshot: nil)
     }
 
-    override func readValue(_ location: ValueLocation) throws(StorageError) -> Data? {
-        try engineTransaction.read(location).map { Data($0) }
+    override func readValue(_ location: ValueLocation, owner: ValueOwner) throws(StorageError) -> Data? {
+        try engineTransaction.read(location, owner: owner).map { Data($0) }
     }
 
     override func extensionState(_ key: String) -> (any Sendable)? { engineTransaction.extensions[key] }
@@ -170,16 +170,7 @@ public final class YapDatabaseReadWriteTransaction: YapDatabaseReadTransaction {
         guard engine({ () throws(StorageError) in removed = try engineTransaction.remove(collection: name, key: key) != nil }),
               removed else { return }
         if !announces { noteMutation() }
-        connection.objectCache.remove(collection: name, key: key)
-        connection.metadataCache.remove(collection: name, key: key)
-        // (Removals from empty tables are skipped: they hash the key even then.)
-        if !writtenObjects.isEmpty || !writtenMetadata.isEmpty || !touchedOnlyObjects.isEmpty || !touchedOnlyMetadata.isEmpty {
-            let pair = CollectionKeyPair(collection: name, key: key)
-            if !writtenObjects.isEmpty { writtenObjects[pair] = nil }
-            if !writtenMetadata.isEmpty { writtenMetadata[pair] = nil }
-            if !touchedOnlyObjects.isEmpty { touchedOnlyObjects.remove(pair) }
-            if !touchedOnlyMetadata.isEmpty { touchedOnlyMetadata.remove(pair) }
-        }
+        forgetRemovedRow(CollectionKeyPair(collection: name, key: key))
         if announces, hasHooks { runRemoveHooks(will: false, collection: name, keys: [key]) }
     }
 

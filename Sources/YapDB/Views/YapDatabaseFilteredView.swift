@@ -83,6 +83,8 @@ open class YapDatabaseFilteredView: YapDatabaseView, @unchecked Sendable {
             context.catchUp(&state, claimed.catchUp)
             transaction.setExtensionState(state, forKey: key)
             transaction.engineTransaction.markChanged()
+            // The catch-up may have moved rows: a change of the view for mappings.
+            transaction.noteViewChange(name)
             return true
         }
         repopulate(name: name, context: context)

@@ -110,6 +110,9 @@ open class YapDatabaseAutoView: YapDatabaseView, @unchecked Sendable {
                 transaction.engineTransaction.publishExtensionsWithoutCommit()
             } else {
                 transaction.engineTransaction.markChanged()
+                // The catch-up may have moved rows: a change of the view for mappings, as a
+                // rebuild is.
+                transaction.noteViewChange(name)
             }
             return true
         }

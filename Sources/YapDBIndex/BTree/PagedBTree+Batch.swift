@@ -170,13 +170,13 @@ extension PagedBTree {
         }
         var page = ref.page, expected = ref.count
         while level > 0 {
-            guard let bytes = table.bytes(page) else { throw .corrupt(page: page, reason: .missing) }
+            let bytes = try table.page(page)
             let view = try PageView(bytes, id: page, pageSize: format.pageSize, family: .keyed, level: level)
             try view.requireSubtreeCount(expected)
             (page, expected) = try view.keyedChild(view.branchSearch(key))
             level -= 1
         }
-        guard let bytes = table.bytes(page) else { throw .corrupt(page: page, reason: .missing) }
+        let bytes = try table.page(page)
         table.prefetch(bytes.baseAddress.unsafelyUnwrapped, Self.startPrefetch)
         return BatchSearch(key: key, bytes: bytes, page: page, expected: expected)
     }

@@ -123,7 +123,7 @@ package struct MappedTree: Sendable {
     package func withEdgeEntry(
         last: Bool, _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) -> Void
     ) throws(PageError) -> Bool {
-        if height > 1, let leaf = table.edges.leaf(under: root, last: last), let bytes = table.bytes(leaf) {
+        if height > 1, let leaf = table.edges.leaf(under: root, last: last), let bytes = try? table.page(leaf) {
             let view = try PageView(bytes, id: leaf, pageSize: pageSize, family: .keyed, level: 0)
             let (key, value) = try view.leafEntry(last ? view.count - 1 : 0)
             body(key, value)
@@ -139,7 +139,7 @@ package struct MappedTree: Sendable {
         var next: (page: PageID, count: Int)? = (root, entries)
         var level = height - 1
         while let (page, expected) = next {
-            guard let bytes = table.bytes(page) else { throw .corrupt(page: page, reason: .missing) }
+            let bytes = try table.page(page)
             next = try PagedBTree.edgeStep(bytes, page: page, expected: expected, level: level, pageSize: pageSize, last: last, body)
             if next == nil, height > 1 { table.edges.remember(page, under: root, last: last) }
             level -= 1

@@ -169,7 +169,7 @@ struct MappedWalk {
     /// The bytes of `page`, or `.missing`.
     @inline(__always)
     func bytes(_ page: PageID) throws(PageError) -> UnsafeRawBufferPointer {
-        guard let bytes = table.bytes(page) else { throw .corrupt(page: page, reason: .missing) }
+        let bytes = try table.page(page)
         return bytes
     }
 

@@ -62,7 +62,7 @@ struct PageReader: Sendable {
     @inline(__always)
     func read<R>(_ id: PageID, _ body: (UnsafeRawBufferPointer) throws(PageError) -> R) throws(PageError) -> R {
         if let table {
-            guard let bytes = table.bytes(id) else { throw .corrupt(page: id, reason: .missing) }
+            let bytes = try table.page(id)
             return try body(bytes)
         }
         var result: R? = nil

@@ -123,6 +123,7 @@ enum CheckpointCodec {
         guard try reader.readU64() == 0, try reader.readU32() == 0, try reader.readU32() == 0 else {
             throw ByteReader.Overrun(what: "info reserved bytes not zero")
         }
+        guard info.nextRowid <= Format.rowidLimit else { throw ByteReader.Overrun(what: "next row id \(info.nextRowid) over the limit") }
         return info
     }
 
@@ -139,7 +140,9 @@ enum CheckpointCodec {
             let segment = try reader.readLength(max: Int(UInt32.max))
             guard segment > previous else { throw ByteReader.Overrun(what: "segment \(segment) out of order") }
             previous = segment
-            usage[UInt32(segment)] = try reader.readVarint()
+            let bytes = try reader.readVarint()
+            guard bytes <= Format.maxSegmentUsage else { throw ByteReader.Overrun(what: "usage \(bytes) of segment \(segment) over a segment's size") }
+            usage[UInt32(segment)] = bytes
         }
         guard reader.isAtEnd else { throw ByteReader.Overrun(what: "trailing bytes after the segment usage") }
         return usage

@@ -92,33 +92,58 @@ package enum MainFile {
         package var header: FileHeader
         /// Set when one header copy was damaged and the other was used.
         package var damagedCopy: Int?
+        /// The newer valid high-water mark slot (an empty mark when none was written).
+        package var mark = HighWaterMark()
     }
 
-    /// Creates the main file at `path` crash-safely: written as `path-creating`, synced,
-    /// renamed, directory synced. Throws `EEXIST` as `io` when `path` exists. On failure the
-    /// temporary file is removed (a crash leaves it for the next open to remove).
-    package static func create(at path: String, fileSystem fs: any FileSystem, uuid: [UInt8] = FileHeader.randomUUID()) throws(StorageError) -> FileHeader {
+    /// Creates the main file at `path` crash-safely and returns it locked: written as
+    /// `path-creating` under that file's lock, synced, renamed (the lock moves with the file),
+    /// directory synced. Throws `EEXIST` as `io` when `path` exists, and `locked` when another
+    /// creator holds `path-creating`. A leftover `path-creating` is removed only once its lock
+    /// is taken, so a creator at work never loses its file. On failure the temporary file is
+    /// removed (a crash leaves it for the next creation to remove).
+    package static func create(at path: String, fileSystem fs: any FileSystem,
+                               uuid: [UInt8] = FileHeader.randomUUID()) throws(StorageError) -> (header: FileHeader, lock: any FileLock) {
         let header = FileHeader(kind: .main, uuid: uuid, fileNumber: 0, baseSnapshot: 0)
         let temporary = path + Format.creatingSuffix
-        var image = [UInt8](repeating: 0, count: Format.mainFileSize)
-        let encoded = header.encoded()
-        image.replaceSubrange(0..<Format.headerSize, with: encoded)
-        image.replaceSubrange(Format.mainHeaderCopyOffset..<(Format.mainHeaderCopyOffset + Format.headerSize), with: encoded)
+        var lock: (any FileLock)?
         do throws(IOFailure) {
-            if fs.kind(of: temporary) != .missing { try fs.remove(temporary) }
+            if fs.kind(of: temporary) != .missing {
+                let stale = try fs.lock(temporary)
+                defer { stale.unlock() }
+                try fs.remove(temporary)
+            }
             let file = try fs.open(temporary, mode: .createNew)
             defer { file.close() }
-            try file.write(image, at: 0)
+            do throws(IOFailure) { lock = try fs.lock(temporary) } catch {
+                try? fs.remove(temporary)
+                throw error
+            }
+            try file.write(image(header), at: 0)
             try file.sync()
             if fs.kind(of: path) != .missing { throw IOFailure(errno: EEXIST, operation: "create", path: path) }
             try fs.rename(temporary, to: path)
             try fs.syncDirectory(Paths.directory(of: path))
         } catch {
-            // A failed creation (a full disk, say) leaves nothing behind.
-            if fs.kind(of: temporary) == .file { try? fs.remove(temporary) }
+            // A failed creation (a full disk, say) leaves nothing behind; only our own
+            // temporary file (we hold its lock) is removed.
+            if let lock {
+                if fs.kind(of: temporary) == .file { try? fs.remove(temporary) }
+                lock.unlock()
+            }
+            if error.errno == EWOULDBLOCK || error.errno == EAGAIN { throw .locked(path: path) }
             throw .io(error)
         }
-        return header
+        return (header, lock!)
+    }
+
+    /// The main file's bytes: the header at 0 and at `Format.mainHeaderCopyOffset`.
+    static func image(_ header: FileHeader) -> [UInt8] {
+        var image = [UInt8](repeating: 0, count: Format.mainFileSize)
+        let encoded = header.encoded()
+        image.replaceSubrange(0..<Format.headerSize, with: encoded)
+        image.replaceSubrange(Format.mainHeaderCopyOffset..<(Format.mainHeaderCopyOffset + Format.headerSize), with: encoded)
+        return image
     }
 
     /// Reads and checks the main file's header copies. One damaged copy is survivable;
@@ -144,21 +169,31 @@ package enum MainFile {
         do throws(StorageError) { first = .success(try copy(0)) } catch { first = .failure(error) }
         let second: Result<FileHeader, StorageError>
         do throws(StorageError) { second = .success(try copy(1)) } catch { second = .failure(error) }
+        var opened: Opened
         switch (first, second) {
         case (.success(let a), .success(let b)):
             guard a.uuid == b.uuid else {
                 throw .corrupted(offset: Int64(Format.mainHeaderCopyOffset), reason: "\(Paths.fileName(of: path)): header copies disagree")
             }
-            return Opened(header: a, damagedCopy: nil)
+            opened = Opened(header: a, damagedCopy: nil)
         case (.success(let a), .failure(let error)):
             if case .io = error { throw error }
-            return Opened(header: a, damagedCopy: 1)
+            opened = Opened(header: a, damagedCopy: 1)
         case (.failure(let error), .success(let b)):
             if case .io = error { throw error }
             if case .unsupportedVersion = error { throw error }
-            return Opened(header: b, damagedCopy: 0)
+            opened = Opened(header: b, damagedCopy: 0)
         case (.failure(let error), .failure):
             throw error
         }
+        opened.mark = try HighWaterMark.newest(try markSlot(0, file: file, size: size), try markSlot(1, file: file, size: size), path: path)
+        return opened
+    }
+
+    /// One high-water mark slot; a slot past the end of the file was never written.
+    static func markSlot(_ index: Int, file: any StorageFile, size: Int64) throws(StorageError) -> HighWaterMark.Slot {
+        let offset = Int64((index == 0 ? 0 : Format.mainHeaderCopyOffset) + Format.mainMarkOffset)
+        guard size >= offset + Int64(Format.mainMarkSize) else { return .empty }
+        do { return HighWaterMark.decode(try file.readExactly(Format.mainMarkSize, at: offset)) } catch { throw .io(error) }
     }
 }

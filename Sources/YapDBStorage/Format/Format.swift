@@ -24,6 +24,12 @@ package enum Format {
     package static let mainFileSize = 8192
     /// Offset of the main file's second header copy.
     package static let mainHeaderCopyOffset = 4096
+    /// Offset, in each of the main file's two pages, of its high-water mark slot.
+    package static let mainMarkOffset = 64
+    /// Size of a high-water mark slot.
+    package static let mainMarkSize = 64
+    /// Offset, in a slot, of the crc of the bytes before it.
+    package static let mainMarkChecksumOffset = 60
 
     // MARK: File names (docs/format.md §1)
 
@@ -61,6 +67,14 @@ package enum Format {
     package static let maxKeyLength = 1 << 16
     /// Largest record payload: a maximal value plus room for its row id, names and lengths.
     package static let maxRecordPayload = (1 << 30) + (1 << 16) * 3
+    /// Row ids are below this (2^63 − 1, `Int64.max`: a row id fits a signed 64-bit integer,
+    /// as SQLite's do), and a checkpoint's next row id is at most this. A value record or a
+    /// checkpoint beyond it is damage, refused when read, so no counter taken from disk can
+    /// overflow later; a database that has used every row id refuses new rows (`tooLarge`).
+    package static let rowidLimit = UInt64(Int64.max)
+    /// Most live bytes a checkpoint may record for one segment: a segment's offsets are 32-bit,
+    /// so its records never add up to more. A larger count is damage, refused when read.
+    package static let maxSegmentUsage = UInt64(UInt32.max)
     /// Largest payload an extension puts in one extension data record (docs/format.md §3).
     package static let maxExtensionDataPayload = 1 << 30
     /// A log segment rolls to the next one when it passes this size.

@@ -165,6 +165,7 @@ package enum RecordCodec {
         var reader = ByteReader(UnsafeRawBufferPointer(rebasing: bytes[frame.payloadStart..<(frame.payloadStart + frame.payloadLength)]))
         do throws(ByteReader.Overrun) {
             let rowid = try reader.readVarint()
+            guard rowid < Format.rowidLimit else { throw ByteReader.Overrun(what: "row id \(rowid) over the limit") }
             let collection = try reader.readString()
             let key = try reader.readString()
             if frame.type == .metadata && frame.flags & Format.flagNoMetadata != 0 && !reader.isAtEnd {

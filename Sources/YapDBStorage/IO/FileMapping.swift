@@ -2,6 +2,7 @@
 // a memory map on POSIX, a copy on the simulated disk. Part of the FileIO seam (FileIO.swift).
 
 import CYapDBSupport
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -40,6 +41,12 @@ package final class FileMapping: @unchecked Sendable {
     package let backing: Backing
     /// The path of the file the bytes came from (for error messages).
     package let path: String
+    /// Set once the file is found shorter than `count` (another program truncated it:
+    /// `confirm(_:)`). Readers test it before touching the bytes and read with `pread`
+    /// instead, which reports the missing bytes as a typed error rather than `SIGBUS`. One word
+    /// that every reader of this mapping shares, read with a relaxed load; a heap copy (which
+    /// cannot fault) has none, and points readers at `neverRevoked`.
+    private let revokedWord: UnsafeMutablePointer<Atomic<Bool>>?
 
     /// Takes ownership of a `mmap` region (`bytes`) or of a heap allocation made with
     /// `UnsafeMutableRawPointer.allocate`.
@@ -47,6 +54,42 @@ package final class FileMapping: @unchecked Sendable {
         self.bytes = bytes
         self.backing = backing
         self.path = path
+        if backing == .memoryMap {
+            let word = UnsafeMutablePointer<Atomic<Bool>>.allocate(capacity: 1)
+            word.initialize(to: Atomic(false))
+            revokedWord = word
+        } else {
+            revokedWord = nil
+        }
+    }
+
+    /// The flag of every mapping that cannot be revoked (heap copies): always false.
+    /// `nonisolated(unsafe)`: written once, by its initializer; only ever read after.
+    nonisolated(unsafe) private static let neverRevoked: UnsafeMutablePointer<Atomic<Bool>> = {
+        let word = UnsafeMutablePointer<Atomic<Bool>>.allocate(capacity: 1)
+        word.initialize(to: Atomic(false))
+        return word
+    }()
+
+    /// Whether the mapping was revoked: its file shrank below `count`, so its bytes must not
+    /// be touched (a read of a page past the end of a mapped file is `SIGBUS`).
+    @inline(__always)
+    package var isRevoked: Bool { revokedWord?[0].load(ordering: .relaxed) ?? false }
+
+    /// The revocation flag itself, for a reader that keeps a plain pointer instead of this
+    /// object (valid while this object lives).
+    package var revocationFlag: UnsafePointer<Atomic<Bool>> { UnsafePointer(revokedWord ?? Self.neverRevoked) }
+
+    /// Checks, with one `fstat`, that `file` (the file these bytes map) is still at least
+    /// `count` bytes long; when it is not, revokes the mapping for every reader and returns
+    /// the file's size. Nil: intact (or a heap copy, which cannot fault).
+    /// - Throws: the `IOFailure` of sizing the file.
+    package func confirm(_ file: any StorageFile) throws(IOFailure) -> Int64? {
+        guard let revokedWord else { return nil }
+        let size = try file.size()
+        guard size < Int64(count) else { return nil }
+        revokedWord[0].store(true, ordering: .relaxed)
+        return size
     }
 
     /// Starts loading the `length` bytes at `offset` into the CPU caches (a hint for a read
@@ -70,6 +113,10 @@ package final class FileMapping: @unchecked Sendable {
     package var count: Int { bytes.count }
 
     deinit {
+        if let revokedWord {
+            revokedWord.deinitialize(count: 1)
+            revokedWord.deallocate()
+        }
         guard let base = bytes.baseAddress else { return }
         switch backing {
         case .memoryMap: _ = munmap(UnsafeMutableRawPointer(mutating: base), bytes.count)

@@ -18,7 +18,18 @@ package final class PosixFileSystem: FileSystem {
     /// The process-wide instance.
     package static let shared = PosixFileSystem()
 
-    package init() {}
+    /// The call that syncs an open directory descriptor: `fsync` (tests substitute a failing
+    /// one to reach the error policy of `syncDirectory`).
+    let directoryFsync: @Sendable (Int32) -> Int32
+
+    /// - Parameter directoryFsync: what `syncDirectory` calls on the directory's descriptor;
+    ///   `fsync` except in tests.
+    package init(directoryFsync: @escaping @Sendable (Int32) -> Int32 = { fsync($0) }) {
+        self.directoryFsync = directoryFsync
+    }
+
+    /// Where `syncDirectory` reports the errors it ignores (the YapDB layer logs them).
+    package static let ignoredErrorLog = Mutex<(@Sendable (IOFailure) -> Void)?>(nil)
 
     /// Opens `path` with `O_CLOEXEC` (mode 0600 when it creates) and returns a descriptor > 2.
     ///
@@ -111,14 +122,38 @@ package final class PosixFileSystem: FileSystem {
 
     /// Opens the directory `O_RDONLY|O_DIRECTORY`, `fsync`s it and closes it.
     ///
+    /// Some file systems cannot sync a directory (`EINVAL`, `ENOTSUP`/`EOPNOTSUPP`), and a
+    /// directory the process may write but not read cannot be opened for one (`EACCES`,
+    /// `EPERM`). Those errors are reported to `ignoredErrorLog` and otherwise ignored, as
+    /// SQLite's unix VFS does: the names may then not survive a power cut, which is all such a
+    /// file system offers.
+    ///
     /// - Throws: `IOFailure` from "open" (`ENOENT`, `ENOTDIR`, …) or "fsync" (`EIO`, …).
     package func syncDirectory(_ path: String) throws(IOFailure) {
-        let descriptor = try Posix.openDescriptor(
-            path, flags: O_RDONLY | O_DIRECTORY | O_CLOEXEC, operation: "open")
-        defer { _ = Posix.close(descriptor) }
-        if Posix.retrying({ fsync(descriptor) }) != 0 {
-            throw IOFailure(errno: errno, operation: "fsync", path: path)
+        let descriptor: Int32
+        do throws(IOFailure) {
+            descriptor = try Posix.openDescriptor(path, flags: O_RDONLY | O_DIRECTORY | O_CLOEXEC, operation: "open")
+        } catch {
+            if Self.directorySyncCannotWork(error.errno) { return Self.reportIgnored(error) }
+            throw error
         }
+        defer { _ = Posix.close(descriptor) }
+        let sync = directoryFsync
+        if Posix.retrying({ sync(descriptor) }) != 0 {
+            let failure = IOFailure(errno: errno, operation: "fsync", path: path)
+            if Self.directorySyncCannotWork(failure.errno) { return Self.reportIgnored(failure) }
+            throw failure
+        }
+    }
+
+    /// Errors that say a directory sync is impossible here, not that it failed.
+    static func directorySyncCannotWork(_ code: Int32) -> Bool {
+        code == EINVAL || code == ENOTSUP || code == EOPNOTSUPP || code == EACCES || code == EPERM
+    }
+
+    private static func reportIgnored(_ failure: IOFailure) {
+        let log = ignoredErrorLog.withLock { $0 }
+        log?(failure)
     }
 
     /// Opens a descriptor of its own on `path` (which must exist) and takes

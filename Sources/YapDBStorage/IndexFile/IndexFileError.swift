@@ -24,6 +24,11 @@ package enum IndexFileError: Error, Equatable, Sendable, CustomStringConvertible
         switch self {
         case .notADatabase(let path): .notADatabase(path: path)
         case .unsupportedVersion(let found, let supported): .unsupportedVersion(found: found, supported: supported)
+        case .corrupted(let path, _, .fileMissing):
+            // Not damage: a file the root record names is gone (a partial restore or copy).
+            .missingFiles([Paths.fileName(of: path)])
+        case .corrupted(let path, _, .fileTooShort(_, let expected, let found)):
+            .missingFiles(["\(Paths.fileName(of: path)) (\(found) bytes of the \(expected) promised)"])
         case .corrupted(let path, let offset, let reason):
             .corrupted(offset: offset, reason: "\(Paths.fileName(of: path)): \(reason)")
         case .badPageID(let id, let reason): .corrupted(offset: 0, reason: "page \(id): \(reason)")

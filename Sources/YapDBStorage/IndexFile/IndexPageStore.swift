@@ -124,6 +124,32 @@ package struct IndexPageView: Sendable {
         return files
     }
 
+    /// The revocation flag of each mapped file (`FileMapping.revocationFlag`), for the trees'
+    /// flat table of mapped pages: valid while this view (or a copy) lives.
+    package var mappedFileRevocations: [UInt32: UnsafePointer<Atomic<Bool>>] {
+        sources.compactMapValues { $0.mapping?.revocationFlag }
+    }
+
+    /// Checks every mapped file of this view against its size (one `fstat` each) and revokes
+    /// the map of any file now shorter than it (`FileMapping.confirm`), so no reader touches
+    /// its bytes again.
+    /// - Throws: `.corrupted(path:offset:reason: .truncated)` naming the first such file, or
+    ///   `.io` when a size cannot be read.
+    package func confirmMappings() throws(IndexFileError) {
+        var shrunk: IndexFileError?
+        for source in sources.values {
+            guard let mapping = source.mapping else { continue }
+            do throws(IOFailure) {
+                if let size = try mapping.confirm(source.file), shrunk == nil {
+                    shrunk = .corrupted(path: source.file.path, offset: size, reason: .truncated)
+                }
+            } catch {
+                throw .io(error)
+            }
+        }
+        if let shrunk { throw shrunk }
+    }
+
     /// The page `id`: from the file's mapping (`.mapped` mode), else from the cache, else by
     /// `pread` (then cached).
     ///
@@ -142,6 +168,8 @@ package struct IndexPageView: Sendable {
             throw .badPageID(id, reason: .pastEnd(fileLength: source.length))
         }
         if let mapping = source.mapping {
+            // Revoked: another program shrank the file under the map (`confirmMappings`).
+            guard !mapping.isRevoked else { throw .corrupted(path: source.file.path, offset: offset, reason: .truncated) }
             let start = Int(offset)
             return IndexPage(id: id, bytes: UnsafeRawBufferPointer(rebasing: mapping.bytes[start..<(start + pageSize)]), owner: mapping)
         }

@@ -165,7 +165,8 @@ extension IndexRoot {
     /// page size is allowed; 1 to `rootMaximumTrees` trees … at most `rootMaximumTrees`, with
     /// unique names of 1 to `rootTreeNameMaximum` bytes; at most `rootMaximumFiles` files,
     /// numbers ≥ 1 and strictly ascending, each a whole number of pages (at least the header
-    /// page) with live + dead ≤ length; every tree root `none` or a page inside a listed file;
+    /// page) with live + dead ≤ length; every tree root `none` or a page inside a listed file,
+    /// and its entry count at most the files' bytes;
     /// at most `rootMaximumExtensions` extensions with unique names as for trees, each at most
     /// `rootExtensionMaximumBytes` bytes and all together at most `rootExtensionTotalBytes`.
     /// The one validation of a root record, used by the writer (`encoded`) and the reader
@@ -175,6 +176,7 @@ extension IndexRoot {
         guard IndexFileHeader.isValidPageSize(pageSize) else { return .badPageSize(UInt32(truncatingIfNeeded: pageSize)) }
         guard trees.count <= Format.rootMaximumTrees, files.count <= Format.rootMaximumFiles else { return .overLimit }
         var lengths: [UInt32: Int64] = [:]
+        var totalBytes: UInt64 = 0
         var previous: UInt32 = 0
         for file in files {
             guard file.number > previous else { return .filesOutOfOrder }
@@ -184,12 +186,17 @@ extension IndexRoot {
             let (used, overflow) = file.liveBytes.addingReportingOverflow(file.deadBytes)
             guard !overflow, used <= UInt64(file.length) else { return .invalidField("file byte counters") }
             lengths[file.number] = file.length
+            totalBytes = totalBytes.addingReportingOverflow(UInt64(file.length)).overflow ? .max : totalBytes + UInt64(file.length)
         }
         var names = Set<String>()
         for tree in trees {
             let count = tree.name.utf8.count
             guard count >= 1, count <= Format.rootTreeNameMaximum else { return .invalidField("tree name") }
             guard names.insert(tree.name).inserted else { return .duplicateTreeName(tree.name) }
+            // Every entry takes at least a byte of a page of these files: a larger count (a
+            // crafted tree of shared pages claiming 2^48 entries) is refused here, before any
+            // walk trusts it.
+            guard tree.count <= totalBytes else { return .invalidField("tree entry count") }
             if tree.root == .none { continue }
             guard tree.root.isValid, let length = lengths[tree.root.file],
                   tree.root.offset(pageSize: pageSize) + Int64(pageSize) <= length else { return .rootOutsideFiles(tree.root) }

@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 /// One operation of a scanned commit, in log order.
 package enum ScannedOperation: Sendable, Equatable {
     /// An object (`type == .object`) or metadata record, and where it lives.
@@ -35,6 +40,8 @@ package struct ScanReport: Sendable, Equatable {
     /// Where the torn tail started, if there was one, and why it was torn.
     package var tornAt: LogPosition?
     package var tornReason: String?
+    /// The most segment bytes the scan held at once (the window, or one larger record).
+    package var largestWindow = 0
 }
 
 /// The recovery scan: reads log segments from a position, yields valid commits in order, and
@@ -44,25 +51,29 @@ package struct LogScanner {
     package let fileSystem: any FileSystem
     package let uuid: [UInt8]
 
+    /// The most bytes of a segment the scan holds at once, besides one record larger than
+    /// that whose payload it needs (an extension data record; value records larger than the
+    /// window are checked in window-sized pieces).
+    package var windowSize = LogScanner.defaultWindowSize
+    package static let defaultWindowSize = 1 << 20
+
     package init(files: DatabaseFiles, fileSystem: any FileSystem, uuid: [UInt8]) {
         self.files = files
         self.fileSystem = fileSystem
         self.uuid = uuid
     }
 
-    /// A segment's bytes from file offset `base` to its end (its size is the real file's,
-    /// capped at 4 GiB): the whole file (`base` 0), or only what follows the replay position
-    /// (an open after a checkpoint reads only the log written since, not the whole segment).
+    /// A segment opened for the scan: its header, checked, and a window onto its bytes.
     struct Loaded {
         var number: UInt32
-        /// File bytes `base ..< base + bytes.count`.
-        var bytes: [UInt8]
-        /// The file offset of `bytes[0]`: 0, or a position past the header.
-        var base: Int = 0
+        /// The segment's bytes, read through a bounded window.
+        var window: SegmentWindow
         var header: Result<FileHeader, StorageError>
         /// Why the header was refused, when it was: the recovery decision reads this, never
         /// the error's wording.
         var headerProblem: HeaderProblem?
+        /// The file's size.
+        var size: Int { window.size }
     }
 
     /// Why a segment's header was refused.
@@ -77,28 +88,21 @@ package struct LogScanner {
         case wrongKind
     }
 
-    /// Reads segment `number` from file offset `from` (the header is always read; bytes
-    /// between it and `from` are not, when `from` is past it) and checks its header.
-    func load(_ number: UInt32, from: Int = 0) throws(StorageError) -> Loaded {
+    /// Opens segment `number` and checks its header; its other bytes are read later, through
+    /// a window of `windowSize` bytes (never the whole segment at once).
+    func load(_ number: UInt32) throws(StorageError) -> Loaded {
         let path = files.segmentPath(number)
-        let bytes: [UInt8]
+        let window: SegmentWindow
         var headerBytes: [UInt8]
-        var base = 0
         do throws(IOFailure) {
             let file = try fileSystem.open(path, mode: .readOnly)
-            defer { file.close() }
             let size = try file.size()
             guard size <= Int64(UInt32.max) else {
+                file.close()
                 throw IOFailure(errno: 27 /* EFBIG */, operation: "segment over 4 GiB", path: path)
             }
-            if from > Format.headerSize && Int64(from) <= size {
-                base = from
-                headerBytes = try file.readExactly(Format.headerSize, at: 0)
-                bytes = try file.readExactly(Int(size) - from, at: Int64(from))
-            } else {
-                bytes = try file.readExactly(Int(size), at: 0)
-                headerBytes = bytes
-            }
+            window = SegmentWindow(file: file, size: Int(size), windowSize: windowSize)
+            headerBytes = Array(try window.bytes(at: 0, count: min(Format.headerSize, Int(size))))
         } catch {
             throw .io(error)
         }
@@ -107,16 +111,16 @@ package struct LogScanner {
         do throws(StorageError) {
             h = try FileHeader.decode(headerBytes, path: path)
         } catch {
-            return Loaded(number: number, bytes: bytes, base: base, header: .failure(error), headerProblem: .damaged)
+            return Loaded(number: number, window: window, header: .failure(error), headerProblem: .damaged)
         }
         func refuse(_ problem: HeaderProblem, _ offset: Int, _ reason: String) -> Loaded {
-            Loaded(number: number, bytes: bytes, base: base, header: .failure(.corrupted(offset: Int64(offset), reason: "\(name): \(reason)")),
+            Loaded(number: number, window: window, header: .failure(.corrupted(offset: Int64(offset), reason: "\(name): \(reason)")),
                    headerProblem: problem)
         }
         guard h.uuid == uuid else { return refuse(.foreign, Format.headerUUIDOffset, "belongs to another database") }
         guard h.fileNumber == number else { return refuse(.foreign, Format.headerFileNumberOffset, "header names segment \(h.fileNumber)") }
         guard h.kind == .logSegment || h.kind == .compactionSegment else { return refuse(.wrongKind, Format.headerKindOffset, "not a segment") }
-        return Loaded(number: number, bytes: bytes, base: base, header: .success(h), headerProblem: nil)
+        return Loaded(number: number, window: window, header: .success(h), headerProblem: nil)
     }
 
     /// Scans the log segments `segments` (sorted) from `start`, after a state whose last
@@ -135,8 +139,10 @@ package struct LogScanner {
         var index = 0
         while index < inRange.count {
             let number = inRange[index]
-            let loaded = try load(number, from: number == start.segment ? Int(start.offset) : 0)
-            report.bytesScanned += Int64(loaded.bytes.count)
+            let loaded = try load(number)
+            defer { loaded.window.close() }
+            let skipped = number == start.segment && Int(start.offset) > Format.headerSize && Int(start.offset) <= loaded.size
+            report.bytesScanned += Int64(loaded.size - (skipped ? Int(start.offset) : 0))
             let header: FileHeader
             switch loaded.header {
             case .success(let h): header = h
@@ -146,17 +152,24 @@ package struct LogScanner {
                 try handleDamage(at: LogPosition(segment: number, offset: 0), reason: "segment header: \(error)",
                                  current: loaded, later: Array(inRange[(index + 1)...]), protected: protected,
                                  repair: repair, report: &report)
+                report.largestWindow = max(report.largestWindow, loaded.window.largest)
                 return report
             }
-            if header.kind == .compactionSegment { index += 1; continue }
+            if header.kind == .compactionSegment {
+                report.largestWindow = max(report.largestWindow, loaded.window.largest)
+                index += 1
+                continue
+            }
             let startOffset = number == start.segment ? max(Int(start.offset), Format.headerSize) : Format.headerSize
             report.end = LogPosition(segment: number, offset: UInt32(startOffset))
-            if let damage = try scanSegment(loaded, from: startOffset, report: &report, apply: apply) {
+            let damage = try scanSegment(loaded, from: startOffset, report: &report, apply: apply)
+            if let damage {
                 try handleDamage(at: damage.position, reason: damage.reason, current: loaded,
                                  later: Array(inRange[(index + 1)...]), protected: protected,
                                  repair: repair, report: &report)
-                return report
             }
+            report.largestWindow = max(report.largestWindow, loaded.window.largest)
+            if damage != nil { return report }
             index += 1
         }
         return report
@@ -167,106 +180,33 @@ package struct LogScanner {
         var reason: String
     }
 
-    /// Applies the valid commits of one segment; returns the first damage, if any.
-    func scanSegment(_ loaded: Loaded, from startOffset: Int, report: inout ScanReport,
-                     apply: (ScannedCommit) throws(StorageError) -> Void) throws(StorageError) -> Damage? {
-        let number = loaded.number
-        // Positions below are indexes into `loaded.bytes`; `base` makes them file offsets.
-        let base = loaded.base
-        var pending: [ScannedOperation] = []
-        var pendingStart = startOffset - base
-        var position = startOffset - base
-        var damage: Damage?
-        var commits: [ScannedCommit] = []
-        loaded.bytes.withUnsafeBytes { raw in
-            if position > raw.count || position < 0 {
-                damage = Damage(position: LogPosition(segment: number, offset: UInt32(base + raw.count)), reason: "segment shorter than the replay position")
-                return
-            }
-            while position < raw.count {
-                let frame: RecordCodec.Frame
-                do throws(RecordCodec.FrameError) { frame = try RecordCodec.frame(in: raw, at: position) } catch {
-                    damage = Damage(position: LogPosition(segment: number, offset: UInt32(base + pendingStart)), reason: "record at \(base + position): \(error)")
-                    return
-                }
-                let location = RecordLocation(segment: number, offset: UInt32(base + position), length: UInt32(frame.totalLength))
-                do throws(RecordCodec.FrameError) {
-                    switch frame.type {
-                    case .object, .metadata:
-                        let record = try RecordCodec.valueRecord(frame, in: raw)
-                        pending.append(.value(type: frame.type, rowid: record.rowid, collection: record.collection, key: record.key,
-                                              noMetadata: record.noMetadata, location: location))
-                    case .remove:
-                        let (collection, key) = try RecordCodec.removeRecord(frame, in: raw)
-                        pending.append(.remove(collection: collection, key: key))
-                    case .removeCollection:
-                        pending.append(.removeCollection(try RecordCodec.removeCollectionRecord(frame, in: raw)))
-                    case .removeAll:
-                        guard frame.payloadLength == 0 else { throw .invalid("remove-all record with a payload") }
-                        pending.append(.removeAll)
-                    case .extensionData:
-                        let (name, payload) = try RecordCodec.extensionDataRecord(frame, in: raw)
-                        pending.append(.extensionData(name: name, payload: payload))
-                    case .commit:
-                        let info = RecordCodec.commitRecord(frame, in: raw)
-                        let recordsChecksum = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: raw[pendingStart..<position]))
-                        let expectedSnapshot = (commits.last?.info.snapshot ?? report.lastSnapshot) + 1
-                        guard info.recordCount == UInt32(pending.count) else { throw .invalid("commit counts \(info.recordCount) records, found \(pending.count)") }
-                        guard info.recordsLength == UInt64(position - pendingStart) else { throw .invalid("commit length mismatch") }
-                        guard info.recordsChecksum == recordsChecksum else { throw .invalid("commit checksum mismatch") }
-                        guard info.snapshot == expectedSnapshot else { throw .invalid("commit snapshot \(info.snapshot), expected \(expectedSnapshot)") }
-                        commits.append(ScannedCommit(info: info, end: LogPosition(segment: number, offset: UInt32(base + position + frame.totalLength)), operations: pending))
-                        pending.removeAll(keepingCapacity: true)
-                        pendingStart = position + frame.totalLength
-                    case .checkpointInfo, .checkpointEnd, .checkpointSegmentUsage, .checkpointIndexRoot,
-                         .checkpointPendingExtension:
-                        throw .invalid("checkpoint record in a log segment")
-                    }
-                } catch {
-                    damage = Damage(position: LogPosition(segment: number, offset: UInt32(base + pendingStart)), reason: "record at \(base + position): \(error)")
-                    return
-                }
-                position += frame.totalLength
-            }
-            if !pending.isEmpty || pendingStart != position {
-                damage = Damage(position: LogPosition(segment: number, offset: UInt32(base + pendingStart)), reason: "records without a commit record")
-            }
-        }
-        for commit in commits {
-            try apply(commit)
-            report.commits += 1
-            report.records += commit.operations.count
-            report.lastSnapshot = commit.info.snapshot
-            report.end = commit.end
-        }
-        return damage
-    }
-
     /// Damage at `position`: corruption if a later valid commit says the bytes there were
     /// synced, else a torn tail to cut off.
     func handleDamage(at position: LogPosition, reason: String, current: Loaded, later: [UInt32], protected: Set<UInt32>,
                       repair: Bool, report: inout ScanReport) throws(StorageError) {
         let name = Paths.fileName(of: files.segmentPath(position.segment))
-        if let proof = Self.commitRecords(in: current.bytes, from: Int(position.offset) + 1 - current.base).first(where: { $0.info.durableThrough > position }) {
+        if let proof = try Self.firstCommit(in: current.window, from: Int(position.offset) + 1, where: { $0.durableThrough > position }) {
             throw .corrupted(offset: Int64(position.offset),
-                             reason: "\(name): \(reason); the commit of snapshot \(proof.info.snapshot) at offset \(current.base + proof.offset) was written after these bytes were synced")
+                             reason: "\(name): \(reason); the commit of snapshot \(proof.info.snapshot) at offset \(proof.offset) was written after these bytes were synced")
         }
-        var tornSegments: [Loaded] = []
+        var tornSegments: [(number: UInt32, size: Int)] = []
         for number in later where !protected.contains(number) {
             let loaded = try load(number)
+            defer { loaded.window.close() }
             if case .success(let h) = loaded.header, h.kind == .compactionSegment { continue }
-            if let proof = Self.commitRecords(in: loaded.bytes, from: 0).first(where: { $0.info.durableThrough > position }) {
+            if let proof = try Self.firstCommit(in: loaded.window, from: 0, where: { $0.durableThrough > position }) {
                 throw .corrupted(offset: Int64(position.offset),
                                  reason: "\(name): \(reason); the commit of snapshot \(proof.info.snapshot) in segment \(number) was written after these bytes were synced")
             }
-            tornSegments.append(loaded)
+            tornSegments.append((number, loaded.size))
+            report.largestWindow = max(report.largestWindow, loaded.window.largest)
         }
         report.tornAt = position
         report.tornReason = reason
-        let tornHere = Int64(current.base + current.bytes.count) - Int64(position.offset)
+        let tornHere = Int64(current.size) - Int64(position.offset)
         report.truncatedBytes += max(0, tornHere)
         for segment in tornSegments {
-            report.truncatedBytes += Int64(segment.bytes.count)
+            report.truncatedBytes += Int64(segment.size)
             report.removedSegments.append(segment.number)
         }
         if position.offset < UInt32(Format.headerSize) {
@@ -288,20 +228,38 @@ package struct LogScanner {
         }
     }
 
-    /// Every byte offset from `start` where a valid commit record sits (used only after damage).
-    package static func commitRecords(in bytes: [UInt8], from start: Int) -> [(offset: Int, info: CommitInfo)] {
-        var found: [(Int, CommitInfo)] = []
+    /// The first valid commit record at or after file offset `start` whose info passes
+    /// `test` (used only after damage), read through the window: every byte offset is tried.
+    static func firstCommit(in window: SegmentWindow, from start: Int,
+                            where test: (CommitInfo) -> Bool) throws(StorageError) -> (offset: Int, info: CommitInfo)? {
         let size = RecordCodec.commitRecordSize
-        bytes.withUnsafeBytes { raw in
-            var offset = max(0, start)
-            while offset + size <= raw.count {
-                if raw[offset + Format.recordTypeOffset] == RecordType.commit.rawValue, raw[offset + Format.recordFlagsOffset] == 0,
-                   let frame = try? RecordCodec.frame(in: raw, at: offset), frame.type == .commit {
-                    found.append((offset, RecordCodec.commitRecord(frame, in: raw)))
+        var offset = max(0, start)
+        while offset + size <= window.size {
+            // A chunk of the window, overlapping the next by a record so no position is missed.
+            let count = min(window.windowSize, window.size - offset)
+            let chunk: ArraySlice<UInt8>
+            do { chunk = try window.bytes(at: offset, count: count) } catch { throw .io(error) }
+            let found: (Int, CommitInfo)? = chunk.withUnsafeBytes { raw in
+                guard let base = raw.baseAddress, raw.count >= size else { return nil }
+                var at = 0
+                while at + size <= raw.count {
+                    // Jump to the next commit type byte (memchr: a long run of zeros or of
+                    // other bytes costs little).
+                    let typeAt = at + Format.recordTypeOffset
+                    guard let hit = memchr(base + typeAt, Int32(RecordType.commit.rawValue), raw.count - size + 1 - at) else { return nil }
+                    at = base.distance(to: UnsafeRawPointer(hit)) - Format.recordTypeOffset
+                    if raw[at + Format.recordFlagsOffset] == 0, let frame = try? RecordCodec.frame(in: raw, at: at), frame.type == .commit {
+                        let info = RecordCodec.commitRecord(frame, in: raw)
+                        if test(info) { return (offset + at, info) }
+                    }
+                    at += 1
                 }
-                offset += 1
+                return nil
             }
+            if let found { return found }
+            guard offset + count < window.size else { break }
+            offset += max(1, count - size + 1)
         }
-        return found
+        return nil
     }
 }

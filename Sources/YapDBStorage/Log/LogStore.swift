@@ -30,45 +30,52 @@ package enum LogStore {
     }
 
     /// Opens (or creates) the database at `path`: takes the lock, checks the main file,
-    /// removes temporary files, then lets `start(listing)` pick the replay start (the engine
+    /// removes temporary files (only under the lock, and only the names the engine writes), then lets `start(listing)` pick the replay start (the engine
     /// loads its checkpoint there) and scans the log from it, calling `apply` per commit.
+    /// `heldLock`, when given, is the main file's lock the caller already holds: it is used,
+    /// and left held if the open fails.
     package static func open(
         path: String, fileSystem fs: any FileSystem, options: Options,
         start: (DatabaseFiles.Listing, FileHeader) throws(StorageError) -> (position: LogPosition, baseSnapshot: UInt64, protected: Set<UInt32>) = { _, _ throws(StorageError) in
             (LogPosition(segment: 1, offset: UInt32(Format.headerSize)), 0, [])
         },
+        heldLock: (any FileLock)? = nil,
         apply: (ScannedCommit) throws(StorageError) -> Void
     ) throws(StorageError) -> Opened {
         let files = DatabaseFiles(mainPath: path)
         var created = false
+        var lock: any FileLock
         switch fs.kind(of: path) {
+        case .file where heldLock != nil:
+            lock = heldLock!
         case .missing:
             guard options.createIfMissing else { throw .fileNotFound(path: path) }
-            do throws(IOFailure) {
-                for stale in try files.list(fs).temporaries { try fs.remove(stale) }
-            } catch { throw .io(error) }
-            _ = try MainFile.create(at: path, fileSystem: fs)
+            lock = try MainFile.create(at: path, fileSystem: fs).lock
             created = true
-        case .file: break
+        case .file:
+            lock = try lockMainFile(path, fs)
         case .directory, .other: throw .notADatabase(path: path)
         }
-        let lock: any FileLock
-        do { lock = try fs.lock(path) } catch {
-            if error.errno == EWOULDBLOCK || error.errno == EAGAIN { throw .locked(path: path) }
-            throw .io(error)
-        }
         var success = false
-        defer { if !success { lock.unlock() } }
+        // A lock the caller took stays the caller's to release.
+        defer { if !success && heldLock == nil { lock.unlock() } }
 
+        // Kept open for writing: the high-water mark is updated in place (docs/format.md §2).
         let main: any StorageFile
-        do { main = try fs.open(path, mode: .readOnly) } catch { throw .io(error) }
-        defer { main.close() }
+        do { main = try fs.open(path, mode: .readWrite) } catch { throw .io(error) }
+        defer { if !success { main.close() } }
         let opened = try MainFile.open(at: path, file: main)
         let header = opened.header
 
         var listing: DatabaseFiles.Listing
+        var missing: [String]
         do throws(IOFailure) {
             listing = try files.list(fs)
+            missing = try opened.mark.missing(in: listing, files: files, fileSystem: fs)
+        } catch { throw .io(error) }
+        // Before anything is removed or repaired: less than the mark promises is an error.
+        guard missing.isEmpty else { throw .missingFiles(missing) }
+        do throws(IOFailure) {
             for stale in listing.temporaries { try fs.remove(stale) }
             if !listing.temporaries.isEmpty { try fs.syncDirectory(files.directory) }
         } catch { throw .io(error) }
@@ -81,7 +88,7 @@ package enum LogStore {
         let removed = Set(report.removedSegments)
         let segments = listing.segments.filter { !removed.contains($0) }
 
-        let writer: LogWriter
+        var writer: LogWriter!
         do throws(IOFailure) {
             if let end = report.end {
                 let file = try fs.open(files.segmentPath(end.segment), mode: .readWrite)
@@ -103,12 +110,32 @@ package enum LogStore {
                                    end: UInt32(Format.headerSize), lastSnapshot: report.lastSnapshot, syncMode: options.syncMode,
                                    segmentLimit: options.segmentLimit)
             }
-        } catch { throw .io(error) }
+            // The log is durable up to the writer's position now (except in `.off` mode, which
+            // promises nothing about the log): the mark says so before new commits go in.
+            let mark = HighWaterMarkWriter(file: main, mark: opened.mark)
+            try mark.update { mark in
+                mark.segment = options.syncMode == .off ? 0 : writer.segmentNumber
+                mark.offset = options.syncMode == .off ? 0 : writer.end
+                mark.snapshot = options.syncMode == .off ? 0 : writer.lastSnapshot
+            }
+            writer.highWaterMark = mark
+        } catch {
+            writer?.file.close()
+            throw .io(error)
+        }
         writer.nextSegmentNumber = max(writer.segmentNumber, segments.last ?? 0) + 1
         var allSegments = segments
         if !allSegments.contains(writer.segmentNumber) { allSegments.append(writer.segmentNumber); allSegments.sort() }
         success = true
         return Opened(header: header, created: created, damagedHeaderCopy: opened.damagedCopy, lock: lock, writer: writer,
                       report: report, segments: allSegments, checkpoints: listing.checkpoints)
+    }
+
+    /// Takes the lock of an existing main file (`locked` when another holder has it).
+    package static func lockMainFile(_ path: String, _ fs: any FileSystem) throws(StorageError) -> any FileLock {
+        do { return try fs.lock(path) } catch {
+            if error.errno == EWOULDBLOCK || error.errno == EAGAIN { throw .locked(path: path) }
+            throw .io(error)
+        }
     }
 }

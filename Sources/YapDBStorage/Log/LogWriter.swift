@@ -54,6 +54,9 @@ package final class LogWriter {
     package private(set) var inTransaction = false
     /// The next number a new segment (log or compaction) gets.
     package var nextSegmentNumber: UInt32
+    /// The main file's high-water mark: each roll records its new segment there (except in
+    /// `.off` mode) before any commit goes into it.
+    package var highWaterMark: HighWaterMarkWriter?
 
     /// Resumes appending to segment `segmentNumber` (already open as `file`) at `end`.
     /// Everything before `end` must already be synced (recovery syncs it).
@@ -267,10 +270,23 @@ package final class LogWriter {
     }
 
     /// After a failed write: truncate the transaction away; poison unless the disk was full
-    /// and the truncate worked.
+    /// (`ENOSPC`, or the user's quota: `EDQUOT`), the file at its size limit, and the truncate
+    /// worked.
     private func failWrite(_ error: IOFailure) {
         let clean = discardTransaction()
-        if !(clean && (error.errno == ENOSPC || error.errno == EFBIG)) { isPoisoned = true }
+        if !(clean && Self.isOutOfSpace(error.errno)) { isPoisoned = true }
+    }
+
+    /// Errors that say "no room": nothing is wrong with the bytes already written.
+    static func isOutOfSpace(_ code: Int32) -> Bool {
+        code == ENOSPC || code == EDQUOT || code == EFBIG
+    }
+
+    /// Errors after which a failed segment creation left nothing behind that a later roll or
+    /// open could trip on: no room, or no descriptor (`EMFILE`, `ENFILE`: `open` itself failed,
+    /// so no file exists; `createSegment` removes one it could not fill).
+    static func leavesNoSegment(_ code: Int32) -> Bool {
+        isOutOfSpace(code) || code == EMFILE || code == ENFILE
     }
 
     @discardableResult
@@ -295,8 +311,23 @@ package final class LogWriter {
             newFile = try Self.createSegment(next, files: files, fileSystem: fileSystem, uuid: uuid,
                                              baseSnapshot: lastSnapshot, sync: syncMode != .off)
         } catch {
-            if error.errno != ENOSPC { isPoisoned = true }
+            failRoll(next, error)
             throw .io(error)
+        }
+        if syncMode != .off, let highWaterMark {
+            do throws(IOFailure) {
+                try highWaterMark.update { mark in
+                    mark.segment = next
+                    mark.offset = UInt32(Format.headerSize)
+                    mark.snapshot = lastSnapshot
+                }
+            } catch {
+                // The mark still names the old segment: take the new, empty one back.
+                newFile.close()
+                try? fileSystem.remove(files.segmentPath(next))
+                failRoll(next, error)
+                throw .io(error)
+            }
         }
         // The old handle is not closed here: the engine's read table may share it, and the
         // handle closes itself when the last reference goes.
@@ -310,6 +341,17 @@ package final class LogWriter {
         end = UInt32(Format.headerSize)
         if syncMode != .off { durableThrough = LogPosition(segment: next, offset: end) }
         onNewSegment?(next, newFile, sealed)
+    }
+
+    /// After a roll failed to create segment `next`: the number is free again when nothing was
+    /// left under it and the failure was no room or no descriptor (nothing is wrong with the
+    /// log: later commits go on in the old segment); anything else poisons.
+    private func failRoll(_ next: UInt32, _ error: IOFailure) {
+        if Self.leavesNoSegment(error.errno), fileSystem.kind(of: files.segmentPath(next)) == .missing {
+            nextSegmentNumber = next
+        } else {
+            isPoisoned = true
+        }
     }
 
     /// Hands out the next unused segment number (compaction writes its segments under numbers

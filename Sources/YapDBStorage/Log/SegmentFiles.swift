@@ -34,12 +34,14 @@ package struct DatabaseFiles: Sendable {
         package init() {}
     }
 
-    /// Lists the database's segments and checkpoints (sorted by number) and temporaries.
+    /// Lists the database's segments and checkpoints (sorted by number) and temporaries: only
+    /// names this engine creates (`isTemporary`), never another program's file that merely
+    /// starts with the database's name.
     package func list(_ fs: any FileSystem) throws(IOFailure) -> Listing {
         var listing = Listing()
         for name in try fs.listDirectory(directory) where name.hasPrefix(mainName) && name != mainName {
             let rest = name.dropFirst(mainName.count)
-            if rest == Format.creatingSuffix || rest.hasSuffix(Format.temporarySuffix) {
+            if Self.isTemporary(rest) {
                 listing.temporaries.append(Paths.join(directory, name))
             } else if rest.hasPrefix(Format.segmentInfix), let n = Self.number(rest.dropFirst(Format.segmentInfix.count)) {
                 listing.segments.append(n)
@@ -51,6 +53,16 @@ package struct DatabaseFiles: Sendable {
         listing.checkpoints.sort()
         listing.temporaries.sort()
         return listing
+    }
+
+    /// Whether `rest` (a name after the main file's name) is one of the temporary names the
+    /// engine writes (docs/format.md §1): exactly `-creating`, or
+    /// `-checkpoint-` + ten digits + `.tmp`.
+    static func isTemporary(_ rest: Substring) -> Bool {
+        if rest == Format.creatingSuffix { return true }
+        guard rest.hasPrefix(Format.checkpointInfix), rest.hasSuffix(Format.temporarySuffix) else { return false }
+        let digits = rest.dropFirst(Format.checkpointInfix.count).dropLast(Format.temporarySuffix.count)
+        return number(digits) != nil
     }
 
     static func number(_ text: Substring) -> UInt32? {

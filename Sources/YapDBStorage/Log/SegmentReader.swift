@@ -1,3 +1,26 @@
+/// Whose record a value read expects at a location: the row, by its row id, and which of its
+/// values. A location comes from the key directory, whose pages a damaged disk or another
+/// program can change under their checksum's nose; a record of another row (or the row's other
+/// value) found there is `corrupted`, never handed out as this row's. Row ids are never reused,
+/// so the row id decides the row: the record's collection and key need not be compared.
+package struct ValueOwner: Sendable, Equatable {
+    package var rowid: UInt64
+    package var isMetadata: Bool
+
+    /// The object record of row `rowid`.
+    package static func object(_ rowid: UInt64) -> ValueOwner { ValueOwner(rowid: rowid, isMetadata: false) }
+    /// The metadata record of row `rowid`.
+    package static func metadata(_ rowid: UInt64) -> ValueOwner { ValueOwner(rowid: rowid, isMetadata: true) }
+
+    /// Throws `.invalid` unless the value record `frame` with row id `rowid` is this owner's.
+    @inline(__always)
+    func check(_ frame: RecordCodec.Frame, rowid found: UInt64) throws(RecordCodec.FrameError) {
+        guard found == rowid, (frame.type == .metadata) == isMetadata else {
+            throw .invalid("a \(frame.type == .metadata ? "metadata" : "object") record of row \(found) where row \(rowid)'s \(isMetadata ? "metadata" : "object") should be")
+        }
+    }
+}
+
 /// Reads single records of committed data at a `RecordLocation`, checking the checksum.
 ///
 /// Stateless; safe from any thread (it only calls `read` on the file it is given).
@@ -38,24 +61,26 @@ package enum SegmentReader {
     }
 
     /// Decodes an object or metadata record held in `bytes` (already read, e.g. still staged).
-    package static func decodeValue(_ bytes: [UInt8], offset: Int64, path: String) throws(StorageError) -> (RecordCodec.ValueRecord, [UInt8]?) {
+    /// With `owner`, the record must be that row's object or metadata record (`corrupted` if not).
+    package static func decodeValue(_ bytes: [UInt8], offset: Int64, path: String, owner: ValueOwner? = nil) throws(StorageError) -> (RecordCodec.ValueRecord, [UInt8]?) {
         try bytes.withBytes { (raw) throws(StorageError) -> (RecordCodec.ValueRecord, [UInt8]?) in
             let frame: RecordCodec.Frame
             do throws(RecordCodec.FrameError) { frame = try RecordCodec.frame(in: raw, at: 0) } catch {
                 throw .corrupted(offset: offset, reason: "\(Paths.fileName(of: path)): \(error)")
             }
-            return try decodeValue(frame, in: raw, offset: offset, path: path)
+            return try decodeValue(frame, in: raw, offset: offset, path: path, owner: owner)
         }
     }
 
     /// Decodes the fields and value of the checked value-record `frame` in `raw`.
-    static func decodeValue(_ frame: RecordCodec.Frame, in raw: UnsafeRawBufferPointer, offset: Int64, path: String)
-        throws(StorageError) -> (RecordCodec.ValueRecord, [UInt8]?) {
+    static func decodeValue(_ frame: RecordCodec.Frame, in raw: UnsafeRawBufferPointer, offset: Int64, path: String,
+                            owner: ValueOwner? = nil) throws(StorageError) -> (RecordCodec.ValueRecord, [UInt8]?) {
         do throws(RecordCodec.FrameError) {
             guard frame.type == .object || frame.type == .metadata else {
                 throw .invalid("expected a value record, found type \(frame.type.rawValue)")
             }
             let record = try RecordCodec.valueRecord(frame, in: raw)
+            try owner?.check(frame, rowid: record.rowid)
             if frame.type == .metadata && record.noMetadata { return (record, nil) }
             return (record, try RecordCodec.value(of: record, in: raw))
         } catch {
@@ -124,12 +149,14 @@ package enum SegmentReader {
     /// Not generic, as the other value readers are not: a generic function called from
     /// another module runs unspecialized, moving its result through the type's value
     /// witnesses, which cost more than the read (callers keep the result in a local).
+    ///
+    /// With `owner`, the record must be that row's object or metadata record (`corrupted` if not).
     package static func withValue(
-        at location: RecordLocation, in file: any StorageFile,
+        at location: RecordLocation, in file: any StorageFile, owner: ValueOwner? = nil,
         _ body: (UnsafeRawBufferPointer?) throws(StorageError) -> Void
     ) throws(StorageError) {
         try withRecord(at: location, in: file) { (raw, frame) throws(StorageError) in
-            try withValue(of: frame, in: raw, offset: Int64(location.offset), path: file.path, body)
+            try withValue(of: frame, in: raw, offset: Int64(location.offset), path: file.path, owner: owner, body)
         }
     }
 
@@ -138,11 +165,11 @@ package enum SegmentReader {
     /// included, with no system call and no copy (an uncompressed value is handed out where it
     /// lies in the map). `location` is bounds-checked against `mapped` before use.
     package static func withValue(
-        at location: RecordLocation, inMapped mapped: UnsafeRawBufferPointer, path: String,
+        at location: RecordLocation, inMapped mapped: UnsafeRawBufferPointer, path: String, owner: ValueOwner? = nil,
         _ body: (UnsafeRawBufferPointer?) throws(StorageError) -> Void
     ) throws(StorageError) {
         try withRecord(at: location, inMapped: mapped, path: path) { (raw, frame) throws(StorageError) in
-            try withValue(of: frame, in: raw, offset: Int64(location.offset), path: path, body)
+            try withValue(of: frame, in: raw, offset: Int64(location.offset), path: path, owner: owner, body)
         }
     }
 
@@ -171,16 +198,18 @@ package enum SegmentReader {
 
     /// Calls `body` with the value of the checked value-record `frame` in `raw` (decompressed
     /// if needed; nil for a nil-metadata record). With `rowid`, only an object record of that
-    /// row is read: false, without calling `body`, for any other.
+    /// row is read: false, without calling `body`, for any other. With `owner`, any record but
+    /// the owner's is `corrupted`.
     @discardableResult
     private static func withValue(
         of frame: RecordCodec.Frame, in raw: UnsafeRawBufferPointer, offset: Int64, path: String, ofRowid rowid: UInt64? = nil,
-        _ body: (UnsafeRawBufferPointer?) throws(StorageError) -> Void
+        owner: ValueOwner? = nil, _ body: (UnsafeRawBufferPointer?) throws(StorageError) -> Void
     ) throws(StorageError) -> Bool {
         let value: UnsafeRawBufferPointer?
         do throws(RecordCodec.FrameError) {
             let parts = try valueParts(frame, in: raw)
             if let rowid, frame.type != .object || parts.rowid != rowid { return false }
+            try owner?.check(frame, rowid: parts.rowid)
             value = parts.value
         } catch {
             throw .corrupted(offset: offset, reason: "\(Paths.fileName(of: path)): \(error)")

@@ -1,0 +1,145 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Synchronization
+
+/// What the main file promises about the database's other files (docs/format.md §2,
+/// "High-water mark"): the newest checkpoint and the log's durable end when the mark was
+/// written. Every promise is a lower bound: files only ever grow past it, so an open that
+/// finds less knows files are missing (a partial restore, a copy of the main file alone)
+/// instead of opening an older or empty database.
+package struct HighWaterMark: Equatable, Sendable {
+    /// Bumped by every update; 0 means none was ever written (a database that has not
+    /// finished its first open, or one written before the mark existed): no promise.
+    package var sequence: UInt64 = 0
+    /// The newest log segment when the mark was written (0: no promise about the log, as in
+    /// `.off` mode, where the log is never synced).
+    package var segment: UInt32 = 0
+    /// The log's durable length in `segment`: its file is at least this long.
+    package var offset: UInt32 = 0
+    /// The snapshot of the last commit before (`segment`, `offset`) (informational).
+    package var snapshot: UInt64 = 0
+    /// The newest published checkpoint (0: none yet): a checkpoint at least this new exists.
+    package var checkpoint: UInt32 = 0
+
+    package init() {}
+
+    /// What a slot holds.
+    package enum Slot: Equatable, Sendable {
+        /// All zero: never written.
+        case empty
+        case valid(HighWaterMark)
+        /// A torn or damaged write: the other slot holds the mark.
+        case damaged
+    }
+
+    /// The slot's 64 bytes (`Format.mainMarkSize`).
+    package func encoded() -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(Format.mainMarkSize)
+        bytes.appendLE(sequence)
+        bytes.appendLE(segment)
+        bytes.appendLE(offset)
+        bytes.appendLE(snapshot)
+        bytes.appendLE(checkpoint)
+        bytes.append(contentsOf: [UInt8](repeating: 0, count: Format.mainMarkChecksumOffset - bytes.count))
+        bytes.appendLE(CRC32C.mask(CRC32C.checksum(bytes)))
+        return bytes
+    }
+
+    /// Decodes one slot's 64 bytes.
+    package static func decode(_ bytes: [UInt8]) -> Slot {
+        guard bytes.count == Format.mainMarkSize else { return .damaged }
+        if bytes.allSatisfy({ $0 == 0 }) { return .empty }
+        return bytes.withBytes { (raw) -> Slot in
+            func u32(_ o: Int) -> UInt32 { UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: o, as: UInt32.self)) }
+            func u64(_ o: Int) -> UInt64 { UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: o, as: UInt64.self)) }
+            let crc = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: raw[0..<Format.mainMarkChecksumOffset]))
+            guard CRC32C.unmask(u32(Format.mainMarkChecksumOffset)) == crc else { return .damaged }
+            guard raw[28..<Format.mainMarkChecksumOffset].allSatisfy({ $0 == 0 }) else { return .damaged }
+            var mark = HighWaterMark()
+            mark.sequence = u64(0)
+            mark.segment = u32(8)
+            mark.offset = u32(12)
+            mark.snapshot = u64(16)
+            mark.checkpoint = u32(24)
+            return mark.sequence == 0 ? .damaged : .valid(mark)
+        }
+    }
+
+    /// The main file offset of the slot a mark with `sequence` goes to: odd sequences to the
+    /// first page, even ones to the second, so an update never overwrites the newest mark.
+    static func slotOffset(sequence: UInt64) -> Int64 {
+        Int64((sequence % 2 == 1 ? 0 : Format.mainHeaderCopyOffset) + Format.mainMarkOffset)
+    }
+
+    /// The newer of the two slots. Throws `corrupted` when both are damaged (one torn update
+    /// damages only one).
+    static func newest(_ first: Slot, _ second: Slot, path: String) throws(StorageError) -> HighWaterMark {
+        switch (first, second) {
+        case (.damaged, .damaged):
+            throw .corrupted(offset: Int64(Format.mainMarkOffset), reason: "\(Paths.fileName(of: path)): both high-water mark slots are damaged")
+        case (.valid(let a), .valid(let b)): return a.sequence >= b.sequence ? a : b
+        case (.valid(let a), _), (_, .valid(let a)): return a
+        default: return HighWaterMark()
+        }
+    }
+
+    /// What the directory lacks of this mark's promises: file names, or a segment and how
+    /// short it is. Empty when everything promised is there.
+    package func missing(in listing: DatabaseFiles.Listing, files: DatabaseFiles, fileSystem fs: any FileSystem) throws(IOFailure) -> [String] {
+        var missing: [String] = []
+        if checkpoint > 0 && (listing.checkpoints.last ?? 0) < checkpoint {
+            missing.append(Paths.fileName(of: files.checkpointPath(checkpoint)))
+        }
+        if segment > 0 {
+            let name = Paths.fileName(of: files.segmentPath(segment))
+            if !listing.segments.contains(segment) {
+                missing.append(name)
+            } else {
+                let file = try fs.open(files.segmentPath(segment), mode: .readOnly)
+                defer { file.close() }
+                let size = try file.size()
+                if size < Int64(offset) { missing.append("\(name) (\(size) bytes of the \(offset) promised)") }
+            }
+        }
+        return missing
+    }
+}
+
+/// Writes the high-water mark into the main file's two alternating slots.
+///
+/// Threading: updates come from the log writer's roll and from checkpoints on other threads;
+/// `state` (a `Mutex`) serialises them, and each update's write and sync run under it.
+package final class HighWaterMarkWriter: Sendable {
+    /// The main file, open for writing for the database's lifetime.
+    package let file: any StorageFile
+    private let state: Mutex<HighWaterMark>
+
+    package init(file: any StorageFile, mark: HighWaterMark) {
+        self.file = file
+        self.state = Mutex(mark)
+    }
+
+    /// The mark last written.
+    package var current: HighWaterMark { state.withLock { $0 } }
+
+    /// Applies `change`; when it changed anything, writes the mark with the next sequence to
+    /// that sequence's slot and syncs the main file. Call only once what the new mark promises
+    /// is durable. On failure nothing changes in memory: the next update rewrites the same
+    /// slot, and the other slot still holds the previous mark.
+    package func update(_ change: (inout HighWaterMark) -> Void) throws(IOFailure) {
+        try state.withLock { (mark: inout HighWaterMark) throws(IOFailure) -> Void in
+            var next = mark
+            change(&next)
+            next.sequence = mark.sequence
+            guard next != mark else { return }
+            next.sequence = mark.sequence + 1
+            try file.write(next.encoded(), at: HighWaterMark.slotOffset(sequence: next.sequence))
+            try file.sync()
+            mark = next
+        }
+    }
+}
