@@ -18,6 +18,11 @@ extension Engine {
         var carriedRoots: [String: [UInt8]] = [:]
         /// Unclaimed extensions' records, carried as checkpoint records of type 23.
         var carriedPending: [CheckpointPendingExtension] = []
+        /// The log bytes and rows since the previous checkpoint that this one covers: taken off
+        /// the writer's counters only once it is installed, so a failed checkpoint leaves them
+        /// due and the next one (automatic, idle, explicit or at close) retries.
+        var bytesCovered: UInt64 = 0
+        var rowsCovered = 0
 
         /// The extension states whose trees are on index pages, by name.
         var pagedExtensions: [(name: String, state: any PagedExtensionState)] {
@@ -39,15 +44,20 @@ extension Engine {
     package func compactIndex() throws(StorageError) {
         try maintenance.withLock { (_: inout Void) throws(StorageError) in
             guard let source = try captureForCheckpoint(onlyIfLogGrew: false, copyIndex: true) else { return }
-            try writeAndInstallCheckpoint(source)
+            try finishCheckpoint(source)
         }
     }
 
+    /// Checkpoints when the log since the last checkpoint passes `checkpointThreshold` (and,
+    /// with a threshold, when `checkpointRowLimit` rows were written since), or when the dirty
+    /// index pages pass `dirtyPageBudget`; never while another checkpoint is in flight.
     func checkpointIfDue() throws(StorageError) {
-        guard options.checkpointThreshold > 0 else { return }
+        let threshold = options.checkpointThreshold
         let due = writer.withLock { state in
-            state.bytesSinceCheckpoint >= UInt64(options.checkpointThreshold)
-                || (options.checkpointRowLimit > 0 && state.rowsSinceCheckpoint >= options.checkpointRowLimit)
+            guard !state.checkpointInFlight else { return false }
+            if threshold > 0 && (state.bytesSinceCheckpoint >= UInt64(threshold)
+                || (options.checkpointRowLimit > 0 && state.rowsSinceCheckpoint >= options.checkpointRowLimit)) { return true }
+            return state.dirtyPagesReach(budget: options.dirtyPageBudget, pageSize: options.indexPageSize)
         }
         if due { try checkpoint(onlyIfLogGrew: true) }
     }
@@ -56,8 +66,21 @@ extension Engine {
         try maintenance.withLock { (_: inout Void) throws(StorageError) in
             let copyIndex = index.isCompactionDue(slack: options.indexCompactionSlack)
             guard let source = try captureForCheckpoint(onlyIfLogGrew: onlyIfLogGrew, copyIndex: copyIndex) else { return }
-            try writeAndInstallCheckpoint(source)
+            try finishCheckpoint(source)
         }
+    }
+
+    /// Writes and installs a captured checkpoint. Until it is installed or has failed, no
+    /// automatic checkpoint is due (`WriterState.checkpointInFlight`) and, for an index
+    /// compaction, transactions do not spill (`WriterState.indexCopyPending`).
+    func finishCheckpoint(_ source: CheckpointSource) throws(StorageError) {
+        defer {
+            writer.withLock { state in
+                state.checkpointInFlight = false
+                if source.copyIndex { state.indexCopyPending = false }
+            }
+        }
+        try writeAndInstallCheckpoint(source)
     }
 
     /// The steps of an index checkpoint after the capture (under `maintenance`, without the
@@ -140,8 +163,8 @@ extension Engine {
                 state.poisoned = true
                 throw error
             }
-            state.bytesSinceCheckpoint = 0
-            state.rowsSinceCheckpoint = 0
+            state.indexCopyPending = copyIndex
+            state.checkpointInFlight = true
             var carried = unclaimed.carry(live: Set(state.extensions.keys))
             if copyIndex && !carried.roots.isEmpty {
                 // An index compaction copies only trees a registered extension can read, and
@@ -158,7 +181,8 @@ extension Engine {
                                     replay: LogPosition(segment: state.log.segmentNumber, offset: state.log.end),
                                     usage: state.usage.filter { $0.value > 0 }, extensions: state.extensions,
                                     copyIndex: copyIndex,
-                                    carriedRoots: carried.roots, carriedPending: carried.pending)
+                                    carriedRoots: carried.roots, carriedPending: carried.pending,
+                                    bytesCovered: state.bytesSinceCheckpoint, rowsCovered: state.rowsSinceCheckpoint)
         }
     }
 
@@ -190,6 +214,9 @@ extension Engine {
             let old = state.checkpointNumber
             state.checkpointNumber = source.number
             state.checkpointReplay = source.replay
+            // What this checkpoint covers is done; commits since the capture stay counted.
+            state.bytesSinceCheckpoint -= min(state.bytesSinceCheckpoint, source.bytesCovered)
+            state.rowsSinceCheckpoint -= min(state.rowsSinceCheckpoint, source.rowsCovered)
             // The nodes this checkpoint wrote become page references (read through a source
             // that knows the new pages): the memory they held goes with the last snapshot
             // that still shares them.
@@ -217,6 +244,7 @@ extension Engine {
                     state.compactionSegments.remove(number)
                 }
             }
+            state.dirtyPages.record(WriterState.dirtyPageCount(keydir: state.keydir, extensions: state.extensions))
             state.generation += 1
             publish(state)
             return (old, retired.sorted(), state.log.highWaterMark)

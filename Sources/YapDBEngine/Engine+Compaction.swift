@@ -61,7 +61,7 @@ extension Engine {
             // It is also an index compaction: the key directory is copied into a new index file
             // and the older index files are removed.
             guard let source = try captureForCheckpoint(onlyIfLogGrew: false, copyIndex: true) else { return report }
-            try writeAndInstallCheckpoint(source)
+            try finishCheckpoint(source)
             return report
         }
     }

@@ -1,3 +1,4 @@
+import YapDBStorage
 import Dispatch
 import Synchronization
 
@@ -52,9 +53,8 @@ extension Engine {
     }
 
     /// What the idle timer does once the database has been quiet for the whole delay: a
-    /// checkpoint when the log grew since the last one, its error swallowed. Closed, poisoned
-    /// or failing: nothing to do now — a failed checkpoint changes nothing on disk that a reader
-    /// relies on, and the next one (due, explicit or at close) retries.
+    /// checkpoint when the log grew since the last one; a failure is reported and retried
+    /// (`reportCheckpointFailure`). Nothing when closed.
     ///
     /// `package` for the crash sweep (a hook, not an API): it runs the background checkpoint at
     /// a chosen point between commits, deterministically, so a simulated crash can land on each
@@ -62,6 +62,27 @@ extension Engine {
     /// timer calls it from a background queue.
     package func runIdleCheckpointNow() {
         guard !isClosed else { return }
-        try? checkpoint(onlyIfLogGrew: true)
+        do throws(StorageError) { try checkpoint(onlyIfLogGrew: true) } catch {
+            reportCheckpointFailure(error, during: "the idle checkpoint")
+        }
+    }
+
+    /// Reports a checkpoint failure nobody else sees (an automatic or idle checkpoint) through
+    /// `options.reportFailure`, and schedules the idle check to try again after the idle delay.
+    /// A failed checkpoint changes nothing on disk that a reader relies on, and leaves the
+    /// counters that made it due as they were (they are taken off only when a checkpoint is
+    /// installed), so the retry — or the next commit's, an explicit one, or `close()`'s —
+    /// writes what it would have. A closed engine is not retried; a poisoned one refuses
+    /// every checkpoint until it is reopened, so it is reported and not retried.
+    func reportCheckpointFailure(_ error: StorageError, during what: String) {
+        if error == .closed { return }
+        options.reportFailure?("\(path): \(what) failed: \(error)\(error == .poisoned ? "" : "; it will be retried")")
+        guard error != .poisoned, let delay = options.idleCheckpointDelay else { return }
+        let schedule = idle.withLock { state in
+            if state.scheduled { return false }
+            state.scheduled = true
+            return true
+        }
+        if schedule { scheduleIdleCheck(after: delay) }
     }
 }

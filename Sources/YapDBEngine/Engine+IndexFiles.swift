@@ -5,9 +5,11 @@ import YapDBIndex
 /// The index files of an engine: the page store the snapshots read through, the writer that
 /// index checkpoints append pages with, and what the newest checkpoint published.
 ///
-/// `@unchecked Sendable` because it is used only under `Engine.maintenance` (checkpoints and
-/// compactions) or before the engine is shared (open); the page store itself is thread-safe,
-/// and readers never touch this object (they hold an `IndexPageSource`).
+/// `@unchecked Sendable` because its mutable state is used under `appending` (the writer, the
+/// next file number, the synced extents: checkpoints under `Engine.maintenance` and write
+/// transactions' spills under the writer lock both append pages) or under `Engine.maintenance`
+/// (`copyBaseline`), or before the engine is shared (open); the page store itself is
+/// thread-safe, and readers never touch this object (they hold an `IndexPageSource`).
 final class IndexFiles: @unchecked Sendable {
     let files: DatabaseFiles
     let fileSystem: any FileSystem
@@ -19,8 +21,17 @@ final class IndexFiles: @unchecked Sendable {
     /// behind its own lock, since `stats()` reads it without `maintenance`.
     private let publishedExtents: Mutex<[IndexFileExtent]>
     var published: [IndexFileExtent] { publishedExtents.withLock { $0 } }
-    /// The writer, once a checkpoint has needed one; dropped after a failure, so the next
-    /// checkpoint resumes from `published` (cutting off what the failed one wrote).
+    /// Serializes everything that appends pages or changes the extents below: a checkpoint's
+    /// `writePages`/`writeCopy`/`didPublish` and a transaction's `spill`. Never held while
+    /// taking the engine's writer lock (a spill takes it under that lock).
+    private let appending = Mutex(())
+    /// Every file pages were appended to and synced, with its synced length: `published`, and
+    /// past it the pages of spills and of checkpoints not yet (or never) published. The store
+    /// may map these lengths (spilled pages are read back through it), so a writer resumes
+    /// after them, never cutting them off.
+    private var synced: [IndexFileExtent]
+    /// The writer, once a checkpoint or spill has needed one; dropped after a failure, so the
+    /// next one resumes from `synced` (cutting off what failed after the last sync).
     private var writer: IndexFileWriter?
     /// The number for the next new index file.
     private var nextFileNumber: UInt32
@@ -37,6 +48,7 @@ final class IndexFiles: @unchecked Sendable {
         self.store = IndexPageStore(files: files, fileSystem: fileSystem, uuid: uuid, pageSize: format.pageSize, mode: mode)
         self.fileSizeLimit = fileSizeLimit
         self.publishedExtents = Mutex(published)
+        synced = published
         self.nextFileNumber = max(nextFileNumber, (published.map(\.number).max() ?? 0) + 1)
         copyBaseline = published.reduce(0) { $0 + $1.length }
     }
@@ -67,6 +79,13 @@ final class IndexFiles: @unchecked Sendable {
     ///   checkpoint resumes after the published pages, overwriting these).
     func writePages(of keydir: Keydir, extensions: [(name: String, state: any PagedExtensionState)], sequence: UInt64)
         throws(StorageError) -> (flush: (rows: PageFlush, rowids: PageFlush), extensions: [String: ExtensionPagesWritten], extents: [IndexFileExtent]) {
+        try appending.withLock { (_: inout Void) throws(StorageError) in
+            try writePagesLocked(of: keydir, extensions: extensions, sequence: sequence)
+        }
+    }
+
+    private func writePagesLocked(of keydir: Keydir, extensions: [(name: String, state: any PagedExtensionState)], sequence: UInt64)
+        throws(StorageError) -> (flush: (rows: PageFlush, rowids: PageFlush), extensions: [String: ExtensionPagesWritten], extents: [IndexFileExtent]) {
         do throws(StorageError) {
             let writer: IndexFileWriter
             do throws(IndexFileError) { writer = try writerForAppending(sequence: sequence) } catch { throw error.storageError }
@@ -78,8 +97,8 @@ final class IndexFiles: @unchecked Sendable {
             do throws(IndexFileError) { synced = try writer.sync() } catch { throw error.storageError }
             // The writer knows the files it wrote to; sealed files written before it (by an
             // earlier writer, before a reopen) stay in the root with their lengths.
-            let writtenNumbers = Set(synced.map(\.number))
-            let extents = (published.filter { !writtenNumbers.contains($0.number) } + synced).sorted { $0.number < $1.number }
+            let extents = merging(synced)
+            self.synced = extents
             return (flush, written, extents)
         } catch {
             dropWriter()
@@ -109,6 +128,13 @@ final class IndexFiles: @unchecked Sendable {
     ///   next open removes.
     func writeCopy(of keydir: Keydir, extensions: [(name: String, state: any PagedExtensionState)], sequence: UInt64)
         throws(StorageError) -> (copy: (rows: PageCopy, rowids: PageCopy), extensions: [String: ExtensionPagesWritten], extents: [IndexFileExtent]) {
+        try appending.withLock { (_: inout Void) throws(StorageError) in
+            try writeCopyLocked(of: keydir, extensions: extensions, sequence: sequence)
+        }
+    }
+
+    private func writeCopyLocked(of keydir: Keydir, extensions: [(name: String, state: any PagedExtensionState)], sequence: UInt64)
+        throws(StorageError) -> (copy: (rows: PageCopy, rowids: PageCopy), extensions: [String: ExtensionPagesWritten], extents: [IndexFileExtent]) {
         // The old writer's unsynced bytes belong to no checkpoint: closing loses nothing.
         dropWriter()
         do throws(StorageError) {
@@ -133,23 +159,67 @@ final class IndexFiles: @unchecked Sendable {
     /// still read them) and they are returned, for the caller to remove.
     @discardableResult
     func didPublish(_ extents: [IndexFileExtent], copied: Bool = false) throws(StorageError) -> [UInt32] {
-        let kept = Set(extents.map(\.number))
-        nextFileNumber = max(nextFileNumber, (kept.max() ?? 0) + 1)
-        let replaced = copied ? store.view().fileNumbers.filter { !kept.contains($0) } : []
-        publishedExtents.withLock { $0 = extents }
-        do throws(IndexFileError) { try store.adopt(extents) } catch { throw error.storageError }
-        if copied {
-            store.retire(replaced)
-            copyBaseline = extents.reduce(0) { $0 + $1.length }
+        try appending.withLock { (_: inout Void) throws(StorageError) -> [UInt32] in
+            let kept = Set(extents.map(\.number))
+            nextFileNumber = max(nextFileNumber, (kept.max() ?? 0) + 1)
+            let replaced = copied ? store.view().fileNumbers.filter { !kept.contains($0) } : []
+            publishedExtents.withLock { $0 = extents }
+            // Spills may have synced pages past these lengths since: the store keeps mapping
+            // them (never a shorter map of a file than before). A copy is published while
+            // spills wait (`WriterState.indexCopyPending`): its files are all there is.
+            if copied { synced = extents } else { synced = merging(extents) }
+            do throws(IndexFileError) { try store.adopt(synced) } catch { throw error.storageError }
+            if copied {
+                store.retire(replaced)
+                copyBaseline = extents.reduce(0) { $0 + $1.length }
+            }
+            return replaced
         }
-        return replaced
+    }
+
+    /// Writes pages for a write transaction's spill (docs/architecture.md, "Dirty pages and
+    /// spills"): `body` flushes the transaction's dirty nodes through the page writer it is
+    /// given; the pages are appended after everything synced so far, synced, and mapped (or
+    /// cached) by the store, so the transaction reads them back through the returned source.
+    /// No root record names them: until a checkpoint publishes a root that reaches them they
+    /// are garbage to a reopen (which cuts them off) and to index compaction.
+    /// `published` runs once the pages are synced and readable, still under the lock: it
+    /// records the pages in the written nodes (`PageFlush.publish()`), so a checkpoint's flush
+    /// sees either no mark or one whose page is durable and in the extents it lists.
+    /// - Throws: `StorageError` from writing or syncing, or what `body` throws (the writer is
+    ///   dropped: the next append resumes after the last synced pages).
+    func spill<R>(sequence: UInt64, _ body: (ExtensionPageWriter) throws(StorageError) -> R,
+                  published: (R) -> Void) throws(StorageError) -> (R, IndexPageSource) {
+        try appending.withLock { (_: inout Void) throws(StorageError) -> (R, IndexPageSource) in
+            do throws(StorageError) {
+                let writer: IndexFileWriter
+                do throws(IndexFileError) { writer = try writerForAppending(sequence: sequence) } catch { throw error.storageError }
+                let result = try body(Self.pageWriter(writer))
+                let written: [IndexFileExtent]
+                do throws(IndexFileError) { written = try writer.sync() } catch { throw error.storageError }
+                synced = merging(written)
+                do throws(IndexFileError) { try store.adopt(synced) } catch { throw error.storageError }
+                published(result)
+                return (result, source())
+            } catch {
+                dropWriter()
+                throw error
+            }
+        }
+    }
+
+    /// `synced` with `written` (a writer's extents) taking the place of the files it names.
+    private func merging(_ written: [IndexFileExtent]) -> [IndexFileExtent] {
+        var byNumber = Dictionary(synced.map { ($0.number, $0) }, uniquingKeysWith: { $1 })
+        for extent in written { byNumber[extent.number] = IndexFileExtent(number: extent.number, length: max(extent.length, byNumber[extent.number]?.length ?? 0)) }
+        return byNumber.values.sorted { $0.number < $1.number }
     }
 
     /// The writer, resumed after the published pages or started on a new file.
     private func writerForAppending(sequence: UInt64) throws(IndexFileError) -> IndexFileWriter {
         if let writer { return writer }
         let made: IndexFileWriter
-        if let last = published.last {
+        if let last = synced.last {
             made = try IndexFileWriter(files: files, fileSystem: fileSystem, uuid: uuid, pageSize: format.pageSize,
                                        fileSizeLimit: fileSizeLimit, resume: last.number, length: last.length, sequence: sequence)
         } else {
@@ -184,8 +254,10 @@ final class IndexFiles: @unchecked Sendable {
     /// Closes the writer (without syncing: a checkpoint syncs what it publishes) and forgets
     /// the files (snapshots still holding a view keep theirs).
     func close() {
-        writer?.close()
-        writer = nil
+        appending.withLock { _ in
+            writer?.close()
+            writer = nil
+        }
         store.close()
     }
 }

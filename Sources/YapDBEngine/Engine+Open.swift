@@ -219,6 +219,8 @@ extension Engine {
         state.compactionSegments = compactionSegments
         state.mapsSegments = options.mapsSegments
         state.writeBufferLimit = options.writeBufferLimit
+        state.dirtyPages.minimumWork = max(1, options.dirtyPageCountWork)
+        state.dirtyPages.note(work: opened.report.records)   // the replayed rows dirtied pages
         state.mapSegmentsAtOpen()
         // Records the checkpoint carried come before those of the commits replayed after it. A
         // name with a replayed record catches up with the rows after its last one only (rows

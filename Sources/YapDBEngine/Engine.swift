@@ -26,6 +26,15 @@ final class WriterState: @unchecked Sendable {
     var bytesSinceCheckpoint: UInt64 = 0
     /// Rows written since the last checkpoint (an upper bound on the dirty leaves).
     var rowsSinceCheckpoint = 0
+    /// What dirty index pages the committed state holds, as last counted
+    /// (`Engine+DirtyPages.swift`).
+    var dirtyPages = DirtyPageGauge()
+    /// Whether an index compaction has captured the state and not yet installed its copy:
+    /// transactions do not spill meanwhile (a spilled page would be in none of the copied files).
+    var indexCopyPending = false
+    /// Whether a checkpoint has captured the state and not yet been installed or failed: no
+    /// automatic checkpoint is due meanwhile (commits would only queue behind it).
+    var checkpointInFlight = false
     /// Bytes a transaction's write buffer may hold before it is applied early
     /// (`EngineOptions.writeBufferLimit`).
     var writeBufferLimit = EngineOptions().writeBufferLimit
@@ -167,7 +176,7 @@ package final class Engine: Sendable {
         let outcome: (value: T, changeset: Changeset?) = try writer.withLock { state in
             let refusal: StorageError? = state.closed ? .closed : (state.poisoned || state.log.isPoisoned) ? .poisoned : nil
             if let refusal, !runsBodyWhenRefused { throw refusal }
-            let tx = WriteTransaction(state: state, refusal: refusal)
+            let tx = WriteTransaction(state: state, refusal: refusal, spillTarget: spillTarget)
             let value: T
             do {
                 value = try body(tx)
@@ -209,10 +218,17 @@ package final class Engine: Sendable {
         // writes throw `poisoned`), and the next checkpoint — due, explicit or at close —
         // tries again.
         if outcome.changeset != nil {
-            try? checkpointIfDue()
+            do throws(StorageError) { try checkpointIfDue() } catch { reportCheckpointFailure(error, during: "an automatic checkpoint") }
             noteCommitForIdleCheckpoint()
         }
         return outcome
+    }
+
+    /// Where write transactions spill their dirty index pages; nil when the budget is 0.
+    private var spillTarget: SpillTarget? {
+        guard options.dirtyPageBudget > 0 else { return nil }
+        return SpillTarget(index: index, budget: options.dirtyPageBudget, pageSize: options.indexPageSize,
+                           extensionSource: { [self] source in extensionSource(source) })
     }
 
     /// Appends, syncs and publishes a transaction (under the writer lock).
@@ -223,7 +239,7 @@ package final class Engine: Sendable {
         do throws(StorageError) {
             // The buffered rows join the trees first: a damaged page fails the commit here,
             // before the commit record is written.
-            try tx.applyBuffer()
+            try tx.applyBuffer(spilling: false)
             if !tx.began { try state.log.begin() }
             _ = try state.log.commit(snapshot: number)
         } catch {
@@ -238,6 +254,7 @@ package final class Engine: Sendable {
         }
         state.keydir = tx.keydir
         state.rowsSinceCheckpoint += tx.changeset.changeCount
+        state.dirtyPages.committed(tx.dirtyPages)
         state.snapshotNumber = number
         state.generation += 1
         state.nextRowid = tx.nextRowid

@@ -33,6 +33,20 @@ package struct EngineOptions: Sendable {
     /// transaction see the same rows either way. About 100 bytes per buffered row with
     /// 16-byte keys. Tests lower it to make transactions spill.
     package var writeBufferLimit = 32 << 20
+    /// Bytes of index pages changed since the last index checkpoint that may be held in
+    /// memory (dirty pages, counted as pages × `indexPageSize`, of the key directory and of
+    /// extension trees; 0 = no such limit). Between commits, passing it triggers an index
+    /// checkpoint; inside one write transaction, passing it spills the transaction's dirty
+    /// pages to unreferenced places in the index files (docs/architecture.md, "Dirty pages
+    /// and spills"). A dirty node takes about 1.75 times its page in memory, so the index
+    /// changes of a transaction hold about 1.75 × this, on top of `writeBufferLimit`.
+    package var dirtyPageBudget = 32 << 20
+    /// The least work (rows applied to the trees, extension states replaced) between two
+    /// counts of the dirty pages (`DirtyPageGauge`); tests set 1 to count after every change.
+    package var dirtyPageCountWork = 64
+    /// Where the engine reports failures it does not throw to anyone (an automatic or idle
+    /// checkpoint that failed and will be retried). The public layer logs them; nil: dropped.
+    package var reportFailure: (@Sendable (String) -> Void)?
     /// How long commits must stop before a background checkpoint writes the index changes
     /// held in memory (nil = never; then only the thresholds above, `checkpoint()`,
     /// compaction and close write them). The public layer sets it; engine tests and the crash

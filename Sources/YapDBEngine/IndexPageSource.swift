@@ -71,7 +71,9 @@ extension StorageError {
         case .corrupt(let page, let reason):
             self = .corrupted(offset: Int64(bitPattern: page), reason: "index page \(IndexPageID(rawValue: page)): \(reason)")
         case .unreadable(let page, let underlying):
-            if let index = underlying as? IndexFileError { self = index.storageError } else {
+            if let storage = underlying as? StorageError {
+                self = storage   // a spill's write failed (`WriteTransaction.applyBuffer`)
+            } else if let index = underlying as? IndexFileError { self = index.storageError } else {
                 self = .corrupted(offset: Int64(bitPattern: page), reason: "index page unreadable: \(underlying)")
             }
         case .entryTooLarge(let size, let limit):

@@ -39,21 +39,31 @@ package final class WriteTransaction {
         }
     }
     /// The key directory without the rows still in `buffer`.
-    @exclusivity(unchecked) private var trees: Keydir
+    @exclusivity(unchecked) var trees: Keydir
     /// The rows written since the buffer was last applied to `trees`.
-    @exclusivity(unchecked) private var buffer = KeydirBuffer()
+    @exclusivity(unchecked) var buffer = KeydirBuffer()
     /// The trees' answer for the row looked up last (`TreeLookupMemo`); forgotten wherever
-    /// `trees` changes.
+    /// `trees` changes (a spill changes only where their pages are, not what they hold).
     @exclusivity(unchecked) private var treeMemo = TreeLookupMemo()
     /// Why applying the buffer failed, if it did: the transaction can then only roll back (every
     /// later write and the commit throw it).
-    private var applyFailure: StorageError?
+    var applyFailure: StorageError?
     /// The snapshot the transaction started from.
     package let baseSnapshot: UInt64
     /// The changes so far (keys only).
     @exclusivity(unchecked) package private(set) var changeset: Changeset
-    /// Extension state; extensions replace their entries as they update.
-    package var extensions: [String: any Sendable]
+    /// Extension state; extensions replace their entries as they update. Each replacement
+    /// counts as work toward the dirty-page budget and may spill (`WriteTransaction+Spill.swift`;
+    /// a failed spill fails the transaction).
+    package var extensions: [String: any Sendable] {
+        didSet { if !isSpilling { noteDirtyWork(1) } }
+    }
+    /// The dirty pages of `trees` and the paged states in `extensions`, as last counted.
+    var dirtyPages: DirtyPageGauge
+    /// Where the transaction spills its dirty pages (nil: it never does).
+    let spillTarget: SpillTarget?
+    /// Whether a spill is replacing the states in `extensions` (which is not new work).
+    var isSpilling = false
     /// Live value bytes per segment, as this transaction leaves them. Bytes added to one
     /// segment in a row (the active one, where every new record goes) are summed in
     /// `pendingAdds` and settled into the table when another segment is touched or the table
@@ -78,9 +88,11 @@ package final class WriteTransaction {
     /// throws it before touching the log.
     let refusal: StorageError?
 
-    init(state: WriterState, refusal: StorageError? = nil) {
+    init(state: WriterState, refusal: StorageError? = nil, spillTarget: SpillTarget? = nil) {
         self.state = state
         self.refusal = refusal
+        self.spillTarget = spillTarget
+        dirtyPages = state.dirtyPages
         trees = state.keydir
         baseSnapshot = state.snapshotNumber
         changeset = Changeset(snapshot: state.snapshotNumber + 1)
@@ -153,16 +165,29 @@ package final class WriteTransaction {
     /// - Throws: `StorageError` when a page of the trees cannot be read or is damaged; the
     ///   transaction then fails for good (its later writes and its commit throw the error).
     package func applyBuffer() throws(StorageError) {
+        try applyBuffer(spilling: true)
+    }
+
+    /// `applyBuffer()`; with `spilling` false (at commit) no spill follows: the pages are in
+    /// memory already, and the checkpoint the dirty-page budget triggers after the commit
+    /// writes them with its root (a spill would only write them first).
+    func applyBuffer(spilling: Bool) throws(StorageError) {
         if let applyFailure { throw applyFailure }
         guard !buffer.isEmpty else { return }
         do throws(StorageError) {
             treeMemo.forget()
-            try tree { () throws(PageError) in try trees.apply(buffer) }
+            if let target = rebuildSpillTarget() {
+                try applyRebuildingWithSpill(to: target)
+            } else {
+                try tree { () throws(PageError) in try trees.apply(buffer) }
+            }
         } catch {
             applyFailure = error
             throw error
         }
+        let applied = buffer.count
         buffer.removeAll()
+        if spilling { try checkDirtyPages(work: applied) } else { dirtyPages.note(work: applied) }
     }
 
     /// Rows in the write buffer, not yet applied to the trees (tests see spills with it).
@@ -336,6 +361,7 @@ package final class WriteTransaction {
         }
         changeset.recordRemoveCollection(collection)
         wroteRecords = true
+        try checkDirtyPages(work: removed.count)
         return removed
     }
 

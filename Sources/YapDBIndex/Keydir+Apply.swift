@@ -28,11 +28,14 @@ extension Keydir {
     /// - Throws: `PageError` from a page; `.corrupt(…, .badEntry)` when the trees disagree with
     ///   the buffer (a row it saw is missing, a row id already taken). Then the directory holds
     ///   part of the change: discard it (the engine rolls the transaction back).
-    package mutating func apply(_ buffer: KeydirBuffer) throws(PageError) {
+    ///
+    /// `sink` (a merge rebuild only) writes the new trees' finished leaves as the build goes:
+    /// see `PagedBTreeBuilder.init(format:source:sink:)`.
+    package mutating func apply(_ buffer: KeydirBuffer, sink: LeafSink? = nil) throws(PageError) {
         guard !buffer.isEmpty else { return }
         let order = buffer.sortedSlots()
-        if buffer.count >= rows.count / 8 {
-            try rebuild(with: buffer, order: order)
+        if willRebuild(applying: buffer) {
+            try rebuild(with: buffer, order: order, sink: sink)
             return
         }
         var removedRowids: [UInt64] = [], addedRowids: [(rowid: UInt64, slot: Int)] = []
@@ -61,9 +64,13 @@ extension Keydir {
         }
     }
 
+    /// Whether `apply(buffer)` is a merge rebuild (the buffer holds at least an eighth as many
+    /// rows as the trees).
+    package func willRebuild(applying buffer: KeydirBuffer) -> Bool { buffer.count >= rows.count / 8 }
+
     /// The merge rebuild of `apply`: `order` is the buffer's slots in key order.
-    private mutating func rebuild(with buffer: KeydirBuffer, order: [Int]) throws(PageError) {
-        var merge = RebuildMerge(buffer: buffer, builder: PagedBTreeBuilder(format: rows.format, source: rows.source))
+    private mutating func rebuild(with buffer: KeydirBuffer, order: [Int], sink: LeafSink?) throws(PageError) {
+        var merge = RebuildMerge(buffer: buffer, builder: PagedBTreeBuilder(format: rows.format, source: rows.source, sink: sink))
         var next = 0
         var failure: PageError?
         try rows.forEach { key, value in
@@ -92,7 +99,7 @@ extension Keydir {
         // The row-ids tree: the old row ids but the removed ones, then the new ones (all above).
         merge.removedRowids.sort()
         merge.addedRowids.sort { $0.rowid < $1.rowid }
-        var rowidsBuilder = PagedBTreeBuilder(format: rowids.format, source: rowids.source)
+        var rowidsBuilder = PagedBTreeBuilder(format: rowids.format, source: rowids.source, sink: sink)
         var removed = 0
         var last: UInt64?
         try rowids.forEach { key, value in

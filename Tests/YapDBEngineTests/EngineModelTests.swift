@@ -11,7 +11,8 @@ import TestSupport
 /// says otherwise); seed 2 always reads index pages of 512 bytes with `pread` through a cache
 /// of 8 pages, so the cached mode (misses, evictions, checksums on read) runs under the model,
 /// and with a write buffer limit of a few rows, so transactions spill their buffered rows into
-/// the trees part way (seed 1 keeps the default limit: its transactions never spill). Some
+/// the trees part way, and a dirty-page budget of four pages, so they spill changed index pages
+/// to the index files too (seed 1 keeps the default limits: its transactions never spill). Some
 /// transactions are long (up to 150 operations); reads inside them (point reads, counts,
 /// ordered walks, lookups by row id) are checked against the transaction's model, and power
 /// cuts on the simulated disk against the committed one.
@@ -27,6 +28,9 @@ import TestSupport
             options.indexReadMode = .cached(pages: cachedPages)
             options.indexPageSize = 512
             options.writeBufferLimit = 600
+            // A budget of four pages, counted after every change: long transactions spill.
+            options.dirtyPageBudget = 2 << 10
+            options.dirtyPageCountWork = 1
         }
         var engine: Engine? = try Engine.open(path: "/db/main", options: options)
         var model = Model()

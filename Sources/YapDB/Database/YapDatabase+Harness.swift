@@ -39,6 +39,10 @@ extension YapDatabase {
     /// registration read nothing.
     package var extensionPagesRead: Int? { engine.extensionPagesRead }
 
+    /// Spills of dirty index pages written by committed transactions since open
+    /// (`YapDatabaseOptions.dirtyPageBudget`), for tests that prove a transaction spilled.
+    package var spillCount: Int { engine.spillCount }
+
     /// Stops using the files without writing or syncing anything, as if the process had died:
     /// what a harness does to the database it was using when it cuts the simulated power.
     /// Later use of the database or its connections reports `closed`.

@@ -111,6 +111,8 @@ public final class YapDatabase: Sendable {
         engineOptions.maxValueSize = min(max(0, options.maxValueSize), Format.maxValueSize)
         engineOptions.checkpointThreshold = max(0, options.checkpointThreshold)
         engineOptions.compactionThreshold = options.compactionThreshold
+        engineOptions.dirtyPageBudget = max(0, options.dirtyPageBudget)
+        engineOptions.reportFailure = { message in YapDatabaseLogging.log(.error, message) }
         engineOptions.indexReadMode = switch options.indexReadMode {
         case .memoryMapped: .mapped
         case .cached(let pages): .cached(pages: max(1, pages))

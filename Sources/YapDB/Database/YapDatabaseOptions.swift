@@ -114,6 +114,7 @@ public final class YapDatabaseOptions: Sendable {
         var compactionThreshold = YapDatabaseOptions.defaultCompactionThreshold
         var indexReadMode = YapDatabaseIndexReadMode.platformDefault
         var idleCheckpointDelay = YapDatabaseOptions.defaultIdleCheckpointDelay
+        var dirtyPageBudget = YapDatabaseOptions.defaultDirtyPageBudget
     }
 
     /// Default of ``maxValueSize``: 1 GiB.
@@ -122,6 +123,8 @@ public final class YapDatabaseOptions: Sendable {
     public static let defaultCheckpointThreshold = 64 << 20
     /// Default of ``idleCheckpointDelay``: 5 seconds without a commit.
     public static let defaultIdleCheckpointDelay: TimeInterval = 5
+    /// Default of ``dirtyPageBudget``: 32 MiB of changed index pages.
+    public static let defaultDirtyPageBudget = 32 << 20
     /// Default of ``compactionThreshold``: half of a segment's bytes dead.
     public static let defaultCompactionThreshold = 0.5
 
@@ -199,6 +202,20 @@ public final class YapDatabaseOptions: Sendable {
     public var idleCheckpointDelay: TimeInterval {
         get { storage.withLock { $0.idleCheckpointDelay } }
         set { storage.withLock { $0.idleCheckpointDelay = newValue } }
+    }
+
+    /// Bytes of index pages changed since the last checkpoint that the database holds in
+    /// memory (default 32 MiB; 0 or less: no limit). A YapDB addition: it bounds the memory of
+    /// the index changes, between transactions and inside one. When commits pass it, a
+    /// checkpoint writes the changed pages; when one large read-write transaction (a bulk
+    /// import, building an extension) passes it, the transaction writes its changed pages to
+    /// free space in the index files and reads them back from there when it needs them, so
+    /// its memory stays near this budget (about 1.75 times it, plus up to 32 MiB of buffered
+    /// rows) however many rows it writes. Pages written that way by a transaction that rolls
+    /// back are free space that compaction reclaims. Smaller budgets cost more index writes.
+    public var dirtyPageBudget: Int {
+        get { storage.withLock { $0.dirtyPageBudget } }
+        set { storage.withLock { $0.dirtyPageBudget = newValue } }
     }
 
     /// Fraction (0...1) of a segment's bytes that must be dead before compaction rewrites it.

@@ -20,12 +20,19 @@ package struct PagedBTreeBuilder {
     /// The leaf being filled, and its payload bytes (slots and entries).
     private var current = LeafEntries()
     private var currentBytes = 0
+    /// Where finished leaves are written before the build ends (nil: they stay in memory).
+    private let sink: LeafSink?
+    /// The first leaf of `level` still in memory (the ones before it were written to `sink`).
+    private var firstHeld = 0
 
     /// A builder for a tree of pages in `format`, whose later reads of clean pages (none at
-    /// first) go to `source`.
-    package init(format: PageFormat, source: any PageSource) {
+    /// first) go to `source`; with a `sink`, finished leaves past its `heldLeaves` are written
+    /// as pages while the build goes on (the finished tree then refers to them as clean pages:
+    /// read it through a source that holds them).
+    package init(format: PageFormat, source: any PageSource, sink: LeafSink? = nil) {
         self.format = format
         self.source = source
+        self.sink = sink
         fill = format.payloadSize - format.payloadSize / 16
     }
 
@@ -40,7 +47,10 @@ package struct PagedBTreeBuilder {
         if current.count > 0 {
             let order = current.read(current.count - 1) { last, _ in compareBytes(last, key) }
             precondition(order < 0, "PagedBTreeBuilder.append: keys must ascend")
-            if currentBytes + bytes > fill { closeLeaf() }
+            if currentBytes + bytes > fill {
+                closeLeaf()
+                if let sink, level.count - firstHeld > sink.heldLeaves + 2 { try writeHeldLeaves(to: sink) }
+            }
         } else if let previous = level.last?.ref.node {
             let order = previous.entries.read(previous.entries.count - 1) { last, _ in compareBytes(last, key) }
             precondition(order < 0, "PagedBTreeBuilder.append: keys must ascend")
@@ -56,6 +66,23 @@ package struct PagedBTreeBuilder {
         level.append((.dirty(node, count: current.count), current.key(0)))
         current = LeafEntries()
         currentBytes = 0
+    }
+
+    /// Writes the leaves held in memory but the last two (which `evenOutLastLeaves` may still
+    /// change, and whose keys `append` compares with) and refers to them by their pages.
+    private mutating func writeHeldLeaves(to sink: LeafSink) throws(PageError) {
+        let end = level.count - 2
+        let page = UnsafeMutableRawBufferPointer.allocate(byteCount: format.pageSize, alignment: 16)
+        defer { page.deallocate() }
+        for i in firstHeld..<end {
+            guard let node = level[i].ref.node else { continue }
+            page.initializeMemory(as: UInt8.self, repeating: 0)
+            node.encode(into: page, childPages: [])
+            format.seal(page)
+            let id = try sink.write(UnsafeRawBufferPointer(page))
+            level[i].ref = .clean(id, count: level[i].ref.count)
+        }
+        firstHeld = end
     }
 
     /// The tree of the entries added (empty when none were).
@@ -134,5 +161,21 @@ package struct PagedBTreeBuilder {
             let node = KeyedNode(level: height, separators: separators, children: refs)
             return (.dirty(node, count: count), children[group.lowerBound].first)
         }
+    }
+}
+
+/// Where a bottom-up build (`PagedBTreeBuilder`) writes finished leaves before it ends — a
+/// write transaction's spill of a large merge rebuild — so the build holds at most about
+/// `heldLeaves` leaves in memory whatever the size of the tree.
+package struct LeafSink {
+    /// Leaves kept in memory before the finished ones are written.
+    package let heldLeaves: Int
+    /// Appends one sealed page and returns its id (throws what the caller's writer throws,
+    /// as `PageError.unreadable` wrapping it).
+    package let write: (UnsafeRawBufferPointer) throws(PageError) -> PageID
+
+    package init(heldLeaves: Int, write: @escaping (UnsafeRawBufferPointer) throws(PageError) -> PageID) {
+        self.heldLeaves = max(1, heldLeaves)
+        self.write = write
     }
 }
