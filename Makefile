@@ -6,7 +6,7 @@ SCALE ?= full
 SIZE ?= quick
 BUILD := .build
 
-.PHONY: all deps demo test test-cached docs docs-coverage reliability reliability-fuzz reliability-report bench fuzz clean
+.PHONY: all deps demo test test-cached docs docs-coverage coverage reliability reliability-fuzz reliability-report bench fuzz clean
 
 all: test
 
@@ -92,7 +92,7 @@ docs-coverage:
 # the figure files the tests write to $(BUILD)/reliability. Fails when a test fails, a figure
 # that must be zero is not, or the sanitizer reports anything.
 RELIABILITY := $(BUILD)/reliability
-RELIABILITY_FIGURES := seeds;crash states;distinct crash points;crashes inside recovery;crash states with unsynced names kept by seed;acknowledged commits checked;lost acknowledged commits;partial commits visible;verify failures;failed recoveries;faults injected;faults surfaced as typed errors;untyped or unexpected errors;SIGKILLs;soak seconds;soak invariant checks;soak invariant violations
+RELIABILITY_FIGURES := seeds;crash states;distinct crash points;crashes inside recovery;crash states with unsynced names kept by seed;crash points inside the idle checkpoint;recorded real-path calls;crash states from recorded real-path calls;acknowledged commits checked;lost acknowledged commits;partial commits visible;verify failures;failed recoveries;faults injected;read, open, map, list and lock faults injected;real-path faults injected;faults surfaced as typed errors;untyped or unexpected errors;interference cases;descriptor limits tried;SIGKILLs;soak seconds;soak invariant checks;soak invariant violations
 
 reliability: deps
 	@rm -rf $(RELIABILITY) && mkdir -p $(RELIABILITY)/tsan
@@ -105,7 +105,40 @@ reliability: deps
 	  $(SWIFT) test --sanitize=thread -Xswiftc -DYAPDB_TSAN --scratch-path $(BUILD)/tsan --filter "ConcurrencySoakTests|PublishOrderTests" 2>&1 \
 	  | tee $(RELIABILITY)/tsan.log; echo $$? > $(RELIABILITY)/tsan.status
 	@$(MAKE) --no-print-directory reliability-fuzz
+	@$(MAKE) --no-print-directory coverage | tee $(RELIABILITY)/coverage.log
 	@$(MAKE) --no-print-directory reliability-report
+
+# Line coverage of the storage, index and engine modules (issue 25): their own tests, the fuzz
+# corpus replay and the reliability harness's fault and crash suites at small scale, built with
+# coverage instrumentation in a scratch directory of its own ($(BUILD)/coverage, so the normal
+# build stays as it is), then llvm-cov's line figure per module, one "line coverage (MODULE): N %"
+# line each (the goal: 85 % or more).
+COVERAGE_SUITES := YapDBStorageTests|YapDBIndexTests|YapDBEngineTests|YapDBFuzzEntryTests|FaultMatrixTests|RealPathTests|CrashSweepTests
+COVERAGE_MODULES := YapDBStorage YapDBIndex YapDBEngine
+# The toolchain's own llvm-cov and llvm-profdata: a system LLVM of another version cannot read
+# the profiles Swift writes ("unsupported instrumentation profile format version").
+TOOLCHAIN_BIN := $(dir $(shell readlink -f $(shell command -v $(SWIFT) 2>/dev/null) 2>/dev/null))
+LLVM_COV ?= $(TOOLCHAIN_BIN)llvm-cov
+LLVM_PROFDATA ?= $(TOOLCHAIN_BIN)llvm-profdata
+coverage: deps
+	@echo "== line coverage ($(COVERAGE_MODULES))"
+	@rm -rf $(BUILD)/coverage/*/debug/codecov $(BUILD)/coverage/merged.profdata
+	@set -o pipefail; YAPDB_SCALE=small YAPDB_RELIABILITY_DIR=$(CURDIR)/$(BUILD)/coverage/figures \
+	  $(SWIFT) test --enable-code-coverage --scratch-path $(BUILD)/coverage --filter '$(COVERAGE_SUITES)' > $(BUILD)/coverage.log 2>&1 \
+	  || echo "coverage: some tests failed (see $(BUILD)/coverage.log); the figures below still count what ran"
+	@profile=$$(find $(BUILD)/coverage -name default.profdata | head -1); \
+	  if [ -z "$$profile" ]; then \
+	    raw=$$(find $(BUILD)/coverage -path '*codecov*' -name '*.profraw' | head -1); \
+	    [ -n "$$raw" ] || { tail -20 $(BUILD)/coverage.log; echo "coverage: no profile (the build failed?)"; exit 1; }; \
+	    profile=$(BUILD)/coverage/merged.profdata; \
+	    $(LLVM_PROFDATA) merge -sparse "$$(dirname "$$raw")"/*.profraw -o $$profile; \
+	  fi; \
+	  binary=$$(find $(BUILD)/coverage/debug/ -maxdepth 1 -name '*PackageTests.xctest' | head -1); \
+	  [ -f "$$binary/Contents/MacOS/$$(basename $$binary .xctest)" ] && binary="$$binary/Contents/MacOS/$$(basename $$binary .xctest)"; \
+	  for module in $(COVERAGE_MODULES); do \
+	    $(LLVM_COV) report "$$binary" -instr-profile "$$profile" $(CURDIR)/Sources/$$module 2>/dev/null \
+	      | awk -v m=$$module '$$1 == "TOTAL" { printf "line coverage (%s): %s (%d of %d lines)\n", m, $$10, $$8 - $$9, $$8 }'; \
+	  done
 
 # The fuzz step (issue 5, item 6): each libFuzzer target of Fuzz/ for 600 s at SCALE=full, 30 s
 # at small (FUZZ_SECONDS overrides), one at a time; writes $(RELIABILITY)/fuzz-TARGET.txt with
@@ -125,7 +158,8 @@ reliability-report:
 	@echo "$(RELIABILITY_FIGURES)" | tr ';' '\n' | while read -r name; do \
 	  cat $(RELIABILITY)/*.txt 2>/dev/null | awk -F': ' -v n="$$name" '$$1 == n { s += $$2 } END { printf "%s: %d\n", n, s }'; \
 	done
-	@cat $(RELIABILITY)/*.txt 2>/dev/null | awk -F': ' '$$1 ~ /^crash states \(/ { s[$$1] += $$2 } END { for (n in s) printf "%s: %d\n", n, s[n] }' | sort
+	@cat $(RELIABILITY)/*.txt 2>/dev/null | awk -F': ' '$$1 ~ /^(crash states \(|SIGKILLs with )/ { s[$$1] += $$2 } END { for (n in s) printf "%s: %d\n", n, s[n] }' | sort
+	@grep -h "^line coverage" $(RELIABILITY)/coverage.log 2>/dev/null || echo "line coverage: not run (make coverage)"
 	@reports=$$(grep -c "WARNING: ThreadSanitizer" $(RELIABILITY)/tsan.log 2>/dev/null); \
 	  checks=$$(cat $(RELIABILITY)/tsan/*.txt 2>/dev/null | awk -F': ' '$$1 == "soak invariant checks" { s += $$2 } END { print s + 0 }'); \
 	  echo "sanitizer reports (ThreadSanitizer): $${reports:-0}"; \

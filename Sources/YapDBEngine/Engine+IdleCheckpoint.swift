@@ -49,6 +49,18 @@ extension Engine {
             scheduleIdleCheck(after: remaining)
             return
         }
+        runIdleCheckpointNow()
+    }
+
+    /// What the idle timer does once the database has been quiet for the whole delay: a
+    /// checkpoint when the log grew since the last one; a failure is reported and retried
+    /// (`reportCheckpointFailure`). Nothing when closed.
+    ///
+    /// `package` for the crash sweep (a hook, not an API): it runs the background checkpoint at
+    /// a chosen point between commits, deterministically, so a simulated crash can land on each
+    /// of its I/O calls; the timer thread gives no such control. Safe from any thread, as the
+    /// timer calls it from a background queue.
+    package func runIdleCheckpointNow() {
         guard !isClosed else { return }
         do throws(StorageError) { try checkpoint(onlyIfLogGrew: true) } catch {
             reportCheckpointFailure(error, during: "the idle checkpoint")

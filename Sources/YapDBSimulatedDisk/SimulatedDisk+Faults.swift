@@ -18,7 +18,7 @@ import YapDBStorage
 package struct Fault: Sendable, Equatable, CustomStringConvertible {
     /// The kind of call a fault applies to.
     package enum Call: String, Sendable, Equatable, CaseIterable {
-        case write, sync, syncDirectory, truncate, rename, remove, open, read, map
+        case write, sync, syncDirectory, truncate, rename, remove, open, read, map, listDirectory, lock
     }
 
     /// What the failing call does.
@@ -75,6 +75,7 @@ extension SimulatedDisk.State {
     /// Advances every fault matching a `call` on `paths` and returns the effect to apply, if
     /// any fires. Discards fired one-shot faults.
     mutating func firingFault(_ call: Fault.Call, _ paths: String...) -> Fault.Effect? {
+        callCounts[call, default: 0] += 1
         var chosen: Fault.Effect?
         var index = 0
         while index < faults.count {

@@ -55,8 +55,11 @@ extension SimulatedDisk.State {
     }
 
     /// The names of the files and directories directly inside `path`, sorted.
-    func listDirectory(_ path: String) throws(IOFailure) -> [String] {
+    mutating func listDirectory(_ path: String) throws(IOFailure) -> [String] {
         try checkPower(path)
+        if let effect = firingFault(.listDirectory, path) {
+            throw IOFailure(errno: Self.errno(of: effect), operation: "opendir", path: path)
+        }
         let directory = Self.trimmed(path)
         guard directories.contains(directory) else {
             let code = currentEntries[directory] != nil ? ENOTDIR : ENOENT
@@ -164,6 +167,9 @@ extension SimulatedDisk.State {
     /// Takes the lock on `path`; returns the token that releases it.
     mutating func lock(_ path: String) throws(IOFailure) -> Int {
         try checkPower(path)
+        if let effect = firingFault(.lock, path) {
+            throw IOFailure(errno: Self.errno(of: effect), operation: "flock", path: path)
+        }
         guard kind(of: path) != .missing else { throw IOFailure(errno: ENOENT, operation: "open", path: path) }
         if locks[path] != nil { throw IOFailure(errno: EWOULDBLOCK, operation: "flock", path: path) }
         let token = nextLockToken

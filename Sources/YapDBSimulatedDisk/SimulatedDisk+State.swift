@@ -66,6 +66,8 @@ extension SimulatedDisk {
         /// Set at the crash point; every call throws "power lost" until `powerCut`.
         var crashed = false
         var faults: [ArmedFault] = []
+        /// How many calls of each kind reached the fault check (after the power check).
+        var callCounts: [Fault.Call: Int] = [:]
         var capacity: Int?
         var maximumFileSize = 1 << 30
         var log: [String] = []

@@ -62,7 +62,8 @@ package final class SimulatedDisk: FileSystem {
 
     /// The names in directory `path`, current state, sorted.
     ///
-    /// - Throws: `IOFailure` — `ENOENT`, `ENOTDIR`, or "power lost" `EIO`.
+    /// - Throws: `IOFailure` — `ENOENT`, `ENOTDIR`, "power lost" `EIO`, or an injected
+    ///   `.listDirectory` fault.
     package func listDirectory(_ path: String) throws(IOFailure) -> [String] {
         try state.withLock { state throws(IOFailure) in try state.listDirectory(path) }
     }
@@ -96,7 +97,7 @@ package final class SimulatedDisk: FileSystem {
     /// Released by `unlock()`, by dropping the lock object, or by a power cut.
     ///
     /// - Throws: `IOFailure` — `EWOULDBLOCK` ("flock") while another lock object holds it,
-    ///   `ENOENT`, or "power lost" `EIO`.
+    ///   `ENOENT`, "power lost" `EIO`, or an injected `.lock` fault.
     package func lock(_ path: String) throws(IOFailure) -> any FileLock {
         let token = try state.withLock { state throws(IOFailure) in try state.lock(path) }
         return SimulatedLock(disk: self, path: path, token: token)
@@ -167,6 +168,13 @@ package final class SimulatedDisk: FileSystem {
     /// calls that then failed (with a fault or a bad argument), excluding calls refused after
     /// the crash point.
     package var operationCount: Int { state.withLock { $0.operationCount } }
+
+    /// How many calls of kind `call` the disk has served since creation (reads, maps, opens,
+    /// listings and locks included; calls refused after the crash point excluded), so a test
+    /// can aim a `Fault` at each of them by its ordinal.
+    package func callCount(_ call: Fault.Call) -> Int {
+        state.withLock { $0.callCounts[call] ?? 0 }
+    }
 
     /// Sets `operationCount` back to 0.
     package func resetOperationCount() {

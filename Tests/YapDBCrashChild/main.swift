@@ -1,9 +1,30 @@
 // The child process of the reliability tests (not a product):
 //
-//   YapDBCrashChild run PATH SEED   opens PATH (durability .full) and commits transactions
-//                                   snapshot+1, snapshot+2, … of `CrashChildScript` for SEED,
-//                                   writing "N\n" to standard output after commit N returned,
-//                                   until killed (or 120 s pass).
+//   YapDBCrashChild run PATH SEED [OPTIONS]
+//                                   opens PATH (durability .full unless OPTIONS say otherwise)
+//                                   and commits transactions snapshot+1, snapshot+2, … of
+//                                   `CrashChildScript` for SEED, writing "N\n" to standard
+//                                   output after commit N returned, until killed (or 120 s
+//                                   pass). OPTIONS: comma-separated `durability=full|normal|off`,
+//                                   `read=mapped|cached`, `checkpoint=BYTES`, `idle=SECONDS`
+//                                   (0: off), `compression=lz4|none`.
+//   YapDBCrashChild serve PATH SEED mapped|cached [nobody]
+//                                   (with "nobody", run by root: first drops to user and group
+//                                   65534, so file permissions apply to it)
+//                                   opens PATH, writes "ready", then answers one line per
+//                                   command read from standard input: "commit K" (K more
+//                                   transactions of the script → "committed SNAPSHOT" or
+//                                   "error …"), "check" (reads every row and compares it with
+//                                   the script's state, then `verify()` → "check rows=ok|differ
+//                                   verify=ok|problems|error"), "reopen" (closes and opens
+//                                   again → "reopened SNAPSHOT" or "error …"), "quit" (closes,
+//                                   exits 0).
+//   YapDBCrashChild fdlimit PATH SEED
+//                                   for soft descriptor limits from 3 to the descriptors open
+//                                   now plus 12: sets the limit, opens PATH, commits five
+//                                   transactions and closes, writing "committed N" after each
+//                                   commit and "limit L: ok" or "limit L: error TYPE …"; then
+//                                   restores the limit and writes "done".
 //   YapDBCrashChild hold PATH       opens PATH, writes "ready\n", holds it open until standard
 //                                   input closes.
 //
@@ -24,10 +45,23 @@ func report(_ line: String, to fd: Int32 = 1) {
     _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
 }
 
-func open(_ path: String) -> YapDatabase {
+func open(_ path: String, settings: String = "") -> YapDatabase {
     let options = YapDatabaseOptions()
     options.durability = .full
     options.checkpointThreshold = 256 << 10
+    for setting in settings.split(separator: ",") {
+        let parts = setting.split(separator: "=", maxSplits: 1).map(String.init)
+        guard parts.count == 2 else { continue }
+        switch (parts[0], parts[1]) {
+        case ("durability", "normal"): options.durability = .normal
+        case ("durability", "off"): options.durability = .off
+        case ("read", "cached"): options.indexReadMode = .cached(pages: 16)
+        case ("checkpoint", let bytes): options.checkpointThreshold = Int(bytes) ?? options.checkpointThreshold
+        case ("idle", let seconds): options.idleCheckpointDelay = Double(seconds) ?? options.idleCheckpointDelay
+        case ("compression", "none"): options.compression = .none
+        default: break
+        }
+    }
     do {
         return try YapDatabase.open(url: URL(fileURLWithPath: path), options: options)
     } catch {
@@ -43,9 +77,9 @@ guard arguments.count >= 3 else {
 }
 
 switch arguments[1] {
-case "run" where arguments.count == 4:
+case "run" where arguments.count == 4 || arguments.count == 5:
     guard let seed = UInt64(arguments[3]) else { exit(2) }
-    let database = open(arguments[2])
+    let database = open(arguments[2], settings: arguments.count == 5 ? arguments[4] : "")
     let connection = database.newConnection()
     let started = Date()
     var number = database.snapshot + 1
@@ -69,6 +103,18 @@ case "run" where arguments.count == 4:
         }
         number += 1
     }
+case "serve" where arguments.count == 5 || arguments.count == 6:
+    guard let seed = UInt64(arguments[3]) else { exit(2) }
+    if arguments.count == 6 && arguments[5] == "nobody" && getuid() == 0 {
+        guard setgid(65534) == 0, setuid(65534) == 0 else {
+            report("could not drop privileges: errno \(errno)", to: 2)
+            exit(2)
+        }
+    }
+    serve(path: arguments[2], seed: seed, settings: arguments[4] == "cached" ? "read=cached" : "")
+case "fdlimit" where arguments.count == 4:
+    guard let seed = UInt64(arguments[3]) else { exit(2) }
+    descriptorLimits(path: arguments[2], seed: seed)
 case "hold":
     let database = open(arguments[2])
     report("ready")
@@ -97,4 +143,125 @@ case "srvsetgrouping":
     report("regrouped")   // not reached
 default:
     exit(2)
+}
+
+/// Commits transaction `number` of the script for `seed`.
+func commit(_ connection: YapDatabaseConnection, seed: UInt64, number: UInt64) throws {
+    let operations = CrashChildScript.transaction(seed: seed, number: number)
+    try connection.write { tx in
+        for operation in operations {
+            switch operation {
+            case .set(let collection, let key, let value): tx.setObject(Data(value), forKey: key, inCollection: collection)
+            case .remove(let collection, let key): tx.removeObject(forKey: key, inCollection: collection)
+            case .removeCollection(let collection): tx.removeAllObjects(inCollection: collection)
+            }
+        }
+    }
+}
+
+/// The error's type and description on one line.
+func describe(_ error: any Error) -> String {
+    "\(type(of: error)) \(error)".replacingOccurrences(of: "\n", with: " ")
+}
+
+/// The `serve` command: a live database another process interferes with.
+func serve(path: String, seed: UInt64, settings: String) {
+    var database = open(path, settings: settings)
+    var connection = database.newConnection()
+    report("ready")
+    while let line = readLine() {
+        let words = line.split(separator: " ")
+        switch words.first {
+        case "commit":
+            let count = words.count > 1 ? UInt64(words[1]) ?? 1 : 1
+            do {
+                for _ in 0..<count { try commit(connection, seed: seed, number: database.snapshot + 1) }
+                report("committed \(database.snapshot)")
+            } catch {
+                report("error \(describe(error))")
+            }
+        case "check":
+            var rows: [String: [String: [UInt8]]] = [:]
+            let snapshot = connection.read { tx in
+                for collection in tx.allCollections() {
+                    for key in tx.allKeys(inCollection: collection) {
+                        if let value = tx.object(forKey: key, inCollection: collection) as? Data {
+                            rows[collection, default: [:]][key] = [UInt8](value)
+                        }
+                    }
+                }
+                return database.snapshot
+            }
+            let same = rows == CrashChildScript.state(seed: seed, after: snapshot)
+            var verdict = "ok"
+            do { verdict = try database.verify().isValid ? "ok" : "problems" } catch { verdict = "error:\(type(of: error))" }
+            report("check rows=\(same ? "ok" : "differ") verify=\(verdict)")
+        case "reopen":
+            try? database.close()
+            do {
+                let options = YapDatabaseOptions()
+                if settings.contains("cached") { options.indexReadMode = .cached(pages: 16) }
+                database = try YapDatabase.open(url: URL(fileURLWithPath: path), options: options)
+                connection = database.newConnection()
+                report("reopened \(database.snapshot)")
+            } catch {
+                report("error \(describe(error))")
+                report("quitting")
+                exit(0)
+            }
+        case "quit":
+            try? database.close()
+            exit(0)
+        default:
+            report("error unknown command \(line)")
+        }
+    }
+}
+
+/// The number of descriptors open in this process now.
+func openDescriptors() -> Int {
+    (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? 8
+}
+
+/// The `fdlimit` command: the descriptor limit reached while opening, committing, closing.
+func descriptorLimits(path: String, seed: UInt64) {
+    // RLIMIT_NOFILE as the C functions take it (an enum in Glibc's headers, an Int32 in
+    // Darwin's). A local: globals of main.swift are set in source order, after this runs.
+    #if canImport(Glibc)
+    let descriptorLimit = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
+    #else
+    let descriptorLimit = RLIMIT_NOFILE
+    #endif
+    var original = rlimit()
+    getrlimit(descriptorLimit, &original)
+    let base = openDescriptors()
+    var number: UInt64 = 0
+    for value in 3...(base + 12) {
+        var limit = original
+        limit.rlim_cur = rlim_t(value)
+        if setrlimit(descriptorLimit, &limit) != 0 {
+            report("limit \(value): setrlimit failed: errno \(errno)")
+            continue
+        }
+        var database: YapDatabase?
+        do {
+            let options = YapDatabaseOptions()
+            options.durability = .full
+            let opened = try YapDatabase.open(url: URL(fileURLWithPath: path), options: options)
+            database = opened
+            let connection = opened.newConnection()
+            for _ in 0..<5 {
+                number = opened.snapshot + 1
+                try commit(connection, seed: seed, number: number)
+                report("committed \(number)")
+            }
+            try opened.close()
+            report("limit \(value): ok")
+        } catch {
+            report("limit \(value): error \(describe(error))")
+            try? database?.close()
+        }
+        setrlimit(descriptorLimit, &original)
+    }
+    report("done")
 }

@@ -85,6 +85,14 @@ final class ChildProcess {
         _ = waitForExit()
     }
 
+    /// Writes `line` and a newline to the child's standard input. A child that died makes
+    /// the write fail with `EPIPE` (SIGPIPE is ignored in this process from the first call).
+    func send(_ line: String) {
+        _ = signal(SIGPIPE, SIG_IGN)
+        let bytes = Array((line + "\n").utf8)
+        _ = bytes.withUnsafeBytes { write(input, $0.baseAddress, $0.count) }
+    }
+
     /// Closes the child's standard input (the `hold` command's signal to exit).
     func closeInput() { close(input) }
 

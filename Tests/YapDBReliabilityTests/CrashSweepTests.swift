@@ -83,4 +83,47 @@ import YapDBEngine
         tally.record(into: &figures, workload: name)
         figures.write(to: "crash-sweep-\(name.replacingOccurrences(of: " ", with: "-"))-\(durability)-\(seed)")
     }
+
+    /// The background idle checkpoint (issue 25): run at deterministic points between commits
+    /// through the engine's hook (`Engine.runIdleCheckpointNow`, what the timer calls), every
+    /// fifth transaction, with the explicit checkpoints and the compaction around it. Every
+    /// mutating call of every idle checkpoint is a crash point (plus every fourth other call),
+    /// each cut as drop, torn, garble and torn with names kept, and checked as the main sweep.
+    static let idleCases: [(UInt64, String, Int)] = Scale.pick(small: [(41, "full", 20)],
+                                                             full: [(41, "full", 120), (42, "full", 120), (43, "normal", 120)])
+
+    @Test(arguments: idleCases)
+    func theIdleCheckpointCrashedAtEveryCallRecovers(seed: UInt64, durability: String, transactions: Int) throws {
+        let mode: SyncMode = durability == "full" ? .full : .normal
+        let workload = Workload(seed: seed, transactions: transactions, bigValues: false, idleCheckpoints: true)
+        let sweep = CrashSweep(workload: workload, mode: mode, segmentLimit: 16 << 10)
+        // Where the idle checkpoints' calls fall, from a run without crashes.
+        let disk = CrashSweep.newDisk(seed: seed)
+        let engine = try Engine.open(path: CrashSweep.path, options: sweep.options(disk))
+        var history = History()
+        var inside = Set<Int>()
+        for step in workload.steps {
+            let before = disk.operationCount
+            try step.run(on: engine, history: &history, mode: mode)
+            if case .idleCheckpoint = step { inside.formUnion(before..<disk.operationCount) }
+        }
+        engine.abandon()
+        let total = disk.operationCount
+        #expect(inside.count >= 10, "the idle checkpoints do I/O: \(inside.count) calls")
+        let points = (0...total).filter { inside.contains($0) || $0 % 4 == 0 }
+        var tally = CrashSweep.Tally()
+        sweep.sweep(points: points, variants: Self.variants, into: &tally)
+        for failure in tally.failures { Issue.record(Comment(rawValue: failure)) }
+        print("crash sweep idle checkpoint seed \(seed) \(durability): T = \(total), \(inside.count) calls inside idle checkpoints, "
+              + "\(tally.crashPoints) crash points, \(tally.states) crash states, lost \(tally.lost), partial \(tally.partial), "
+              + "verify failures \(tally.verifyFailures)")
+        #expect(tally.crashPoints == points.count)
+        #expect(tally.lost == 0 && tally.partial == 0 && tally.verifyFailures == 0 && tally.failedRecoveries == 0,
+                "idle checkpoint seed \(seed) \(durability): reproduce with YAPDB_SCALE=\(Scale.current.rawValue) swift test --filter CrashSweepTests")
+        var figures = Figures()
+        figures.add("seeds", 1)
+        figures.add("crash points inside the idle checkpoint", inside.count)
+        tally.record(into: &figures, workload: "idle checkpoint")
+        figures.write(to: "crash-sweep-idle-\(durability)-\(seed)")
+    }
 }

@@ -13,7 +13,23 @@ import TestSupport
 /// `write` returned; the parent SIGKILLs it at a random moment — while it opens, recovers,
 /// writes, checkpoints or compacts — reopens, and checks that every reported commit is there
 /// and that the state is exactly the state after some k ≥ the last reported commit.
+///
+/// Each kill's child opens with options drawn from a seeded generator (issue 25): durability
+/// `.full`, `.normal` or `.off`, mapped or cached reads, a checkpoint threshold of 64 KiB to
+/// 1 MiB, the idle checkpoint after 10 ms or off, LZ4 or no compression. A SIGKILL leaves the
+/// page cache, so every durability makes the same promise here — nothing whose `write`
+/// returned is lost (YapDatabaseDurability's documentation) — and the check is the same.
 @Suite struct ProcessKillTests {
+    /// Options for one kill's child (the `run` command's OPTIONS), drawn from `rng`.
+    static func randomSettings(_ rng: inout SeededRandom) -> String {
+        let durability = ["full", "normal", "off"][Int(rng.next() % 3)]
+        let read = rng.next() % 2 == 0 ? "mapped" : "cached"
+        let checkpoint = [64 << 10, 256 << 10, 1 << 20][Int(rng.next() % 3)]
+        let idle = rng.next() % 2 == 0 ? "0.01" : "0"
+        let compression = rng.next() % 4 == 0 ? "none" : "lz4"
+        return "durability=\(durability),read=\(read),checkpoint=\(checkpoint),idle=\(idle),compression=\(compression)"
+    }
+
     static let kills = Scale.pick(small: 60, full: 600)
 
     /// The rows of the database at `url`, read through the public API.
@@ -32,6 +48,7 @@ import TestSupport
     @Test func everyReportedCommitSurvivesSIGKILL() throws {
         let seed: UInt64 = 0x5EED
         var rng = SeededRandom(seed: seed)
+        var optionsRandom = SeededRandom(seed: seed &+ 1)
         let directory = TemporaryDirectory("yapdb-kill")
         defer { directory.remove() }
         var figures = Figures()
@@ -46,7 +63,9 @@ import TestSupport
                 url = URL(fileURLWithPath: directory.file("db\(databaseIndex)"))
                 expectedSnapshot = 0
             }
-            let child = try ChildProcess(["run", url.path, String(seed)])
+            let settings = Self.randomSettings(&optionsRandom)
+            figures.add("SIGKILLs with durability \(settings.split(separator: ",")[0].dropFirst(11))", 1)
+            let child = try ChildProcess(["run", url.path, String(seed), settings])
             // Kill at a random moment: often during start-up and recovery, mostly mid-stream.
             let delay = rng.next() % 4 == 0 ? Double(rng.next() % 40) : Double(20 + rng.next() % 180)
             var reported: UInt64 = expectedSnapshot
@@ -63,14 +82,14 @@ import TestSupport
                 database = try YapDatabase.open(url: url)
             } catch {
                 lost += 1
-                Issue.record("kill \(kill) (seed \(seed), \(url.lastPathComponent)): reopen failed: \(error)")
+                Issue.record("kill \(kill) (seed \(seed), \(url.lastPathComponent), \(settings)): reopen failed: \(error)")
                 continue
             }
             let k = database.snapshot
             reportedTotal += Int(reported)
             if k < reported {
                 lost += Int(reported - k)
-                Issue.record("kill \(kill): the child reported commit \(reported), the database has snapshot \(k)")
+                Issue.record("kill \(kill) (\(settings)): the child reported commit \(reported), the database has snapshot \(k)")
             }
             if k > reported + 1 {
                 partial += 1

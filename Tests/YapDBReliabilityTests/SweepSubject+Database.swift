@@ -101,6 +101,8 @@ final class SweptYapDatabase: SweptDatabase {
         case .checkpoint:
             try database.checkpoint()
             history.markAllDurable()
+        case .idleCheckpoint:
+            break   // the engine sweep runs it; the database does not expose its engine
         case .compact:
             // Whether compaction found anything to rewrite (and synced) is not visible here:
             // the sweep assumes it did not, which only asks less of recovery.

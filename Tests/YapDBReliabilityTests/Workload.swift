@@ -21,6 +21,9 @@ struct Workload: Sendable {
         case transaction([Operation], Ending)
         case checkpoint
         case compact
+        /// The background idle checkpoint, run now (`Engine.runIdleCheckpointNow`): its errors
+        /// are swallowed, as the timer swallows them, so it proves nothing durable.
+        case idleCheckpoint
     }
 
     let seed: UInt64
@@ -32,7 +35,9 @@ struct Workload: Sendable {
     /// - Parameters:
     ///   - transactions: how many transactions (rolled back and aborted ones included).
     ///   - bigValues: whether to include the 1 MiB values (one compressible, one random).
-    init(seed: UInt64, transactions: Int, bigValues: Bool = true) {
+    ///   - idleCheckpoints: whether to run the idle checkpoint after every fifth transaction
+    ///     (as the timer would when commits pause), besides the explicit checkpoints.
+    init(seed: UInt64, transactions: Int, bigValues: Bool = true, idleCheckpoints: Bool = false) {
         self.seed = seed
         var rng = SeededRandom(seed: seed)
         var steps: [Step] = []
@@ -67,6 +72,7 @@ struct Workload: Sendable {
             }
             let roll = rng.next() % 20
             steps.append(.transaction(operations, roll == 0 ? .rollback : roll == 1 ? .abort : .commit))
+            if idleCheckpoints && index % 5 == 4 { steps.append(.idleCheckpoint) }
             if index % 60 == 59 { steps.append(.checkpoint) }
             if index == transactions * 2 / 3 { steps.append(.compact) }
         }
@@ -126,6 +132,8 @@ extension Workload.Step {
         case .checkpoint:
             try engine.checkpoint()
             history.markAllDurable()
+        case .idleCheckpoint:
+            engine.runIdleCheckpointNow()
         case .compact:
             // Compaction syncs the log only when it found something to rewrite (its checkpoint).
             if try !engine.compact(force: true).victims.isEmpty { history.markAllDurable() }

@@ -64,6 +64,17 @@ import YapDBSimulatedDisk
         case .open: _ = try disk.open("/db/f", mode: .readWrite)
         case .read: _ = try file.readExactly(1, at: 0)
         case .map: _ = try file.map(length: 1)
+        case .listDirectory: _ = try disk.listDirectory("/db")
+        case .lock: try disk.lock("/db/r\(index)").unlock()
+        }
+    }
+
+    @Test func callCountsCountEveryKindOfCall() throws {
+        let (disk, file) = try prepare()
+        for kind in Fault.Call.allCases {
+            let before = disk.callCount(kind)
+            try perform(kind, kind == .rename ? 2 : kind == .remove ? 3 : 1, on: disk, file: file)
+            #expect(disk.callCount(kind) == before + 1, "\(kind)")
         }
     }
 
