@@ -27,6 +27,18 @@ extension Engine {
         if schedule { scheduleIdleCheck(after: delay) }
     }
 
+    /// Dispatch's timers need an event loop whose descriptors (an epoll and an event
+    /// descriptor on Linux) it creates on the first timer of the process, and it stops the
+    /// process when it cannot: an app that reached its descriptor limit would die at its first
+    /// commit instead of getting `EMFILE` from a file call. Starting that loop when the first
+    /// database opens with an idle delay, before any of its files are opened, moves the need to
+    /// a moment when a descriptor is usually free (a process already at its limit then still
+    /// stops inside Dispatch, which YapDB cannot prevent).
+    static let dispatchTimersStarted: Bool = {
+        DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now()) {}
+        return true
+    }()
+
     private func scheduleIdleCheck(after delay: Duration) {
         let (seconds, attoseconds) = delay.components
         let nanoseconds = max(0, seconds) * 1_000_000_000 + attoseconds / 1_000_000_000

@@ -15,6 +15,7 @@ extension Engine {
     /// `fileNotFound` (missing, `createIfMissing` false), `notADatabase`, `unsupportedVersion`,
     /// `corrupted` (unless `corruptAction` replaces the files), `io`.
     package static func open(path: String, options: EngineOptions = EngineOptions()) throws(StorageError) -> Engine {
+        if options.idleCheckpointDelay != nil { _ = dispatchTimersStarted }
         let key = openKey(path, options.fileSystem)
         guard OpenDatabases.insert(key) else { throw .alreadyOpen(path: path) }
         // The lock of an existing main file is taken here and held until the engine owns it,

@@ -234,6 +234,12 @@ func descriptorLimits(path: String, seed: UInt64) {
     #endif
     var original = rlimit()
     getrlimit(descriptorLimit, &original)
+    // As in an app, a database opens at the normal limit first: that starts Dispatch's timer
+    // loop, whose descriptors Dispatch cannot do without (it stops the process when it cannot
+    // get them; docs/reliability.md).
+    if let warm = try? YapDatabase.open(url: URL(fileURLWithPath: path + "-first"), options: YapDatabaseOptions()) {
+        try? warm.close()
+    }
     let base = openDescriptors()
     var number: UInt64 = 0
     for value in 3...(base + 12) {
