@@ -75,10 +75,14 @@ import TestSupport
         let report = try engine.compact()
         try #require(!report.victims.isEmpty)
         let current = engine.snapshot()
+        // `compact()` may also seal and take the segment that was active at the old snapshot;
+        // that snapshot saw it unsealed, so it may hold no map of it (it reads it with `pread`).
+        let sealedVictims = report.victims.filter { sealed.contains($0) }
+        try #require(!sealedVictims.isEmpty)
         for victim in report.victims {
             #expect(current.segments.segments[victim] == nil)
             #expect(PosixFileSystem.shared.kind(of: engine.files.segmentPath(victim)) == .missing, "unlinked")
-            #expect(old!.segments.mappedLength(victim) != nil)
+            if sealed.contains(victim) { #expect(old!.segments.mappedLength(victim) != nil) }
         }
         for output in report.outputs {
             #expect(current.segments.mappedLength(output) == Int(try current.segments.segments[output]!.file.size()))
@@ -88,9 +92,9 @@ import TestSupport
         var readFromVictims = 0
         for i in 0..<800 {
             let entry = try #require(try old!.entry(collection: "c", key: "k\(i)"))
-            if report.victims.contains(entry.object.segment) {
+            if sealedVictims.contains(entry.object.segment) {
                 readFromVictims += 1
-                #expect(Int(entry.object.offset + entry.object.length) <= old!.segments.mappedLength(entry.object.segment)!)
+                #expect(Int(entry.object.offset + entry.object.length) <= old!.segments.mappedLength(entry.object.segment) ?? 0)
             }
             #expect(try old!.objectBytes(entry) == Self.value(i))
             #expect(try current.object(collection: "c", key: "k\(i)") == (i % 4 == 0 ? Self.value(i) : nil))
@@ -98,7 +102,7 @@ import TestSupport
         #expect(readFromVictims > 0)
         #if os(Linux)
         // The victims' maps live exactly as long as the snapshot holding them.
-        let victimPath = engine.files.segmentPath(report.victims[0])
+        let victimPath = engine.files.segmentPath(sealedVictims[0])
         #expect(!Self.mapLines(naming: victimPath).isEmpty, "mapped while the old snapshot lives")
         old = nil
         #expect(Self.mapLines(naming: victimPath).isEmpty, "unmapped with the last snapshot holding it")
