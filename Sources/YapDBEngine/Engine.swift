@@ -328,7 +328,11 @@ package final class Engine: Sendable {
             try? state.log.syncCommitted()
         }
         // Handles are not closed here: snapshots still held by readers share them, and each
-        // handle closes itself when its last holder lets go.
+        // handle closes itself when its last holder lets go. The main file's writable handle
+        // (the high-water mark's) is the engine's alone: it closes now, so a closed database
+        // holds nothing open for writing (a read-only remount, an unmount) whoever still
+        // holds the engine.
+        state.log.highWaterMark?.file.close()
         state.lock.unlock()
         state.closed = true
     }
