@@ -92,8 +92,8 @@ public final class YapDatabase: Sendable {
                            countsExtensionPageReads: Bool = false, idleCheckpoints: Bool = true,
                            mappedFileCheckInterval: Duration? = nil) throws(YapDatabaseError) -> Engine {
         guard url.isFileURL else { throw .io(errno: EINVAL, operation: "open: not a file URL") }
-        PosixFileSystem.ignoredErrorLog.withLock { log in
-            if log == nil { log = { failure in YapDatabaseLogging.log(.warning, "directory sync not possible here, ignored: \(failure)") } }
+        PosixFileSystem.reportIgnoredErrors { failure in
+            YapDatabaseLogging.log(.warning, "directory sync not possible here, ignored: \(failure)")
         }
         var engineOptions = EngineOptions()
         engineOptions.createIfMissing = options.createIfMissing

@@ -29,7 +29,14 @@ package final class PosixFileSystem: FileSystem {
     }
 
     /// Where `syncDirectory` reports the errors it ignores (the YapDB layer logs them).
-    package static let ignoredErrorLog = Mutex<(@Sendable (IOFailure) -> Void)?>(nil)
+    static let ignoredErrorLog = Mutex<(@Sendable (IOFailure) -> Void)?>(nil)
+
+    /// Sets where `syncDirectory` reports the errors it ignores, unless a log is set already.
+    package static func reportIgnoredErrors(to log: @escaping @Sendable (IOFailure) -> Void) {
+        ignoredErrorLog.withLock { current in
+            if current == nil { current = log }
+        }
+    }
 
     /// Opens `path` with `O_CLOEXEC` (mode 0600 when it creates) and returns a descriptor > 2.
     ///
