@@ -1,7 +1,7 @@
 import Foundation
 
 let usage = """
-    usage: yapdb-bench [--size quick|full] [--only W1,W4 (W12Q: W12's queries alone)] [--engines sqlite,grdb,lmdb,floor] [--huge] [--w14-documents N] [--work DIR] [--lending]
+    usage: yapdb-bench [--size quick|full] [--only W1,W4 (W12Q: W12's queries alone)] [--engines sqlite,grdb,lmdb,floor] [--huge] [--w14-documents N] [--w14-build-reps N] [--work DIR] [--lending]
                        [--markdown PATH] [--json PATH] [--profiles PATH] [--perf-control CTL,ACK]
            yapdb-bench --only W14 --merge-into docs/benchmarks.json --json docs/benchmarks.json --markdown docs/benchmarks.md
            yapdb-bench --report-from RESULTS.json --markdown PATH [--profiles PATH]
@@ -49,6 +49,9 @@ func parseArguments(_ arguments: [String]) -> (Settings, String?) {
         case "--w14-documents":
             guard let documents = Int(value()), documents >= 1_000 else { fail("--w14-documents needs a number of documents, at least 1,000") }
             settings.w14Documents = documents
+        case "--w14-build-reps":
+            guard let reps = Int(value()), reps >= 1 else { fail("--w14-build-reps needs a number of runs, at least 1") }
+            settings.w14BuildReps = reps
         case "--work": settings.workFolder = URL(fileURLWithPath: value())
         case "--markdown": settings.markdownPath = value()
         case "--json": settings.jsonPath = value()

@@ -22,6 +22,9 @@ struct Settings: Sendable {
     /// W14's documents when not the size's (`--w14-documents`: a run smaller than a full one's
     /// 1M that fits the time at hand, reported as such).
     var w14Documents: Int?
+    /// W14's builds per engine when not the size's (`--w14-build-reps`: one build per engine lets
+    /// the 1M-document run fit an afternoon; reported with the run's command).
+    var w14BuildReps: Int?
 
     var rows: Int { size == .full ? 1_000_000 : 100_000 }
     /// Runs per engine for light workloads, and for the ones that load a whole database.

@@ -50,7 +50,7 @@ extension Runner {
     /// measured after a clean close, over the same documents stored without the index).
     func runW14Builds(_ corpus: FullTextCorpus) throws {
         let n = corpus.documents.count
-        let figures = try interleave(w14Engines, reps: settings.size == .full ? 3 : 2) { engine, rep in
+        let figures = try interleave(w14Engines, reps: settings.w14BuildReps ?? (settings.size == .full ? 3 : 2)) { engine, rep in
             var out: [String: Double] = [:]
             var sizes: [String: Double] = [:]
             for (name, indexed, batch) in [("one", true, n), ("batched", true, Runner.w14Batch), ("plain", false, Runner.w14Batch)] {
