@@ -6,8 +6,10 @@ import YapDBIndex
 /// **Representation.** Each changed key is recorded once, with the set of `ChangeFlags` that
 /// apply to it, so recording a write costs at most one hash of its key (a bulk load of a
 /// million rows used to pay three `Set` inserts per row). Until the commit removes anything, a
-/// row that is new to the key directory cannot already be listed, so it is appended to a list
-/// without hashing at all; the first removal folds that list into the dictionary. The
+/// row that is new to the key directory cannot already be listed, so it is appended without
+/// hashing at all, to runs of keys that share a collection and flags (16 bytes a row: the key
+/// alone, where a (collection, key, flags) entry took 40); the first removal folds the runs
+/// into the dictionary. The
 /// per-kind sets (`objectChanges`, `metadataChanges`, `insertedKeys`, `removedKeys`) and
 /// `changes` are computed: each read builds its result in O(changed keys), so read them once
 /// per commit, not per lookup.
@@ -31,10 +33,12 @@ package struct Changeset: Sendable {
     package var snapshot: UInt64
     /// Changed keys with how they changed (never an empty flag set), recorded by hashing.
     private var keyed: [CollectionKeyPair: ChangeFlags] = [:]
-    /// Rows inserted while no removal had been recorded, with their flags, recorded without
-    /// hashing: none of them is in `keyed`'s keys at the time it is appended, and none repeats.
-    /// A later set or touch of such a key adds flags in `keyed` (the union is the key's flags).
-    private var appended: [(key: CollectionKeyPair, flags: ChangeFlags)] = []
+    /// Rows inserted while no removal had been recorded, recorded without hashing: none of
+    /// them is in `keyed`'s keys at the time it is appended, and none repeats. A later set or
+    /// touch of such a key adds flags in `keyed` (the union is the key's flags).
+    private var appended: [AppendedRun] = []
+    /// How many keys `appended` holds.
+    private var appendedCount = 0
     /// A removal was recorded since the last `recordRemoveAll` (or the start): a new row may
     /// then already be listed (removed, or inserted and removed), so inserts go to `keyed`.
     private var removalRecorded = false
@@ -49,6 +53,14 @@ package struct Changeset: Sendable {
     package var extensions: [String: any Sendable] = [:]
     /// What the layer above attached (the public changeset and notification details).
     package var attachment: (any Sendable)?
+
+    /// Keys appended one after another with the same collection and flags (a bulk load into
+    /// one collection is one run).
+    private struct AppendedRun: Sendable {
+        let collection: String
+        let flags: ChangeFlags
+        var keys: [String]
+    }
 
     package init(snapshot: UInt64) { self.snapshot = snapshot }
 
@@ -67,20 +79,43 @@ package struct Changeset: Sendable {
     package var changes: [CollectionKeyPair: ChangeFlags] {
         guard !appended.isEmpty else { return keyed }
         var all = keyed
-        for (key, flags) in appended { all[key, default: []].formUnion(flags) }
+        forEachAppended { key, flags in all[key, default: []].formUnion(flags) }
         return all
+    }
+
+    /// Calls `body` for each appended key with its flags, in the order appended.
+    private func forEachAppended(_ body: (CollectionKeyPair, ChangeFlags) -> Void) {
+        for run in appended {
+            for key in run.keys { body(CollectionKeyPair(collection: run.collection, key: key), run.flags) }
+        }
     }
 
     /// Calls `body` for each recorded (key, flags) pair without building the merged dictionary.
     /// A key may be visited twice (once as an appended insert, once with flags added later);
     /// the union of its visits is its flags, so callers must treat visits as idempotent.
     package func forEachChange(_ body: (CollectionKeyPair, ChangeFlags) -> Void) {
-        for (key, flags) in appended { body(key, flags) }
+        forEachAppended(body)
         for (key, flags) in keyed { body(key, flags) }
     }
 
     /// How many (key, flags) pairs `forEachChange` visits.
-    package var changeCount: Int { appended.count + keyed.count }
+    package var changeCount: Int { appendedCount + keyed.count }
+
+    /// The flags every visit of `forEachChange` has, when they are all alike (a commit of only
+    /// inserts, say); nil when they differ or nothing changed. O(runs + hashed keys), with no
+    /// hashing: callers that build one set for all the kinds ask this first.
+    package var uniformFlags: ChangeFlags? {
+        var uniform: ChangeFlags?
+        for run in appended {
+            if let uniform, uniform != run.flags { return nil }
+            uniform = run.flags
+        }
+        for flags in keyed.values {
+            if let uniform, uniform != flags { return nil }
+            uniform = flags
+        }
+        return uniform
+    }
 
     /// The flags recorded for `key` by hashing, or nil: O(1). Rows appended as inserts without
     /// hashing (see `appended`) are found only if the commit changed them again; they did not
@@ -91,12 +126,14 @@ package struct Changeset: Sendable {
     package func keys(with flag: ChangeFlags) -> Set<CollectionKeyPair> {
         var out = Set<CollectionKeyPair>()
         for (key, flags) in keyed where flags.contains(flag) { out.insert(key) }
-        for (key, flags) in appended where flags.contains(flag) { out.insert(key) }
+        for run in appended where run.flags.contains(flag) {
+            for key in run.keys { out.insert(CollectionKeyPair(collection: run.collection, key: key)) }
+        }
         return out
     }
 
     /// Whether a commit with these changes would change anything.
-    package var isEmpty: Bool { keyed.isEmpty && appended.isEmpty && removedCollections.isEmpty && !allKeysRemoved }
+    package var isEmpty: Bool { keyed.isEmpty && appendedCount == 0 && removedCollections.isEmpty && !allKeysRemoved }
 
     // MARK: Recording (the rules of API.md §6)
 
@@ -110,7 +147,13 @@ package struct Changeset: Sendable {
         // A touch of neither lists nothing.
         guard !added.isEmpty || inserted else { return }
         if inserted && !removalRecorded {
-            appended.append((key, added.union(.inserted)))
+            let flags = added.union(.inserted)
+            appendedCount += 1
+            if let last = appended.indices.last, appended[last].flags == flags, appended[last].collection == key.collection {
+                appended[last].keys.append(key.key)
+            } else {
+                appended.append(AppendedRun(collection: key.collection, flags: flags, keys: [key.key]))
+            }
             return
         }
         Self.merge(added, inserted: inserted, into: &keyed[key, default: []])
@@ -123,8 +166,11 @@ package struct Changeset: Sendable {
 
     /// Moves the appended rows into `keyed` (before a removal, which needs to find keys).
     private mutating func foldAppended() {
-        for (key, flags) in appended { keyed[key, default: []].formUnion(flags) }
+        for run in appended {
+            for key in run.keys { keyed[CollectionKeyPair(collection: run.collection, key: key), default: []].formUnion(run.flags) }
+        }
         appended.removeAll()
+        appendedCount = 0
     }
 
     mutating func recordRemove(_ key: CollectionKeyPair) {
@@ -147,6 +193,7 @@ package struct Changeset: Sendable {
     mutating func recordRemoveAll() {
         keyed.removeAll()
         appended.removeAll()
+        appendedCount = 0
         removalRecorded = false
         removedCollections.removeAll()
         allKeysRemoved = true

@@ -31,7 +31,9 @@ package struct EngineOptions: Sendable {
     /// before it is applied to the key directory's trees early (a spill), which bounds the
     /// memory of a large transaction beyond the trees' own changed nodes. Reads inside the
     /// transaction see the same rows either way. About 100 bytes per buffered row with
-    /// 16-byte keys. Tests lower it to make transactions spill.
+    /// 16-byte keys. The bound is on the memory the buffer holds (its arrays' capacities: it
+    /// is applied before one would double past the limit), not only on what its rows use.
+    /// Tests lower it to make transactions spill.
     package var writeBufferLimit = 32 << 20
     /// Bytes of index pages changed since the last index checkpoint that may be held in
     /// memory (dirty pages, counted as pages × `indexPageSize`, of the key directory and of

@@ -193,11 +193,40 @@ package final class WriteTransaction {
     /// Rows in the write buffer, not yet applied to the trees (tests see spills with it).
     package var bufferedRowCount: Int { buffer.count }
 
-    /// Applies the buffer when it holds more than `writeBufferLimit` bytes (a spill: the
-    /// transaction's reads see the same rows either way).
+    /// Bytes the write buffer's arrays hold (`KeydirBuffer.allocatedBytes`): at most
+    /// `writeBufferLimit` once it has grown past a row or two (tests check the bound with it).
+    package var bufferAllocatedBytes: Int { buffer.allocatedBytes }
+
+    /// Applies the buffer when its rows take more than `writeBufferLimit` bytes, or when the
+    /// next row would make one of its arrays double past that limit (a spill: the
+    /// transaction's reads see the same rows either way). The second rule bounds the memory
+    /// the buffer holds, not just what its rows use: an array that fills doubles, and keeps
+    /// its capacity for the rows after a spill.
     private func spillIfFull() throws(StorageError) {
-        if buffer.byteSize > state.writeBufferLimit { try applyBuffer() }
+        let limit = state.writeBufferLimit
+        if buffer.byteSize > limit {
+            try applyBuffer()
+            return
+        }
+        let next = buffer.allocatedBytes(afterInsertingKeyOf: Self.rowKeyRoom)
+        if next > limit && next > buffer.allocatedBytes { try applyBuffer() }
     }
+
+    /// The room `spillIfFull` keeps for the next row's key (a row key of a few names).
+    private static let rowKeyRoom = 128
+
+    /// Applies the write buffer and lets its memory go, when a commit of at least
+    /// `rowsSpilledBeforeCommit` buffered rows is about to build what it publishes (the layer
+    /// above's changeset): that memory is then free for it. A smaller buffer is left for the
+    /// commit to apply. Throws as `applyBuffer()` does (the transaction then fails).
+    package func releaseBufferBeforeCommit() throws(StorageError) {
+        guard buffer.count >= Self.rowsSpilledBeforeCommit else { return }
+        try applyBuffer()
+        buffer = KeydirBuffer()
+    }
+
+    /// See `releaseBufferBeforeCommit`.
+    static let rowsSpilledBeforeCommit = 4_096
 
     package func object(collection: String, key: String) throws(StorageError) -> [UInt8]? {
         guard let entry = try entry(collection: collection, key: key) else { return nil }

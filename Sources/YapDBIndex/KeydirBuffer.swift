@@ -41,9 +41,30 @@ package struct KeydirBuffer: Sendable {
     /// About how many bytes of memory the buffer holds: what the write buffer limit
     /// (`EngineOptions.writeBufferLimit`) is compared with.
     /// Counts what the buffered rows use (their keys, slots and, at the table's load, its
-    /// buckets), not the capacity kept after `removeAll`.
+    /// buckets), not the capacity kept after `removeAll` (that is `allocatedBytes`).
     package var byteSize: Int {
         keys.count + slots.count * (MemoryLayout<Slot>.stride + 2 * MemoryLayout<UInt32>.stride)
+    }
+
+    /// Bytes the buffer's arrays have allocated: their capacities, which `removeAll` keeps for
+    /// the next rows. This, not `byteSize`, is the memory the buffer holds (an array that
+    /// fills doubles, so it can be up to twice `byteSize`).
+    package var allocatedBytes: Int {
+        keys.capacity + slots.capacity * MemoryLayout<Slot>.stride + table.count * MemoryLayout<UInt32>.stride
+    }
+
+    /// `allocatedBytes` after one more row whose key has `keyLength` bytes is buffered: a full
+    /// array doubles (the standard library's growth for appends), and the table doubles when
+    /// it would be more than half full. A write transaction applies the buffer before a
+    /// growth would take it past its limit.
+    package func allocatedBytes(afterInsertingKeyOf keyLength: Int) -> Int {
+        var keyCapacity = keys.capacity
+        if keys.count + keyLength > keyCapacity { keyCapacity = max(keys.count + keyLength, keyCapacity * 2) }
+        var slotCapacity = slots.capacity
+        if slots.count + 1 > slotCapacity { slotCapacity = max(slots.count + 1, slotCapacity * 2) }
+        var buckets = table.count
+        if (slots.count + 1) * 2 > buckets { buckets = max(64, buckets * 2) }
+        return keyCapacity + slotCapacity * MemoryLayout<Slot>.stride + buckets * MemoryLayout<UInt32>.stride
     }
 
     /// The hash of a row key (seeded per process).

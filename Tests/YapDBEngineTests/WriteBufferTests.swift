@@ -55,6 +55,31 @@ import TestSupport
         #expect(try Engine.open(path: "/db/main", options: options).snapshot().materialize() == model)
     }
 
+    /// The memory the buffer holds (its arrays' capacities, which double as they fill and stay
+    /// after a spill) never passes `writeBufferLimit`: it spills before a growth would.
+    @Test func theBufferHoldsNoMoreThanItsLimit() throws {
+        let disk = try EngineTesting.simulated()
+        var options = EngineTesting.options(disk, segmentLimit: 1 << 20)
+        let limit = 64 << 10
+        options.writeBufferLimit = limit
+        let engine = try Engine.open(path: "/db/main", options: options)
+        var most = 0, spills = 0, previous = 0
+        _ = try engine.write { tx in
+            for i in 0..<6_000 {
+                try EngineTesting.set(tx, "c", "key-\(i &* 7_919 % 6_000)", [UInt8(truncatingIfNeeded: i)])
+                most = max(most, tx.bufferAllocatedBytes)
+                if tx.bufferedRowCount < previous { spills += 1 }
+                previous = tx.bufferedRowCount
+            }
+        }
+        #expect(spills > 3, "the buffer spilled (\(spills) times)")
+        #expect(most <= limit, "the buffer held \(most) bytes (limit \(limit))")
+        #expect(most > limit / 4, "the buffer used its room (\(most) bytes)")
+        let snapshot = engine.snapshot()
+        #expect(try snapshot.keydir.count(inCollection: "c") == 6_000)
+        try engine.close()
+    }
+
     @Test func aRollbackAfterASpillLeavesNothing() throws {
         let disk = try EngineTesting.simulated()
         var options = EngineTesting.options(disk, segmentLimit: 1 << 20)
