@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import YapDB
+import TestSupport
 
 /// Changesets as a writer builds them for each kind of operation (see YapDatabaseChangeset's conventions).
 enum Writes {
@@ -170,5 +171,88 @@ enum Writes {
         #expect(!Q.hasChange(forKey: "k", inCollection: "e", in: cs))
         #expect(!YapDatabaseChangeset(snapshot: 3).hasChange(forCollection: "c"))
         #expect(YapDatabaseChangeset(snapshot: 3).isEmpty && !Writes.touchObject("c", "k").isEmpty)
+    }
+}
+
+/// A read-write transaction far larger than its write buffer (`writeBufferLimit`: the buffer is
+/// applied to the trees many times before the commit) still lists every key it changed: in its
+/// notification, in the changeset queries, and in what another connection's cache follows; the
+/// rows it removed and the collection it cleared with them.
+@Suite struct LargeTransactionChangesetTests {
+    static func ck(_ collection: String, _ key: String) -> YapCollectionKey { YapCollectionKey(collection: collection, key: key) }
+
+    @Test func everyKeyIsListedAfterManyBufferApplies() throws {
+        let directory = TemporaryDirectory("yapdb-large-changeset")
+        defer { directory.remove() }
+        let options = YapDatabaseOptions()
+        options.durability = .off
+        options.writeBufferLimit = 16 << 10
+        let database = try YapDatabase.open(url: URL(fileURLWithPath: directory.file("t.yapdb")), options: options)
+        defer { try? database.close() }
+        let writer = database.newConnection()
+        writer.readWrite { tx in
+            for i in 0..<100 { tx.setObject("g\(i)", forKey: "g\(i)", inCollection: "gone") }
+            for i in 0..<200 { tx.setObject("old", forKey: "r\(i)", inCollection: "rows") }
+        }
+        let observer = database.newConnection()
+        observer.beginLongLivedReadTransaction()
+        observer.read { tx in
+            #expect(tx.object(forKey: "r60", inCollection: "rows") as? String == "old")
+            #expect(tx.object(forKey: "r10", inCollection: "rows") as? String == "old")
+        }
+        let count = 12_000
+        writer.readWrite { tx in
+            for i in 0..<count { tx.setObject("n", forKey: "n\(i)", inCollection: "rows") }
+            for i in 0..<50 { tx.removeObject(forKey: "r\(i)", inCollection: "rows") }
+            tx.setObject("new", forKey: "r60", inCollection: "rows")
+            tx.removeAllObjects(inCollection: "gone")
+            for i in count..<(count + 3_000) { tx.setObject("n", forKey: "n\(i)", inCollection: "rows") }
+        }
+        let notes = observer.beginLongLivedReadTransaction()
+        #expect(notes.count == 1)
+        let info = try #require(notes.first?.userInfo)
+        let inserted = Set((0..<(count + 3_000)).map { Self.ck("rows", "n\($0)") })
+        #expect(info["insertedKeys"] as? Set<YapCollectionKey> == inserted)
+        #expect(info["objectChanges"] as? Set<YapCollectionKey> == inserted.union([Self.ck("rows", "r60")]))
+        #expect(info["metadataChanges"] as? Set<YapCollectionKey> == inserted.union([Self.ck("rows", "r60")]))
+        #expect(info["removedKeys"] as? Set<YapCollectionKey> == Set((0..<50).map { Self.ck("rows", "r\($0)") }))
+        #expect(info["removedCollections"] as? Set<String> == ["gone"])
+        #expect(info["allKeysRemoved"] as? Bool == false)
+        #expect(observer.hasChange(forKey: "n14999", inCollection: "rows", in: notes))
+        #expect(observer.hasObjectChange(forKey: "r60", inCollection: "rows", in: notes))
+        #expect(observer.hasChange(forKey: "r10", inCollection: "rows", in: notes))
+        #expect(!observer.hasChange(forKey: "r70", inCollection: "rows", in: notes))
+        #expect(observer.didClearCollection("gone", in: notes))
+        observer.read { tx in
+            #expect(tx.object(forKey: "r60", inCollection: "rows") as? String == "new", "the cache followed the commit")
+            #expect(tx.object(forKey: "r10", inCollection: "rows") == nil)
+            #expect(tx.numberOfKeys(inCollection: "rows") == UInt(count + 3_000 + 150))
+            #expect(tx.numberOfKeys(inCollection: "gone") == 0)
+        }
+    }
+
+    /// A rollback of a transaction that wrote more rows than the connection tracks one by one
+    /// for its caches leaves the caches holding nothing it wrote.
+    @Test func aLargeRollbackLeavesTheCacheClean() throws {
+        let directory = TemporaryDirectory("yapdb-large-rollback")
+        defer { directory.remove() }
+        let options = YapDatabaseOptions()
+        options.durability = .off
+        let database = try YapDatabase.open(url: URL(fileURLWithPath: directory.file("t.yapdb")), options: options)
+        defer { try? database.close() }
+        let connection = database.newConnection()
+        connection.readWrite { tx in tx.setObject("kept", forKey: "k0", inCollection: "c") }
+        let rows = YapDatabaseReadWriteTransaction.trackedKeyLimit + 10
+        connection.readWrite { tx in
+            for i in 1..<rows { tx.setObject("written", forKey: "k\(i)", inCollection: "c") }
+            tx.setObject("written", forKey: "k0", inCollection: "c")
+            #expect(connection.objectCacheLimit > 0 && tx.object(forKey: "k\(rows - 1)", inCollection: "c") as? String == "written")
+            tx.rollback()
+        }
+        for i in [0, 1, rows / 2, rows - 1] { #expect(!connection.isCached(key: "k\(i)", inCollection: "c")) }
+        connection.read { tx in
+            #expect(tx.object(forKey: "k0", inCollection: "c") as? String == "kept")
+            #expect(tx.object(forKey: "k\(rows - 1)", inCollection: "c") == nil)
+        }
     }
 }

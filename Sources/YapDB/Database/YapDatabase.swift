@@ -112,6 +112,7 @@ public final class YapDatabase: Sendable {
         engineOptions.checkpointThreshold = max(0, options.checkpointThreshold)
         engineOptions.compactionThreshold = options.compactionThreshold
         engineOptions.dirtyPageBudget = max(0, options.dirtyPageBudget)
+        engineOptions.writeBufferLimit = max(4 << 10, options.writeBufferLimit)
         engineOptions.reportFailure = { message in YapDatabaseLogging.log(.error, message) }
         engineOptions.indexReadMode = switch options.indexReadMode {
         case .memoryMapped: .mapped

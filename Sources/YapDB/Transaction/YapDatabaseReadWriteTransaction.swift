@@ -17,10 +17,22 @@ public final class YapDatabaseReadWriteTransaction: YapDatabaseReadTransaction {
     /// blocks are queued (the relationship extension deletes files here). Dropped on rollback
     /// or a failed commit.
     var afterDurableCommit: [() -> Void] = []
-    /// Keys whose cache entries this transaction changed (evicted again on rollback).
+    /// Keys whose cache entries this transaction changed (evicted again on rollback), at most
+    /// `trackedKeyLimit` of them: past that, `cacheTouchedOverflowed` is set and a rollback
+    /// empties both caches instead (the caches hold a few hundred keys; a bulk load must not
+    /// hold a set of every key it wrote for them).
     var cacheTouched: Set<CollectionKeyPair> = []
+    var cacheTouchedOverflowed = false
+    /// The objects (metadata) written to collections whose policy is `.share` or `.copy`, for
+    /// other connections' caches, at most `trackedKeyLimit` keys together: past that,
+    /// `writtenOverflowed` is set, both are emptied, and other connections evict every key
+    /// the commit changed instead of taking the writer's instances (they read them again).
     var writtenObjects: [CollectionKeyPair: Any] = [:]
     var writtenMetadata: [CollectionKeyPair: Any] = [:]
+    var writtenOverflowed = false
+    /// How many keys a transaction tracks one by one for the caches (`cacheTouched`,
+    /// `writtenObjects` and `writtenMetadata`) before it falls back to the whole-cache rule.
+    static let trackedKeyLimit = 16_384
     var touchedOnlyObjects: Set<CollectionKeyPair> = []
     var touchedOnlyMetadata: Set<CollectionKeyPair> = []
     /// Keys whose object (metadata) this transaction wrote, whatever the object policy: a later
@@ -296,24 +308,6 @@ public final class YapDatabaseReadWriteTransaction: YapDatabaseReadTransaction {
         runModifyHooks(will: false, hook)
     }
 
-    func cacheObject(_ object: Any, _ pair: CollectionKeyPair, rules: SerializationRegistry.WriteRules) {
-        if connection.objectCacheOn {
-            connection.objectCache.set(object, collection: pair.collection, key: pair.key)
-            cacheTouched.insert(pair)
-        }
-        if rules.objectPolicy != .containment { writtenObjects[pair] = object }
-    }
-
-    func cacheMetadata(_ metadata: Any?, _ pair: CollectionKeyPair, rules: SerializationRegistry.WriteRules) {
-        if connection.metadataCacheOn {
-            connection.metadataCache.set(metadata ?? NoMetadata.marker, collection: pair.collection, key: pair.key)
-            cacheTouched.insert(pair)
-        }
-        if rules.metadataPolicy != .containment {
-            writtenMetadata[pair] = metadata ?? NoMetadata.marker
-        }
-    }
-
     func touch(_ key: String, _ collection: String?, object: Bool, metadata: Bool) {
         checkValid()
         let name = collection ?? ""
@@ -377,6 +371,10 @@ public final class YapDatabaseReadWriteTransaction: YapDatabaseReadTransaction {
 
     /// Builds what the commit carries to observers and other connections.
     func prepareCommit() {
+        // A large transaction's write buffer joins the trees first and its memory goes, so the
+        // key sets built next do not sit on top of it. A failure is kept by the engine
+        // transaction, whose commit then throws it.
+        try? engineTransaction.releaseBufferBeforeCommit()
         let engineChanges = engineTransaction.changeset
         let (objectChanges, metadataChanges, insertedKeys, removedKeys) = Self.publicKeySets(engineChanges)
         let changeset = YapDatabaseChangeset(
@@ -407,13 +405,9 @@ public final class YapDatabaseReadWriteTransaction: YapDatabaseReadTransaction {
         -> (object: Set<YapCollectionKey>, metadata: Set<YapCollectionKey>, inserted: Set<YapCollectionKey>, removed: Set<YapCollectionKey>) {
         let count = changes.changeCount
         guard count > 0 else { return ([], [], [], []) }
-        // One pass without hashing: are all the flags alike? (A key visited twice with
-        // different flags makes them differ, and takes the general path.)
-        var uniform: Changeset.ChangeFlags?, mixed = false
-        changes.forEachChange { _, flags in
-            if let uniform { if uniform != flags { mixed = true } } else { uniform = flags }
-        }
-        if !mixed, let flags = uniform {
+        // Are all the flags alike? (A key visited twice with different flags makes them
+        // differ, and takes the general path.) No hashing: the engine's changes answer per run.
+        if let flags = changes.uniformFlags {
             var all = Set<YapCollectionKey>(minimumCapacity: count)
             changes.forEachChange { pair, _ in all.insert(YapCollectionKey(collection: pair.collection, key: pair.key)) }
             return (flags.contains(.object) ? all : [], flags.contains(.metadata) ? all : [],
@@ -451,14 +445,6 @@ public final class YapDatabaseReadWriteTransaction: YapDatabaseReadTransaction {
     func runCompletionBlocks() {
         for (queue, block) in completions {
             (queue ?? connection.database.defaultCompletionQueueForUser).async(execute: block)
-        }
-    }
-
-    /// After a rollback or failure: the caches keep nothing from this transaction.
-    func discardCacheChanges() {
-        for pair in cacheTouched {
-            connection.objectCache.remove(collection: pair.collection, key: pair.key)
-            connection.metadataCache.remove(collection: pair.collection, key: pair.key)
         }
     }
 }
