@@ -78,6 +78,7 @@ extension WriteTransaction {
         }, published: { _ in })
         trees = trees.replacingSource(source)
         dirtyPages.noteSpill()
+        returnFreeMemoryToSystem()
     }
 
     /// Writes every dirty node of the trees and the paged extension states as pages (synced),
@@ -108,5 +109,6 @@ extension WriteTransaction {
         }
         dirtyPages.noteSpill()
         dirtyPages.record(WriterState.dirtyPageCount(keydir: trees, extensions: extensions))
+        returnFreeMemoryToSystem()
     }
 }

@@ -187,6 +187,8 @@ package final class WriteTransaction {
         }
         let applied = buffer.count
         buffer.removeAll()
+        // A large apply frees the nodes it replaced, among live ones: give those pages back.
+        if applied >= Self.rowsSpilledBeforeCommit { returnFreeMemoryToSystem() }
         if spilling { try checkDirtyPages(work: applied) } else { dirtyPages.note(work: applied) }
     }
 
@@ -223,6 +225,7 @@ package final class WriteTransaction {
         guard buffer.count >= Self.rowsSpilledBeforeCommit else { return }
         try applyBuffer()
         buffer = KeydirBuffer()
+        returnFreeMemoryToSystem()
     }
 
     /// See `releaseBufferBeforeCommit`.

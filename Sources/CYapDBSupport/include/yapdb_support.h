@@ -1,7 +1,7 @@
 #ifndef YAPDB_SUPPORT_H
 #define YAPDB_SUPPORT_H
 // Small C helpers the storage layer cannot write in Swift: the CPU's CRC32C instruction and
-// cache prefetch hints.
+// cache prefetch hints, and giving the allocator's free pages back to the system.
 #include <stddef.h>
 #include <stdint.h>
 
@@ -18,5 +18,10 @@ static inline void yapdb_prefetch(const void *address, size_t length) {
     const char *bytes = (const char *)address;
     for (size_t offset = 0; offset < length; offset += 64) __builtin_prefetch(bytes + offset);
 }
+
+/// Gives the memory allocator's free pages back to the system where the C library offers it
+/// (glibc's malloc_trim); does nothing elsewhere. For after a large transaction freed many
+/// blocks that sit among live ones, which the allocator would otherwise keep resident.
+void yapdb_return_free_memory(void);
 
 #endif
