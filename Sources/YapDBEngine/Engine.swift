@@ -19,7 +19,10 @@ final class WriterState: @unchecked Sendable {
     var extensions: [String: any Sendable]
     var poisoned = false
     var closed = false
-    let lock: any FileLock
+    /// Opened read-only (`EngineOptions.readOnly`): every write and checkpoint is refused.
+    var readOnly = false
+    /// The lock on `NAME-lock`; nil only for a read-only open where none could be taken.
+    let lock: (any FileLock)?
     let compression: Bool
     let maxValueSize: Int
     /// Log bytes appended since the last checkpoint.
@@ -48,7 +51,7 @@ final class WriterState: @unchecked Sendable {
     var checkpointReplay: LogPosition
 
     init(log: LogWriter, keydir: Keydir, snapshotNumber: UInt64, nextRowid: UInt64, usage: [UInt32: UInt64], segments: SegmentTable,
-         lock: any FileLock, compression: Bool, maxValueSize: Int, checkpointNumber: UInt32, checkpointReplay: LogPosition) {
+         lock: (any FileLock)?, compression: Bool, maxValueSize: Int, checkpointNumber: UInt32, checkpointReplay: LogPosition) {
         self.log = log
         self.keydir = keydir
         self.snapshotNumber = snapshotNumber
@@ -174,7 +177,8 @@ package final class Engine: Sendable {
     package func write<T>(_ body: (WriteTransaction) throws -> T, runsBodyWhenRefused: Bool = false,
                           didCommit: (Changeset) -> Void = { _ in }) throws -> (value: T, changeset: Changeset?) {
         let outcome: (value: T, changeset: Changeset?) = try writer.withLock { state in
-            let refusal: StorageError? = state.closed ? .closed : (state.poisoned || state.log.isPoisoned) ? .poisoned : nil
+            let refusal: StorageError? = state.closed ? .closed : state.readOnly ? .readOnly
+                : (state.poisoned || state.log.isPoisoned) ? .poisoned : nil
             if let refusal, !runsBodyWhenRefused { throw refusal }
             let tx = WriteTransaction(state: state, refusal: refusal, spillTarget: spillTarget)
             let value: T
@@ -296,11 +300,12 @@ package final class Engine: Sendable {
     package var isPoisoned: Bool { writer.withLock { $0.poisoned || $0.log.isPoisoned } }
 
     /// Closes the engine: writes a checkpoint when the log grew since the last one, syncs,
-    /// releases the lock. Later calls throw `closed`. Closing twice is harmless.
+    /// releases the lock. Later calls throw `closed`. Closing twice is harmless. A read-only
+    /// engine writes nothing: it only lets its files and its lock go.
     package func close() throws(StorageError) {
         var failure: StorageError?
         do throws(StorageError) { try checkpoint(onlyIfLogGrew: true) } catch {
-            if error != .closed && error != .poisoned { failure = error }
+            if error != .closed && error != .poisoned && error != .readOnly { failure = error }
         }
         writer.withLock { state in
             guard !state.closed else { return }
@@ -316,7 +321,7 @@ package final class Engine: Sendable {
     package func abandon() {
         writer.withLock { state in
             guard !state.closed else { return }
-            state.lock.unlock()
+            state.lock?.unlock()
             state.closed = true
         }
         maintenance.withLock { _ in index.close() }
@@ -324,7 +329,7 @@ package final class Engine: Sendable {
     }
 
     static func shutDown(_ state: WriterState) {
-        if !state.poisoned && !state.log.isPoisoned && state.log.syncMode != .full {
+        if !state.readOnly && !state.poisoned && !state.log.isPoisoned && state.log.syncMode != .full {
             try? state.log.syncCommitted()
         }
         // Handles are not closed here: snapshots still held by readers share them, and each
@@ -333,7 +338,7 @@ package final class Engine: Sendable {
         // holds nothing open for writing (a read-only remount, an unmount) whoever still
         // holds the engine.
         state.log.highWaterMark?.file.close()
-        state.lock.unlock()
+        state.lock?.unlock()
         state.closed = true
     }
 }
