@@ -65,7 +65,7 @@ extension Engine {
         case .missing:
             if options.readOnly || !options.createIfMissing { throw .fileNotFound(path: path) }
         case .directory, .other:
-            if options.readOnly || !options.createIfMissing { throw .notADatabase(path: path) }
+            throw .notADatabase(path: path)
         case .file:
             if isForeignFile(path, fs: fs) { throw .notADatabase(path: path) }
         }
