@@ -27,9 +27,11 @@
 //                                   restores the limit and writes "done".
 //   YapDBCrashChild hold PATH       opens PATH, writes "ready\n", holds it open until standard
 //                                   input closes.
-//   YapDBCrashChild holdro PATH     opens PATH read-only (`options.readOnly`), writes "ready N\n"
-//                                   (N: the rows it reads), holds it open until standard input
-//                                   closes.
+//   YapDBCrashChild holdro PATH [nobody]
+//                                   opens PATH read-only (`options.readOnly`; with "nobody", run
+//                                   by root: first drops to user and group 65534), writes
+//                                   "ready N\n" (N: the rows it reads) or "error E\n", holds it
+//                                   open until standard input closes.
 //
 // Exit status: 0 normal end, 2 usage, 3 open failed, 4 commit failed (the error on stderr).
 #if canImport(Glibc)
@@ -124,11 +126,17 @@ case "hold":
     while getchar() != EOF {}
     withExtendedLifetime(database) {}
 case "holdro":
+    if arguments.count == 4 && arguments[3] == "nobody" && getuid() == 0 {
+        guard setgid(65534) == 0, setuid(65534) == 0 else {
+            report("could not drop privileges: errno \(errno)", to: 2)
+            exit(2)
+        }
+    }
     let options = YapDatabaseOptions()
     options.readOnly = true
     let database: YapDatabase
     do { database = try YapDatabase.open(url: URL(fileURLWithPath: arguments[2]), options: options) } catch {
-        report("open failed: \(error)", to: 2)
+        report("error \(error)")
         exit(3)
     }
     let rows = database.newConnection().read { tx in tx.numberOfKeysInAllCollections() }

@@ -89,6 +89,29 @@ import TestSupport
         #expect(FileManager.default.fileExists(atPath: path + "-lock"), "the lock file stays")
     }
 
+    /// A directory its user may not write (as root, the child drops to user nobody so the
+    /// permissions apply): the read-only open works with the lock file there and without it.
+    @Test func aReadOnlyOpenInADirectoryItMayNotWrite() throws {
+        let directory = TemporaryDirectory("yapdb-rodir")
+        defer { directory.remove() }
+        try Self.make(directory.file("db"))
+        try Self.make(directory.file("nolock"))
+        try FileManager.default.removeItem(atPath: directory.file("nolock-lock"))
+        for name in try FileManager.default.contentsOfDirectory(atPath: directory.path) {
+            #expect(chmod(directory.file(name), 0o444) == 0)
+        }
+        #expect(chmod(directory.path, 0o555) == 0)
+        let before = try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
+        for name in ["db", "nolock"] {
+            let reader = try ChildProcess(["holdro", directory.file(name), "nobody"])
+            #expect(reader.readLine(timeout: 60) == "ready 3", "\(name)")
+            reader.closeInput()
+            #expect(reader.waitForExit() == 0)
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted() == before)
+        #expect(chmod(directory.path, 0o700) == 0)
+    }
+
     @Test(.enabled(if: SmallFileSystem.available, "needs permission to mount a tmpfs"))
     func aReadOnlyOpenOnAReadOnlyVolume() throws {
         let fs = try #require(SmallFileSystem(bytes: 1 << 20))

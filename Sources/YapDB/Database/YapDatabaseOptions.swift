@@ -8,9 +8,11 @@ import Synchronization
 public enum YapDatabaseCorruptAction: Int, Sendable, Hashable, CaseIterable {
     /// Opening fails with `YapDatabaseError.corrupted(offset:reason:)` and nothing is changed. The default.
     case fail = 0
-    /// The damaged files are renamed with a `.N.corrupt` suffix and a new, empty database starts.
+    /// The damaged files are renamed with a `.N.corrupt` suffix and a new, empty database starts
+    /// (the empty lock file `NAME-lock` stays). Never in a read-only open, which reports the damage.
     case rename = 1
-    /// The damaged files are deleted and a new, empty database starts.
+    /// The damaged files are deleted and a new, empty database starts (the lock file stays).
+    /// Never in a read-only open.
     case delete = 2
 }
 
