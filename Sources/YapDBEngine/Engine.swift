@@ -173,14 +173,19 @@ package final class Engine: Sendable {
     ///   running the body, or, with `runsBodyWhenRefused`, after it — the body then reads the
     ///   newest state as usual, every write it makes throws the refusal, and nothing is written
     ///   (for callers that must produce the body's value whatever happens).
+    /// - A read-only engine always runs the body that way (every write throws `readOnly`, and
+    ///   nothing is spilled), then refuses with `readOnly` a transaction that would commit
+    ///   something (`markChanged` included). One that commits nothing ends as usual: extension
+    ///   state published without a commit (`publishExtensionsWithoutCommit`: an extension
+    ///   registering over its stored trees) is published.
     /// - Returns: the body's value and the changeset, nil when nothing was committed.
     package func write<T>(_ body: (WriteTransaction) throws -> T, runsBodyWhenRefused: Bool = false,
                           didCommit: (Changeset) -> Void = { _ in }) throws -> (value: T, changeset: Changeset?) {
         let outcome: (value: T, changeset: Changeset?) = try writer.withLock { state in
             let refusal: StorageError? = state.closed ? .closed : state.readOnly ? .readOnly
                 : (state.poisoned || state.log.isPoisoned) ? .poisoned : nil
-            if let refusal, !runsBodyWhenRefused { throw refusal }
-            let tx = WriteTransaction(state: state, refusal: refusal, spillTarget: spillTarget)
+            if let refusal, !runsBodyWhenRefused, refusal != .readOnly { throw refusal }
+            let tx = WriteTransaction(state: state, refusal: refusal, spillTarget: state.readOnly ? nil : spillTarget)
             let value: T
             do {
                 value = try body(tx)
@@ -189,17 +194,15 @@ package final class Engine: Sendable {
                 unclaimed.undoClaims()
                 throw error
             }
-            if let refusal {
+            // A read-only engine refuses only a transaction that would commit something.
+            if let refusal, refusal != .readOnly || tx.hasChanges {
                 unclaimed.undoClaims()
                 throw refusal
             }
             guard !tx.isRolledBack, tx.hasChanges else {
                 if tx.began { state.log.rollback() }
                 if !tx.isRolledBack && tx.extensionsOnly {
-                    state.extensions = tx.extensions
-                    state.generation += 1
-                    publish(state)
-                    unclaimed.keepClaims()
+                    publishExtensionsOnly(tx, state: state)
                 } else {
                     // Extension state claimed by a transaction that publishes nothing (a
                     // registration that failed) is unclaimed again.
@@ -226,6 +229,14 @@ package final class Engine: Sendable {
             noteCommitForIdleCheckpoint()
         }
         return outcome
+    }
+
+    /// Publishes a transaction's extension state without a commit (under the writer lock).
+    private func publishExtensionsOnly(_ tx: WriteTransaction, state: WriterState) {
+        state.extensions = tx.extensions
+        state.generation += 1
+        publish(state)
+        unclaimed.keepClaims()
     }
 
     /// Where write transactions spill their dirty index pages; nil when the budget is 0.

@@ -59,8 +59,43 @@ import TestSupport
         #expect(throws: YapDatabaseError.readOnly) { try database.compact() }
         #expect(try database.verify().isValid)
         #expect(try database.stats().rowCount == 2)
-        #expect(!database.register(ViewTests.makeView(), withName: "view"), "registering writes")
+        #expect(!database.register(ViewTests.makeView(), withName: "view"), "a view that must be built")
+        try connection.write { tx in _ = tx.object(forKey: "a", inCollection: "c") }   // writes nothing: fine
         try database.close()
+    }
+
+    /// A persistent view stored by the last read-write close registers over its trees without
+    /// writing anything; one with another version tag (it would rebuild) does not register.
+    @Test func aStoredViewRegistersReadOnly() throws {
+        let fixture = try DatabaseFixture(configure: ViewTests.configure)
+        try fixture.database.newConnection().write { tx in
+            tx.setObject(ViewTests.Task(title: "b", priority: 2, done: false), forKey: "1", inCollection: "tasks")
+            tx.setObject(ViewTests.Task(title: "a", priority: 1, done: false), forKey: "2", inCollection: "tasks")
+            tx.setObject(ViewTests.Task(title: "c", priority: 1, done: true), forKey: "3", inCollection: "tasks")
+        }
+        #expect(fixture.database.register(ViewTests.makeView(), withName: "tasks"))
+        try fixture.reopen(options: Self.readOnly(), configure: ViewTests.configure)
+        let database = fixture.database!
+        let files = try Self.sizes(fixture.directory.path)
+        let snapshot = database.snapshot
+        #expect(!database.register(ViewTests.makeView(versionTag: "2"), withName: "other"), "would rebuild")
+        #expect(database.register(ViewTests.makeView(), withName: "tasks"))
+        database.newConnection().read { tx in
+            let view = tx.ext("tasks") as! YapDatabaseViewTransaction
+            #expect(view.numberOfItems(inGroup: "todo") == 2)
+            #expect(view.numberOfItems(inGroup: "done") == 1)
+        }
+        #expect(database.snapshot == snapshot)
+        try database.close()
+        #expect(try Self.sizes(fixture.directory.path) == files, "nothing written")
+    }
+
+    static func sizes(_ directory: String) throws -> [String: Int] {
+        var sizes: [String: Int] = [:]
+        for name in try FileManager.default.contentsOfDirectory(atPath: directory) {
+            sizes[name] = (try FileManager.default.attributesOfItem(atPath: directory + "/" + name)[.size] as? NSNumber)?.intValue
+        }
+        return sizes
     }
 
     @Test func aMissingDatabaseIsNotCreated() throws {

@@ -251,10 +251,14 @@ public final class YapDatabaseOptions: Sendable {
     /// otherwise. The one file it may create is the empty lock file, when it is missing and
     /// the directory takes new files.
     ///
-    /// On such a database `write(_:)` and `checkpoint()`, `compact()` throw
-    /// ``YapDatabaseError/readOnly``; `readWrite(_:)` runs its block with every write refused
-    /// and reports the refusal to the log handler, as it does on a read-only volume.
-    /// Registering an extension fails (it returns false), since registering writes.
+    /// On such a database a read-write transaction's block runs with every write refused:
+    /// `write(_:)` then throws ``YapDatabaseError/readOnly``, and `readWrite(_:)` reports the
+    /// refusal to the log handler, as it does on a read-only volume; `checkpoint()` and
+    /// `compact()` throw `readOnly`. An extension registers when the database holds its trees
+    /// as the last read-write close left them (same `versionTag`, no rows changed since the last
+    /// checkpoint): a persistent view, a secondary index, a full-text index opens over them. One
+    /// that would have to build or catch up fails to register (it returns false), after the work
+    /// of trying.
     ///
     /// A writer and a read-only open exclude each other: while one process has the database
     /// open read-write, a read-only open elsewhere waits up to ``busyTimeout`` and then fails
