@@ -12,9 +12,9 @@ struct YapDBTool: ParsableCommand {
         Exit codes: 0 success; 1 usage or other error; 2 no database at the path; 3 not a YapDB \
         database or a newer format; 4 damaged (verify found problems, or the file is corrupt); \
         5 locked by another process; 6 read-only or permission denied; 7 disk full or I/O error.
-        stats, dump, get and verify open the database read-only (a shared lock on PATH-lock: several \
-        at once, also on read-only media, but not beside a read-write open); put, compact and search \
-        open it read-write and wait for the lock (--busy-timeout, 5 s by default).
+        stats, dump, get, verify and search open the database read-only (a shared lock on PATH-lock: \
+        several at once, also on read-only media, but not beside a read-write open); put and compact \
+        wait for the lock (--busy-timeout, 5 s by default).
         """,
         subcommands: [Demo.self, Verify.self, Stats.self, Dump.self, Get.self, Put.self, Compact.self, Search.self, MeasureCoders.self, MeasureAPI.self, MeasureFullText.self]
     )
