@@ -1,0 +1,130 @@
+import Foundation
+import Testing
+import TestSupport
+import YapDBIndex
+import YapDBFullText
+@testable import YapDB
+
+/// A merge of pending postings writes each term's new rows as new blocks after its last one, and
+/// writes a term's small trailing blocks again together once `FullTextState.tailLimit` of them
+/// pile up (FullTextState+Merge.swift). Checked here on in-memory trees: the index always equals
+/// one built in a single merge, a term's block count stays bounded whatever the commit sizes, and
+/// the tail count in the term's entry is only a hint.
+@Suite struct FullTextAppendMergeTests {
+    static let tokenizer = FTSTokenizer(.default)
+
+    static func analysis(_ text: String, _ state: FullTextState) -> FullTextAnalysis {
+        let document = FTSDocument(texts: [text], tokenizer: tokenizer)
+        return FullTextAnalysis(columns: document.columns.map { $0.map { ($0.term, $0.position) } }, indexable: state.isIndexable)
+    }
+
+    /// Rows 1 ... `texts.count` in commits of `sizes` rows (a merge after each, as `willCommit` does;
+    /// the last size repeats).
+    static func build(_ texts: [String], commits sizes: [Int]) throws -> FullTextState {
+        var state = FullTextState(versionTag: "1", signature: "s", columnCount: 1)
+        var row = 0, commit = 0
+        while row < texts.count {
+            let size = sizes[min(commit, sizes.count - 1)]
+            for _ in 0..<size where row < texts.count {
+                row += 1
+                try state.setRow(UInt64(row), analysis(texts[row - 1], state), newest: true)
+            }
+            try state.mergePending()
+            commit += 1
+        }
+        return state
+    }
+
+    static func count(_ state: FullTextState, _ query: String) throws -> Int {
+        try FullTextSearcher(state: state, query: FTSQuery.parse(query, columnNames: ["a"], tokenizer: tokenizer)).count()
+    }
+
+    /// The blocks may be cut differently; the rows, counts and positions are the same.
+    static func expectSame(_ state: FullTextState, as texts: [String]) throws {
+        let whole = try build(texts, commits: [texts.count])
+        let problems = try state.differences(from: whole)
+        #expect(problems.isEmpty, "\(problems)")
+    }
+
+    /// The most blocks a term of `rows` rows may have: settled blocks are at least half full.
+    static func bound(rows: Int) -> Int { rows / (FullTextPostingBlock.maximumEntries / 2) + 1 + FullTextState.tailLimit }
+
+    @Test func aTermInEveryCommitKeepsFewBlocks() throws {
+        // 150 commits of 2 rows: without merges "common" would have 150 blocks.
+        let texts = (1...300).map { $0 % 5 == 0 ? "common thing" : "common" }
+        var state = FullTextState(versionTag: "1", signature: "s", columnCount: 1)
+        for row in 1...300 {
+            try state.setRow(UInt64(row), Self.analysis(texts[row - 1], state), newest: true)
+            guard row % 2 == 0 else { continue }
+            try state.mergePending()
+            // Only "common" and "thing": count "common"'s blocks as all blocks but "thing"'s.
+            #expect(state.postings.count <= Self.bound(rows: row) + Self.bound(rows: row / 5), "after row \(row)")
+        }
+        #expect(try Self.count(state, "common") == 300)
+        #expect(try Self.count(state, "\"common thing\"") == 60)
+        #expect(state.positions.count == state.postings.count)
+        try Self.expectSame(state, as: texts)
+    }
+
+    @Test func aLargeCommitAfterSmallOnesMergesTheTail() throws {
+        let texts = (1...700).map { "frequent w\($0 % 37) " + ($0 % 3 == 0 ? "x y" : "y x") }
+        // Small commits, then one that fills several blocks, then small ones again.
+        let state = try Self.build(texts, commits: [1, 1, 1, 2, 3, 300, 1, 1, 1, 1, 1, 1, 50])
+        #expect(try Self.count(state, "frequent") == 700)
+        #expect(try Self.count(state, "\"x y\"") == 233)
+        #expect(try Self.count(state, "w3 NOT w4") == 19)
+        var blocks = 0
+        try state.postings.forEach { key, _ in
+            if key.count > 9, key.starts(with: Array("frequent".utf8)) { blocks += 1 }
+            return true
+        }
+        #expect(blocks <= Self.bound(rows: 700))
+        try Self.expectSame(state, as: texts)
+    }
+
+    @Test func updatesAndRemovalsAmongAppendedBlocks() throws {
+        var texts = (1...200).map { "alpha w\($0 % 11) beta" }
+        var state = try Self.build(texts, commits: [3, 1, 7, 2])
+        for row in stride(from: 5, through: 200, by: 7) {
+            texts[row - 1] = "gamma w\(row % 11)"
+            try state.setRow(UInt64(row), Self.analysis(texts[row - 1], state))
+        }
+        for row in stride(from: 2, through: 200, by: 13) { try state.removeRow(UInt64(row)) }
+        // More commits after the edits.
+        for row in 201...260 {
+            texts.append("alpha beta")
+            try state.setRow(UInt64(row), Self.analysis(texts[row - 1], state), newest: true)
+            if row % 3 == 0 { try state.mergePending() }
+        }
+        try state.mergePending()
+        var rebuilt = FullTextState(versionTag: "1", signature: "s", columnCount: 1)
+        let removed = Set(stride(from: 2, through: 200, by: 13).map { UInt64($0) })
+        for row in 1...260 where !removed.contains(UInt64(row)) {
+            try rebuilt.setRow(UInt64(row), Self.analysis(texts[row - 1], rebuilt), newest: true)
+        }
+        try rebuilt.mergePending()
+        let problems = try state.differences(from: rebuilt)
+        #expect(problems.isEmpty, "\(problems)")
+        #expect(try Self.count(state, "alpha") == rebuilt.documentCount - (try Self.count(rebuilt, "gamma")))
+    }
+
+    /// A forged tail count (larger than the blocks there are, or huge) costs a merge, never a
+    /// wrong answer or a trap.
+    @Test func aWrongTailCountIsHarmless() throws {
+        let texts = (1...40).map { "alpha \($0 % 2 == 0 ? "beta" : "gamma")" }
+        var state = try Self.build(Array(texts[0..<20]), commits: [2])
+        for forged in [0, 3, 1_000, Int(UInt16.max)] {
+            let key = Array("alpha".utf8)
+            guard let entry = try state.termEntry(key) else {
+                Issue.record("no entry for alpha")
+                return
+            }
+            _ = try state.terms.upsert(key, FullTextState.encodeTermEntry(.init(count: entry.count, id: entry.id, tail: forged)))
+            let row = state.documentCount + 1
+            try state.setRow(UInt64(row), Self.analysis(texts[row - 1], state), newest: true)
+            try state.mergePending()
+        }
+        #expect(try Self.count(state, "alpha") == 24)
+        try Self.expectSame(state, as: Array(texts[0..<24]))
+    }
+}
