@@ -74,8 +74,9 @@ import YapDBFullText
         #expect(try Self.count(state, "\"x y\"") == 233)
         #expect(try Self.count(state, "w3 NOT w4") == 19)
         var blocks = 0
+        let prefix = FullTextState.termPrefix(try #require(try state.termID("frequent")))
         try state.postings.forEach { key, _ in
-            if key.count > 9, key.starts(with: Array("frequent".utf8)) { blocks += 1 }
+            if key.count == FullTextState.postingsKeySize, key.starts(with: prefix) { blocks += 1 }
             return true
         }
         #expect(blocks <= Self.bound(rows: 700))
@@ -126,5 +127,28 @@ import YapDBFullText
         }
         #expect(try Self.count(state, "alpha") == 24)
         try Self.expectSame(state, as: Array(texts[0..<24]))
+    }
+
+    /// Postings and positions are filed under the term's 4-byte id, whatever the term's length;
+    /// a block under an id that names no term is reported by verify's checks.
+    @Test func postingsAreKeyedByTermID() throws {
+        let long = String(repeating: "long", count: 40)
+        var state = try Self.build((1...50).map { "\(long) short w\($0 % 4)" }, commits: [7])
+        var keySizes: Set<Int> = []
+        try state.postings.forEach { key, _ in keySizes.insert(key.count); return true }
+        #expect(keySizes == [FullTextState.postingsKeySize])
+        keySizes = []
+        try state.positions.forEach { key, _ in keySizes.insert(key.count); return true }
+        #expect(keySizes == [FullTextState.postingsKeySize + 1])
+        #expect(try Self.count(state, long) == 50)
+        #expect(try Self.count(state, "\"\(long) short\"") == 50)
+        #expect(try Self.count(state, "lo*") == 50)
+        var problems: [String] = []
+        _ = try state.allPostings(checking: &problems)
+        #expect(problems.isEmpty)
+        _ = try state.postings.upsert(FullTextState.postingsKey(9_999, lastRowid: 3), FullTextPostingBlock(
+            postings: [FullTextPosting(rowid: 3, hits: [(0, 1)])], minimumLength: 1).encoded())
+        _ = try state.allPostings(checking: &problems)
+        #expect(problems.contains { $0.contains("names no term") })
     }
 }

@@ -27,20 +27,20 @@ extension FullTextState {
         if let old { id = old.id } else { id = try newTermID(key) }
         let count = (old?.count ?? 0) + run.count
         let tail = old?.tail ?? 0
-        if tail < Self.tailLimit, let written = try appendBlocks(term, waiting, run, builder: &builder, mayFill: tail == 0) {
+        if tail < Self.tailLimit, let written = try appendBlocks(id, waiting, run, builder: &builder, mayFill: tail == 0) {
             // One new block joins the tail; blocks that filled up end it (their small
             // predecessors, if any, would be stranded: `appendBlocks` refuses that case).
-            let newTail = written == 1 ? (tail == 0 && builder.isSettled(limit: blockLimit(term), chunkSize: chunkSize) ? 0 : tail + 1)
-                                       : (builder.isSettled(limit: blockLimit(term), chunkSize: chunkSize) ? 0 : 1)
+            let newTail = written == 1 ? (tail == 0 && builder.isSettled(limit: blockLimit, chunkSize: chunkSize) ? 0 : tail + 1)
+                                       : (builder.isSettled(limit: blockLimit, chunkSize: chunkSize) ? 0 : 1)
             _ = try terms.upsert(key, Self.encodeTermEntry(TermEntry(count: count, id: id, tail: newTail)))
             return id
         }
-        guard let newTail = try mergeTail(term, blocks: max(1, min(tail, Self.tailLimit)), waiting, run, builder: &builder, stored: &stored) else {
+        guard let newTail = try mergeTail(id, blocks: max(1, min(tail, Self.tailLimit)), waiting, run, builder: &builder, stored: &stored) else {
             // A stored block at or above the new rows (damage): the general path, a row at a time.
             _ = try terms.upsert(key, Self.encodeTermEntry(TermEntry(count: count, id: id, tail: tail)))
             for i in run {
                 let range = waiting.positionsRange(Int(i))
-                try insertPosting(term, waiting.posting(Int(i)), positions: Array(waiting.positions[range]),
+                try insertPosting(id, waiting.posting(Int(i)), positions: Array(waiting.positions[range]),
                                   length: waiting.entries[Int(i)].length, newest: false)
             }
             return id
@@ -51,9 +51,9 @@ extension FullTextState {
 
     /// Writes `run` as new blocks after the term's last. Returns the number of blocks written,
     /// or nil, writing nothing, when the rows need more than one block and `mayFill` is false.
-    private mutating func appendBlocks(_ term: String, _ waiting: FullTextPendingPostings, _ run: ArraySlice<Int32>,
+    private mutating func appendBlocks(_ id: UInt32, _ waiting: FullTextPendingPostings, _ run: ArraySlice<Int32>,
                                        builder: inout FullTextBlockBuilder, mayFill: Bool) throws(PageError) -> Int? {
-        let limit = blockLimit(term), chunk = chunkSize
+        let limit = blockLimit, chunk = chunkSize
         builder.reset()
         var written = 0
         var refused = false
@@ -68,7 +68,7 @@ extension FullTextState {
                             refused = true
                             return
                         }
-                        try writeBlock(term, builder)
+                        try writeBlock(id, builder)
                         written += 1
                         builder.reset()
                     }
@@ -78,7 +78,7 @@ extension FullTextState {
             }
         }
         if refused { return nil }
-        try writeBlock(term, builder)
+        try writeBlock(id, builder)
         return written + 1
     }
 
@@ -86,11 +86,11 @@ extension FullTextState {
     /// their rows and then `run`'s in full blocks. Returns the new tail (1 when the last block
     /// written is not settled, else 0), or nil, changing nothing, when a stored block is not
     /// below the run's first row.
-    private mutating func mergeTail(_ term: String, blocks: Int, _ waiting: FullTextPendingPostings, _ run: ArraySlice<Int32>,
+    private mutating func mergeTail(_ id: UInt32, blocks: Int, _ waiting: FullTextPendingPostings, _ run: ArraySlice<Int32>,
                                     builder: inout FullTextBlockBuilder, stored: inout FullTextStoredRows) throws(PageError) -> Int? {
-        let prefix = Self.termPrefix(term)
+        let prefix = Self.termPrefix(id)
         var tail: [(key: [UInt8], bytes: [UInt8])] = []
-        try postings.forEachInKeyRange(from: nil, to: KeyBound(Self.postingsKey(term, lastRowid: .max)), reversed: true) { key, value in
+        try postings.forEachInKeyRange(from: nil, to: KeyBound(Self.postingsKey(id, lastRowid: .max)), reversed: true) { key, value in
             guard Self.key(key, hasPrefix: prefix, tail: 8) else { return false }
             tail.append((Array(key), Array(value)))
             return tail.count < blocks
@@ -106,12 +106,12 @@ extension FullTextState {
             rowPositions.append(bytes)
         }
         for block in tail { try removeBlock(block.key) }
-        let limit = blockLimit(term), chunk = chunkSize, columns = columnCount
+        let limit = blockLimit, chunk = chunkSize, columns = columnCount
         builder.reset()
         func add(_ rowid: UInt64, _ counts: UnsafeRawBufferPointer, _ total: Int, _ length: Int, _ positions: UnsafeRawBufferPointer) throws(PageError) {
             if !builder.accepts(rowid: rowid, countsBytes: counts.count, total: total, length: length,
                                 positionsBytes: positions.count, limit: limit, chunkSize: chunk) {
-                try writeBlock(term, builder)
+                try writeBlock(id, builder)
                 builder.reset()
             }
             // A damaged block could hold rows out of order with the ones before it.
@@ -138,14 +138,14 @@ extension FullTextState {
                 }
             }
         }
-        try writeBlock(term, builder)
+        try writeBlock(id, builder)
         return builder.isSettled(limit: limit, chunkSize: chunk) ? 0 : 1
     }
 
     /// Writes the builder's block (postings and positions) under its key.
-    private mutating func writeBlock(_ term: String, _ builder: FullTextBlockBuilder) throws(PageError) {
+    private mutating func writeBlock(_ id: UInt32, _ builder: FullTextBlockBuilder) throws(PageError) {
         guard !builder.isEmpty else { return }
-        let key = Self.postingsKey(term, lastRowid: builder.last)
+        let key = Self.postingsKey(id, lastRowid: builder.last)
         _ = try postings.upsert(key, builder.encoded())
         try storeBlockPositions(key, builder.positions)
     }

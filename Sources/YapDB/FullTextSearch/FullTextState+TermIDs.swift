@@ -63,6 +63,12 @@ extension FullTextState {
         return entry
     }
 
+    /// The id of `term`, or nil when no row holds it (one lookup in the terms tree).
+    func termID(_ term: String) throws(PageError) -> UInt32? {
+        guard isIndexable(term) else { return nil }
+        return try termEntry(Array(term.utf8))?.id
+    }
+
     /// The number of rows holding `term` (0 when none).
     func frequency(_ term: String) throws(PageError) -> Int {
         try termEntry(Array(term.utf8))?.count ?? 0
