@@ -6,7 +6,7 @@ import YapDBFullText
 @testable import YapDB
 
 /// A merge of pending postings writes each term's new rows as new blocks after its last one, and
-/// writes a term's small trailing blocks again together once `FullTextState.tailLimit` of them
+/// writes a term's short trailing blocks again together once the state's `tailLimit` of them
 /// pile up (FullTextState+Merge.swift). Checked here on in-memory trees: the index always equals
 /// one built in a single merge, a term's block count stays bounded whatever the commit sizes, and
 /// the tail count in the term's entry is only a hint.
@@ -20,8 +20,9 @@ import YapDBFullText
 
     /// Rows 1 ... `texts.count` in commits of `sizes` rows (a merge after each, as `willCommit` does;
     /// the last size repeats).
-    static func build(_ texts: [String], commits sizes: [Int]) throws -> FullTextState {
+    static func build(_ texts: [String], commits sizes: [Int], tailLimit: Int = FullTextState.defaultTailLimit) throws -> FullTextState {
         var state = FullTextState(versionTag: "1", signature: "s", columnCount: 1)
+        state.tailLimit = tailLimit
         var row = 0, commit = 0
         while row < texts.count {
             let size = sizes[min(commit, sizes.count - 1)]
@@ -46,19 +47,25 @@ import YapDBFullText
         #expect(problems.isEmpty, "\(problems)")
     }
 
-    /// The most blocks a term of `rows` rows may have: settled blocks are at least half full.
-    static func bound(rows: Int) -> Int { rows / (FullTextPostingBlock.maximumEntries / 2) + 1 + FullTextState.tailLimit }
+    /// The most blocks a term of `rows` rows may have: settled blocks are at least 7/8 full.
+    static func bound(rows: Int, tailLimit: Int) -> Int { rows / (FullTextPostingBlock.maximumEntries * 7 / 8) + 1 + tailLimit }
 
-    @Test func aTermInEveryCommitKeepsFewBlocks() throws {
+    /// Tail limits to check: the default and a longer tail (the merge of several blocks).
+    static let tailLimits = [FullTextState.defaultTailLimit, 4]
+
+    @Test(arguments: tailLimits)
+    func aTermInEveryCommitKeepsFewBlocks(tailLimit: Int) throws {
         // 150 commits of 2 rows: without merges "common" would have 150 blocks.
         let texts = (1...300).map { $0 % 5 == 0 ? "common thing" : "common" }
         var state = FullTextState(versionTag: "1", signature: "s", columnCount: 1)
+        state.tailLimit = tailLimit
         for row in 1...300 {
             try state.setRow(UInt64(row), Self.analysis(texts[row - 1], state), newest: true)
             guard row % 2 == 0 else { continue }
             try state.mergePending()
             // Only "common" and "thing": count "common"'s blocks as all blocks but "thing"'s.
-            #expect(state.postings.count <= Self.bound(rows: row) + Self.bound(rows: row / 5), "after row \(row)")
+            #expect(state.postings.count <= Self.bound(rows: row, tailLimit: tailLimit) + Self.bound(rows: row / 5, tailLimit: tailLimit),
+                    "after row \(row)")
         }
         #expect(try Self.count(state, "common") == 300)
         #expect(try Self.count(state, "\"common thing\"") == 60)
@@ -66,10 +73,11 @@ import YapDBFullText
         try Self.expectSame(state, as: texts)
     }
 
-    @Test func aLargeCommitAfterSmallOnesMergesTheTail() throws {
+    @Test(arguments: tailLimits)
+    func aLargeCommitAfterSmallOnesMergesTheTail(tailLimit: Int) throws {
         let texts = (1...700).map { "frequent w\($0 % 37) " + ($0 % 3 == 0 ? "x y" : "y x") }
         // Small commits, then one that fills several blocks, then small ones again.
-        let state = try Self.build(texts, commits: [1, 1, 1, 2, 3, 300, 1, 1, 1, 1, 1, 1, 50])
+        let state = try Self.build(texts, commits: [1, 1, 1, 2, 3, 300, 1, 1, 1, 1, 1, 1, 50], tailLimit: tailLimit)
         #expect(try Self.count(state, "frequent") == 700)
         #expect(try Self.count(state, "\"x y\"") == 233)
         #expect(try Self.count(state, "w3 NOT w4") == 19)
@@ -79,13 +87,14 @@ import YapDBFullText
             if key.count == FullTextState.postingsKeySize, key.starts(with: prefix) { blocks += 1 }
             return true
         }
-        #expect(blocks <= Self.bound(rows: 700))
+        #expect(blocks <= Self.bound(rows: 700, tailLimit: tailLimit))
         try Self.expectSame(state, as: texts)
     }
 
-    @Test func updatesAndRemovalsAmongAppendedBlocks() throws {
+    @Test(arguments: tailLimits)
+    func updatesAndRemovalsAmongAppendedBlocks(tailLimit: Int) throws {
         var texts = (1...200).map { "alpha w\($0 % 11) beta" }
-        var state = try Self.build(texts, commits: [3, 1, 7, 2])
+        var state = try Self.build(texts, commits: [3, 1, 7, 2], tailLimit: tailLimit)
         for row in stride(from: 5, through: 200, by: 7) {
             texts[row - 1] = "gamma w\(row % 11)"
             try state.setRow(UInt64(row), Self.analysis(texts[row - 1], state))
@@ -111,9 +120,10 @@ import YapDBFullText
 
     /// A forged tail count (larger than the blocks there are, or huge) costs a merge, never a
     /// wrong answer or a trap.
-    @Test func aWrongTailCountIsHarmless() throws {
+    @Test(arguments: tailLimits)
+    func aWrongTailCountIsHarmless(tailLimit: Int) throws {
         let texts = (1...40).map { "alpha \($0 % 2 == 0 ? "beta" : "gamma")" }
-        var state = try Self.build(Array(texts[0..<20]), commits: [2])
+        var state = try Self.build(Array(texts[0..<20]), commits: [2], tailLimit: tailLimit)
         for forged in [0, 3, 1_000, Int(UInt16.max)] {
             let key = Array("alpha".utf8)
             guard let entry = try state.termEntry(key) else {

@@ -6,8 +6,8 @@ import YapDBStorage
 /// counts and the positions grow in three byte arrays, and the header (rows, largest count,
 /// length bound, delta bytes) is written at the end — instead of re-encoding the block for
 /// every row appended. The builder's arrays are reused from block to block (`reset()`).
-/// A block is always new: a merge that extends stored blocks reads their rows
-/// (`FullTextStoredRows`) and adds them again.
+/// A merge that extends stored blocks starts from the first (`start`, its sections copied whole)
+/// and adds the rows of the others one by one (`FullTextStoredRows`).
 /// The bytes are those of `FullTextPostingBlock.encoded()` (docs/format.md §11).
 struct FullTextBlockBuilder {
     private(set) var count = 0
@@ -31,6 +31,31 @@ struct FullTextBlockBuilder {
         counts.removeAll(keepingCapacity: true)
         positions.removeAll(keepingCapacity: true)
         last = 0
+    }
+
+    /// Starts from a stored block (`bytes`, whose last row id is `last`) and its positions entry,
+    /// copying its sections whole (a merge that extends the block adds rows after it).
+    /// - Throws: `.badEntry` when the block's header does not decode or its delta section runs
+    ///   past its bytes.
+    mutating func start(from bytes: [UInt8], last: UInt64, positions stored: [UInt8]) throws(PageError) {
+        reset()
+        try bytes.withBytes { raw throws(PageError) in
+            var reader = ByteReader(raw)
+            do {
+                let (count, maxCount, minLength, deltaLength) = try reader.readPostingBlockHeader()
+                let deltaStart = reader.position
+                try reader.seek(to: deltaStart + deltaLength)
+                self.count = count
+                maximumCount = maxCount
+                minimumLength = minLength
+                deltas.append(contentsOf: UnsafeRawBufferPointer(rebasing: raw[deltaStart..<(deltaStart + deltaLength)]))
+                counts.append(contentsOf: UnsafeRawBufferPointer(rebasing: raw[(deltaStart + deltaLength)...]))
+            } catch {
+                throw FullTextPostingBlock.damaged
+            }
+        }
+        positions.append(contentsOf: stored)
+        self.last = last
     }
 
     /// The bytes the block takes now.
@@ -73,7 +98,7 @@ struct FullTextBlockBuilder {
     /// Whether the block is at least half full by rows, by bytes (of `limit`) or by positions
     /// (of `chunkSize`): such a block is left alone by later merges of the term's small blocks.
     func isSettled(limit: Int, chunkSize: Int) -> Bool {
-        count * 2 >= FullTextPostingBlock.maximumEntries || encodedSize * 2 >= limit || positions.count * 2 >= chunkSize
+        count * 8 >= FullTextPostingBlock.maximumEntries * 7 || encodedSize * 8 >= limit * 7 || positions.count * 8 >= chunkSize * 7
     }
 
     /// The block's bytes.

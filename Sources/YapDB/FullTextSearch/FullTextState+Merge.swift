@@ -1,21 +1,24 @@
 import YapDBIndex
 import YapDBStorage
 
-// How a merge of pending postings writes one term's rows: as new blocks after the term's last
-// one, never rewriting a stored block — a commit of 500 rows touches thousands of terms, most
-// with a row or two, and rewriting each one's last block (reading its positions, removing both
-// entries, writing them again) was most of the cost of a commit. Appending leaves small blocks
-// behind, one per commit that touched the term; the term's entry counts them (its tail), and when
-// `tailLimit` of them pile up, or a commit brings enough rows to fill a block, the next merge reads
-// those trailing blocks with their positions and writes them again together with the new rows in
-// full blocks (FTS5's segments and automerge, on one tree). So the work per commit stays bounded
-// (at most `tailLimit` blocks read back per term) and a term holds at most `tailLimit` small
-// blocks. A block written at least half full is settled: later merges leave it alone.
-// docs/format.md §11 "Full-text search trees".
+// How a merge of pending postings writes one term's rows. A block written at least 7/8 full is
+// settled: new rows start a new block after it instead of rewriting it (reading its positions,
+// removing both entries and writing them again). Rows that leave the last block short make it
+// part of the term's tail, counted in the term's entry; while the tail is below `tailLimit`, the
+// next commit's rows go into new blocks after it (no block read); at `tailLimit`, or when a commit
+// brings enough rows to fill a block, the merge reads the tail blocks with their positions and
+// writes them again with the new rows in full blocks (FTS5's segments and automerge, on one
+// tree). So the work per commit is bounded (at most `tailLimit` blocks read back per term) and a
+// term holds at most `tailLimit` short blocks after its settled ones.
+//
+// `tailLimit` is 1 by default: measured (Benchmarks/profiles.md, "W14 append steps"), a larger
+// tail saves few instructions — every appended block is read and removed again by a later merge,
+// so the tree operations per term and commit hardly fall — and costs index size (a short block
+// costs its two keys and entry headers). Tests run with 4 as well. docs/format.md §11.
 
 extension FullTextState {
-    /// The most trailing small blocks a term keeps before a merge writes them again together.
-    static let tailLimit = 4
+    /// The default of `tailLimit`.
+    static let defaultTailLimit = 1
 
     /// Writes the entries `run` of `waiting` (one term's, row ids ascending, all above every
     /// indexed row) into the term's blocks and updates its entry. Returns the term's id.
@@ -27,7 +30,7 @@ extension FullTextState {
         if let old { id = old.id } else { id = try newTermID(key) }
         let count = (old?.count ?? 0) + run.count
         let tail = old?.tail ?? 0
-        if tail < Self.tailLimit, let written = try appendBlocks(id, waiting, run, builder: &builder, mayFill: tail == 0) {
+        if tail < tailLimit, let written = try appendBlocks(id, waiting, run, builder: &builder, mayFill: tail == 0) {
             // One new block joins the tail; blocks that filled up end it (their small
             // predecessors, if any, would be stranded: `appendBlocks` refuses that case).
             let newTail = written == 1 ? (tail == 0 && builder.isSettled(limit: blockLimit, chunkSize: chunkSize) ? 0 : tail + 1)
@@ -35,7 +38,7 @@ extension FullTextState {
             _ = try terms.upsert(key, Self.encodeTermEntry(TermEntry(count: count, id: id, tail: newTail)))
             return id
         }
-        guard let newTail = try mergeTail(id, blocks: max(1, min(tail, Self.tailLimit)), waiting, run, builder: &builder, stored: &stored) else {
+        guard let newTail = try mergeTail(id, blocks: max(1, min(tail, tailLimit)), waiting, run, builder: &builder, stored: &stored) else {
             // A stored block at or above the new rows (damage): the general path, a row at a time.
             _ = try terms.upsert(key, Self.encodeTermEntry(TermEntry(count: count, id: id, tail: tail)))
             for i in run {
@@ -118,7 +121,12 @@ extension FullTextState {
             guard builder.isEmpty || rowid > builder.last else { throw FullTextPostingBlock.damaged }
             builder.append(rowid: rowid, counts: counts, total: total, length: length, positions: positions)
         }
-        for (block, positions) in zip(tail, rowPositions) {
+        for (i, (block, positions)) in zip(tail, rowPositions).enumerated() {
+            if i == 0 {
+                // The first block's sections are copied whole.
+                try builder.start(from: block.bytes, last: block.key.withUnsafeBytes { Self.lastRowid(ofKey: $0) }, positions: positions)
+                continue
+            }
             try block.bytes.withBytes { raw throws(PageError) in
                 try positions.withBytes { rows throws(PageError) in
                     try stored.read(block: raw, positions: rows, columnCount: columns)

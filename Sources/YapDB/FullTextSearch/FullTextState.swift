@@ -44,6 +44,9 @@ struct FullTextState: Sendable {
     /// The pending memory (`pendingBytes`) past which `setRow` merges inside the transaction
     /// (`YapDatabaseFullTextSearch.pendingBytesLimit`; tests lower it).
     var pendingLimit = YapDatabaseFullTextSearch.defaultPendingBytesLimit
+    /// The most short trailing blocks a term keeps before a merge writes them again together
+    /// (FullTextState+Merge.swift; tests raise it).
+    var tailLimit = FullTextState.defaultTailLimit
 
     init(versionTag: String, signature: String, columnCount: Int, format: PageFormat = PageFormat(),
          source: any PageSource = EmptyPageSource()) {
