@@ -4,7 +4,8 @@ import YapDBStorage
 // The bulk-insert path. A row just inserted (its row id above every indexed one) does not touch
 // the trees at once: its postings, positions and document entry wait in `pending`
 // (`FullTextPendingPostings`, a few flat arrays), and are merged per term — one dictionary
-// update, one last-block lookup, whole blocks written once — before the commit (`willCommit`),
+// update, whole blocks written once after the term's settled ones, its short last block read
+// back only at the tail limit (FullTextState+Merge.swift) — before the commit (`willCommit`),
 // before any read of the index, before any update or removal, and whenever `pending` passes
 // `pendingLimit` bytes (so the memory of one huge transaction stays bounded). `pending` lives in
 // the transaction's copy of the state, so a rollback drops it; it is never written to disk
