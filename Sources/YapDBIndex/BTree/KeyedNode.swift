@@ -143,6 +143,7 @@ extension KeyedNode {
         guard total == view.subtreeCount else {
             throw .corrupt(page: view.id, reason: .subtreeCountMismatch(expected: view.subtreeCount, found: total))
         }
+        try view.checkPrefixes()
         let prefix = view.sharedKeyPrefix
         for i in 0..<(view.count - 1) {
             let suffix = try view.separatorSuffix(i)

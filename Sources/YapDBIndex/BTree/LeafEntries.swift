@@ -27,6 +27,7 @@ struct LeafEntries: Sendable {
     /// strictly ascending, each key + value at most `maximumEntrySize`.
     init(page view: PageView, maximumEntrySize: Int) throws(PageError) {
         self.init()
+        try view.checkPrefixes()
         bytes.reserveCapacity(view.bytes.count + view.count * (view.keyPrefix + view.valuePrefix))
         starts.reserveCapacity(view.count)
         for i in 0..<view.count {

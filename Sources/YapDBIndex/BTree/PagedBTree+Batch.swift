@@ -197,7 +197,7 @@ extension PagedBTree {
             search.dataStart = view.keyedDataStart
             (search.low, search.high) = (0, view.count)
             // Compared from here on without the page's shared key prefix.
-            switch view.placeAgainstPrefix(search.key) {
+            switch try view.placeAgainstPrefix(search.key) {
             case .before, .after: search.high = 0
             case .within(let rest): search.key = rest
             }

@@ -34,17 +34,11 @@ struct PageView {
     let level: Int
     /// Entries in the subtree, from the header.
     let subtreeCount: Int
-    /// Keyed pages: the bytes every key (leaf) or separator (branch) starts with, stored once
-    /// at `prefixStart`; 0 on row pages.
-    let keyPrefix: Int
-    /// Keyed leaves: the bytes every value starts with, stored after the key prefix; 0 otherwise.
-    let valuePrefix: Int
-    /// Keyed pages: where the prefixes start (past the slots); entries and separators lie at or
-    /// after `prefixStart + keyPrefix + valuePrefix` (`keyedDataStart`).
-    let prefixStart: Int
 
     /// Checks the header of page `id`. `level` is the level the parent implies, or nil for a
-    /// root (then any level up to `PageLayout.maximumLevel` is accepted).
+    /// root (then any level up to `PageLayout.maximumLevel` is accepted). A keyed page's prefix
+    /// lengths are read where they are used (`checkPrefixes`, `placeAgainstPrefix`), so a
+    /// descent pays for them only on the pages it searches.
     init(_ bytes: UnsafeRawBufferPointer, id: PageID, pageSize: Int, family: TreeFamily, level expected: Int?) throws(PageError) {
         guard bytes.count == pageSize else { throw .corrupt(page: id, reason: .wrongSize(bytes.count)) }
         let level = Int(bytes[PageLayout.levelOffset])
@@ -64,8 +58,6 @@ struct PageView {
         guard subtree <= UInt64(PageLayout.maximumSubtreeCount), level == 0 ? Int(subtree) == count : Int(subtree) >= count else {
             throw .corrupt(page: id, reason: .subtreeCountMismatch(expected: count, found: Int(clamping: subtree)))
         }
-        (keyPrefix, valuePrefix, prefixStart) = family == .keyed
-            ? try Self.keyedPrefixes(bytes, id: id, count: count, level: level) : (0, 0, 0)
         self.bytes = bytes
         self.id = id
         self.count = count
@@ -73,20 +65,6 @@ struct PageView {
         self.subtreeCount = Int(subtree)
     }
 
-    /// A keyed page's prefix lengths and where they start, checked: the prefixes lie inside
-    /// the page after the slots, and a branch has no value prefix.
-    @inline(__always)
-    private static func keyedPrefixes(_ bytes: UnsafeRawBufferPointer, id: PageID, count: Int, level: Int) throws(PageError)
-        -> (key: Int, value: Int, start: Int) {
-        let key = Int(UInt16(littleEndian: bytes.loadUnaligned(fromByteOffset: PageLayout.keyPrefixOffset, as: UInt16.self)))
-        let value = Int(UInt16(littleEndian: bytes.loadUnaligned(fromByteOffset: PageLayout.valuePrefixOffset, as: UInt16.self)))
-        let start = level == 0 ? PageLayout.keyedBodyStart &+ count &* PageLayout.slotSize
-            : PageLayout.keyedBodyStart &+ count &* PageLayout.keyedChildSize &+ (count &- 1) &* PageLayout.slotSize
-        guard level == 0 || value == 0, start &+ key &+ value <= bytes.count else {
-            throw .corrupt(page: id, reason: .badPrefix(key: key, value: value))
-        }
-        return (key, value, start)
-    }
 
     /// Throws unless the header's subtree count is `expected` (what the parent recorded).
     func requireSubtreeCount(_ expected: Int) throws(PageError) {
@@ -143,15 +121,46 @@ struct PageView {
 // MARK: - Keyed pages
 
 extension PageView {
+    /// Keyed pages: the bytes every key (leaf) or separator (branch) starts with, stored once
+    /// at `prefixStart`, as the page says (unchecked: `checkPrefixes`).
+    @inline(__always)
+    var keyPrefix: Int { u16(PageLayout.keyPrefixOffset) }
+
+    /// Keyed leaves: the bytes every value starts with, stored after the key prefix, as the
+    /// page says (unchecked: `checkPrefixes`).
+    @inline(__always)
+    var valuePrefix: Int { u16(PageLayout.valuePrefixOffset) }
+
+    /// Keyed pages: where the prefixes start, past the slots (the count check of `init` keeps
+    /// it inside the page).
+    @inline(__always)
+    var prefixStart: Int {
+        level == 0 ? PageLayout.keyedBodyStart &+ count &* PageLayout.slotSize
+            : PageLayout.keyedBodyStart &+ count &* PageLayout.keyedChildSize &+ (count &- 1) &* PageLayout.slotSize
+    }
+
     /// The first byte of the entries (leaf) or separators (branch): past the slots and the
-    /// shared prefixes.
+    /// shared prefixes. Past the page's end when the prefix lengths are damaged, so every entry
+    /// and separator fails its bounds check then: an entry that passes it proves the prefixes
+    /// lie inside the page.
+    @inline(__always)
     var keyedDataStart: Int { prefixStart &+ keyPrefix &+ valuePrefix }
 
-    /// The bytes every key (leaf) or separator (branch) of this page starts with.
+    /// Throws `.badPrefix` unless the prefixes lie inside the page after the slots and a branch
+    /// has no value prefix: what decoding a page checks first.
+    func checkPrefixes() throws(PageError) {
+        let key = keyPrefix, value = valuePrefix
+        guard level == 0 || value == 0, prefixStart &+ key &+ value <= bytes.count else {
+            throw .corrupt(page: id, reason: .badPrefix(key: key, value: value))
+        }
+    }
+
+    /// The bytes every key (leaf) or separator (branch) of this page starts with. Inside the
+    /// page once `checkPrefixes` passed or an entry of the page was found in bounds.
     @inline(__always)
     var sharedKeyPrefix: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: base + prefixStart, count: keyPrefix) }
 
-    /// The bytes every value of this leaf starts with.
+    /// The bytes every value of this leaf starts with (inside the page as `sharedKeyPrefix`).
     @inline(__always)
     var sharedValuePrefix: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: base + (prefixStart &+ keyPrefix), count: valuePrefix) }
 
@@ -265,11 +274,14 @@ extension PageView {
     /// page, `.after` every key, or `.within` with the part of `key` after the prefix (to be
     /// compared with the stored suffixes). Every key of the page is the prefix plus its
     /// suffix, so memcmp order against `key` is the suffix's order against that remainder.
+    /// - Throws: `.badPrefix` when the key prefix does not fit the page.
     @inline(__always)
-    func placeAgainstPrefix(_ key: UnsafeRawBufferPointer) -> PrefixPlace {
+    func placeAgainstPrefix(_ key: UnsafeRawBufferPointer) throws(PageError) -> PrefixPlace {
         let p = keyPrefix
         if p == 0 { return .within(key) }
-        let order = compareBytes(base + prefixStart, p, key.baseAddress ?? base, min(key.count, p))
+        let start = prefixStart
+        guard start &+ p <= bytes.count else { throw .corrupt(page: id, reason: .badPrefix(key: p, value: valuePrefix)) }
+        let order = compareBytes(base + start, p, key.baseAddress ?? base, min(key.count, p))
         if order > 0 { return .before }
         if order < 0 { return .after }
         return .within(UnsafeRawBufferPointer(start: (key.baseAddress ?? base) + p, count: key.count &- p))
@@ -278,7 +290,7 @@ extension PageView {
     /// In a keyed leaf: the first index whose key is not less than `key`, and whether it equals.
     func leafSearch(_ key: UnsafeRawBufferPointer) throws(PageError) -> (index: Int, found: Bool) {
         let rest: UnsafeRawBufferPointer
-        switch placeAgainstPrefix(key) {
+        switch try placeAgainstPrefix(key) {
         case .before: return (0, false)
         case .after: return (count, false)
         case .within(let suffix): rest = suffix
@@ -318,7 +330,7 @@ extension PageView {
     /// In a keyed branch: the child whose range holds `key` (the number of separators ≤ key).
     func branchSearch(_ key: UnsafeRawBufferPointer) throws(PageError) -> Int {
         let rest: UnsafeRawBufferPointer
-        switch placeAgainstPrefix(key) {
+        switch try placeAgainstPrefix(key) {
         case .before: return 0
         case .after: return count &- 1
         case .within(let suffix): rest = suffix
