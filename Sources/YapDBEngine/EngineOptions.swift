@@ -83,6 +83,10 @@ package struct EngineOptions: Sendable {
     /// memory maps with their maps, revoking the map of a file another program shrank
     /// (`Engine.confirmMappedFiles`). Zero: at every transaction (tests).
     package var mappedFileCheckInterval: Duration = .milliseconds(50)
+    /// The most descriptors kept open, idle, for sealed log segments and index files, which are
+    /// opened on demand and closed least recently used first (`DescriptorCache`): the
+    /// descriptors a database holds do not grow with its files. Tests lower it.
+    package var descriptorCacheLimit = DescriptorCache.defaultLimit
     /// The files the engine uses: real files, or a simulated disk in tests.
     package var fileSystem: any FileSystem = PosixFileSystem.shared
 

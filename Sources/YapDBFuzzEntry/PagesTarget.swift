@@ -16,6 +16,9 @@ enum PagesTarget {
         let format: PageFormat
         let checksums: Bool
 
+        /// The input's pages bound what a tree over them can claim (shared child pages).
+        var pageCapacity: Int? { pages.count }
+
         func withPage(_ id: PageID, _ body: (UnsafeRawBufferPointer) throws(PageError) -> Void) throws(PageError) {
             guard let page = pages[id] else { throw .corrupt(page: id, reason: .missing) }
             let result: Result<Void, PageError> = page.withUnsafeBytes { bytes in

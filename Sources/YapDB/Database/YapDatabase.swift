@@ -87,10 +87,13 @@ public final class YapDatabase: Sendable {
     ///   - segmentLimit: the size at which log segments roll; nil keeps the engine's default.
     ///   - indexPageSize: the index page size of a new database; nil keeps the engine's default.
     ///   - countsExtensionPageReads: count the pages views' trees read (tests).
+    ///   - descriptorCacheLimit: the most idle descriptors of sealed files (tests); nil keeps
+    ///     the engine's default.
     static func openEngine(url: URL, options: YapDatabaseOptions, fileSystem: any FileSystem = PosixFileSystem.shared,
                            segmentLimit: Int? = nil, indexPageSize: Int? = nil,
                            countsExtensionPageReads: Bool = false, idleCheckpoints: Bool = true,
-                           mappedFileCheckInterval: Duration? = nil) throws(YapDatabaseError) -> Engine {
+                           mappedFileCheckInterval: Duration? = nil,
+                           descriptorCacheLimit: Int? = nil) throws(YapDatabaseError) -> Engine {
         guard url.isFileURL else { throw .io(errno: EINVAL, operation: "open: not a file URL") }
         PosixFileSystem.reportIgnoredErrors { failure in
             YapDatabaseLogging.log(.warning, "directory sync not possible here, ignored: \(failure)")
@@ -125,6 +128,7 @@ public final class YapDatabase: Sendable {
         if let indexPageSize { engineOptions.indexPageSize = indexPageSize }
         engineOptions.countsExtensionPageReads = countsExtensionPageReads
         if let mappedFileCheckInterval { engineOptions.mappedFileCheckInterval = mappedFileCheckInterval }
+        if let descriptorCacheLimit { engineOptions.descriptorCacheLimit = descriptorCacheLimit }
         do throws(StorageError) {
             return try Engine.open(path: url.path, options: engineOptions)
         } catch {
