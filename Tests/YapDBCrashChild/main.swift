@@ -297,7 +297,7 @@ func descriptorCache(path: String, seed: UInt64) {
     }
     // Many small segments, written at the normal limit.
     var rounds = 0
-    while segments() < 40 && rounds < 20 {
+    while segments() < 30 && rounds < 40 {
         rounds += 1
         do {
             let database = try YapDatabase.open(path: path, options: YapDatabaseOptions(), segmentLimit: 4096)
@@ -317,7 +317,9 @@ func descriptorCache(path: String, seed: UInt64) {
         var limit = original
         limit.rlim_cur = rlim_t(base + 12)
         setrlimit(descriptorLimit, &limit)
-        do {
+        // In a function of its own, so that every reference to the database is gone before
+        // the descriptors are counted again.
+        func readAll() throws -> String {
             let options = YapDatabaseOptions()
             if mode == "cached" { options.indexReadMode = .cached(pages: 16) }
             let database = try YapDatabase.open(path: path, options: options, segmentLimit: 4096, descriptorCacheLimit: 3)
@@ -335,7 +337,11 @@ func descriptorCache(path: String, seed: UInt64) {
             let open = openDescriptors()
             let same = rows == CrashChildScript.state(seed: seed, after: snapshot)
             try database.close()
-            report("\(mode) rows=\(same ? "ok" : "differ") open=\(open) base=\(base) after=\(openDescriptors())")
+            return "\(mode) rows=\(same ? "ok" : "differ") open=\(open) base=\(base)"
+        }
+        do {
+            let line = try readAll()
+            report("\(line) after=\(openDescriptors())")
         } catch {
             report("\(mode) error \(describe(error))")
         }

@@ -262,7 +262,7 @@ import TestSupport
         let status = child.waitForExit()
         #expect(lines.last == "done" && status == 0, "the process ended normally: status \(status), \(lines.suffix(3))")
         let segments = lines.first { $0.hasPrefix("segments ") }.flatMap { Int($0.dropFirst(9)) } ?? 0
-        #expect(segments >= 40, "\(lines)")
+        #expect(segments >= 30, "\(lines)")
         for mode in ["mapped", "cached"] {
             guard let line = lines.first(where: { $0.hasPrefix(mode + " ") }) else {
                 Issue.record("no answer for \(mode): \(lines)")
