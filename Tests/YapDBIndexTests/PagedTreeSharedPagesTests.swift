@@ -68,6 +68,32 @@ private func wideBranch(_ source: MemoryPageSource, kind: PageKind) -> PageID {
     }
 }
 
+/// An extension opens its trees from the root it recorded (`PagedTreeRoot`), reading nothing:
+/// a recorded count beyond what the pages can hold fails the first page read, and still does
+/// after the tree is rebound to another source.
+@Test func aRecordedRootClaimingSharedPagesFailsItsFirstRead() throws {
+    let format = PageFormat(pageSize: 256)
+    let source = MemoryPageSource(format: format)
+    var tree = PagedBTree(format: format, source: source)
+    for i in 0..<400 { try tree.upsert(Array("key\(i)".utf8), Array("value\(i)".utf8)) }
+    _ = source.flush(tree)
+    let (top, claimed) = stackSharedPages(source, branch: wideBranch(source, kind: .keyedBranch), childSize: PageLayout.keyedChildSize)
+    let height = Int(source.bytes(top)![PageLayout.levelOffset]) + 1
+    let recorded = PagedBTree(root: PagedTreeRoot(page: top, count: claimed, height: height, first: 0), format: format, source: source)
+    #expect(recorded.count == claimed, "counting reads nothing")
+    for dag in [recorded, recorded.reading(from: source)] {
+        var visited = 0
+        #expect {
+            try dag.forEach { _, _ in visited += 1; return visited < 100_000 }
+        } throws: { error in
+            guard case PageError.corrupt(_, .countBeyondCapacity) = error else { return false }
+            return true
+        }
+        #expect(visited == 0)
+        #expect(throws: PageError.self) { _ = try dag.value(forKey: Array("key1".utf8)) }
+    }
+}
+
 @Test func sharedChildPagesInARowTreeAreRefusedAtOpen() throws {
     let format = PageFormat(pageSize: 256)
     let source = MemoryPageSource(format: format)

@@ -82,6 +82,19 @@ struct PageReader: Sendable {
     }
 }
 
+/// A source whose every page read fails with `error`, over `base` (kept for its capacity): what
+/// a tree reads through once its root claimed more entries than `base` could hold.
+struct RefusingPageSource: PageSource {
+    let base: any PageSource
+    let error: PageError
+
+    var pageCapacity: Int? { base.pageCapacity }
+
+    func withPage(_ id: PageID, _ body: (UnsafeRawBufferPointer) throws(PageError) -> Void) throws(PageError) {
+        throw error
+    }
+}
+
 /// A source with no pages, for trees that have never been written (every read is `.missing`).
 package struct EmptyPageSource: PageSource {
     package init() {}
