@@ -12,8 +12,9 @@ import Synchronization
 
 /// The operating system's file system.
 ///
-/// Stateless: every call goes straight to the kernel, so one instance (`shared`) serves the
-/// whole process. Threading: every method may be called from any thread at any time.
+/// Stateless apart from its immutable table of system calls (`PosixCalls`, the real ones
+/// except in tests): every call goes straight to the kernel, so one instance (`shared`) serves
+/// the whole process. Threading: every method may be called from any thread at any time.
 package final class PosixFileSystem: FileSystem {
     /// The process-wide instance.
     package static let shared = PosixFileSystem()
