@@ -6,11 +6,13 @@ import Testing
 import TestSupport
 @testable import YapDBIndex
 
-/// Turns branch `branch` (children of `childSize` bytes: page id, then subtree count) into a
+/// Turns branch `branch` (children of `childSize` bytes from `first` on: page id, then subtree
+/// count) into a
 /// DAG root: every child slot points at its first child, then copies of it are stacked above,
 /// each pointing all its children at the one below, until the claimed count passes 2^40.
 /// Returns the top page and the count it claims.
 private func stackSharedPages(_ source: MemoryPageSource, branch: PageID, childSize: Int) -> (top: PageID, claimed: Int) {
+    let first = childSize == PageLayout.keyedChildSize ? PageLayout.keyedBodyStart : PageLayout.headerSize
     func u64(_ bytes: [UInt8], _ offset: Int) -> UInt64 {
         bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset, as: UInt64.self).littleEndian }
     }
@@ -19,7 +21,6 @@ private func stackSharedPages(_ source: MemoryPageSource, branch: PageID, childS
     }
     var bytes = source.bytes(branch)!
     let width = Int(bytes[PageLayout.countOffset])
-    let first = PageLayout.headerSize
     var below = u64(bytes, first), belowCount = u64(bytes, first + 8)
     var top = branch
     var level = bytes[PageLayout.levelOffset]

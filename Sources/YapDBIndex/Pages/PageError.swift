@@ -76,6 +76,9 @@ package enum PageCorruption: Sendable, Hashable, CustomStringConvertible {
     /// pages shared by several parents (a crafted DAG), which would make a walk run for as
     /// long as the claimed count.
     case countBeyondCapacity(claimed: Int, capacity: Int)
+    /// A keyed page's shared key or value prefix does not fit the page, or a branch claims a
+    /// value prefix.
+    case badPrefix(key: Int, value: Int)
 
     package var description: String {
         switch self {
@@ -97,6 +100,7 @@ package enum PageCorruption: Sendable, Hashable, CustomStringConvertible {
         case .firstRowMismatch(let slot): return "first row id of child \(slot) disagrees"
         case .countBeyondCapacity(let claimed, let capacity):
             return "claims \(claimed) entries, more than the source's pages can hold (\(capacity))"
+        case .badPrefix(let key, let value): return "shared prefixes of \(key) (keys) and \(value) (values) bytes do not fit"
         }
     }
 }
