@@ -1,6 +1,5 @@
 import Foundation
 import YapDBEngine
-import YapDBStorage
 
 extension YapDatabaseConnection {
     // MARK: Synchronous

@@ -193,7 +193,7 @@ open class YapDatabaseRelationship: YapDatabaseExtension, @unchecked Sendable {
 
     override func willRemoveCollection(name: String, collection: String, transaction: YapDatabaseReadWriteTransaction) {
         guard let ext = relationshipTransaction(name, transaction) else { return }
-        transaction.keydir.eachKey(inCollection: collection) { key, _ in
+        transaction.forEachKey(inCollection: collection) { key, _ in
             ext.nodeRemoved(CollectionKeyPair(collection: collection, key: key))
             return true
         }

@@ -101,7 +101,7 @@ public final class YapDatabaseRelationshipTransaction {
     }
 
     func exists(_ pair: CollectionKeyPair) -> Bool {
-        databaseTransaction.keydirEntry(collection: pair.collection, key: pair.key) != nil
+        databaseTransaction.entry(collection: pair.collection, key: pair.key) != nil
     }
 
     /// Whether reads hide `edge`: one of its rows was removed in this transaction.

@@ -49,7 +49,7 @@ extension YapDatabaseSearchResultsView {
         var state = ViewState(versionTag: tag, transaction: transaction)
         let engine = ViewEngine(view: self, config: config.withLock { $0 }, transaction: transaction)
         for rowid in found.sorted() {
-            guard let owner = transaction.keydirOwner(ofRowid: rowid), isAllowed(owner.collection) else { continue }
+            guard let owner = transaction.owner(ofRowid: rowid), isAllowed(owner.collection) else { continue }
             _ = engine.insertRow(collection: owner.collection, key: owner.key, into: &state)
         }
         state.isPersistent = isPersistent

@@ -125,7 +125,7 @@ open class YapDatabaseFilteredView: YapDatabaseView, @unchecked Sendable {
 
     override func willRemoveCollection(name: String, collection: String, transaction: YapDatabaseReadWriteTransaction) {
         var rowids: [UInt64] = []
-        transaction.keydir.eachKey(inCollection: collection) { _, entry in
+        transaction.forEachKey(inCollection: collection) { _, entry in
             rowids.append(entry.rowid)
             return true
         }
@@ -164,7 +164,7 @@ open class YapDatabaseFilteredView: YapDatabaseView, @unchecked Sendable {
         update(name, transaction) { state, context in
             // Where the row was: a row put back at the same index of the same group is an
             // update for observers, not a move (YapDatabase tries the row's existing index first).
-            let rowid = transaction.keydirEntry(collection: collection, key: key)?.rowid
+            let rowid = transaction.entry(collection: collection, key: key)?.rowid
             let before = rowid.flatMap { Self.place(of: $0, collection: collection, key: key, in: state, context.sorter) }
             let removed = context.remove(collection: collection, key: key, from: &state)
             held = context.place(collection: collection, key: key, into: &state)
@@ -195,7 +195,7 @@ open class YapDatabaseFilteredView: YapDatabaseView, @unchecked Sendable {
     /// Whether the view registered as `name` holds the row now (a cheap test before the blocks run).
     func holds(_ name: String, _ collection: String, _ key: String, _ transaction: YapDatabaseReadWriteTransaction) -> Bool {
         guard let state = transaction.viewState(name),
-              let entry = transaction.keydirEntry(collection: collection, key: key) else { return false }
+              let entry = transaction.entry(collection: collection, key: key) else { return false }
         do { return try state.contains(rowid: entry.rowid) } catch {
             ViewEngine.report(error, "row id \(entry.rowid)", transaction)
             return false

@@ -128,10 +128,9 @@ open class YapDatabaseAutoView: YapDatabaseView, @unchecked Sendable {
         if changes.removedAll { state = state.emptied() }
         var doomed = Set<UInt64>()
         for rowid in changes.removedRowids where engine.holds(rowid, in: state) { doomed.insert(rowid) }
-        let keydir = transaction.keydir
         var replace: [CollectionKeyPair] = []
         for pair in changes.changedKeys where isAllowed(pair.collection) {
-            if let entry = keydir.lookup(collection: pair.collection, key: pair.key) {
+            if let entry = transaction.entry(collection: pair.collection, key: pair.key) {
                 if engine.holds(entry.rowid, in: state) { doomed.insert(entry.rowid) }
                 replace.append(pair)
             }
@@ -178,7 +177,7 @@ open class YapDatabaseAutoView: YapDatabaseView, @unchecked Sendable {
     override func willRemoveCollection(name: String, collection: String, transaction: YapDatabaseReadWriteTransaction) {
         guard isAllowed(collection) else { return }
         var doomed = Set<UInt64>()
-        transaction.keydir.eachKey(inCollection: collection) { _, entry in
+        transaction.forEachKey(inCollection: collection) { _, entry in
             doomed.insert(entry.rowid)
             return true
         }
@@ -208,7 +207,7 @@ open class YapDatabaseAutoView: YapDatabaseView, @unchecked Sendable {
 
     /// Records the row's view touch for observers (a view-level touch, which re-placed it).
     func noteTouch(name: String, collection: String, key: String, transaction: YapDatabaseReadWriteTransaction) {
-        guard isAllowed(collection), let entry = transaction.keydirEntry(collection: collection, key: key),
+        guard isAllowed(collection), let entry = transaction.entry(collection: collection, key: key),
               let state = transaction.viewState(name) else { return }
         let engine = ViewEngine(view: self, config: config.withLock { $0 }, transaction: transaction)
         guard let group = engine.group(ofRowid: entry.rowid, in: state) else { return }
@@ -241,9 +240,8 @@ open class YapDatabaseAutoView: YapDatabaseView, @unchecked Sendable {
         state.isPersistent = isPersistent
         if !skipInitialViewPopulation {
             let engine = ViewEngine(view: self, config: config.withLock { $0 }, transaction: transaction)
-            let keydir = transaction.keydir
-            for collection in keydir.collectionNames() where isAllowed(collection) {
-                keydir.eachKey(inCollection: collection) { key, _ in
+            for collection in transaction.collectionNames() where isAllowed(collection) {
+                transaction.forEachKey(inCollection: collection) { key, _ in
                     engine.insertRow(collection: collection, key: key, into: &state)
                     return true
                 }

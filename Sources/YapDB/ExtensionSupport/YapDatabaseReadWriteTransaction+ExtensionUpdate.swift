@@ -21,7 +21,7 @@ extension YapDatabaseReadWriteTransaction {
     /// change so the walk does not see it).
     func rowids(inCollection collection: String) -> [UInt64] {
         var rowids: [UInt64] = []
-        keydir.eachKey(inCollection: collection) { _, entry in
+        forEachKey(inCollection: collection) { _, entry in
             rowids.append(entry.rowid)
             return true
         }
