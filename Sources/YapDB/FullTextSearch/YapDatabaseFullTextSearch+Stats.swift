@@ -114,7 +114,7 @@ extension YapDatabase {
                 claimedRoots = engine.claimExtensionRoots(key)
                 if let claimed = claimedRoots, claimed.catchUp.isEmpty, let state = FullTextState(claimed: claimed) {
                     tx.setExtensionState(state, forKey: key)
-                    tx.engineTransaction.publishExtensionsWithoutCommit()
+                    tx.publishExtensionsWithoutCommit()
                 }
             }
         } catch {

@@ -166,16 +166,16 @@ open class YapDatabaseFullTextSearch: YapDatabaseExtension, @unchecked Sendable 
            (try? catchUp(&state, claimed.catchUp, name: name, transaction: transaction)) != nil {
             transaction.setExtensionState(state, forKey: key)
             if claimed.catchUp.isEmpty {
-                transaction.engineTransaction.publishExtensionsWithoutCommit()
+                transaction.publishExtensionsWithoutCommit()
             } else {
-                transaction.engineTransaction.markChanged()
+                transaction.markChanged()
             }
             return true
         }
         do throws(PageError) {
             let state = try rebuild(name: name, transaction: transaction)
             transaction.setExtensionState(state, forKey: key)
-            transaction.engineTransaction.markChanged()
+            transaction.markChanged()
             return true
         } catch {
             YapDatabaseLogging.log(.error, "full-text search \(name) could not be built: \(error)")
@@ -228,7 +228,7 @@ open class YapDatabaseFullTextSearch: YapDatabaseExtension, @unchecked Sendable 
 
     override func dropState(name: String, transaction: YapDatabaseReadWriteTransaction) {
         transaction.setExtensionState(nil, forKey: Self.stateKey(name))
-        transaction.engineTransaction.markChanged()
+        transaction.markChanged()
     }
 
     override func makeConnection(name: String, connection: YapDatabaseConnection) -> AnyObject? {

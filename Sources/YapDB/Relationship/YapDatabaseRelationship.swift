@@ -126,7 +126,7 @@ open class YapDatabaseRelationship: YapDatabaseExtension, @unchecked Sendable {
         state.changeLog = RelationshipEdgeLog()
         if startsEmpty { state.changeLog.removedEverything() }
         transaction.setExtensionState(state, forKey: key)
-        transaction.engineTransaction.markChanged()
+        transaction.markChanged()
         guard let ext = relationshipTransaction(name, transaction) else { return false }
         do throws(PageError) {
             if regather {
@@ -138,7 +138,7 @@ open class YapDatabaseRelationship: YapDatabaseExtension, @unchecked Sendable {
                 try ext.catchUp(catchUp)
             } else if catchUp != nil {
                 // The trees describe the rows as they are: no commit needed.
-                transaction.engineTransaction.publishExtensionsWithoutCommit()
+                transaction.publishExtensionsWithoutCommit()
                 return true
             }
         } catch {
@@ -161,13 +161,13 @@ open class YapDatabaseRelationship: YapDatabaseExtension, @unchecked Sendable {
             reset.removedEverything()
             reset.dropped = true
             do throws(StorageError) {
-                try transaction.engineTransaction.appendExtensionData(name: key, payload: reset.encoded())
+                try transaction.appendExtensionData(name: key, payload: reset.encoded())
             } catch {
                 transaction.fail(YapDatabaseError(error))
             }
         }
         transaction.setExtensionState(nil, forKey: key)
-        transaction.engineTransaction.markChanged()
+        transaction.markChanged()
     }
 
     override func makeConnection(name: String, connection: YapDatabaseConnection) -> AnyObject? {
@@ -211,7 +211,7 @@ open class YapDatabaseRelationship: YapDatabaseExtension, @unchecked Sendable {
         let ext = transaction.extensionTransactions[name] as? YapDatabaseRelationshipTransaction
         ext?.flush()
         guard transaction.pendingFailure == nil else { return }
-        let rowsChanged = changesGatheredRows(transaction.engineTransaction.changeset)
+        let rowsChanged = changesGatheredRows(transaction.rowChangesSoFar)
         if let ext {
             _ = ext.appendEdgeRecord(evenIfEmpty: rowsChanged)
         } else if rowsChanged {

@@ -86,7 +86,7 @@ public final class YapDatabaseRelationshipTransaction {
             tx.fail(.corrupted(offset: 0, reason: "relationship \(name): \(error)"))
         }
         tx.setExtensionState(state, forKey: stateKey)
-        tx.engineTransaction.markChanged()
+        tx.markChanged()
     }
 
     /// Reads the state; a damaged page is logged (and, in a read-write transaction, fails it).

@@ -54,7 +54,7 @@ extension YapDatabaseSearchResultsView {
         }
         state.isPersistent = isPersistent
         transaction.setViewState(state, name)
-        transaction.engineTransaction.markChanged()
+        transaction.markChanged()
         transaction.noteViewChange(name)
         transaction.viewDidRepopulate(name)
     }

@@ -164,14 +164,14 @@ open class YapDatabaseSearchResultsView: YapDatabaseAutoView, @unchecked Sendabl
         var state = ViewState(versionTag: tag, transaction: transaction)
         state.isPersistent = isPersistent
         transaction.setViewState(state, name)
-        transaction.engineTransaction.markChanged()
+        transaction.markChanged()
         transaction.noteViewChange(name)
         return true
     }
 
     override func dropState(name: String, transaction: YapDatabaseReadWriteTransaction) {
         transaction.setExtensionState(nil, forKey: Self.stateKey(name))
-        transaction.engineTransaction.markChanged()
+        transaction.markChanged()
     }
 
     override func makeConnection(name: String, connection: YapDatabaseConnection) -> AnyObject? {

@@ -85,7 +85,7 @@ public final class YapDatabaseSearchResultsViewTransaction: YapDatabaseAutoViewT
         } else {
             inner.replaceRow(name: name, collection: collection, key: key, transaction: writeTransaction)
         }
-        writeTransaction.engineTransaction.markChanged()
+        writeTransaction.markChanged()
     }
 
     /// The snippet of row (collection, key) for the current query, made with the view's

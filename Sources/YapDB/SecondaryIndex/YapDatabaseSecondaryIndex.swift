@@ -182,16 +182,16 @@ open class YapDatabaseSecondaryIndex: YapDatabaseExtension, @unchecked Sendable 
             // Nothing to catch up: the trees describe the rows as they are, so publishing them
             // needs no commit (and no sync).
             if claimed.catchUp.isEmpty {
-                transaction.engineTransaction.publishExtensionsWithoutCommit()
+                transaction.publishExtensionsWithoutCommit()
             } else {
-                transaction.engineTransaction.markChanged()
+                transaction.markChanged()
             }
             return true
         }
         do throws(PageError) {
             let state = try rebuild(transaction: transaction)
             transaction.setExtensionState(state, forKey: key)
-            transaction.engineTransaction.markChanged()
+            transaction.markChanged()
             return true
         } catch {
             YapDatabaseLogging.log(.error, "secondary index \(name) could not be built: \(error)")
@@ -249,7 +249,7 @@ open class YapDatabaseSecondaryIndex: YapDatabaseExtension, @unchecked Sendable 
 
     override func dropState(name: String, transaction: YapDatabaseReadWriteTransaction) {
         transaction.setExtensionState(nil, forKey: Self.stateKey(name))
-        transaction.engineTransaction.markChanged()
+        transaction.markChanged()
     }
 
     override func makeConnection(name: String, connection: YapDatabaseConnection) -> AnyObject? {

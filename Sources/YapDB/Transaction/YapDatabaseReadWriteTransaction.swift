@@ -5,6 +5,9 @@ import YapDBEngine
 /// block returns, or nothing does (`rollback()`, an error thrown by the block, or a failure
 /// such as a value that cannot be serialized).
 public final class YapDatabaseReadWriteTransaction: YapDatabaseReadTransaction {
+    /// The engine's transaction: this transaction's reader (`reader`) and where its writes go.
+    /// Extensions do not use it: they go through the door in
+    /// YapDatabaseReadWriteTransaction+ExtensionUpdate.swift (`markChanged()`, …).
     let engineTransaction: WriteTransaction
     let extensions: [(name: String, ext: YapDatabaseExtension)]
     /// A failure the compatible (non-throwing) write methods could not report; the commit

@@ -77,12 +77,12 @@ open class YapDatabaseFilteredView: YapDatabaseView, @unchecked Sendable {
             // would have dropped these roots): the trees are right as they are.
             if claimed.catchUp.isEmpty && context.parentState.isAsWritten {
                 transaction.setExtensionState(state, forKey: key)
-                transaction.engineTransaction.publishExtensionsWithoutCommit()
+                transaction.publishExtensionsWithoutCommit()
                 return true
             }
             context.catchUp(&state, claimed.catchUp)
             transaction.setExtensionState(state, forKey: key)
-            transaction.engineTransaction.markChanged()
+            transaction.markChanged()
             // The catch-up may have moved rows: a change of the view for mappings.
             transaction.noteViewChange(name)
             return true
@@ -93,7 +93,7 @@ open class YapDatabaseFilteredView: YapDatabaseView, @unchecked Sendable {
 
     override func dropState(name: String, transaction: YapDatabaseReadWriteTransaction) {
         transaction.setViewState(nil, name)
-        transaction.engineTransaction.markChanged()
+        transaction.markChanged()
     }
 
     override func makeConnection(name: String, connection: YapDatabaseConnection) -> AnyObject? {
@@ -233,7 +233,7 @@ open class YapDatabaseFilteredView: YapDatabaseView, @unchecked Sendable {
         var state = context.filteredParent(tag: storedTag(parentState: context.parentState))
         state.isPersistent = isPersistent
         context.transaction.setViewState(state, name)
-        context.transaction.engineTransaction.markChanged()
+        context.transaction.markChanged()
         context.transaction.noteViewChange(name)
         if let reported { context.transaction.noteViewRebuild(name, reported) }
         context.transaction.viewDidRepopulate(name, reported: reported)

@@ -107,9 +107,9 @@ open class YapDatabaseAutoView: YapDatabaseView, @unchecked Sendable {
             // Nothing to catch up: the trees are the rows as they are, and no commit (and no
             // sync) is needed to publish them.
             if claimed.catchUp.isEmpty {
-                transaction.engineTransaction.publishExtensionsWithoutCommit()
+                transaction.publishExtensionsWithoutCommit()
             } else {
-                transaction.engineTransaction.markChanged()
+                transaction.markChanged()
                 // The catch-up may have moved rows: a change of the view for mappings, as a
                 // rebuild is.
                 transaction.noteViewChange(name)
@@ -142,7 +142,7 @@ open class YapDatabaseAutoView: YapDatabaseView, @unchecked Sendable {
     override func dropState(name: String, transaction: YapDatabaseReadWriteTransaction) {
         transaction.viewPendingInserts[name] = nil
         transaction.setViewState(nil, name)
-        transaction.engineTransaction.markChanged()
+        transaction.markChanged()
     }
 
     override func makeConnection(name: String, connection: YapDatabaseConnection) -> AnyObject? {
@@ -248,7 +248,7 @@ open class YapDatabaseAutoView: YapDatabaseView, @unchecked Sendable {
             }
         }
         transaction.setViewState(state, name)
-        transaction.engineTransaction.markChanged()
+        transaction.markChanged()
         transaction.noteViewChange(name)
         if let reported {
             transaction.noteViewRebuild(name, reported)

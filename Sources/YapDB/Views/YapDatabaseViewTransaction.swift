@@ -299,7 +299,7 @@ public class YapDatabaseAutoViewTransaction: YapDatabaseViewTransaction {
         view.update(self.name, writeTransaction) { state, engine in engine.placeAgain(collection: name, key: key, in: &state) }
         view.noteTouch(name: self.name, collection: name, key: key, transaction: writeTransaction)
         writeTransaction.viewDidReplaceRow(self.name, collection: name, key: key)
-        writeTransaction.engineTransaction.markChanged()
+        writeTransaction.markChanged()
     }
 }
 
