@@ -1,7 +1,7 @@
 import YapDBStorage
 
-// Which bytes of the log segments the read table maps (SegmentTable, docs/architecture.md
-// "Reads").
+// Which bytes of the log segments the read table maps (SegmentTable, docs/architecture.md,
+// "Value reads").
 //
 // The rule: a map covers only bytes the engine never truncates, since a read of a truncated
 // page of a map stops the process (SIGBUS). Every truncation of a segment, and why none cuts
