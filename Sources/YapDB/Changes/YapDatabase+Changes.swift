@@ -1,6 +1,5 @@
 import Foundation
 import YapDBEngine
-import YapDBIndex
 
 /// What the public layer attaches to each commit: the public changeset, the notification,
 /// and the writer's objects for collections whose policy is `.share` or `.copy`.

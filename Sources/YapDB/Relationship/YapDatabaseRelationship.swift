@@ -1,7 +1,6 @@
 import Foundation
 import YapDBIndex
 import YapDBEngine
-import YapDBStorage
 
 /// Keeps an object graph consistent: edges between rows (and from rows to files) carry delete
 /// and notify rules, run when the commit is made (YapDatabase's `YapDatabaseRelationship`).

@@ -1,6 +1,6 @@
 import Foundation
+import YapDBEngine
 import Synchronization
-import YapDBIndex
 import YapDBFullText
 
 /// A view of the rows matching a full-text query (YapDatabase's `YapDatabaseSearchResultsView`),

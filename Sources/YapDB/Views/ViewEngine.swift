@@ -1,7 +1,6 @@
 import Foundation
 import YapDBIndex
 import YapDBEngine
-import YapDBStorage
 
 /// The view operations on a state, with the blocks and the transaction they read through.
 ///

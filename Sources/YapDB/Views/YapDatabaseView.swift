@@ -1,8 +1,6 @@
 import Foundation
 import Synchronization
-import YapDBIndex
 import YapDBEngine
-import YapDBStorage
 
 /// The base class of views (YapDatabase's `YapDatabaseView`).
 open class YapDatabaseView: YapDatabaseExtension, @unchecked Sendable {}
