@@ -123,7 +123,7 @@ package final class WriteTransaction {
     package func rollback() { isRolledBack = true }
 
     /// Attaches a value the layer above wants passed along with this commit's changeset.
-    package func attach(_ value: any Sendable) { changeset.attachment = value }
+    package func attach(_ value: any CommitPayload) { changeset.attachment = value }
 
     /// Records an extension's changes for this commit.
     package func setExtensionChanges(_ value: any Sendable, forExtension name: String) {
