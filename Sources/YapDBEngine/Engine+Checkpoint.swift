@@ -33,7 +33,8 @@ extension Engine {
     /// Writes a checkpoint of the current state (docs/format.md §4), then removes older
     /// checkpoints and log segments nothing references any more. Readers and writers keep
     /// going while the file is written; only the capture and the final swap take the writer
-    /// lock. Throws `closed`, `poisoned`, `io` (a failed log sync also poisons the engine).
+    /// lock. Throws `closed`, `readOnly`, `poisoned`, `io` (a failed log sync also poisons the
+    /// engine).
     package func checkpoint() throws(StorageError) {
         try checkpoint(onlyIfLogGrew: false)
     }
@@ -165,6 +166,7 @@ extension Engine {
     func captureForCheckpoint(onlyIfLogGrew: Bool, copyIndex: Bool) throws(StorageError) -> CheckpointSource? {
         try writer.withLock { (state: inout WriterState) throws(StorageError) -> CheckpointSource? in
             if state.closed { throw .closed }
+            if state.readOnly { throw .readOnly }
             if state.poisoned || state.log.isPoisoned { throw .poisoned }
             if onlyIfLogGrew && state.bytesSinceCheckpoint == 0 { return nil }
             do throws(StorageError) { try state.log.syncCommitted() } catch {

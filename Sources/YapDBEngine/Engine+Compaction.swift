@@ -39,6 +39,7 @@ extension Engine {
             // 1. Pick victims and the state to copy from.
             let picked = try writer.withLock { (state: inout WriterState) throws(StorageError) -> (Keydir, [UInt32: Int64], SegmentTable)? in
                 if state.closed { throw .closed }
+                if state.readOnly { throw .readOnly }
                 if state.poisoned || state.log.isPoisoned { throw .poisoned }
                 try sealActiveSegmentIfWorthIt(state, force: force)
                 var victims: [UInt32: Int64] = [:]

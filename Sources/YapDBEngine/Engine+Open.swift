@@ -9,41 +9,42 @@ import YapDBIndex
 extension Engine {
     /// Opens (or creates) the database whose main file is `path`: lock, newest checkpoint,
     /// replay of the log after it, torn-tail repair, removal of files an interrupted
-    /// checkpoint or compaction left behind.
+    /// checkpoint or compaction left behind. With `options.readOnly`, only the reading:
+    /// a shared lock, no creation, repair, removal or write of any file (a torn tail is left
+    /// in place and not read); every write, checkpoint and compaction then throws `readOnly`.
     ///
-    /// Throws `alreadyOpen` when this process has it open, `locked` when another has,
-    /// `fileNotFound` (missing, `createIfMissing` false), `notADatabase`, `unsupportedVersion`,
-    /// `corrupted` (unless `corruptAction` replaces the files), `io`.
+    /// Throws `alreadyOpen` when this process has it open, `locked` when another process holds
+    /// a lock that conflicts after `options.busyTimeout`, `fileNotFound` (missing, and
+    /// `createIfMissing` false or read-only), `notADatabase`, `unsupportedVersion`,
+    /// `corrupted` (unless `corruptAction` replaces the files; never in a read-only open),
+    /// `io`.
     package static func open(path: String, options: EngineOptions = EngineOptions()) throws(StorageError) -> Engine {
-        if options.idleCheckpointDelay != nil { _ = dispatchTimersStarted }
+        if options.idleCheckpointDelay != nil && !options.readOnly { _ = dispatchTimersStarted }
         let key = openKey(path, options.fileSystem)
         guard OpenDatabases.insert(key) else { throw .alreadyOpen(path: path) }
-        // The lock of an existing main file is taken here and held until the engine owns it,
-        // so a damaged database's files are set aside before any other process can open them.
-        var held: (any FileLock)?
-        var handedOver = false
-        defer { if !handedOver { held?.unlock() } }
         do throws(StorageError) {
-            if options.fileSystem.kind(of: path) == .file { held = try LogStore.lockMainFile(path, options.fileSystem) }
+            // The lock comes first: nothing of the database is created, repaired, set aside or
+            // removed without it, and it is held until the engine owns it.
+            let lock = try takeLock(path: path, options: options)
+            var handedOver = false
+            defer { if !handedOver { lock?.unlock() } }
             do throws(StorageError) {
-                let engine = try openRegistered(path: path, options: options, key: key, handled: [], heldLock: held)
+                let engine = try openRegistered(path: path, options: options, key: key, handled: [], lock: lock)
                 handedOver = true
                 return engine
             } catch {
                 switch error {
                 case .corrupted, .notADatabase:
-                    guard options.corruptAction != .fail else { throw error }
-                    // The failed open may have created the main file itself (files of another
-                    // database beside a missing one): lock what is there now.
-                    if held == nil, options.fileSystem.kind(of: path) == .file { held = try LogStore.lockMainFile(path, options.fileSystem) }
-                    guard held != nil else { throw error }
+                    guard options.corruptAction != .fail, !options.readOnly,
+                          options.fileSystem.kind(of: path) == .file else { throw error }
                     // A main file that is not ours, with none of our files beside it, is a
                     // wrong path to somebody else's file: never rename or delete it.
                     if case .notADatabase = error, !hasDatabaseFiles(beside: path, fs: options.fileSystem) { throw error }
                     let handled = try setAside(path: path, options: options)
-                    // The new database gets a new main file and its own lock; the old lock
-                    // (on the file set aside) goes when this returns.
-                    return try openRegistered(path: path, options: options, key: key, handled: handled, heldLock: nil)
+                    // The new database starts under the same lock (the lock file is never set aside).
+                    let engine = try openRegistered(path: path, options: options, key: key, handled: handled, lock: lock)
+                    handedOver = true
+                    return engine
                 default:
                     throw error
                 }
@@ -52,6 +53,24 @@ extension Engine {
             OpenDatabases.remove(key)
             throw error
         }
+    }
+
+    /// Takes the database's lock (`LockFile`): exclusive, or shared for a read-only open.
+    /// No lock file appears beside a database that is not there: an open that may not create
+    /// it fails with `fileNotFound` first, and a path to somebody else's file (no YapDB magic,
+    /// none of our files beside it) with `notADatabase`.
+    static func takeLock(path: String, options: EngineOptions) throws(StorageError) -> (any FileLock)? {
+        let fs = options.fileSystem
+        switch fs.kind(of: path) {
+        case .missing:
+            if options.readOnly || !options.createIfMissing { throw .fileNotFound(path: path) }
+        case .directory, .other:
+            throw .notADatabase(path: path)
+        case .file:
+            if isForeignFile(path, fs: fs) { throw .notADatabase(path: path) }
+        }
+        return try LockFile.acquire(mainPath: path, fileSystem: options.fileSystem, shared: options.readOnly,
+                                    busyTimeout: options.busyTimeout)
     }
 
     static func openKey(_ path: String, _ fs: any FileSystem) -> String {
@@ -63,6 +82,18 @@ extension Engine {
         return "\(ObjectIdentifier(fs))|\(canonical)"
     }
 
+    /// Whether `path` is a file that does not start with YapDB's magic and has none of our
+    /// files beside it (a read that fails says nothing: the open reports it).
+    static func isForeignFile(_ path: String, fs: any FileSystem) -> Bool {
+        guard let file = try? fs.open(path, mode: .readOnly) else { return false }
+        defer { file.close() }
+        var magic = [UInt8](repeating: 0, count: Format.magic.count)
+        let count = magic.withUnsafeMutableBytes { buffer in (try? file.read(into: buffer, at: 0)) ?? -1 }
+        guard count >= 0 else { return false }
+        if count == magic.count && magic == Format.magic { return false }
+        return !hasDatabaseFiles(beside: path, fs: fs)
+    }
+
     /// Whether any log segment or checkpoint of the database at `path` exists (the main file
     /// aside): the sign that a main file we cannot read is a damaged database of ours.
     static func hasDatabaseFiles(beside path: String, fs: any FileSystem) -> Bool {
@@ -72,7 +103,7 @@ extension Engine {
 
     /// Renames (`.rename`) or deletes (`.delete`) every file of a damaged database: the main
     /// file, log and compaction segments, checkpoints, index files and the engine's
-    /// temporaries. Call with the main file's lock held.
+    /// temporaries (never the lock file). Call with the database's lock held.
     static func setAside(path: String, options: EngineOptions) throws(StorageError) -> [String] {
         let fs = options.fileSystem
         let files = DatabaseFiles(mainPath: path)
@@ -95,13 +126,14 @@ extension Engine {
     }
 
     private static func openRegistered(path: String, options: EngineOptions, key: String, handled: [String],
-                                       heldLock: (any FileLock)?) throws(StorageError) -> Engine {
+                                       lock: (any FileLock)?) throws(StorageError) -> Engine {
         let fs = options.fileSystem
         let files = DatabaseFiles(mainPath: path)
         var storeOptions = LogStore.Options()
         storeOptions.createIfMissing = options.createIfMissing || !handled.isEmpty
         storeOptions.syncMode = options.syncMode
         storeOptions.segmentLimit = options.segmentLimit
+        storeOptions.readOnly = options.readOnly
 
         var replayer = Replayer(keydir: Keydir())
         replayer.extensionRecords = [:]
@@ -150,15 +182,12 @@ extension Engine {
             let missing = protected.filter { !listing.segments.contains($0) }.sorted()
             if !missing.isEmpty { throw .missingFiles(missing.map { Paths.fileName(of: files.segmentPath($0)) }) }
             return (replay, loaded.info.snapshot, protected)
-        }, heldLock: heldLock, apply: { (commit) throws(StorageError) in
+        }, lock: .held(lock), apply: { (commit) throws(StorageError) in
             try replayer.apply(commit)
         })
         var success = false
         defer {
-            if !success {
-                opened.writer.file.close()
-                if heldLock == nil { opened.lock.unlock() }
-            }
+            if !success { opened.writer.file.close() }
         }
 
         var report = OpenReport()
@@ -169,10 +198,16 @@ extension Engine {
         report.damagedHeaderCopy = opened.damagedHeaderCopy
         report.corruptFilesHandled = handled
 
-        // Files an interrupted checkpoint or compaction left behind.
+        // Files an interrupted checkpoint or compaction left behind: removed, or in a
+        // read-only open only left out.
         var segments: [UInt32] = []
         var compactionSegments: Set<UInt32> = []
         do throws(IOFailure) {
+            func removeOrphan(_ path: String) throws(IOFailure) {
+                guard !options.readOnly else { return }
+                try fs.remove(path)
+                report.orphansRemoved.append(path)
+            }
             for number in opened.segments {
                 let referenced = protected.contains(number) || number == opened.writer.segmentNumber
                 if referenced && number >= replay.segment && number != opened.writer.segmentNumber,
@@ -181,25 +216,21 @@ extension Engine {
                 }
                 if !referenced {
                     if number < replay.segment {
-                        try fs.remove(files.segmentPath(number))
-                        report.orphansRemoved.append(files.segmentPath(number))
+                        try removeOrphan(files.segmentPath(number))
                         continue
                     }
                     if try segmentKind(files.segmentPath(number), fs: fs) == .compactionSegment {
-                        try fs.remove(files.segmentPath(number))
-                        report.orphansRemoved.append(files.segmentPath(number))
+                        try removeOrphan(files.segmentPath(number))
                         continue
                     }
                 }
                 segments.append(number)
             }
             for old in opened.checkpoints where old != checkpointNumber {
-                try fs.remove(files.checkpointPath(old))
-                report.orphansRemoved.append(files.checkpointPath(old))
+                try removeOrphan(files.checkpointPath(old))
             }
             for number in orphanIndexFiles {
-                try fs.remove(files.indexPath(number))
-                report.orphansRemoved.append(files.indexPath(number))
+                try removeOrphan(files.indexPath(number))
             }
             if !report.orphansRemoved.isEmpty { try fs.syncDirectory(files.directory) }
         } catch { throw .io(error) }
@@ -215,6 +246,7 @@ extension Engine {
                                 nextRowid: replayer.nextRowid, usage: replayer.usage, segments: SegmentTable(files: handles),
                                 lock: opened.lock, compression: options.compression, maxValueSize: options.maxValueSize,
                                 checkpointNumber: checkpointNumber, checkpointReplay: replay)
+        state.readOnly = options.readOnly
         state.bytesSinceCheckpoint = UInt64(opened.report.bytesScanned)
         state.rowsSinceCheckpoint = opened.report.records
         state.compactionSegments = compactionSegments

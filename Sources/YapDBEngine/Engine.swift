@@ -19,7 +19,10 @@ final class WriterState: @unchecked Sendable {
     var extensions: [String: any Sendable]
     var poisoned = false
     var closed = false
-    let lock: any FileLock
+    /// Opened read-only (`EngineOptions.readOnly`): every write and checkpoint is refused.
+    var readOnly = false
+    /// The lock on `NAME-lock`; nil only for a read-only open where none could be taken.
+    let lock: (any FileLock)?
     let compression: Bool
     let maxValueSize: Int
     /// Log bytes appended since the last checkpoint.
@@ -48,7 +51,7 @@ final class WriterState: @unchecked Sendable {
     var checkpointReplay: LogPosition
 
     init(log: LogWriter, keydir: Keydir, snapshotNumber: UInt64, nextRowid: UInt64, usage: [UInt32: UInt64], segments: SegmentTable,
-         lock: any FileLock, compression: Bool, maxValueSize: Int, checkpointNumber: UInt32, checkpointReplay: LogPosition) {
+         lock: (any FileLock)?, compression: Bool, maxValueSize: Int, checkpointNumber: UInt32, checkpointReplay: LogPosition) {
         self.log = log
         self.keydir = keydir
         self.snapshotNumber = snapshotNumber
@@ -170,13 +173,19 @@ package final class Engine: Sendable {
     ///   running the body, or, with `runsBodyWhenRefused`, after it — the body then reads the
     ///   newest state as usual, every write it makes throws the refusal, and nothing is written
     ///   (for callers that must produce the body's value whatever happens).
+    /// - A read-only engine always runs the body that way (every write throws `readOnly`, and
+    ///   nothing is spilled), then refuses with `readOnly` a transaction that would commit
+    ///   something (`markChanged` included). One that commits nothing ends as usual: extension
+    ///   state published without a commit (`publishExtensionsWithoutCommit`: an extension
+    ///   registering over its stored trees) is published.
     /// - Returns: the body's value and the changeset, nil when nothing was committed.
     package func write<T>(_ body: (WriteTransaction) throws -> T, runsBodyWhenRefused: Bool = false,
                           didCommit: (Changeset) -> Void = { _ in }) throws -> (value: T, changeset: Changeset?) {
         let outcome: (value: T, changeset: Changeset?) = try writer.withLock { state in
-            let refusal: StorageError? = state.closed ? .closed : (state.poisoned || state.log.isPoisoned) ? .poisoned : nil
-            if let refusal, !runsBodyWhenRefused { throw refusal }
-            let tx = WriteTransaction(state: state, refusal: refusal, spillTarget: spillTarget)
+            let refusal: StorageError? = state.closed ? .closed : state.readOnly ? .readOnly
+                : (state.poisoned || state.log.isPoisoned) ? .poisoned : nil
+            if let refusal, !runsBodyWhenRefused, refusal != .readOnly { throw refusal }
+            let tx = WriteTransaction(state: state, refusal: refusal, spillTarget: state.readOnly ? nil : spillTarget)
             let value: T
             do {
                 value = try body(tx)
@@ -185,17 +194,15 @@ package final class Engine: Sendable {
                 unclaimed.undoClaims()
                 throw error
             }
-            if let refusal {
+            // A read-only engine refuses only a transaction that would commit something.
+            if let refusal, refusal != .readOnly || tx.hasChanges {
                 unclaimed.undoClaims()
                 throw refusal
             }
             guard !tx.isRolledBack, tx.hasChanges else {
                 if tx.began { state.log.rollback() }
                 if !tx.isRolledBack && tx.extensionsOnly {
-                    state.extensions = tx.extensions
-                    state.generation += 1
-                    publish(state)
-                    unclaimed.keepClaims()
+                    publishExtensionsOnly(tx, state: state)
                 } else {
                     // Extension state claimed by a transaction that publishes nothing (a
                     // registration that failed) is unclaimed again.
@@ -222,6 +229,14 @@ package final class Engine: Sendable {
             noteCommitForIdleCheckpoint()
         }
         return outcome
+    }
+
+    /// Publishes a transaction's extension state without a commit (under the writer lock).
+    private func publishExtensionsOnly(_ tx: WriteTransaction, state: WriterState) {
+        state.extensions = tx.extensions
+        state.generation += 1
+        publish(state)
+        unclaimed.keepClaims()
     }
 
     /// Where write transactions spill their dirty index pages; nil when the budget is 0.
@@ -296,11 +311,12 @@ package final class Engine: Sendable {
     package var isPoisoned: Bool { writer.withLock { $0.poisoned || $0.log.isPoisoned } }
 
     /// Closes the engine: writes a checkpoint when the log grew since the last one, syncs,
-    /// releases the lock. Later calls throw `closed`. Closing twice is harmless.
+    /// releases the lock. Later calls throw `closed`. Closing twice is harmless. A read-only
+    /// engine writes nothing: it only lets its files and its lock go.
     package func close() throws(StorageError) {
         var failure: StorageError?
         do throws(StorageError) { try checkpoint(onlyIfLogGrew: true) } catch {
-            if error != .closed && error != .poisoned { failure = error }
+            if error != .closed && error != .poisoned && error != .readOnly { failure = error }
         }
         writer.withLock { state in
             guard !state.closed else { return }
@@ -316,7 +332,7 @@ package final class Engine: Sendable {
     package func abandon() {
         writer.withLock { state in
             guard !state.closed else { return }
-            state.lock.unlock()
+            state.lock?.unlock()
             state.closed = true
         }
         maintenance.withLock { _ in index.close() }
@@ -324,7 +340,7 @@ package final class Engine: Sendable {
     }
 
     static func shutDown(_ state: WriterState) {
-        if !state.poisoned && !state.log.isPoisoned && state.log.syncMode != .full {
+        if !state.readOnly && !state.poisoned && !state.log.isPoisoned && state.log.syncMode != .full {
             try? state.log.syncCommitted()
         }
         // Handles are not closed here: snapshots still held by readers share them, and each
@@ -333,7 +349,7 @@ package final class Engine: Sendable {
         // holds nothing open for writing (a read-only remount, an unmount) whoever still
         // holds the engine.
         state.log.highWaterMark?.file.close()
-        state.lock.unlock()
+        state.lock?.unlock()
         state.closed = true
     }
 }

@@ -87,6 +87,12 @@ package struct EngineOptions: Sendable {
     package var mappedFileCheckInterval: Duration = .milliseconds(50)
     /// The files the engine uses: real files, or a simulated disk in tests.
     package var fileSystem: any FileSystem = PosixFileSystem.shared
+    /// Open without changing any file (`Engine.open`): a shared lock on `NAME-lock`, no
+    /// creation, repair or removal; writes, checkpoints and compactions throw `readOnly`.
+    package var readOnly = false
+    /// How long open waits for the lock while another process holds one that conflicts,
+    /// before it throws `locked` (`LockFile.acquire`); zero: no wait.
+    package var busyTimeout: Duration = .zero
 
     package init() {}
 }

@@ -47,7 +47,7 @@ struct MeasureStorage: ParsableCommand {
         let appendSeconds = now() - t0
         var logBytes = Int64(opened.writer.end - start0)
         if opened.writer.segmentNumber > 1 { logBytes = Int64(records) * Int64(value.count + 16 + 16) }
-        opened.lock.unlock()
+        opened.lock?.unlock()
 
         // Raw write() of the same number of bytes in the same chunk sizes, one fdatasync.
         let rawFile = try fs.open(Paths.join(folder, "raw"), mode: .createNew)

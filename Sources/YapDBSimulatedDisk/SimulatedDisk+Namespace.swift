@@ -95,6 +95,7 @@ extension SimulatedDisk.State {
         // A lock belongs to the file, not the name (flock): it moves with the rename, and a
         // lock on a replaced file stays with that file, which no name reaches any more.
         locks[to] = locks.removeValue(forKey: from)
+        sharedLocks[to] = sharedLocks.removeValue(forKey: from)
         pendingNames.append(.rename(from: from, to: to, inode: inode))
         record("renamed \(from) -> \(to) (inode \(inode)); durable once the directory is synced")
         if let replaced { collect(replaced) }
@@ -114,6 +115,7 @@ extension SimulatedDisk.State {
         }
         currentEntries[path] = nil
         locks[path] = nil   // the lock stays with the unlinked file; a new file here is unlocked
+        sharedLocks[path] = nil
         pendingNames.append(.remove(path: path, inode: inode))
         record("removed \(path) (inode \(inode)); durable once \(Self.parent(path)) is synced")
         collect(inode)
@@ -164,18 +166,25 @@ extension SimulatedDisk.State {
         record("mkdir \(directory)")
     }
 
-    /// Takes the lock on `path`; returns the token that releases it.
-    mutating func lock(_ path: String) throws(IOFailure) -> Int {
+    /// Takes the lock on `path` (exclusive, or shared); returns the token that releases it.
+    mutating func lock(_ path: String, shared: Bool) throws(IOFailure) -> Int {
         try checkPower(path)
         if let effect = firingFault(.lock, path) {
             throw IOFailure(errno: Self.errno(of: effect), operation: "flock", path: path)
         }
         guard kind(of: path) != .missing else { throw IOFailure(errno: ENOENT, operation: "open", path: path) }
-        if locks[path] != nil { throw IOFailure(errno: EWOULDBLOCK, operation: "flock", path: path) }
+        if locks[path] != nil || (!shared && !(sharedLocks[path] ?? []).isEmpty) {
+            throw IOFailure(errno: EWOULDBLOCK, operation: "flock", path: path)
+        }
         let token = nextLockToken
         nextLockToken += 1
-        locks[path] = token
-        record("locked \(path)")
+        if shared {
+            sharedLocks[path, default: []].insert(token)
+            record("locked \(path) (shared)")
+        } else {
+            locks[path] = token
+            record("locked \(path)")
+        }
         return token
     }
 
@@ -183,6 +192,12 @@ extension SimulatedDisk.State {
     /// it), if it still holds one (a power cut may have released it and someone else may hold
     /// it now).
     mutating func unlock(_ path: String, token: Int) {
+        if let name = sharedLocks.first(where: { $0.value.contains(token) })?.key {
+            sharedLocks[name]?.remove(token)
+            if sharedLocks[name]?.isEmpty == true { sharedLocks[name] = nil }
+            record(name == path ? "unlocked \(path) (shared)" : "unlocked \(path) (shared, now \(name))")
+            return
+        }
         guard let name = locks.first(where: { $0.value == token })?.key else { return }
         locks[name] = nil
         record(name == path ? "unlocked \(path)" : "unlocked \(path) (now \(name))")

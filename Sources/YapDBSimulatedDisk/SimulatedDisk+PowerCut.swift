@@ -64,8 +64,10 @@ extension SimulatedDisk.State {
         if !handles.isEmpty { lines.append("\(handles.count) open handle(s) now dead") }
         handles.removeAll()
         epoch += 1
-        if !locks.isEmpty { lines.append("released lock(s): \(locks.keys.sorted().joined(separator: ", "))") }
+        let held = Set(locks.keys).union(sharedLocks.keys)
+        if !held.isEmpty { lines.append("released lock(s): \(held.sorted().joined(separator: ", "))") }
         locks.removeAll()
+        sharedLocks.removeAll()
         crashed = false
         crashBudget = nil
         for line in lines { record(line) }

@@ -59,6 +59,8 @@ extension SimulatedDisk {
         var epoch = 0
         /// Locked path → token of the lock object holding it.
         var locks: [String: Int] = [:]
+        /// Path → tokens of the shared lock objects holding it.
+        var sharedLocks: [String: Set<Int>] = [:]
         var nextLockToken = 1
         var operationCount = 0
         /// Mutating calls left before the crash point, when armed.

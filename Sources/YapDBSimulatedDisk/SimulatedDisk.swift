@@ -93,13 +93,14 @@ package final class SimulatedDisk: FileSystem {
         try state.withLock { state throws(IOFailure) in try state.syncDirectory(path) }
     }
 
-    /// Takes the disk-wide exclusive lock on the path string `path`, which must exist.
-    /// Released by `unlock()`, by dropping the lock object, or by a power cut.
+    /// Takes the disk-wide lock on the path string `path`, which must exist: exclusive, or
+    /// with `shared` one that other shared locks may hold too. Released by `unlock()`, by
+    /// dropping the lock object, or by a power cut.
     ///
-    /// - Throws: `IOFailure` — `EWOULDBLOCK` ("flock") while another lock object holds it,
-    ///   `ENOENT`, "power lost" `EIO`, or an injected `.lock` fault.
-    package func lock(_ path: String) throws(IOFailure) -> any FileLock {
-        let token = try state.withLock { state throws(IOFailure) in try state.lock(path) }
+    /// - Throws: `IOFailure` — `EWOULDBLOCK` ("flock") while another lock object holds a lock
+    ///   that conflicts, `ENOENT`, "power lost" `EIO`, or an injected `.lock` fault.
+    package func lock(_ path: String, shared: Bool) throws(IOFailure) -> any FileLock {
+        let token = try state.withLock { state throws(IOFailure) in try state.lock(path, shared: shared) }
         return SimulatedLock(disk: self, path: path, token: token)
     }
 
@@ -138,6 +139,7 @@ package final class SimulatedDisk: FileSystem {
             var snapshot = state
             snapshot.handles.removeAll()
             snapshot.locks.removeAll()
+            snapshot.sharedLocks.removeAll()
             snapshot.epoch += 1
             snapshot.log.removeAll()
             return snapshot

@@ -6,10 +6,11 @@ import YapDB
 struct Verify: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Check every checksum, the commit sequence, and the index against the log.")
     @Argument(help: "The database's main file.") var path: String
+    @OptionGroup var lock: ReadLockOptions
 
     func run() throws {
         try reportingFailures {
-            let database = try openExisting(path)
+            let database = try openExisting(path, readOnly: true, busyTimeout: lock.busyTimeout)
             let progress = Progress("verify")
             let report: YapDatabaseIntegrityReport
             do throws(YapDatabaseError) {
@@ -42,10 +43,11 @@ extension Verify {
 struct Stats: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Show sizes and counts.")
     @Argument(help: "The database's main file.") var path: String
+    @OptionGroup var lock: ReadLockOptions
 
     func run() throws {
         try reportingFailures {
-            let database = try openExisting(path)
+            let database = try openExisting(path, readOnly: true, busyTimeout: lock.busyTimeout)
             let stats: YapDatabaseStats
             do throws(YapDatabaseError) { stats = try database.stats() } catch { throw ToolFailure(error, path: path) }
             let collections = database.newConnection().read { $0.numberOfCollections() }
@@ -56,7 +58,8 @@ struct Stats: ParsableCommand {
             print("index files: \(stats.indexBytes) bytes, live \(stats.indexLiveBytes), dead \(stats.indexDeadBytes)")
             print("index pages: \(stats.indexPages) of \(stats.indexPageSize) bytes (\(stats.indexBytes) bytes); dirty (unwritten): \(stats.unwrittenIndexPages)")
             print("checkpoint: \(stats.checkpointBytes + stats.deadCheckpointBytes) bytes, live \(stats.checkpointBytes), dead \(stats.deadCheckpointBytes)")
-            print("torn tail cut at the last open: \(stats.recoveredTruncatedBytes) bytes")
+            // A read-only open cuts nothing: the bytes stay for the next read-write open.
+            print("torn tail not read (the next read-write open cuts it): \(stats.recoveredTruncatedBytes) bytes")
         }
     }
 }
@@ -66,10 +69,11 @@ struct Dump: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Print every row (or one collection's) as collection/key = value.")
     @Argument(help: "The database's main file.") var path: String
     @Option(help: "Only this collection.") var collection: String?
+    @OptionGroup var lock: ReadLockOptions
 
     func run() throws {
         try reportingFailures {
-            let database = try openExisting(path)
+            let database = try openExisting(path, readOnly: true, busyTimeout: lock.busyTimeout)
             let progress = Progress("dump")
             var count = 0
             database.newConnection().read { tx in
@@ -97,10 +101,11 @@ struct Get: ParsableCommand {
     @Argument(help: "The database's main file.") var path: String
     @Argument(help: "The collection (\"\" for none).") var collection: String
     @Argument(help: "The key.") var key: String
+    @OptionGroup var lock: ReadLockOptions
 
     func run() throws {
         try reportingFailures {
-            let database = try openExisting(path)
+            let database = try openExisting(path, readOnly: true, busyTimeout: lock.busyTimeout)
             let found: String? = database.newConnection().read { tx in
                 guard tx.hasObject(forKey: key, inCollection: collection) else { return nil }
                 return describe(tx.object(forKey: key, inCollection: collection), serialized: tx.serializedObject(forKey: key, inCollection: collection))
@@ -118,11 +123,14 @@ struct Put: ParsableCommand {
     @Argument(help: "The collection (\"\" for none).") var collection: String
     @Argument(help: "The key.") var key: String
     @Argument(help: "The value, stored as a string.") var value: String
+    @OptionGroup var lock: WriteLockOptions
 
     func run() throws {
         try reportingFailures {
+            let options = YapDatabaseOptions()
+            options.busyTimeout = lock.busyTimeout
             let database: YapDatabase
-            do throws(YapDatabaseError) { database = try YapDatabase.open(url: URL(fileURLWithPath: path)) } catch { throw ToolFailure(error, path: path) }
+            do throws(YapDatabaseError) { database = try YapDatabase.open(url: URL(fileURLWithPath: path), options: options) } catch { throw ToolFailure(error, path: path) }
             do {
                 try database.newConnection().write { tx in tx.setObject(value, forKey: key, inCollection: collection) }
                 try database.close()
@@ -138,10 +146,11 @@ struct Put: ParsableCommand {
 struct Compact: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Rewrite segments with dead data and reclaim their space.")
     @Argument(help: "The database's main file.") var path: String
+    @OptionGroup var lock: WriteLockOptions
 
     func run() throws {
         try reportingFailures {
-            let database = try openExisting(path)
+            let database = try openExisting(path, readOnly: false, busyTimeout: lock.busyTimeout)
             do {
                 let before = try database.stats()
                 let progress = Progress("compact")
@@ -156,4 +165,17 @@ struct Compact: ParsableCommand {
             }
         }
     }
+}
+
+/// `--busy-timeout` of the commands that only read: they open the database read-only (beside
+/// other readers, on read-only media), waiting this long for a process that writes it.
+struct ReadLockOptions: ParsableArguments {
+    @Option(help: "Seconds to wait while another process has the database open read-write (default 0: fail at once).")
+    var busyTimeout: Double = 0
+}
+
+/// `--busy-timeout` of the commands that write: how long they wait for the database's lock.
+struct WriteLockOptions: ParsableArguments {
+    @Option(help: "Seconds to wait while another process has the database open (default 5).")
+    var busyTimeout: Double = 5
 }

@@ -18,10 +18,11 @@ struct Search: ParsableCommand {
     @Argument(help: "The query.") var query: String
     @Flag(help: "Order by bm25 (best first) and show scores.") var ranked = false
     @Option(help: "Show at most this many rows.") var limit: Int?
+    @OptionGroup var lock: ReadLockOptions
 
     func run() throws {
         try reportingFailures {
-            let database = try openExisting(path)
+            let database = try openExisting(path, readOnly: true, busyTimeout: lock.busyTimeout)
             let result: StoredSearchResult
             do throws(YapDatabaseError) {
                 result = try database.searchStoredFullTextIndex(extensionName, query: query, ranked: ranked, limit: limit)

@@ -12,6 +12,9 @@ struct YapDBTool: ParsableCommand {
         Exit codes: 0 success; 1 usage or other error; 2 no database at the path; 3 not a YapDB \
         database or a newer format; 4 damaged (verify found problems, or the file is corrupt); \
         5 locked by another process; 6 read-only or permission denied; 7 disk full or I/O error.
+        stats, dump, get, verify and search open the database read-only (a shared lock on PATH-lock: \
+        several at once, also on read-only media, but not beside a read-write open); put and compact \
+        wait for the lock (--busy-timeout, 5 s by default).
         """,
         subcommands: [Demo.self, Verify.self, Stats.self, Dump.self, Get.self, Put.self, Compact.self, Search.self, MeasureCoders.self, MeasureAPI.self, MeasureFullText.self]
     )
@@ -38,7 +41,7 @@ struct ToolFailure: Error, CustomStringConvertible {
         case .corrupted(let offset, let reason): self.init("\(path) is damaged at offset \(offset): \(reason)", code: 4)
         case .locked: self.init("\(path) is locked by another process", code: 5)
         case .alreadyOpen: self.init("\(path) is already open", code: 5)
-        case .readOnly: self.init("\(path) is on a read-only volume", code: 6)
+        case .readOnly: self.init("\(path) cannot be written (a read-only volume)", code: 6)
         case .permissionDenied(let operation): self.init("\(path) is not accessible (permission denied during \(operation))", code: 6)
         case .missingFiles(let names): self.init("\(path) is missing files: \(names.joined(separator: ", "))", code: 4)
         case .diskFull: self.init("the disk is full", code: 7)
@@ -58,14 +61,17 @@ func reportingFailures(_ body: () throws -> Void) throws {
     }
 }
 
-/// Opens an existing database for the inspection commands (never creates one).
-func openExisting(_ path: String) throws -> YapDatabase {
+/// Opens an existing database for the inspection commands (never creates one): read-only
+/// (a shared lock, nothing written) unless the command changes it.
+func openExisting(_ path: String, readOnly: Bool, busyTimeout: Double) throws -> YapDatabase {
     var isDirectory: ObjCBool = false
     if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
         throw ToolFailure("\(path) is a directory, not a database file", code: 3)
     }
     let options = YapDatabaseOptions()
     options.createIfMissing = false
+    options.readOnly = readOnly
+    options.busyTimeout = busyTimeout
     YapDatabase.setLogHandler { message in
         if message.level <= .warning { FileHandle.standardError.write(Data("yapdb: \(message.level): \(message.message)\n".utf8)) }
     }

@@ -27,6 +27,11 @@
 //                                   restores the limit and writes "done".
 //   YapDBCrashChild hold PATH       opens PATH, writes "ready\n", holds it open until standard
 //                                   input closes.
+//   YapDBCrashChild holdro PATH [nobody]
+//                                   opens PATH read-only (`options.readOnly`; with "nobody", run
+//                                   by root: first drops to user and group 65534), writes
+//                                   "ready N\n" (N: the rows it reads) or "error E\n", holds it
+//                                   open until standard input closes.
 //
 // Exit status: 0 normal end, 2 usage, 3 open failed, 4 commit failed (the error on stderr).
 #if canImport(Glibc)
@@ -72,7 +77,7 @@ func open(_ path: String, settings: String = "") -> YapDatabase {
 
 let arguments = CommandLine.arguments
 guard arguments.count >= 3 else {
-    report("usage: YapDBCrashChild run PATH SEED | hold PATH | srvbadinit PATH | srvsetgrouping PATH", to: 2)
+    report("usage: YapDBCrashChild run PATH SEED | hold PATH | holdro PATH | srvbadinit PATH | srvsetgrouping PATH", to: 2)
     exit(2)
 }
 
@@ -118,6 +123,24 @@ case "fdlimit" where arguments.count == 4:
 case "hold":
     let database = open(arguments[2])
     report("ready")
+    while getchar() != EOF {}
+    withExtendedLifetime(database) {}
+case "holdro":
+    if arguments.count == 4 && arguments[3] == "nobody" && getuid() == 0 {
+        guard setgid(65534) == 0, setuid(65534) == 0 else {
+            report("could not drop privileges: errno \(errno)", to: 2)
+            exit(2)
+        }
+    }
+    let options = YapDatabaseOptions()
+    options.readOnly = true
+    let database: YapDatabase
+    do { database = try YapDatabase.open(url: URL(fileURLWithPath: arguments[2]), options: options) } catch {
+        report("error \(error)")
+        exit(3)
+    }
+    let rows = database.newConnection().read { tx in tx.numberOfKeysInAllCollections() }
+    report("ready \(rows)")
     while getchar() != EOF {}
     withExtendedLifetime(database) {}
 case "srvbadinit":

@@ -47,7 +47,8 @@ import TestSupport
         #expect(throws: StorageError.locked(path: Self.path)) {
             _ = try Engine.open(path: Self.path, options: EngineTesting.options(disk))
         }
-        #expect(try disk.listDirectory("/db") == ["main-creating"])
+        // The lock file, taken before the creation, is the one file the failed open leaves.
+        #expect(try disk.listDirectory("/db").sorted() == ["main-creating", "main-lock"])
     }
 
     /// A `-creating` file nobody holds is a dead creator's: it is replaced.
@@ -68,7 +69,8 @@ import TestSupport
         for i in 0..<20 { _ = try engine.write { tx in try EngineTesting.set(tx, "c", "k\(i)", [UInt8](repeating: 1, count: 100)) } }
         try engine.checkpoint()
         try engine.close()
-        let before = try disk.listDirectory("/db").sorted()
+        // The lock file is never set aside: every open locks the same file.
+        let before = try disk.listDirectory("/db").sorted().filter { $0 != "main-lock" }
         #expect(before.contains { $0.contains("-index-") })
         // Damage the checkpoint: the open fails `corrupted`.
         let checkpoint = try #require(before.first { $0.contains("-checkpoint-") })
@@ -81,13 +83,16 @@ import TestSupport
         let fresh = try Engine.open(path: Self.path, options: renaming)
         let after = Set(try disk.listDirectory("/db"))
         for name in before { #expect(after.contains(name + ".1.corrupt"), "\(name) was set aside") }
+        #expect(after.contains("main-lock") && !after.contains("main-lock.1.corrupt"))
         #expect(fresh.openReport.corruptFilesHandled.count == before.count)
         try fresh.close()
-        // The lock of the damaged database was held through the renames: released only after.
+        // The lock was taken before the renames and held through them and the new database's
+        // creation: released only at close.
         let log = disk.log
+        let locked = try #require(log.lastIndex { $0 == "locked /db/main-lock" })
         let renamed = try #require(log.lastIndex { $0.hasPrefix("renamed /db/main ->") })
-        let released = try #require(log.lastIndex { $0.hasPrefix("unlocked /db/main (now /db/main.1.corrupt)") })
-        #expect(renamed < released)
+        let released = try #require(log.lastIndex { $0 == "unlocked /db/main-lock" })
+        #expect(locked < renamed && renamed < released)
     }
 
     /// Bug: `EMFILE` while creating the next segment poisoned the engine for good.

@@ -20,8 +20,15 @@ final class ChildProcess {
         return URL(fileURLWithPath: test).deletingLastPathComponent().appendingPathComponent("YapDBCrashChild").path
     }
 
+    /// A program of this package built beside the test binary (`.build/debug/NAME`).
+    static func builtProgram(_ name: String) -> String {
+        URL(fileURLWithPath: executable).deletingLastPathComponent().appendingPathComponent(name).path
+    }
+
     /// Starts the child with `arguments`; its stdin and stdout are pipes, stderr is inherited.
-    init(_ arguments: [String]) throws {
+    /// `executable` is the crash child unless given (another program built beside the tests,
+    /// such as `yapdb`: `ChildProcess.builtProgram("yapdb")`).
+    init(_ arguments: [String], executable: String = ChildProcess.executable) throws {
         var toChild: [Int32] = [0, 0], fromChild: [Int32] = [0, 0]
         guard pipe(&toChild) == 0, pipe(&fromChild) == 0 else { throw POSIXError(.EMFILE) }
         var actions = posix_spawn_file_actions_t()
@@ -30,10 +37,10 @@ final class ChildProcess {
         posix_spawn_file_actions_adddup2(&actions, toChild[0], 0)
         posix_spawn_file_actions_adddup2(&actions, fromChild[1], 1)
         for fd in toChild + fromChild { posix_spawn_file_actions_addclose(&actions, fd) }
-        let argv = ([Self.executable] + arguments).map { strdup($0) } + [nil]
+        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
         defer { for pointer in argv { free(pointer) } }
         var child = pid_t()
-        let status = posix_spawn(&child, Self.executable, &actions, nil, argv, environ)
+        let status = posix_spawn(&child, executable, &actions, nil, argv, environ)
         close(toChild[0])
         close(fromChild[1])
         guard status == 0 else {

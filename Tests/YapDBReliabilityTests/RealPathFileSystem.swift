@@ -136,9 +136,9 @@ final class RealPathFileSystem: FileSystem {
         record { _ in .syncDirectory }
     }
 
-    func lock(_ path: String) throws(IOFailure) -> any FileLock {
+    func lock(_ path: String, shared: Bool) throws(IOFailure) -> any FileLock {
         if let effect = firing(.lock), let failure = Self.failure(effect, "flock", path) { throw failure }
-        return try inner.lock(path)
+        return try inner.lock(path, shared: shared)
     }
 }
 

@@ -19,7 +19,7 @@ import TestSupport
             ends.append(opened.writer.end)
         }
         opened.writer.file.close()
-        opened.lock.unlock()
+        opened.lock?.unlock()
         return (harness, opened.writer.files.segmentPath(opened.writer.segmentNumber), ends)
     }
 
@@ -90,7 +90,7 @@ import TestSupport
         let (opened, state) = try harness.open()
         #expect(opened.damagedHeaderCopy == 0)
         #expect(state == expected(3))
-        opened.lock.unlock()
+        opened.lock?.unlock()
         main[Format.mainHeaderCopyOffset + Format.headerUUIDOffset] ^= 0x10
         try overwrite(harness.path, main)
         #expect { try harness.open() } throws: { isCorrupted($0) }
@@ -115,7 +115,7 @@ import TestSupport
             #expect(opened.report.truncatedBytes == Int64(cut) - Int64(ends[1]), "cut at \(cut)")
             #expect(opened.report.lastSnapshot == 2)
             #expect(try fs.open(segment, mode: .readOnly).size() == Int64(ends[1]), "the torn tail is truncated")
-            opened.lock.unlock()
+            opened.lock?.unlock()
         }
     }
 
@@ -129,7 +129,7 @@ import TestSupport
         let (opened, state) = try harness.open()
         #expect(state == expected(2))
         #expect(opened.report.truncatedBytes == Int64(ends[2] - ends[1]))
-        opened.lock.unlock()
+        opened.lock?.unlock()
 
         damaged = full
         damaged[Int(ends[0]) + 30] ^= 0x04
@@ -147,7 +147,7 @@ import TestSupport
         let (opened, state) = try harness.open()
         #expect(state == expected(2))
         #expect(opened.report.tornAt == LogPosition(segment: 1, offset: ends[1]))
-        opened.lock.unlock()
+        opened.lock?.unlock()
     }
 
     @Test func zeroedTailIsTruncated() throws {
@@ -160,7 +160,7 @@ import TestSupport
         let (opened, state) = try harness.open()
         #expect(state == expected(2))
         #expect(opened.report.truncatedBytes == Int64(damaged.count) - Int64(ends[1]))
-        opened.lock.unlock()
+        opened.lock?.unlock()
     }
 
     @Test func garbageTailIsTruncated() throws {
@@ -173,15 +173,15 @@ import TestSupport
         #expect(state == expected(3))
         #expect(opened.report.truncatedBytes == 10_000)
         #expect(opened.report.tornAt == LogPosition(segment: 1, offset: ends[2]))
-        opened.lock.unlock()
+        opened.lock?.unlock()
         // New commits go after the last valid one and survive a reopen.
         let (again, _) = try harness.open()
         try LogHarness.commit(again.writer, [("z", [1, 2, 3])])
-        again.lock.unlock()
+        again.lock?.unlock()
         var after = expected(3); after["z"] = [1, 2, 3]
         let (third, state3) = try harness.open()
         #expect(state3 == after)
-        third.lock.unlock()
+        third.lock?.unlock()
     }
 
     @Test func damageFollowedByAValidCommitIsCorruption() throws {
@@ -216,8 +216,8 @@ import TestSupport
         let harness = LogHarness(path: dir.file("db"), fs: fs)
         let (opened, _) = try harness.open()
         #expect(throws: StorageError.locked(path: harness.path)) { try harness.open() }
-        opened.lock.unlock()
+        opened.lock?.unlock()
         let (again, _) = try harness.open()
-        again.lock.unlock()
+        again.lock?.unlock()
     }
 }

@@ -24,7 +24,7 @@ import TestSupport
         let harness = LogHarness(path: dir.file("db"), fs: fs)
         let (opened, _) = try harness.open()
         try LogHarness.commit(opened.writer, [("k", [1, 2, 3])])
-        opened.lock.unlock()
+        opened.lock?.unlock()
         let (_, state) = try harness.open()
         #expect(state == ["k": [1, 2, 3]])
     }

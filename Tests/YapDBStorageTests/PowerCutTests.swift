@@ -67,7 +67,7 @@ import TestSupport
                     // Only the crash point may stop the stream.
                     #expect(Self.isPowerLoss(error), "seed \(seed): \(error)")
                 }
-                opened?.lock.unlock()
+                opened?.lock?.unlock()
                 let cutMode = cutModes[Int(rng.next() % 3)]
                 let log = disk.powerCut(seed: seed &+ UInt64(round), mode: cutMode)
                 tally.cuts += 1
@@ -90,7 +90,7 @@ import TestSupport
                     tally.partial += 1
                     Issue.record("seed \(seed) round \(round) \(mode) \(cutMode): recovered state is not the state after \(k) commits")
                 }
-                recovered.0.lock.unlock()
+                recovered.0.lock?.unlock()
                 committed = k
                 synced = min(synced, k)
                 // States past k will be rewritten by the next round's commits with the same numbers.

@@ -48,6 +48,22 @@ import Testing
         #expect(result.unsearched == [YapCollectionKey(collection: "fruit", key: "f")])
     }
 
+    /// `yapdb search` opens the database read-only: the claim publishes without a commit.
+    @Test func aReadOnlyDatabaseIsSearched() throws {
+        let fixture = try DatabaseFixture(options: Self.options())
+        Self.register(fixture.database)
+        try fixture.database.newConnection().write { tx in
+            tx.setObject("red apple", forKey: "a", inCollection: "fruit")
+            tx.setObject("green pear", forKey: "d", inCollection: "fruit")
+        }
+        let options = Self.options()
+        options.readOnly = true
+        try fixture.reopen(options: options)
+        let result = try fixture.database.searchStoredFullTextIndex("fts", query: "red OR pear", ranked: false, limit: nil)
+        #expect(result.matches.map(\.key).sorted() == ["a", "d"])
+        #expect(result.matches.allSatisfy { !$0.byRowText }, "from the stored index")
+    }
+
     /// (Each search claims the stored roots, so each test searches once.)
     @Test func aRowRewrittenSinceIsMatchedByItsNewText() throws {
         let fixture = try Self.database()

@@ -41,7 +41,9 @@ extension YapDatabaseConnection {
     }
 
     /// Runs `block` in the read-write transaction and commits it (the native form). On a
-    /// closed or poisoned database the block does not run.
+    /// closed or poisoned database the block does not run. On a database opened read-only
+    /// (`YapDatabaseOptions.readOnly`) it runs, its writes are refused, and a block that wrote
+    /// anything ends in `readOnly`.
     /// - Throws: the block's own error (after rolling back), or `YapDatabaseError` when the commit
     ///   fails or is refused (`diskFull`, `readOnly`, `io`, `poisoned`, `closed`, `serialization`,
     ///   `valueTooLarge`).

@@ -124,6 +124,8 @@ public final class YapDatabase: Sendable {
         if let indexPageSize { engineOptions.indexPageSize = indexPageSize }
         engineOptions.countsExtensionPageReads = countsExtensionPageReads
         if let mappedFileCheckInterval { engineOptions.mappedFileCheckInterval = mappedFileCheckInterval }
+        engineOptions.readOnly = options.readOnly
+        engineOptions.busyTimeout = YapDatabaseOptions.busyTimeoutDuration(options.busyTimeout)
         do throws(StorageError) {
             return try Engine.open(path: url.path, options: engineOptions)
         } catch {
@@ -163,6 +165,7 @@ public final class YapDatabase: Sendable {
     // MARK: Maintenance (native)
 
     /// Writes a checkpoint now, so the next open reads it instead of scanning the log.
+    /// Throws `readOnly` when the database was opened read-only.
     public func checkpoint() throws(YapDatabaseError) {
         do throws(StorageError) { try engine.checkpoint() } catch { throw YapDatabaseError(error) }
     }
@@ -173,8 +176,8 @@ public final class YapDatabase: Sendable {
     /// are removed (checkpoints also do this on their own once the index files pass about
     /// twice the size of the last copy). Readers never wait for it; a crash at any step loses
     /// nothing.
-    /// - Throws: `YapDatabaseError` on an I/O failure or a damaged index page, or when the
-    ///   database is closed.
+    /// - Throws: `YapDatabaseError` on an I/O failure or a damaged index page, when the
+    ///   database is closed, or `readOnly` when it was opened read-only.
     /// - Threading: any thread; runs one maintenance operation at a time.
     public func compact() throws(YapDatabaseError) {
         do throws(StorageError) { _ = try engine.compact() } catch { throw YapDatabaseError(error) }

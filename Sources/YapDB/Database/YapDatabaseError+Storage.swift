@@ -22,6 +22,7 @@ extension YapDatabaseError {
         case .alreadyOpen: self = .alreadyOpen
         case .poisoned: self = .poisoned
         case .closed: self = .closed
+        case .readOnly: self = .readOnly
         case .missingFiles(let names): self = .missingFiles(names: names)
         }
     }

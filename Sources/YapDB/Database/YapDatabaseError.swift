@@ -29,16 +29,19 @@ public enum YapDatabaseError: Error, Sendable, Equatable, Hashable {
     /// `corruptAction = .rename` to keep the damaged files aside and start a new database.
     case corrupted(offset: Int64, reason: String)
 
-    /// Another process holds the database's file lock. Retry after that process closes it;
-    /// YapDB does not support multi-process access.
+    /// Another process holds the database's lock (on the `NAME-lock` file) in a way that
+    /// excludes this open: it has the database open read-write, or this open is read-write
+    /// and it has it open read-only. Retry after that process closes it, or set
+    /// `YapDatabaseOptions.busyTimeout` to wait. Any number of read-only opens share the lock.
     case locked
 
     /// This process already has the database at this path open. Use the existing
     /// `YapDatabase` instance (share it) instead of opening the file twice.
     case alreadyOpen
 
-    /// The file or its directory is on a read-only volume (`EROFS`). Nothing was changed; open
-    /// a copy in a writable place.
+    /// The file or its directory is on a read-only volume (`EROFS`), or the database was
+    /// opened with `YapDatabaseOptions.readOnly` and this call writes. Nothing was changed;
+    /// open it read-only to read it, or open a copy in a writable place to change it.
     case readOnly
 
     /// The operating system refused access to a file of the database or to its directory
@@ -114,7 +117,7 @@ extension YapDatabaseError: CustomStringConvertible, LocalizedError {
         case .alreadyOpen:
             return "YapDB: the database is already open in this process; share the existing YapDatabase instance"
         case .readOnly:
-            return "YapDB: the database cannot be written (read-only volume)"
+            return "YapDB: the database cannot be written (a read-only volume, or opened with options.readOnly)"
         case let .permissionDenied(operation):
             return "YapDB: permission denied during \(operation) (file permissions, a sandbox, or data protection while the device is locked)"
         case let .missingFiles(names):

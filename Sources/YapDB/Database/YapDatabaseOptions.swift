@@ -8,9 +8,11 @@ import Synchronization
 public enum YapDatabaseCorruptAction: Int, Sendable, Hashable, CaseIterable {
     /// Opening fails with `YapDatabaseError.corrupted(offset:reason:)` and nothing is changed. The default.
     case fail = 0
-    /// The damaged files are renamed with a `.N.corrupt` suffix and a new, empty database starts.
+    /// The damaged files are renamed with a `.N.corrupt` suffix and a new, empty database starts
+    /// (the empty lock file `NAME-lock` stays). Never in a read-only open, which reports the damage.
     case rename = 1
-    /// The damaged files are deleted and a new, empty database starts.
+    /// The damaged files are deleted and a new, empty database starts (the lock file stays).
+    /// Never in a read-only open.
     case delete = 2
 }
 
@@ -115,6 +117,8 @@ public final class YapDatabaseOptions: Sendable {
         var indexReadMode = YapDatabaseIndexReadMode.platformDefault
         var idleCheckpointDelay = YapDatabaseOptions.defaultIdleCheckpointDelay
         var dirtyPageBudget = YapDatabaseOptions.defaultDirtyPageBudget
+        var readOnly = false
+        var busyTimeout: TimeInterval = 0
     }
 
     /// Default of ``maxValueSize``: 1 GiB.
@@ -232,6 +236,55 @@ public final class YapDatabaseOptions: Sendable {
                          "YapDatabaseOptions.compactionThreshold must be a fraction in 0...1, got \(newValue)")
             storage.withLock { $0.compactionThreshold = newValue }
         }
+    }
+
+    /// Open the database without changing any of its files (a YapDB addition; YapDatabase
+    /// has no read-only open). Default false.
+    ///
+    /// A read-only open takes a shared lock on the database's lock file (`NAME-lock`), so any
+    /// number of processes may open one database read-only at once — `yapdb stats` beside
+    /// `yapdb dump`, say — and it works on a read-only volume, in a read-only directory or in
+    /// an app bundle. It creates, repairs and removes nothing: a missing database is
+    /// ``YapDatabaseError/fileNotFound`` whatever ``createIfMissing`` says; a torn tail left
+    /// by a crash is not read (and stays for the next read-write open to cut); damage is
+    /// reported, never handled by ``corruptAction``; no checkpoint is written, at close or
+    /// otherwise. The one file it may create is the empty lock file, when it is missing and
+    /// the directory takes new files.
+    ///
+    /// On such a database a read-write transaction's block runs with every write refused:
+    /// `write(_:)` then throws ``YapDatabaseError/readOnly``, and `readWrite(_:)` reports the
+    /// refusal to the log handler, as it does on a read-only volume; `checkpoint()` and
+    /// `compact()` throw `readOnly`. An extension registers when the database holds its trees
+    /// as the last read-write close left them (same `versionTag`, no rows changed since the last
+    /// checkpoint): a persistent view, a secondary index, a full-text index opens over them. One
+    /// that would have to build or catch up fails to register (it returns false), after the work
+    /// of trying.
+    ///
+    /// A writer and a read-only open exclude each other: while one process has the database
+    /// open read-write, a read-only open elsewhere waits up to ``busyTimeout`` and then fails
+    /// with ``YapDatabaseError/locked``, and the other way round. (Readers beside a live
+    /// writer come with multi-process support.) A read-only open sees the database as it was
+    /// when it opened.
+    public var readOnly: Bool {
+        get { storage.withLock { $0.readOnly } }
+        set { storage.withLock { $0.readOnly = newValue } }
+    }
+
+    /// Seconds that opening waits for the database's lock while another process holds it,
+    /// before failing with ``YapDatabaseError/locked`` (a YapDB addition, like SQLite's busy
+    /// timeout; YapDatabase had none). Default 0: fail at once. The wait retries every few
+    /// milliseconds (1 ms at first, doubling up to 50 ms); it applies to read-write opens
+    /// waiting for a writer or readers to close, and to read-only opens waiting for a writer.
+    /// Negative values and NaN act as 0; values above a day act as a day.
+    public var busyTimeout: TimeInterval {
+        get { storage.withLock { $0.busyTimeout } }
+        set { storage.withLock { $0.busyTimeout = newValue } }
+    }
+
+    /// `seconds` as the engine's wait: 0 for negative or NaN values, at most a day.
+    static func busyTimeoutDuration(_ seconds: TimeInterval) -> Duration {
+        guard seconds > 0 else { return .zero }
+        return .milliseconds(Int64(min(seconds, 86_400) * 1000))
     }
 
     /// Whether `value` may be a ``compactionThreshold``: a number in 0...1 (NaN is not).

@@ -36,6 +36,8 @@ package enum Format {
     package static let segmentInfix = "-seg-"
     package static let checkpointInfix = "-checkpoint-"
     package static let creatingSuffix = "-creating"
+    /// The lock file's suffix: `NAME-lock`, empty, never deleted by the engine.
+    package static let lockSuffix = "-lock"
     package static let temporarySuffix = ".tmp"
     package static let fileNumberDigits = 10
 

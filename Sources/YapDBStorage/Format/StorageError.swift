@@ -20,6 +20,8 @@ package enum StorageError: Error, Equatable, Sendable, CustomStringConvertible {
     case poisoned
     /// The database was closed.
     case closed
+    /// The database was opened read-only: writes, checkpoints and compactions are refused.
+    case readOnly
     /// Files the main file's high-water mark promises are missing (docs/format.md §2): the
     /// names, or a description such as a log segment shorter than promised. Not corruption:
     /// `corruptAction` never handles it, and open deletes nothing.
@@ -39,6 +41,7 @@ package enum StorageError: Error, Equatable, Sendable, CustomStringConvertible {
         case .alreadyOpen(let path): return "the database is already open in this process: \(path)"
         case .poisoned: return "a previous commit failed; reopen the database to continue"
         case .closed: return "the database is closed"
+        case .readOnly: return "the database was opened read-only"
         case .missingFiles(let names): return "files of the database are missing: \(names.joined(separator: ", "))"
         }
     }

@@ -112,7 +112,8 @@ package protocol StorageFile: AnyObject, Sendable {
     var mapsInPlace: Bool { get }
 }
 
-/// An exclusive lock on a database, held while the database is open. Dropping it releases it.
+/// A lock on a file (exclusive or shared), held while the database is open. Dropping it
+/// releases it.
 package protocol FileLock: AnyObject, Sendable {
     /// Releases the lock. Harmless to call twice.
     func unlock()
@@ -139,9 +140,17 @@ package protocol FileSystem: AnyObject, Sendable {
     /// Makes the directory's entries durable (creations, renames and removals in it).
     func syncDirectory(_ path: String) throws(IOFailure)
 
-    /// Takes an exclusive, non-blocking lock on `path` (which must exist). Throws an
-    /// `IOFailure` with errno `EWOULDBLOCK` when another holder has it.
-    func lock(_ path: String) throws(IOFailure) -> any FileLock
+    /// Takes a non-blocking lock on `path` (which must exist): exclusive, or with `shared`
+    /// one that any number of shared holders may hold at once but no exclusive one. Throws
+    /// an `IOFailure` with errno `EWOULDBLOCK` when a holder that conflicts has it.
+    func lock(_ path: String, shared: Bool) throws(IOFailure) -> any FileLock
+}
+
+extension FileSystem {
+    /// Takes an exclusive, non-blocking lock on `path` (`lock(_:shared:)` with `shared` false).
+    package func lock(_ path: String) throws(IOFailure) -> any FileLock {
+        try lock(path, shared: false)
+    }
 }
 
 extension StorageFile {

@@ -163,15 +163,17 @@ package final class PosixFileSystem: FileSystem {
         log?(failure)
     }
 
-    /// Opens a descriptor of its own on `path` (which must exist) and takes
-    /// `flock(LOCK_EX|LOCK_NB)` on it. Two locks on the same file conflict even inside one
-    /// process, because each has its own open file description.
+    /// Opens a descriptor of its own on `path` (which must exist; read-only, so a file on a
+    /// read-only volume or in a read-only directory can be locked) and takes
+    /// `flock(LOCK_EX|LOCK_NB)` on it, or `flock(LOCK_SH|LOCK_NB)` with `shared`. Two locks on
+    /// the same file conflict even inside one process, because each has its own open file
+    /// description.
     ///
     /// - Throws: `IOFailure(errno: EWOULDBLOCK, operation: "flock", path:)` when someone else
-    ///   holds the lock; other `IOFailure`s from "open" or "flock".
-    package func lock(_ path: String) throws(IOFailure) -> any FileLock {
+    ///   holds a lock that conflicts; other `IOFailure`s from "open" or "flock".
+    package func lock(_ path: String, shared: Bool) throws(IOFailure) -> any FileLock {
         let descriptor = try Posix.openDescriptor(path, flags: O_RDONLY | O_CLOEXEC, operation: "open")
-        if Posix.retrying({ flock(descriptor, LOCK_EX | LOCK_NB) }) != 0 {
+        if Posix.retrying({ flock(descriptor, (shared ? LOCK_SH : LOCK_EX) | LOCK_NB) }) != 0 {
             let code = errno
             _ = Posix.close(descriptor)
             throw IOFailure(errno: code == EAGAIN ? EWOULDBLOCK : code, operation: "flock", path: path)

@@ -13,7 +13,11 @@ package enum LogStore {
         package var created: Bool
         /// Which main-file header copy was damaged, if one was.
         package var damagedHeaderCopy: Int?
-        package var lock: any FileLock
+        /// The lock on `NAME-lock`; nil only for a read-only open where none could be taken
+        /// (`LockFile.acquire`).
+        package var lock: (any FileLock)?
+        /// Positioned after the last valid commit. In a read-only open it never writes: its
+        /// file is open read-only (or stands for a log with no segment at all).
         package var writer: LogWriter
         package var report: ScanReport
         /// Segment numbers present after recovery (log and compaction), sorted.
@@ -26,44 +30,61 @@ package enum LogStore {
         package var createIfMissing = true
         package var syncMode: SyncMode = .full
         package var segmentLimit = Format.defaultSegmentSize
+        /// Open without changing anything: a shared lock, no creation, no removal of
+        /// temporaries, a torn tail left in place (and not read), no high-water mark write.
+        package var readOnly = false
+        /// How long to wait for the lock (`LockFile.acquire`).
+        package var busyTimeout: Duration = .zero
         package init() {}
     }
 
-    /// Opens (or creates) the database at `path`: takes the lock, checks the main file,
-    /// removes temporary files (only under the lock, and only the names the engine writes), then lets `start(listing)` pick the replay start (the engine
-    /// loads its checkpoint there) and scans the log from it, calling `apply` per commit.
-    /// `heldLock`, when given, is the main file's lock the caller already holds: it is used,
-    /// and left held if the open fails.
+    /// Where `open` gets the database's lock.
+    package enum LockSource {
+        /// `open` takes it (`LockFile.acquire`) and releases it if the open fails.
+        case take
+        /// The caller took it (nil: a read-only open without one) and keeps it if the open fails.
+        case held((any FileLock)?)
+    }
+
+    /// Opens (or creates) the database at `path`: takes the lock (unless the caller holds it),
+    /// checks the main file, removes temporary files (only under the lock, and only the names
+    /// the engine writes), then lets `start(listing)` pick the replay start (the engine loads
+    /// its checkpoint there) and scans the log from it, calling `apply` per commit. With
+    /// `options.readOnly` nothing on disk changes (`Options.readOnly`).
     package static func open(
         path: String, fileSystem fs: any FileSystem, options: Options,
         start: (DatabaseFiles.Listing, FileHeader) throws(StorageError) -> (position: LogPosition, baseSnapshot: UInt64, protected: Set<UInt32>) = { _, _ throws(StorageError) in
             (LogPosition(segment: 1, offset: UInt32(Format.headerSize)), 0, [])
         },
-        heldLock: (any FileLock)? = nil,
+        lock source: LockSource = .take,
         apply: (ScannedCommit) throws(StorageError) -> Void
     ) throws(StorageError) -> Opened {
         let files = DatabaseFiles(mainPath: path)
-        var created = false
-        var lock: any FileLock
-        switch fs.kind(of: path) {
-        case .file where heldLock != nil:
-            lock = heldLock!
-        case .missing:
-            guard options.createIfMissing else { throw .fileNotFound(path: path) }
-            lock = try MainFile.create(at: path, fileSystem: fs).lock
-            created = true
-        case .file:
-            lock = try lockMainFile(path, fs)
-        case .directory, .other: throw .notADatabase(path: path)
+        let lock: (any FileLock)?
+        switch source {
+        case .held(let held): lock = held
+        case .take: lock = try LockFile.acquire(mainPath: path, fileSystem: fs, shared: options.readOnly, busyTimeout: options.busyTimeout)
         }
         var success = false
         // A lock the caller took stays the caller's to release.
-        defer { if !success && heldLock == nil { lock.unlock() } }
+        defer { if !success, case .take = source { lock?.unlock() } }
+        var created = false
+        switch fs.kind(of: path) {
+        case .missing:
+            guard options.createIfMissing && !options.readOnly else { throw .fileNotFound(path: path) }
+            // The creation's own lock (on `-creating`) guards only the creation: the lock
+            // file guards the database.
+            try MainFile.create(at: path, fileSystem: fs).lock.unlock()
+            created = true
+        case .file: break
+        case .directory, .other: throw .notADatabase(path: path)
+        }
 
         // Kept open for writing: the high-water mark is updated in place (docs/format.md §2).
+        // A read-only open reads it and lets it go.
         let main: any StorageFile
-        do { main = try fs.open(path, mode: .readWrite) } catch { throw .io(error) }
-        defer { if !success { main.close() } }
+        do { main = try fs.open(path, mode: options.readOnly ? .readOnly : .readWrite) } catch { throw .io(error) }
+        defer { if !success || options.readOnly { main.close() } }
         let opened = try MainFile.open(at: path, file: main)
         let header = opened.header
 
@@ -75,19 +96,28 @@ package enum LogStore {
         } catch { throw .io(error) }
         // Before anything is removed or repaired: less than the mark promises is an error.
         guard missing.isEmpty else { throw .missingFiles(missing) }
-        do throws(IOFailure) {
-            for stale in listing.temporaries { try fs.remove(stale) }
-            if !listing.temporaries.isEmpty { try fs.syncDirectory(files.directory) }
-        } catch { throw .io(error) }
+        if !options.readOnly {
+            do throws(IOFailure) {
+                for stale in listing.temporaries { try fs.remove(stale) }
+                if !listing.temporaries.isEmpty { try fs.syncDirectory(files.directory) }
+            } catch { throw .io(error) }
+        }
         listing.temporaries = []
 
         let begin = try start(listing, header)
         let scanner = LogScanner(files: files, fileSystem: fs, uuid: header.uuid)
         let report = try scanner.scan(segments: listing.segments, from: begin.position, baseSnapshot: begin.baseSnapshot,
-                                      protected: begin.protected, repair: true, apply: apply)
+                                      protected: begin.protected, repair: !options.readOnly, apply: apply)
         let removed = Set(report.removedSegments)
         let segments = listing.segments.filter { !removed.contains($0) }
 
+        if options.readOnly {
+            let writer = try readOnlyWriter(report: report, begin: begin.position, segments: segments, files: files,
+                                            fileSystem: fs, uuid: header.uuid, options: options)
+            success = true
+            return Opened(header: header, created: false, damagedHeaderCopy: opened.damagedCopy, lock: lock, writer: writer,
+                          report: report, segments: segments, checkpoints: listing.checkpoints)
+        }
         var writer: LogWriter!
         do throws(IOFailure) {
             if let end = report.end {
@@ -131,11 +161,4 @@ package enum LogStore {
                       report: report, segments: allSegments, checkpoints: listing.checkpoints)
     }
 
-    /// Takes the lock of an existing main file (`locked` when another holder has it).
-    package static func lockMainFile(_ path: String, _ fs: any FileSystem) throws(StorageError) -> any FileLock {
-        do { return try fs.lock(path) } catch {
-            if error.errno == EWOULDBLOCK || error.errno == EAGAIN { throw .locked(path: path) }
-            throw .io(error)
-        }
-    }
 }

@@ -15,6 +15,9 @@ package struct DatabaseFiles: Sendable {
         mainPath + Format.segmentInfix + Self.padded(number)
     }
 
+    /// The lock file, `NAME-lock` (docs/format.md §1): what every open locks.
+    package var lockPath: String { mainPath + Format.lockSuffix }
+
     package func checkpointPath(_ number: UInt32) -> String {
         mainPath + Format.checkpointInfix + Self.padded(number)
     }
