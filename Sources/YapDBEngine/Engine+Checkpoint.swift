@@ -103,6 +103,8 @@ extension Engine {
     func writeAndInstallCheckpoint(_ source: CheckpointSource) throws(StorageError) {
         let copyIndex = source.copyIndex
         let roots: (rows: PageID, rowids: PageID)
+        // A repacked copy can be lower than the trees it copies (fuller pages).
+        var heights = (rows: source.keydir.rows.height, rowids: source.keydir.rowids.height)
         let extents: [IndexFileExtent]
         let extensionPages: [String: ExtensionPagesWritten]
         let publishKeydir: () -> Void
@@ -110,6 +112,7 @@ extension Engine {
         if copyIndex {
             let pages = try index.writeCopy(of: source.keydir, extensions: source.pagedExtensions, sequence: UInt64(source.number))
             (roots, extents, extensionPages) = ((pages.copy.rows.page, pages.copy.rowids.page), pages.extents, pages.extensions)
+            heights = (pages.copy.rows.height, pages.copy.rowids.height)
             publishKeydir = {}
             // The repacked copy holds the captured directory's entries on new pages; the
             // writer's directory may have changed since the capture: its changes are carried
@@ -135,9 +138,9 @@ extension Engine {
         let root = IndexRoot(uuid: uuid, pageSize: index.format.pageSize, sequence: UInt64(source.number), snapshot: source.snapshot,
                              replay: source.replay, nextRowID: source.nextRowid,
                              trees: [IndexRoot.Tree(name: Self.rowsTreeName, root: IndexPageID(rawValue: roots.rows),
-                                                    count: UInt64(source.keydir.rows.count), height: UInt32(source.keydir.rows.height)),
+                                                    count: UInt64(source.keydir.rows.count), height: UInt32(heights.rows)),
                                      IndexRoot.Tree(name: Self.rowidsTreeName, root: IndexPageID(rawValue: roots.rowids),
-                                                    count: UInt64(source.keydir.rowids.count), height: UInt32(source.keydir.rowids.height))],
+                                                    count: UInt64(source.keydir.rowids.count), height: UInt32(heights.rowids))],
                              files: extents.map { IndexRoot.File(number: $0.number, length: $0.length) },
                              extensions: recorded.keys.sorted().map { IndexRoot.Extension(name: $0, bytes: recorded[$0]!) })
         let path = try Self.writeCheckpoint(source, root: root, files: files, fs: fileSystem, uuid: uuid)

@@ -77,14 +77,18 @@ enum PagesTarget {
     /// Seeds: real directories of a few shapes, written as pages.
     static func seeds() -> [[UInt8]] {
         var seeds: [[UInt8]] = []
-        for (control, rows) in [(0, 3), (0, 60), (1, 200), (2, 120), (3, 40), (0, 0)] as [(UInt8, Int)] {
+        // The last two shapes keep one long collection name, so the pages share long key
+        // prefixes and the row-id tree's leaves a value prefix (format §11).
+        for (control, rows, oneCollection) in [(0, 3, false), (0, 60, false), (1, 200, false), (2, 120, false), (3, 40, false), (0, 0, false),
+                                               (0, 90, true), (3, 160, true)] as [(UInt8, Int, Bool)] {
             let format = PageFormat(pageSize: control & 1 == 0 ? 256 : 512)
             var keydir = Keydir(format: format)
             for i in 0..<rows {
-                    let metadata: ValueLocation? = i % 3 == 0 ? ValueLocation(segment: 2, offset: UInt32(i), length: 9) : nil
+                let metadata: ValueLocation? = i % 3 == 0 ? ValueLocation(segment: 2, offset: UInt32(i), length: 9) : nil
                 let entry = KeydirEntry(rowid: UInt64(i + 1), object: ValueLocation(segment: 1, offset: UInt32(64 + i * 30), length: 30),
                                         metadata: metadata)
-                _ = try? keydir.set(entry, collection: i % 4 == 0 ? "a\u{0}b" : "c\(i % 3)", key: "key-\(i * 7919 % 1000)")
+                let collection = oneCollection ? "conversations" : i % 4 == 0 ? "a\u{0}b" : "c\(i % 3)"
+                _ = try? keydir.set(entry, collection: collection, key: "key-\(i * 7919 % 1000)")
             }
             var pages: [PageID: [UInt8]] = [:]
             var next: PageID = 0

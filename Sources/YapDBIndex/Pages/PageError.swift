@@ -72,6 +72,9 @@ package enum PageCorruption: Sendable, Hashable, CustomStringConvertible {
     case badEntry
     /// A branch's first-row-id column disagrees with the child's first row id (row trees).
     case firstRowMismatch(slot: Int)
+    /// A keyed page's shared key or value prefix does not fit the page, or a branch claims a
+    /// value prefix.
+    case badPrefix(key: Int, value: Int)
 
     package var description: String {
         switch self {
@@ -91,6 +94,7 @@ package enum PageCorruption: Sendable, Hashable, CustomStringConvertible {
         case .unevenDepth: return "leaves at different depths"
         case .badEntry: return "malformed index entry"
         case .firstRowMismatch(let slot): return "first row id of child \(slot) disagrees"
+        case .badPrefix(let key, let value): return "shared prefixes of \(key) (keys) and \(value) (values) bytes do not fit"
         }
     }
 }
