@@ -18,7 +18,9 @@ package struct EngineOptions: Sendable {
     /// Compress values with LZ4 where it pays.
     package var compression = true
     /// Largest object or metadata value, in bytes.
-    package var maxValueSize = Format.maxValueSize
+    package var maxValueSize = EngineOptions.largestValueSize
+    /// The largest `maxValueSize` the format allows.
+    package static let largestValueSize = Format.maxValueSize
     /// Bytes of log written since the last checkpoint that trigger a new one (0 = never
     /// automatically; still on close).
     package var checkpointThreshold = 64 << 20

@@ -1,6 +1,5 @@
 import Foundation
 import Synchronization
-import YapDBStorage
 import YapDBEngine
 
 /// A database: the files at `databaseURL`, the serializers registered for it, and the
@@ -111,7 +110,7 @@ public final class YapDatabase: Sendable {
         case .off: .off
         }
         engineOptions.compression = options.compression == .lz4
-        engineOptions.maxValueSize = min(max(0, options.maxValueSize), Format.maxValueSize)
+        engineOptions.maxValueSize = min(max(0, options.maxValueSize), EngineOptions.largestValueSize)
         engineOptions.checkpointThreshold = max(0, options.checkpointThreshold)
         engineOptions.compactionThreshold = options.compactionThreshold
         engineOptions.dirtyPageBudget = max(0, options.dirtyPageBudget)
