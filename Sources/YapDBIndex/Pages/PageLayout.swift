@@ -136,7 +136,7 @@ package struct PageFormat: Sendable {
     }
 
     /// Writes the checksum of `page` into its header.
-    func seal(_ page: UnsafeMutableRawBufferPointer) {
+    package func seal(_ page: UnsafeMutableRawBufferPointer) {
         let crc = checksum.compute(UnsafeRawBufferPointer(rebasing: page[PageLayout.checksummedFrom...]))
         page.storeBytes(of: crc.littleEndian, toByteOffset: PageLayout.checksumOffset, as: UInt32.self)
     }

@@ -65,6 +65,15 @@ struct PageView {
         self.subtreeCount = Int(subtree)
     }
 
+    /// Throws `.countBeyondCapacity` unless this (root) page's subtree count fits in `pages`
+    /// leaves of `family`, each as full as a page can be (`PageSource.pageCapacity`).
+    func requireCapacity(pages: Int, family: TreeFamily) throws(PageError) {
+        let perLeaf = (bytes.count - PageLayout.headerSize) / family.minimumEntryBytes(level: 0)
+        let (capacity, overflow) = max(0, pages).multipliedReportingOverflow(by: perLeaf)
+        guard overflow || subtreeCount <= capacity else {
+            throw .corrupt(page: id, reason: .countBeyondCapacity(claimed: subtreeCount, capacity: capacity))
+        }
+    }
 
     /// Throws unless the header's subtree count is `expected` (what the parent recorded).
     func requireSubtreeCount(_ expected: Int) throws(PageError) {
