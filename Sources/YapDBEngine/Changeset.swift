@@ -1,5 +1,12 @@
 import YapDBIndex
 
+/// What the layer above carries with a commit's changeset, from the writer to every
+/// connection that applies the changeset (the public layer's changeset, notification and the
+/// objects it shares with other connections' caches). The engine only holds it: it is released
+/// with the changeset once every connection has seen it (`SnapshotRegistry`). A class, so
+/// holding and passing it is one reference.
+package protocol CommitPayload: AnyObject, Sendable {}
+
 /// What one commit changed, as keys (never values). Every commit yields one; connections apply
 /// the ones they missed, in order, to keep their caches equal to the snapshot they read.
 ///
@@ -52,7 +59,7 @@ package struct Changeset: Sendable {
     /// What extensions (views) attached to this commit, by extension name.
     package var extensions: [String: any Sendable] = [:]
     /// What the layer above attached (the public changeset and notification details).
-    package var attachment: (any Sendable)?
+    package var attachment: (any CommitPayload)?
 
     /// Keys appended one after another with the same collection and flags (a bulk load into
     /// one collection is one run).

@@ -103,6 +103,8 @@ extension Engine {
     func writeAndInstallCheckpoint(_ source: CheckpointSource) throws(StorageError) {
         let copyIndex = source.copyIndex
         let roots: (rows: PageID, rowids: PageID)
+        // A repacked copy can be lower than the trees it copies (fuller pages).
+        var heights = (rows: source.keydir.rows.height, rowids: source.keydir.rowids.height)
         let extents: [IndexFileExtent]
         let extensionPages: [String: ExtensionPagesWritten]
         let publishKeydir: () -> Void
@@ -110,6 +112,7 @@ extension Engine {
         if copyIndex {
             let pages = try index.writeCopy(of: source.keydir, extensions: source.pagedExtensions, sequence: UInt64(source.number))
             (roots, extents, extensionPages) = ((pages.copy.rows.page, pages.copy.rowids.page), pages.extents, pages.extensions)
+            heights = (pages.copy.rows.height, pages.copy.rowids.height)
             publishKeydir = {}
             // The repacked copy holds the captured directory's entries on new pages; the
             // writer's directory may have changed since the capture: its changes are carried
@@ -135,15 +138,18 @@ extension Engine {
         let root = IndexRoot(uuid: uuid, pageSize: index.format.pageSize, sequence: UInt64(source.number), snapshot: source.snapshot,
                              replay: source.replay, nextRowID: source.nextRowid,
                              trees: [IndexRoot.Tree(name: Self.rowsTreeName, root: IndexPageID(rawValue: roots.rows),
-                                                    count: UInt64(source.keydir.rows.count), height: UInt32(source.keydir.rows.height)),
+                                                    count: UInt64(source.keydir.rows.count), height: UInt32(heights.rows)),
                                      IndexRoot.Tree(name: Self.rowidsTreeName, root: IndexPageID(rawValue: roots.rowids),
-                                                    count: UInt64(source.keydir.rowids.count), height: UInt32(source.keydir.rowids.height))],
+                                                    count: UInt64(source.keydir.rowids.count), height: UInt32(heights.rowids))],
                              files: extents.map { IndexRoot.File(number: $0.number, length: $0.length) },
                              extensions: recorded.keys.sorted().map { IndexRoot.Extension(name: $0, bytes: recorded[$0]!) })
-        let path = try Self.writeCheckpoint(source, root: root, files: files, fs: fileSystem, uuid: uuid)
+        let path = try writeCheckpointReplacingUnpublished(source, root: root)
         publishPages()
         let replaced: [UInt32]
         do throws(StorageError) { replaced = try index.didPublish(extents, copied: copyIndex) } catch {
+            // The file is durable under its final name but not installed: the next checkpoint
+            // takes its number and removes it first.
+            unpublishedCheckpoint.withLock { $0 = source.number }
             // A durable checkpoint names only the copy, which the store could not take in: the
             // writer's directory still reaches the old files, which no later root would name.
             // Refuse writes until a reopen, which reads the copy.
@@ -193,6 +199,31 @@ extension Engine {
                                     copyIndex: copyIndex,
                                     carriedRoots: carried.roots, carriedPending: carried.pending,
                                     bytesCovered: state.bytesSinceCheckpoint, rowsCovered: state.rowsSinceCheckpoint)
+        }
+    }
+
+    /// `writeCheckpoint`, after removing the file of an earlier attempt at the same number that
+    /// this engine wrote but could not install (`unpublishedCheckpoint`), by its exact name.
+    /// Safe: that file was never installed, so the high-water mark does not promise it, and
+    /// the checkpoint before it, with every file it names, is untouched. A failure that leaves
+    /// this attempt's file under its final name (its removal failed too) is remembered the
+    /// same way. Called under `maintenance`.
+    func writeCheckpointReplacingUnpublished(_ source: CheckpointSource, root: IndexRoot) throws(StorageError) -> String {
+        let path = files.checkpointPath(source.number)
+        if let number = unpublishedCheckpoint.withLock({ $0 }) {
+            if number == source.number {
+                do throws(IOFailure) {
+                    if fileSystem.kind(of: path) != .missing { try fileSystem.remove(path) }
+                    try fileSystem.syncDirectory(files.directory)
+                } catch { throw .io(error) }
+            }
+            unpublishedCheckpoint.withLock { $0 = nil }
+        }
+        do throws(StorageError) {
+            return try Self.writeCheckpoint(source, root: root, files: files, fs: fileSystem, uuid: uuid)
+        } catch {
+            if fileSystem.kind(of: path) != .missing { unpublishedCheckpoint.withLock { $0 = source.number } }
+            throw error
         }
     }
 
@@ -276,7 +307,11 @@ extension Engine {
             if oldCheckpoint > 0 && fileSystem.kind(of: files.checkpointPath(oldCheckpoint)) == .file {
                 try fileSystem.remove(files.checkpointPath(oldCheckpoint))
             }
-            for number in retired { try fileSystem.remove(files.segmentPath(number)) }
+            for number in retired {
+                // Snapshots that still reach the segment read it through a pinned descriptor.
+                descriptors?.keepOpen(path: files.segmentPath(number))
+                try fileSystem.remove(files.segmentPath(number))
+            }
             // Unlinked index files stay readable by the snapshots still holding their handles
             // (the writer's directory too, after a failed move onto the copy).
             for number in replaced { try fileSystem.remove(files.indexPath(number)) }

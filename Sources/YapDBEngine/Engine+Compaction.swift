@@ -130,6 +130,7 @@ extension Engine {
                     // Finished and synced: sealed, mapped whole.
                     let size = try? file.size()
                     state.segments = state.segments.adding(number, file, mapping: size.flatMap { state.segmentMapping(file, length: $0) })
+                    if let descriptors { state.readThroughCache(number, descriptors) }
                     state.compactionSegments.insert(number)
                 }
                 var keydir = state.keydir

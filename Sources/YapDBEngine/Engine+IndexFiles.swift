@@ -40,12 +40,13 @@ final class IndexFiles: @unchecked Sendable {
     private(set) var copyBaseline: Int64
 
     init(files: DatabaseFiles, fileSystem: any FileSystem, uuid: [UInt8], format: PageFormat, mode: IndexReadMode,
-         fileSizeLimit: Int64, published: [IndexFileExtent], nextFileNumber: UInt32) {
+         fileSizeLimit: Int64, published: [IndexFileExtent], nextFileNumber: UInt32, descriptors: DescriptorCache? = nil) {
         self.files = files
         self.fileSystem = fileSystem
         self.uuid = uuid
         self.format = format
-        self.store = IndexPageStore(files: files, fileSystem: fileSystem, uuid: uuid, pageSize: format.pageSize, mode: mode)
+        self.store = IndexPageStore(files: files, fileSystem: fileSystem, uuid: uuid, pageSize: format.pageSize, mode: mode,
+                                    descriptors: descriptors)
         self.fileSizeLimit = fileSizeLimit
         self.publishedExtents = Mutex(published)
         synced = published

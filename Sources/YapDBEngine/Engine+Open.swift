@@ -144,6 +144,7 @@ extension Engine {
         var carried: [String: CheckpointPendingExtension] = [:]
         var index: IndexFiles?
         var orphanIndexFiles: [UInt32] = []
+        let descriptors = DescriptorCache(fileSystem: fs, limit: options.descriptorCacheLimit)
         let opened = try LogStore.open(path: path, fileSystem: fs, options: storeOptions, start: { (listing, header) throws(StorageError) in
             replay = LogPosition(segment: listing.segments.first ?? 1, offset: UInt32(Format.headerSize))
             let indexFileNumbers: [UInt32]
@@ -153,7 +154,7 @@ extension Engine {
                 // checkpoint that never published.
                 let files = IndexFiles(files: files, fileSystem: fs, uuid: header.uuid, format: Engine.pageFormat(options.indexPageSize),
                                        mode: options.indexReadMode, fileSizeLimit: options.indexFileSizeLimit, published: [],
-                                       nextFileNumber: (indexFileNumbers.max() ?? 0) + 1)
+                                       nextFileNumber: (indexFileNumbers.max() ?? 0) + 1, descriptors: descriptors)
                 replayer = Replayer(keydir: Keydir(format: files.format, source: files.source()))
                 replayer.extensionRecords = [:]
                 orphanIndexFiles = indexFileNumbers
@@ -165,7 +166,7 @@ extension Engine {
             let extents = loaded.root.files.map(\.extent)
             let opened = IndexFiles(files: files, fileSystem: fs, uuid: header.uuid, format: format, mode: options.indexReadMode,
                                     fileSizeLimit: options.indexFileSizeLimit, published: extents,
-                                    nextFileNumber: (indexFileNumbers.max() ?? 0) + 1)
+                                    nextFileNumber: (indexFileNumbers.max() ?? 0) + 1, descriptors: descriptors)
             do throws(IndexFileError) { try opened.store.open(root: loaded.root) } catch { throw error.storageError }
             let keydir = try Engine.keydir(of: loaded.root, format: format, source: opened.source())
             replayer = Replayer(keydir: keydir, usage: loaded.usage, nextRowid: max(loaded.info.nextRowid, 1))
@@ -238,7 +239,7 @@ extension Engine {
         var handles: [UInt32: any StorageFile] = [opened.writer.segmentNumber: opened.writer.file]
         do throws(IOFailure) {
             for number in segments where handles[number] == nil {
-                handles[number] = try fs.open(files.segmentPath(number), mode: .readOnly)
+                handles[number] = try descriptors.open(files.segmentPath(number))
             }
         } catch { throw .io(error) }
 
@@ -269,9 +270,11 @@ extension Engine {
                             report: report, openKey: key, previousExtensionStates: previous)
         engine.unclaimed.load(roots: roots, pending: pending, catchUp: replayer.catchUp ?? ExtensionCatchUp())
         // Runs inside a roll, under the writer lock: the new segment joins the read table, and
-        // the one rolled away from is sealed (mapped whole).
+        // the one rolled away from is sealed: read through the descriptor cache from now on,
+        // mapped whole.
         opened.writer.onNewSegment = { [unowned state] (number: UInt32, file: any StorageFile, sealed: LogPosition) in
             state.segments = state.segments.adding(number, file)
+            state.readThroughCache(sealed.segment, descriptors)
             state.mapSealedSegment(sealed)
         }
         success = true

@@ -50,6 +50,16 @@ extension WriterState {
         remapActiveSegment(force: true)
     }
 
+    /// Reads segment `number` (sealed: nothing writes it again) through a handle of
+    /// `descriptors` instead of the handle it was written with, so that its descriptor is one
+    /// of a bounded set. When the file cannot be opened (no descriptor left), the handle it
+    /// has is kept: nothing fails.
+    func readThroughCache(_ number: UInt32, _ descriptors: DescriptorCache) {
+        guard let segment = segments.segments[number], !(segment.file is CachedFile),
+              let cached = try? descriptors.open(segment.file.path) else { return }
+        segments = segments.adding(number, cached, mapping: segment.mapping)
+    }
+
     /// Maps segment `sealed.segment` whole (`sealed.offset` bytes, its final length): the
     /// writer has rolled away from it, so nothing writes or truncates it again.
     func mapSealedSegment(_ sealed: LogPosition) {

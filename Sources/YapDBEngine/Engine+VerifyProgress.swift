@@ -61,6 +61,8 @@ struct CountingPageSource: PageSource {
     let base: any PageSource
     let meter: VerifyMeter
 
+    var pageCapacity: Int? { base.pageCapacity }
+
     func withPage(_ id: PageID, _ body: (UnsafeRawBufferPointer) throws(PageError) -> Void) throws(PageError) {
         meter.pageRead()
         try base.withPage(id, body)

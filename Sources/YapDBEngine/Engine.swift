@@ -101,6 +101,11 @@ package final class Engine: Sendable {
     let writer: Mutex<WriterState>
     /// Serializes checkpoints and compactions with each other (never with readers).
     let maintenance = Mutex(())
+    /// The number of a checkpoint file this engine wrote under its final name but could not
+    /// install (its index files could not be taken in, or a failed finish could not remove
+    /// it): the next checkpoint, which takes the same number, removes it first by that exact
+    /// name (Engine+Checkpoint.swift). Used under `maintenance`.
+    let unpublishedCheckpoint = Mutex<UInt32?>(nil)
     /// Extension roots and records from the checkpoint, until their extensions register.
     let unclaimed = UnclaimedExtensions()
     /// When the last commit happened and whether an idle check is scheduled
@@ -110,6 +115,9 @@ package final class Engine: Sendable {
     let extensionPageReads: PageReadCounter?
     /// The index files (used under `maintenance`).
     let index: IndexFiles
+    /// The bounded set of descriptors sealed segments and index files are read through
+    /// (`EngineOptions.descriptorCacheLimit`).
+    package var descriptors: DescriptorCache? { index.store.descriptors }
     /// When the mapped files' sizes are next compared with their maps (Engine+MappedFiles.swift).
     let mappedFileChecks: MappedFileCheckSchedule
     let openKey: String

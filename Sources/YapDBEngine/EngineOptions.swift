@@ -18,7 +18,9 @@ package struct EngineOptions: Sendable {
     /// Compress values with LZ4 where it pays.
     package var compression = true
     /// Largest object or metadata value, in bytes.
-    package var maxValueSize = Format.maxValueSize
+    package var maxValueSize = EngineOptions.largestValueSize
+    /// The largest `maxValueSize` the format allows.
+    package static let largestValueSize = Format.maxValueSize
     /// Bytes of log written since the last checkpoint that trigger a new one (0 = never
     /// automatically; still on close).
     package var checkpointThreshold = 64 << 20
@@ -85,6 +87,10 @@ package struct EngineOptions: Sendable {
     /// memory maps with their maps, revoking the map of a file another program shrank
     /// (`Engine.confirmMappedFiles`). Zero: at every transaction (tests).
     package var mappedFileCheckInterval: Duration = .milliseconds(50)
+    /// The most descriptors kept open, idle, for sealed log segments and index files, which are
+    /// opened on demand and closed least recently used first (`DescriptorCache`): the
+    /// descriptors a database holds do not grow with its files. Tests lower it.
+    package var descriptorCacheLimit = DescriptorCache.defaultLimit
     /// The files the engine uses: real files, or a simulated disk in tests.
     package var fileSystem: any FileSystem = PosixFileSystem.shared
     /// Open without changing any file (`Engine.open`): a shared lock on `NAME-lock`, no

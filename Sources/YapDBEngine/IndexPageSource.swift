@@ -36,8 +36,12 @@ struct IndexPageSource: PageSource {
     /// and its checksum rule.
     let mappedPages: MappedPages?
 
+    /// Every page of the view's files (`PageSource.pageCapacity`).
+    let pageCapacity: Int?
+
     init(view: IndexPageView, format: PageFormat) {
         self.view = view
+        pageCapacity = view.pageCount
         self.format = format
         check = { bytes in (try? format.verify(bytes, id: .none)) != nil }
         mappedPages = view.mappedFiles.flatMap {

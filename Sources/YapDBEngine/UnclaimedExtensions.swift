@@ -249,6 +249,8 @@ struct ExtensionCountingPageSource: PageSource {
     let base: IndexPageSource
     let counter: PageReadCounter
 
+    var pageCapacity: Int? { base.pageCapacity }
+
     func withPage(_ id: PageID, _ body: (UnsafeRawBufferPointer) throws(PageError) -> Void) throws(PageError) {
         counter.value.add(1, ordering: .relaxed)
         try base.withPage(id, body)

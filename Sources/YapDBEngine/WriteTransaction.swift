@@ -123,14 +123,14 @@ package final class WriteTransaction {
     package func rollback() { isRolledBack = true }
 
     /// Attaches a value the layer above wants passed along with this commit's changeset.
-    package func attach(_ value: any Sendable) { changeset.attachment = value }
+    package func attach(_ value: any CommitPayload) { changeset.attachment = value }
 
     /// Records an extension's changes for this commit.
     package func setExtensionChanges(_ value: any Sendable, forExtension name: String) {
         changeset.extensions[name] = value
     }
 
-    // MARK: Reads
+    // MARK: Reads (the rest of `RowReader`: WriteTransaction+RowReader.swift)
 
     /// The row's entry as this transaction leaves it so far: from the write buffer, else the
     /// trees (nothing is applied).
@@ -138,6 +138,11 @@ package final class WriteTransaction {
         try RowKey.withEncoded(collection: collection, key: key) { rowKey in
             Result { () throws(StorageError) in try lookup(rowKey, hash: KeydirBuffer.hash(rowKey)).entry }
         }.get()
+    }
+
+    /// The row's entry under its encoded row key (`RowKey.encode`), as `entry(collection:key:)`.
+    package func entry(rowKey: UnsafeRawBufferPointer) throws(StorageError) -> KeydirEntry? {
+        try lookup(rowKey, hash: KeydirBuffer.hash(rowKey)).entry
     }
 
     /// The buffer slot of the row key `rowKey` (hash `hash`) if it is buffered, and the row's
@@ -231,40 +236,9 @@ package final class WriteTransaction {
     /// See `releaseBufferBeforeCommit`.
     static let rowsSpilledBeforeCommit = 4_096
 
-    package func object(collection: String, key: String) throws(StorageError) -> [UInt8]? {
-        guard let entry = try entry(collection: collection, key: key) else { return nil }
-        return try read(entry.object, owner: .object(entry.rowid)) ?? []
-    }
-
-    package func metadata(collection: String, key: String) throws(StorageError) -> [UInt8]? {
-        guard let entry = try entry(collection: collection, key: key), let location = entry.metadata else { return nil }
-        return try read(location, owner: .metadata(entry.rowid))
-    }
-
     /// Runs a walk of the key directory, reporting a damaged or unreadable page as
     /// `StorageError` (the transaction then fails and is rolled back).
     func tree<T>(_ body: () throws(PageError) -> T) throws(StorageError) -> T { try mappingPageErrors(body) }
-
-    /// The value at `location`, `owner`'s record (`corrupted` if another's): from the log
-    /// writer's staging buffer if it is still there.
-    package func read(_ location: ValueLocation, owner: ValueOwner) throws(StorageError) -> [UInt8]? {
-        if let staged = state.log.stagedRecord(at: RecordLocation(location)) {
-            return try SegmentReader.decodeValue(staged, offset: Int64(location.offset), path: state.log.file.path, owner: owner).1
-        }
-        return try state.segments.withValue(at: location, owner: owner) { $0.map { Array($0) } }
-    }
-
-    /// Calls `body` with the value at `location` (nil for a nil-metadata record), lent for the
-    /// call: decoded from the log writer's staging buffer if the record is still there, else
-    /// read in place as `SegmentTable.readValue(at:_:)` does.
-    package func withValue(at location: ValueLocation, owner: ValueOwner, _ body: (UnsafeRawBufferPointer?) -> Void) throws(StorageError) {
-        if let staged = state.log.stagedRecord(at: RecordLocation(location)) {
-            let value = try SegmentReader.decodeValue(staged, offset: Int64(location.offset), path: state.log.file.path, owner: owner).1
-            if let value { value.withUnsafeBytes { body($0) } } else { body(nil) }
-            return
-        }
-        try state.segments.readValue(at: location, owner: owner) { bytes in body(bytes) }
-    }
 
     // MARK: Writes
 

@@ -16,6 +16,9 @@ enum PagesTarget {
         let format: PageFormat
         let checksums: Bool
 
+        /// The input's pages bound what a tree over them can claim (shared child pages).
+        var pageCapacity: Int? { pages.count }
+
         func withPage(_ id: PageID, _ body: (UnsafeRawBufferPointer) throws(PageError) -> Void) throws(PageError) {
             guard let page = pages[id] else { throw .corrupt(page: id, reason: .missing) }
             let result: Result<Void, PageError> = page.withUnsafeBytes { bytes in
@@ -77,14 +80,18 @@ enum PagesTarget {
     /// Seeds: real directories of a few shapes, written as pages.
     static func seeds() -> [[UInt8]] {
         var seeds: [[UInt8]] = []
-        for (control, rows) in [(0, 3), (0, 60), (1, 200), (2, 120), (3, 40), (0, 0)] as [(UInt8, Int)] {
+        // The last two shapes keep one long collection name, so the pages share long key
+        // prefixes and the row-id tree's leaves a value prefix (format §11).
+        for (control, rows, oneCollection) in [(0, 3, false), (0, 60, false), (1, 200, false), (2, 120, false), (3, 40, false), (0, 0, false),
+                                               (0, 90, true), (3, 160, true)] as [(UInt8, Int, Bool)] {
             let format = PageFormat(pageSize: control & 1 == 0 ? 256 : 512)
             var keydir = Keydir(format: format)
             for i in 0..<rows {
-                    let metadata: ValueLocation? = i % 3 == 0 ? ValueLocation(segment: 2, offset: UInt32(i), length: 9) : nil
+                let metadata: ValueLocation? = i % 3 == 0 ? ValueLocation(segment: 2, offset: UInt32(i), length: 9) : nil
                 let entry = KeydirEntry(rowid: UInt64(i + 1), object: ValueLocation(segment: 1, offset: UInt32(64 + i * 30), length: 30),
                                         metadata: metadata)
-                _ = try? keydir.set(entry, collection: i % 4 == 0 ? "a\u{0}b" : "c\(i % 3)", key: "key-\(i * 7919 % 1000)")
+                let collection = oneCollection ? "conversations" : i % 4 == 0 ? "a\u{0}b" : "c\(i % 3)"
+                _ = try? keydir.set(entry, collection: collection, key: "key-\(i * 7919 % 1000)")
             }
             var pages: [PageID: [UInt8]] = [:]
             var next: PageID = 0
@@ -94,7 +101,45 @@ enum PagesTarget {
             var seed: [UInt8] = [control, UInt8(flush.rows.root), UInt8(flush.rowids.root)]
             for id in pages.keys.sorted() { seed += pages[id]! }
             seeds.append(seed)
+            if rows == 120, let dag = sharedPagesSeed(seed, format: format) { seeds.append(dag) }
         }
         return seeds
+    }
+
+    /// `seed` with its rows tree replaced by a DAG (reliability finding F21): a branch whose
+    /// children all point at its first child, with copies stacked above it, each pointing
+    /// every child at the one below, so a few pages claim millions of entries. Nil when the
+    /// seed has no branch of three children or no room for the stack.
+    static func sharedPagesSeed(_ seed: [UInt8], format: PageFormat) -> [UInt8]? {
+        var (_, _, _, rowidsRoot, pages) = decode(seed)
+        guard let branch = pages.keys.sorted().first(where: { id in
+            pages[id]![PageLayout.kindOffset] == PageKind.keyedBranch.rawValue && pages[id]![PageLayout.countOffset] >= 3
+        }) else { return nil }
+        func u64(_ bytes: [UInt8], _ offset: Int) -> UInt64 {
+            bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset, as: UInt64.self).littleEndian }
+        }
+        func store(_ value: UInt64, at offset: Int, in bytes: inout [UInt8]) {
+            withUnsafeBytes(of: value.littleEndian) { for (i, byte) in $0.enumerated() { bytes[offset + i] = byte } }
+        }
+        var bytes = pages[branch]!
+        let width = Int(bytes[PageLayout.countOffset]), first = PageLayout.keyedBodyStart, size = PageLayout.keyedChildSize
+        var below = u64(bytes, first), belowCount = u64(bytes, first + 8)
+        var top = branch, next = (pages.keys.max() ?? 0) + 1
+        for _ in 0..<12 where next < 255 {
+            for slot in 0..<width {
+                store(below, at: first + slot * size, in: &bytes)
+                store(belowCount, at: first + slot * size + 8, in: &bytes)
+            }
+            store(belowCount * UInt64(width), at: PageLayout.subtreeCountOffset, in: &bytes)
+            bytes.withUnsafeMutableBytes { format.seal($0) }
+            pages[top] = bytes
+            (below, belowCount) = (top, belowCount * UInt64(width))
+            top = next
+            next += 1
+            bytes[PageLayout.levelOffset] += 1
+        }
+        var dag: [UInt8] = [seed[0], UInt8(below), UInt8(rowidsRoot)]
+        for id in 1...(pages.keys.max() ?? 0) { dag += pages[id] ?? [UInt8](repeating: 0, count: format.pageSize) }
+        return dag
     }
 }

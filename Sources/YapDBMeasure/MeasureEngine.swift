@@ -164,10 +164,17 @@ struct MeasureOpen: ParsableCommand {
             // File-backed pages count as RssFile, or as RssShmem on tmpfs.
             let fileBefore = memory("RssFile:") + memory("RssShmem:")
             var bytes = 0
+            var failure: StorageError?
             try snapshot.forEachKey(inCollection: "c") { _, entry in
-                bytes += try snapshot.segments.withValue(at: entry.object, owner: .object(entry.rowid)) { $0?.count ?? 0 }
-                return true
+                do throws(StorageError) {
+                    try snapshot.readValue(at: entry.object, owner: .object(entry.rowid)) { bytes += $0?.count ?? 0 }
+                    return true
+                } catch {
+                    failure = error
+                    return false
+                }
             }
+            if let failure { throw failure }
             print("after reading every value (\(bytes / 1024) KiB): RssAnon \(privateMemory() / 1024) KiB, RssFile + RssShmem \(fileBefore / 1024) → \((memory("RssFile:") + memory("RssShmem:")) / 1024) KiB")
         }
         try engine.close()

@@ -45,11 +45,11 @@ struct MeasureVisit: ParsableCommand {
         case "lookup":
             for key in order { check &+= Int(try snapshot.entry(collection: "c", key: key)?.rowid ?? 0) }
         case "count":
-            for _ in order { check &+= try snapshot.count(inCollection: "c") }
+            for _ in order { check &+= try snapshot.rowCount(inCollection: "c") }
         default:
             for key in order {
                 var left = 10
-                try snapshot.forEachKey(inCollection: "c", from: key) { _, entry in
+                try snapshot.forEachKey(inCollection: "c", from: key, through: nil, reversed: false, prefetching: nil) { _, entry in
                     check &+= Int(truncatingIfNeeded: entry.rowid)
                     left -= 1
                     return left > 0

@@ -83,6 +83,15 @@ package final class SimulatedFile: StorageFile {
         }
     }
 
+    /// The simulated inode this handle reaches (device 0).
+    ///
+    /// - Throws: `IOFailure` — "power lost" `EIO` or `EBADF`.
+    package func identity() throws(IOFailure) -> FileIdentity? {
+        try disk.state.withLock { state throws(IOFailure) -> FileIdentity? in
+            FileIdentity(device: 0, inode: UInt64(try state.inode(ofHandle: id, epoch: epoch, "fstat", path)))
+        }
+    }
+
     /// False: `map(length:)` is a heap copy of the image (the engine reads segments with
     /// `pread` here).
     package var mapsInPlace: Bool { false }

@@ -25,6 +25,14 @@
 //                                   transactions and closes, writing "committed N" after each
 //                                   commit and "limit L: ok" or "limit L: error TYPE …"; then
 //                                   restores the limit and writes "done".
+//   YapDBCrashChild fdcache PATH SEED
+//                                   builds a database of many small segments at the normal
+//                                   limit, then for each read mode ("mapped", "cached") lowers
+//                                   the soft descriptor limit to the descriptors open now plus
+//                                   12, opens it with a descriptor cache of 3, reads every row
+//                                   and closes, writing "segments N", "MODE rows=ok|differ
+//                                   open=D base=B after=A" (descriptors open before, while open
+//                                   and after) or "MODE error TYPE …"; then "done".
 //   YapDBCrashChild hold PATH       opens PATH, writes "ready\n", holds it open until standard
 //                                   input closes.
 //   YapDBCrashChild holdro PATH [nobody]
@@ -120,6 +128,9 @@ case "serve" where arguments.count == 5 || arguments.count == 6:
 case "fdlimit" where arguments.count == 4:
     guard let seed = UInt64(arguments[3]) else { exit(2) }
     descriptorLimits(path: arguments[2], seed: seed)
+case "fdcache" where arguments.count == 4:
+    guard let seed = UInt64(arguments[3]) else { exit(2) }
+    descriptorCache(path: arguments[2], seed: seed)
 case "hold":
     let database = open(arguments[2])
     report("ready")
@@ -289,6 +300,73 @@ func descriptorLimits(path: String, seed: UInt64) {
         } catch {
             report("limit \(value): error \(describe(error))")
             try? database?.close()
+        }
+        setrlimit(descriptorLimit, &original)
+    }
+    report("done")
+}
+
+/// The `fdcache` command: a database of many segments read whole through a descriptor cache
+/// of 3 under a soft descriptor limit far below its number of files.
+func descriptorCache(path: String, seed: UInt64) {
+    #if canImport(Glibc)
+    let descriptorLimit = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
+    #else
+    let descriptorLimit = RLIMIT_NOFILE
+    #endif
+    let directory = (path as NSString).deletingLastPathComponent
+    func segments() -> Int {
+        ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).filter { $0.contains("-seg-") }.count
+    }
+    // Many small segments, written at the normal limit.
+    var rounds = 0
+    while segments() < 30 && rounds < 40 {
+        rounds += 1
+        do {
+            let database = try YapDatabase.open(path: path, options: YapDatabaseOptions(), segmentLimit: 4096)
+            let connection = database.newConnection()
+            for _ in 0..<100 { try commit(connection, seed: seed, number: database.snapshot + 1) }
+            try database.close()
+        } catch {
+            report("build error \(describe(error))")
+            exit(4)
+        }
+    }
+    report("segments \(segments())")
+    var original = rlimit()
+    getrlimit(descriptorLimit, &original)
+    for mode in ["mapped", "cached"] {
+        let base = openDescriptors()
+        var limit = original
+        limit.rlim_cur = rlim_t(base + 12)
+        setrlimit(descriptorLimit, &limit)
+        // In a function of its own, so that every reference to the database is gone before
+        // the descriptors are counted again.
+        func readAll() throws -> String {
+            let options = YapDatabaseOptions()
+            if mode == "cached" { options.indexReadMode = .cached(pages: 16) }
+            let database = try YapDatabase.open(path: path, options: options, segmentLimit: 4096, descriptorCacheLimit: 3)
+            var rows: [String: [String: [UInt8]]] = [:]
+            let snapshot = database.newConnection().read { tx in
+                for collection in tx.allCollections() {
+                    for key in tx.allKeys(inCollection: collection) {
+                        if let value = tx.object(forKey: key, inCollection: collection) as? Data {
+                            rows[collection, default: [:]][key] = [UInt8](value)
+                        }
+                    }
+                }
+                return database.snapshot
+            }
+            let open = openDescriptors()
+            let same = rows == CrashChildScript.state(seed: seed, after: snapshot)
+            try database.close()
+            return "\(mode) rows=\(same ? "ok" : "differ") open=\(open) base=\(base)"
+        }
+        do {
+            let line = try readAll()
+            report("\(line) after=\(openDescriptors())")
+        } catch {
+            report("\(mode) error \(describe(error))")
         }
         setrlimit(descriptorLimit, &original)
     }

@@ -55,4 +55,31 @@ import TestSupport
         #expect(reopened.openReport.commitsReplayed == 0)
         try reopened.close()
     }
+
+    /// A checkpoint whose file became durable under its final name but whose index files could
+    /// not then be opened for reading is not installed; the next checkpoint takes the same
+    /// number, so it must replace that file rather than fail with `EEXIST` until a reopen.
+    @Test func aCheckpointDurableButNotInstalledDoesNotBlockTheNext() throws {
+        let disk = try EngineTesting.simulated()
+        let options = EngineTesting.options(disk)
+        let engine = try Engine.open(path: "/db/main", options: options)
+        try Self.write(engine, rows: 0..<100)
+        // The first open of an index file creates it for the writer; the second is the page
+        // store's read handle, taken once the checkpoint file is durable.
+        disk.inject(Fault(.open, nth: 2, pathContains: "-index-", effect: .error(EMFILE)))
+        #expect(throws: StorageError.self) { try engine.checkpoint() }
+        #expect(disk.kind(of: DatabaseFiles(mainPath: "/db/main").checkpointPath(1)) == .file,
+                "the failed checkpoint's file is complete under its final name")
+        disk.clearFaults()
+        try Self.write(engine, rows: 100..<150)
+        try engine.checkpoint()
+        try Self.write(engine, rows: 150..<160)
+        try engine.checkpoint()
+        engine.abandon()
+        disk.powerCut(seed: 3, mode: .drop)
+        let reopened = try Engine.open(path: "/db/main", options: options)
+        #expect(try reopened.snapshot().keydir.count(inCollection: "c") == 160)
+        #expect(try reopened.verify().problems.isEmpty)
+        try reopened.close()
+    }
 }

@@ -168,12 +168,12 @@ final class SoakFlags: Sendable {
         #expect(logAfter < logBefore / 2, "space reclaimed: \(logBefore) → \(logAfter)")
         #expect(try pinned.snapshot.materialize() == expected, "the pinned snapshot still reads every value")
         withExtendedLifetime(pinned) {}
-        #expect(try engine.snapshot().count(inCollection: "c") == 101)
+        #expect(try engine.snapshot().rowCount(inCollection: "c") == 101)
         #expect(try engine.verify().isValid)
         try engine.close()
         let reopened = try Engine.open(path: dir.file("db"), options: options)
         #expect(try reopened.snapshot().object(collection: "c", key: "k8") == expected["c", "k8"]?.object)
-        #expect(try reopened.snapshot().count(inCollection: "c") == 101)
+        #expect(try reopened.snapshot().rowCount(inCollection: "c") == 101)
     }
 
     @Test func diskFullIsATypedErrorThatAppliesNothingAndPassesWhenSpaceReturns() throws {

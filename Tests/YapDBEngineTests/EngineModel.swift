@@ -23,11 +23,11 @@ struct Model: Equatable {
     }
 }
 
-extension EngineSnapshot {
+extension RowReader {
     /// Everything this snapshot holds, read through the engine (every record verified).
     func materialize() throws -> Model {
         var model = Model()
-        for collection in try collections() {
+        for collection in try collectionNames() {
             var failure: (any Error)?
             try forEachKey(inCollection: collection) { key, entry in
                 do {

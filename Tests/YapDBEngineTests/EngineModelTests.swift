@@ -186,19 +186,20 @@ import TestSupport
     /// Reads inside a write transaction that need the trees in order (counts, a walk of a
     /// collection, owners by row id) answer as `model`, the transaction's rows so far.
     static func checkOrderedReads(_ tx: WriteTransaction, collection: String, model: Model, seed: UInt64) throws {
-        let keydir = tx.keydir
+        // Through the reader the public layer's read-write transaction holds (`RowReader`).
+        let reader: any RowReader = tx
         let expected = model.rows[collection]?.keys.sorted() ?? []
-        #expect(try keydir.count(inCollection: collection) == expected.count, "seed \(seed): count in the transaction")
+        #expect(try reader.rowCount(inCollection: collection) == expected.count, "seed \(seed): count in the transaction")
         var walked: [(String, UInt64)] = []
-        try keydir.forEachKey(inCollection: collection) { key, entry in
+        try reader.forEachKey(inCollection: collection) { key, entry in
             walked.append((key, entry.rowid))
             return true
         }
         #expect(walked.map(\.0) == expected, "seed \(seed): ordered walk in the transaction")
         for (key, rowid) in walked {
-            let owner = try keydir.key(forRowid: rowid)
+            let owner = try reader.owner(ofRowid: rowid)
             #expect(owner?.collection == collection && owner?.key == key, "seed \(seed): row id owner")
         }
-        #expect(keydir.count == model.count, "seed \(seed): row count in the transaction")
+        #expect(reader.rowCount == model.count, "seed \(seed): row count in the transaction")
     }
 }

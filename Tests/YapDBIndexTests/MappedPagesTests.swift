@@ -249,7 +249,7 @@ private func throwsMissing(_ body: () throws -> Void) -> Bool {
             let children = Int(source.region.loadUnaligned(fromByteOffset: rootStart + PageLayout.countOffset, as: UInt16.self))
             #expect(children >= 2)
             for k in 0..<children {
-                source.region.storeBytes(of: child.littleEndian, toByteOffset: rootStart + PageLayout.headerSize + k * PageLayout.keyedChildSize, as: UInt64.self)
+                source.region.storeBytes(of: child.littleEndian, toByteOffset: rootStart + PageLayout.keyedBodyStart + k * PageLayout.keyedChildSize, as: UInt64.self)
             }
             let tree = try PagedBTree(rootPage: root, format: format, source: source)
             #expect(throwsMissing { _ = try tree.value(forKey: Array("key7".utf8)) })
@@ -387,7 +387,7 @@ private func throwsMissing(_ body: () throws -> Void) -> Bool {
                 let start = page * format.pageSize
                 guard source.region[start + PageLayout.levelOffset] > 0 else { break }
                 let count = Int(source.region.loadUnaligned(fromByteOffset: start + PageLayout.countOffset, as: UInt16.self))
-                let child = source.region.loadUnaligned(fromByteOffset: start + PageLayout.headerSize + (last ? count - 1 : 0) * PageLayout.keyedChildSize,
+                let child = source.region.loadUnaligned(fromByteOffset: start + PageLayout.keyedBodyStart + (last ? count - 1 : 0) * PageLayout.keyedChildSize,
                                                         as: UInt64.self)
                 page = Int(UInt32(truncatingIfNeeded: child))
             }
@@ -427,17 +427,18 @@ private func throwsMissing(_ body: () throws -> Void) -> Bool {
             let count = Int(source.region.loadUnaligned(fromByteOffset: start + PageLayout.countOffset, as: UInt16.self))
             for i in Set([0, count - 1]) {
                 if source.region[start + PageLayout.levelOffset] == 0 {
-                    let slot = start + PageLayout.headerSize + i * PageLayout.slotSize
+                    let slot = start + PageLayout.keyedBodyStart + i * PageLayout.slotSize
                     let entry = Int(source.region.loadUnaligned(fromByteOffset: slot, as: UInt16.self))
-                    let dataStart = PageLayout.headerSize + count * PageLayout.slotSize
+                    let dataStart = PageLayout.keyedBodyStart + count * PageLayout.slotSize
                     compare(writing: le(UInt16(dataStart - 1)), at: slot, "page \(page), slot \(i) before the entries")
+                    compare(writing: le(UInt16(dataStart)), at: slot, "page \(page), slot \(i) at the shared prefixes")
                     // Into the header, where the subtree count reads as small lengths.
                     compare(writing: le(UInt16(PageLayout.subtreeCountOffset)), at: slot, "page \(page), slot \(i) in the header")
                     compare(writing: le(UInt16(size - 3)), at: slot, "page \(page), slot \(i) at the page's end")
                     compare(writing: le(UInt16(size)), at: start + entry, "page \(page), entry \(i)'s key length")
                     compare(writing: le(UInt16(size)), at: start + entry + 2, "page \(page), entry \(i)'s value length")
                 } else {
-                    let child = start + PageLayout.headerSize + i * PageLayout.keyedChildSize
+                    let child = start + PageLayout.keyedBodyStart + i * PageLayout.keyedChildSize
                     compare(writing: le(UInt64(0)), at: child, "page \(page), child \(i)'s page 0")
                     compare(writing: le(UInt64(0)), at: child + 8, "page \(page), child \(i)'s count 0")
                     compare(writing: le(UInt64(1 << 48 + 1)), at: child + 8, "page \(page), child \(i)'s count past the limit")

@@ -68,6 +68,9 @@ final class MemoryPageSource: PageSource {
     /// Pages stored.
     var pageCount: Int { state.withLock { $0.pages.count } }
 
+    /// Every page stored bounds what a tree over them can hold (`PageSource.pageCapacity`).
+    var pageCapacity: Int? { pageCount }
+
     /// Reads so far.
     var reads: Int { state.withLock { $0.reads } }
 }

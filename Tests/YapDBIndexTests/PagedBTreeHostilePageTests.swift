@@ -48,12 +48,12 @@ private func rootAndChild(_ tree: PagedBTree, _ source: MemoryPageSource) -> (ro
     }!
     let root = tree.cleanRootPage!
     let bytes = source.bytes(root)!
-    let child = bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: PageLayout.headerSize, as: UInt64.self) }
+    let child = bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: PageLayout.keyedBodyStart, as: UInt64.self) }
     var leaf = child
     while true {
         let page = source.bytes(leaf)!
         if page[PageLayout.levelOffset] == 0 { break }
-        leaf = page.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: PageLayout.headerSize, as: UInt64.self) }
+        leaf = page.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: PageLayout.keyedBodyStart, as: UInt64.self) }
     }
     _ = child
     return (root, wide, leaf)
@@ -73,31 +73,50 @@ private func store<T: FixedWidthInteger>(_ value: T, at offset: Int, in bytes: i
 @Test func hostileKeyedPagesGiveTypedReasons() throws {
     typealias Case = (name: String, target: (PageID, PageID, PageID) -> PageID, edit: (inout [UInt8], PageID) -> Void, expected: (PageCorruption) -> Bool)
     let cases: [Case] = [
-        ("child pointing at its own page", { root, _, _ in root }, { bytes, root in store(root, at: PageLayout.headerSize, in: &bytes) },
+        ("child pointing at its own page", { root, _, _ in root }, { bytes, root in store(root, at: PageLayout.keyedBodyStart, in: &bytes) },
          { if case .badLevel = $0 { true } else { false } }),
-        ("null child", { root, _, _ in root }, { bytes, _ in store(UInt64(0), at: PageLayout.headerSize, in: &bytes) },
+        ("null child", { root, _, _ in root }, { bytes, _ in store(UInt64(0), at: PageLayout.keyedBodyStart, in: &bytes) },
          { $0 == .nullChild(slot: 0) }),
-        ("child count wrong in the parent", { root, _, _ in root }, { bytes, _ in store(UInt64(3), at: PageLayout.headerSize + 8, in: &bytes) },
+        ("child count wrong in the parent", { root, _, _ in root }, { bytes, _ in store(UInt64(3), at: PageLayout.keyedBodyStart + 8, in: &bytes) },
          { if case .subtreeCountMismatch = $0 { true } else { false } }),
         ("leaf count beyond the page", { _, _, leaf in leaf }, { bytes, _ in store(UInt16(500), at: PageLayout.countOffset, in: &bytes) },
          { $0 == .badCount(500) }),
-        ("leaf slot offset out of range", { _, _, leaf in leaf }, { bytes, _ in store(UInt16(0xFFF0), at: PageLayout.headerSize, in: &bytes) },
+        ("leaf slot offset out of range", { _, _, leaf in leaf }, { bytes, _ in store(UInt16(0xFFF0), at: PageLayout.keyedBodyStart, in: &bytes) },
          { $0 == .slotOutOfRange(slot: 0) }),
         ("leaf key length past the page", { _, _, leaf in leaf }, { bytes, _ in
-            let offset = Int(bytes[PageLayout.headerSize]) | Int(bytes[PageLayout.headerSize + 1]) << 8
+            let offset = Int(bytes[PageLayout.keyedBodyStart]) | Int(bytes[PageLayout.keyedBodyStart + 1]) << 8
             store(UInt16(0xFFFF), at: offset, in: &bytes)
          }, { $0 == .slotOutOfRange(slot: 0) }),
         ("leaf keys out of order", { _, _, leaf in leaf }, { bytes, _ in
-            let s = PageLayout.headerSize
+            let s = PageLayout.keyedBodyStart
             (bytes[s], bytes[s + 1], bytes[s + 2], bytes[s + 3]) = (bytes[s + 2], bytes[s + 3], bytes[s], bytes[s + 1])
          }, { $0 == .keysOutOfOrder(slot: 1) }),
         ("unknown kind byte", { _, _, leaf in leaf }, { bytes, _ in bytes[PageLayout.kindOffset] = 0x99 },
          { $0 == .badKind(found: 0x99) }),
         ("level too deep", { root, _, _ in root }, { bytes, _ in bytes[PageLayout.levelOffset] = 200 },
          { if case .badLevel(_, 200) = $0 { true } else { false } }),
+        ("key prefix longer than the page", { _, _, leaf in leaf }, { bytes, _ in store(UInt16(0xFFFF), at: PageLayout.keyPrefixOffset, in: &bytes) },
+         { if case .badPrefix(0xFFFF, _) = $0 { true } else { false } }),
+        ("value prefix past the page end", { _, _, leaf in leaf }, { bytes, _ in store(UInt16(250), at: PageLayout.valuePrefixOffset, in: &bytes) },
+         { if case .badPrefix(_, 250) = $0 { true } else { false } }),
+        ("branch with a value prefix", { root, _, _ in root }, { bytes, _ in store(UInt16(1), at: PageLayout.valuePrefixOffset, in: &bytes) },
+         { if case .badPrefix(_, 1) = $0 { true } else { false } }),
+        ("leaf slot pointing into the prefixes", { _, _, leaf in leaf }, { bytes, _ in
+            let count = Int(bytes[PageLayout.countOffset])
+            store(UInt16(PageLayout.keyedBodyStart + count * PageLayout.slotSize), at: PageLayout.keyedBodyStart, in: &bytes)
+         }, { $0 == .slotOutOfRange(slot: 0) }),
+        ("whole entry beyond the entry limit", { _, _, leaf in leaf }, { bytes, _ in
+            // A prefix that fits the page but makes every key longer than an entry may be.
+            let count = Int(bytes[PageLayout.countOffset])
+            let prefixStart = PageLayout.keyedBodyStart + count * PageLayout.slotSize
+            let room = 256 - prefixStart - 5 - 4 - 8
+            store(UInt16(room), at: PageLayout.keyPrefixOffset, in: &bytes)
+            for i in 0..<count { store(UInt16(256 - 8), at: PageLayout.keyedBodyStart + i * PageLayout.slotSize, in: &bytes) }
+            store(UInt16(0), at: 256 - 8, in: &bytes); store(UInt16(0), at: 256 - 6, in: &bytes)
+         }, { $0 == .overfilled }),
         ("separators out of order", { _, branch, _ in branch }, { bytes, _ in
             let count = Int(bytes[PageLayout.countOffset])
-            let slots = PageLayout.headerSize + count * PageLayout.keyedChildSize
+            let slots = PageLayout.keyedBodyStart + count * PageLayout.keyedChildSize
             (bytes[slots], bytes[slots + 1], bytes[slots + 2], bytes[slots + 3]) = (bytes[slots + 2], bytes[slots + 3], bytes[slots], bytes[slots + 1])
          }, { $0 == .keysOutOfOrder(slot: 1) }),
     ]
@@ -157,6 +176,8 @@ func hostileKeyedPagesFuzz(seed: UInt64) throws {
         for _ in 0..<(1 + rng.next() % 3) {
             let id = pages[Int(rng.next() % UInt64(pages.count))]
             var bytes = source.bytes(id)!
+            // A page cut short by an earlier round of damage is damaged again whole.
+            if bytes.count < 256 { bytes += [UInt8](repeating: 0, count: 256 - bytes.count) }
             switch rng.next() % 4 {
             case 0: bytes = rng.bytes(256)
             case 1:

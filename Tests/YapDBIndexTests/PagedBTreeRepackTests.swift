@@ -22,15 +22,18 @@ import TestSupport
         return all
     }
 
-    /// Payload bytes (slots and entries) of each leaf page in `source`, in page order.
+    /// Payload bytes (prefixes, slots and entries, as stored) of each leaf page in `source`, in page order.
     static func leafFills(_ source: MemoryPageSource, pages: Int) -> [Int] {
         var fills: [Int] = []
         for id in PageID(1)...PageID(pages) {
             guard let page = source.bytes(id), page[PageLayout.kindOffset] == PageKind.keyedLeaf.rawValue else { continue }
             let count = Int(page[PageLayout.countOffset]) | Int(page[PageLayout.countOffset + 1]) << 8
-            var used = 0
+            // The prefix lengths and the prefixes, then each slot and stored entry.
+            let keyPrefix = Int(page[PageLayout.keyPrefixOffset]) | Int(page[PageLayout.keyPrefixOffset + 1]) << 8
+            let valuePrefix = Int(page[PageLayout.valuePrefixOffset]) | Int(page[PageLayout.valuePrefixOffset + 1]) << 8
+            var used = PageLayout.keyedBodyStart - PageLayout.headerSize + keyPrefix + valuePrefix
             for i in 0..<count {
-                let slot = PageLayout.headerSize + i * PageLayout.slotSize
+                let slot = PageLayout.keyedBodyStart + i * PageLayout.slotSize
                 let at = Int(page[slot]) | Int(page[slot + 1]) << 8
                 let keyLength = Int(page[at]) | Int(page[at + 1]) << 8, valueLength = Int(page[at + 2]) | Int(page[at + 3]) << 8
                 used += PageLayout.slotSize + PageLayout.leafEntryHeader + keyLength + valueLength

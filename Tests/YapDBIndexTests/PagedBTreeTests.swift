@@ -203,9 +203,10 @@ func pagedBTreeModel(seed: UInt64, pageSize: Int) throws {
     let format = PageFormat(pageSize: 256)
     let source = MemoryPageSource(format: format)
     var tree = PagedBTree(format: format, source: source)
-    let big = [UInt8](repeating: 9, count: format.maximumEntrySize - 2)
+    // Values that differ in their first byte, so the leaves share no value prefix.
+    let big = [UInt8](repeating: 9, count: format.maximumEntrySize - 3)
     var key: UInt8 = 0
-    while tree.height < 2 { try tree.upsert([key, 0], big); key += 1 }
+    while tree.height < 2 { try tree.upsert([key, 0], [key] + big); key += 1 }
     // Written and reopened, so the merges read clean pages.
     tree = try PagedBTree(rootPage: source.flush(tree).root, format: format, source: source)
     for k in 0..<key {

@@ -45,8 +45,6 @@ struct FaultMatrix {
         var faults = 0, surfaced = 0, reopens = 0, states = 0, acknowledgedChecked = 0
         var lost = 0, partial = 0, verifyFailures = 0, untyped = 0, failedRecoveries = 0
         var failures: [String] = []
-        /// Failures of a known, reported engine bug (not counted as untyped; see the test).
-        var known: [String] = []
         mutating func fail(_ message: String) { if failures.count < 20 { failures.append(message) } }
     }
 

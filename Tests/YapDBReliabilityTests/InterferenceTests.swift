@@ -244,4 +244,47 @@ import TestSupport
         figures.add("untyped or unexpected errors", errors.filter { !$0.contains("YapDatabaseError") }.count)
         figures.write(to: "interference-fdlimit")
     }
+
+    /// Reliability finding F14: a database of many segments, read whole with a descriptor
+    /// cache of 3 under a soft descriptor limit of 12 above what the process holds: every row
+    /// reads right, in both read modes, and the descriptors held while open stay far below the
+    /// number of files (before the cache, one descriptor per segment made the open fail with
+    /// EMFILE here).
+    @Test func manySegmentsAreReadThroughABoundedSetOfDescriptors() throws {
+        let directory = TemporaryDirectory("yapdb-fdcache")
+        defer { directory.remove() }
+        let child = try ChildProcess(["fdcache", directory.file("db"), String(Self.seed)])
+        var lines: [String] = []
+        while let line = child.readLine(timeout: 300) {
+            lines.append(line)
+            if line == "done" { break }
+        }
+        let status = child.waitForExit()
+        #expect(lines.last == "done" && status == 0, "the process ended normally: status \(status), \(lines.suffix(3))")
+        let segments = lines.first { $0.hasPrefix("segments ") }.flatMap { Int($0.dropFirst(9)) } ?? 0
+        #expect(segments >= 30, "\(lines)")
+        for mode in ["mapped", "cached"] {
+            guard let line = lines.first(where: { $0.hasPrefix(mode + " ") }) else {
+                Issue.record("no answer for \(mode): \(lines)")
+                continue
+            }
+            let fields = Dictionary(line.split(separator: " ").dropFirst().compactMap { field -> (String, String)? in
+                let parts = field.split(separator: "=", maxSplits: 1)
+                return parts.count == 2 ? (String(parts[0]), String(parts[1])) : nil
+            }, uniquingKeysWith: { a, _ in a })
+            #expect(fields["rows"] == "ok", "\(line)")
+            if let open = fields["open"].flatMap(Int.init), let base = fields["base"].flatMap(Int.init),
+               let after = fields["after"].flatMap(Int.init) {
+                // The cache's 3, the lock, the main file, the active segment, the index writer.
+                #expect(open - base <= 3 + 6, "\(line)")
+                #expect(after <= base, "closing releases every descriptor: \(line)")
+            } else {
+                Issue.record("\(mode): \(line)")
+            }
+        }
+        var figures = Figures()
+        figures.add("interference cases", 1)
+        figures.add("segments read through a descriptor cache of 3", segments)
+        figures.write(to: "interference-fdcache")
+    }
 }

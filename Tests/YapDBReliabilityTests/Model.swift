@@ -51,15 +51,22 @@ struct Model: Equatable, Sendable {
     }
 }
 
-extension EngineSnapshot {
-    /// Everything this snapshot holds, read through the engine (every record checked).
+extension RowReader {
+    /// Everything this snapshot holds, read through the engine's reader (every record checked).
     func materialize() throws -> Model {
         var model = Model()
-        for collection in try collections() {
+        for collection in try collectionNames() {
+            var failure: StorageError?
             try forEachKey(inCollection: collection) { key, entry in
-                model[collection, key] = Model.Row(object: try objectBytes(entry), metadata: try metadataBytes(entry))
-                return true
+                do throws(StorageError) {
+                    model[collection, key] = Model.Row(object: try objectBytes(entry), metadata: try metadataBytes(entry))
+                    return true
+                } catch {
+                    failure = error
+                    return false
+                }
             }
+            if let failure { throw failure }
         }
         return model
     }

@@ -148,11 +148,6 @@ struct RealPathMatrix {
             case .io(let failure) where [EIO, ENOSPC, EMFILE, EINTR, ENOMEM].contains(failure.errno): break
             case .poisoned, .tooLarge: break
             case .corrupted where fault.effect == .shortRead: break   // the bytes it got were incomplete
-            case .io(let failure) where failure.errno == EEXIST && failure.operation == "create checkpoint":
-                // Known engine bug (reported with issue 25): a checkpoint whose file became
-                // durable but whose install then failed leaves its number unused in memory, so
-                // every later checkpoint of the session tries the same name.
-                tally.known.append("\(label): \(what) threw \(storage)")
             default:
                 tally.untyped += 1
                 tally.fail("\(label): \(what) threw \(storage), not an I/O error")

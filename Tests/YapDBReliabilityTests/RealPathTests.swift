@@ -32,13 +32,6 @@ import YapDBEngine
             }
         }
         for failure in tally.failures { Issue.record(Comment(rawValue: failure)) }
-        if !tally.known.isEmpty {
-            withKnownIssue(Comment(rawValue: "a checkpoint that fails after its file is durable (an index file cannot be opened for reading) "
-                                   + "makes every later checkpoint of the session fail with EEXIST until the database is reopened"),
-                           isIntermittent: true) {
-                for known in tally.known.prefix(3) { Issue.record(Comment(rawValue: known)) }
-            }
-        }
         print("real-path faults seed \(seed): calls \(counts.map { "\($0.key.rawValue) \($0.value)" }.sorted().joined(separator: ", ")); "
               + "\(tally.faults) faults, \(tally.surfaced) surfaced, \(tally.reopens) reopens, lost \(tally.lost), partial \(tally.partial), "
               + "verify failures \(tally.verifyFailures), untyped \(tally.untyped), failed reopens \(tally.failedRecoveries)")

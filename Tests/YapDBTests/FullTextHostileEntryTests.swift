@@ -55,7 +55,7 @@ import YapDBFullText
         #expect(throws: PageError.self) { try huge.withUnsafeBytes { raw in try FullTextPostingBlock.header(of: raw) } }
         // A block filed under a row id it does not hold.
         var state = try Self.state()
-        _ = try state.postings.upsert(FullTextState.postingsKey("alpha", lastRowid: 2), FullTextPostingBlock(
+        _ = try state.postings.upsert(FullTextState.postingsKey(try #require(try state.termID("alpha")), lastRowid: 2), FullTextPostingBlock(
             postings: [FullTextPosting(rowid: 1, hits: [(0, 1)])], minimumLength: 1).encoded())
         let query = try FTSQuery.parse("alpha", columnNames: ["a", "b"], tokenizer: Self.tokenizer)
         let searcher = FullTextSearcher(state: state, query: query)

@@ -86,7 +86,7 @@ import YapDBIndex
 
             var entriesMatch = true
             try idx.forEachMatch(try idx.index.bind(query), entries: true, objects: true) { collection, key, rowid, _, entry, _, _ in
-                let looked = transaction.keydir.lookup(collection: collection, key: key)
+                let looked = transaction.entry(collection: collection, key: key)
                 entriesMatch = entriesMatch && entry != nil && entry == looked && entry?.rowid == rowid
             }
             #expect(entriesMatch)

@@ -268,7 +268,7 @@ import Testing
         try fixture.database.newConnection().write { tx in
             let key = YapDatabaseSecondaryIndex.stateKey("idx")
             guard var state = tx.extensionState(key) as? SecondaryIndexState,
-                  let rowid = tx.keydir.lookup(collection: "people", key: "p2")?.rowid else {
+                  let rowid = tx.entry(collection: "people", key: "p2")?.rowid else {
                 Issue.record("no state")
                 return
             }

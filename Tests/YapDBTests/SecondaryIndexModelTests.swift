@@ -246,26 +246,25 @@ import YapDBSimulatedDisk
             try ext.forEachMatch(bound) { collection, key, _, _, _, _, _ in actual.append(collection + "/" + key) }
             // The same walk with entries (their lookups batched): the same rows, each with its own entry.
             var withEntries: [String] = [], entriesMatch = true
-            let keydir = ext.databaseTransaction.keydir
             try ext.forEachMatch(bound, entries: true, objects: rng.next() % 2 == 0) { collection, key, rowid, _, entry, _, _ in
                 withEntries.append(collection + "/" + key)
-                entriesMatch = entriesMatch && entry != nil && entry == keydir.lookup(collection: collection, key: key) && entry?.rowid == rowid
+                entriesMatch = entriesMatch && entry != nil && entry == ext.databaseTransaction.entry(collection: collection, key: key) && entry?.rowid == rowid
             }
             #expect(withEntries == actual && entriesMatch, "\(context): with entries")
             // The same walk with the objects' locations the column entries keep: where the
             // record there is still the row's object, it is the row's current object.
             var withLocations: [String] = [], locationsMatch = true
-            let segments = ext.databaseTransaction.snapshot?.segments
+            let reader = ext.databaseTransaction.readsSnapshot ? ext.databaseTransaction.reader : nil
             try ext.forEachMatch(bound, entries: true, objects: true, located: true) { collection, key, rowid, _, entry, object, _ in
                 withLocations.append(collection + "/" + key)
                 if object == nil, entry != nil {
                     // Its batch held a record compaction moved: entries were looked up instead.
                     movedReads += 1
-                    locationsMatch = locationsMatch && entry == keydir.lookup(collection: collection, key: key)
+                    locationsMatch = locationsMatch && entry == ext.databaseTransaction.entry(collection: collection, key: key)
                 }
-                guard let segments, let object else { return }
+                guard let reader, let object else { return }
                 var kept: Data?
-                if segments.readObject(at: object, ofRowid: rowid, { kept = Data($0) }) {
+                if reader.readObject(at: object, ofRowid: rowid, { kept = Data($0) }) {
                     locatedReads += 1
                     locationsMatch = locationsMatch && kept == ext.databaseTransaction.serializedObject(forKey: key, inCollection: collection)
                 } else {

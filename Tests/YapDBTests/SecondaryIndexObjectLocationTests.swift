@@ -59,7 +59,8 @@ import YapDBIndex
         var held = 0, moved = 0
         var failure: (any Error)?
         database.newConnection().read { tx in
-            guard let idx = tx.ext("idx") as? YapDatabaseSecondaryIndexTransaction, let segments = tx.snapshot?.segments else { return }
+            guard let idx = tx.ext("idx") as? YapDatabaseSecondaryIndexTransaction, tx.readsSnapshot else { return }
+            let segments = tx.reader
             do {
                 try idx.forEachMatch(idx.index.bind(YapDatabaseQuery(string: "WHERE age >= 0")), entries: true, objects: true, located: true) {
                     _, _, rowid, _, entry, object, _ in
@@ -160,7 +161,7 @@ import YapDBIndex
         try Self.register(fixture.database, rerunsForObjects: true)
         let writer = fixture.database.newConnection()
         try writer.write { tx in tx.setObject(Self.person(1, 0), forKey: "p1", inCollection: "people") }
-        let first = try #require(writer.read { $0.keydir.lookup(collection: "people", key: "p1") })
+        let first = try #require(writer.read { $0.entry(collection: "people", key: "p1") })
         try writer.write { tx in tx.setObject(Self.person(1, 1), forKey: "p1", inCollection: "people") }
         #expect(try fixture.database.verify().isValid)
         // Point the row's entries back at its first record, behind the index's back.

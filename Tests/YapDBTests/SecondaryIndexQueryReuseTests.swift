@@ -79,13 +79,12 @@ import YapDBIndex
     @Test func eachMatchsEntryIsTheOneItsKeyFinds() throws {
         let fixture = try Client.fixture()
         fixture.database.newConnection().read { transaction in
-            let keydir = transaction.keydir
             var checked = 0
             var memo = CollectionMemo()
             let idx = transaction.ext("idx") as! YapDatabaseSecondaryIndexTransaction
             idx.iterateKeys(matching: YapDatabaseQuery.queryMatchingAll()) { collection, key, _ in
-                guard let entry = keydir.lookup(collection: collection, key: key),
-                      let row = keydir.row(ofRowid: entry.rowid, memo: &memo) else {
+                guard let entry = transaction.entry(collection: collection, key: key),
+                      let row = transaction.row(ofRowid: entry.rowid, memo: &memo) else {
                     Issue.record("no row for \(collection)/\(key)")
                     return
                 }
@@ -93,12 +92,12 @@ import YapDBIndex
                 checked += 1
             }
             #expect(checked == 5)
-            #expect(keydir.row(ofRowid: 999_999, memo: &memo) == nil)
+            #expect(transaction.row(ofRowid: 999_999, memo: &memo) == nil)
             // The memo of "people" does not leak into a row of another collection.
-            let other = keydir.lookup(collection: "elsewhere", key: "other")!
-            #expect(keydir.row(ofRowid: other.rowid, memo: &memo).map { [$0.collection, $0.key] } == ["elsewhere", "other"])
-            let back = keydir.lookup(collection: "people", key: "p2")!
-            #expect(keydir.row(ofRowid: back.rowid, memo: &memo).map { [$0.collection, $0.key] } == ["people", "p2"])
+            let other = transaction.entry(collection: "elsewhere", key: "other")!
+            #expect(transaction.row(ofRowid: other.rowid, memo: &memo).map { [$0.collection, $0.key] } == ["elsewhere", "other"])
+            let back = transaction.entry(collection: "people", key: "p2")!
+            #expect(transaction.row(ofRowid: back.rowid, memo: &memo).map { [$0.collection, $0.key] } == ["people", "p2"])
         }
     }
 }

@@ -217,7 +217,7 @@ import Testing
             #expect(tx.viewRowKeys.count == 0, "new rows wait to be placed together: nothing compared yet")
             #expect((tx.ext("view") as! YapDatabaseViewTransaction).numberOfItems(inGroup: "all") == 50, "a read places them")
             #expect(tx.viewRowKeys.count == 1, "placed in key order: only the group's last row is kept, for the next comparison")
-            let rowid = try #require(tx.keydirEntry(collection: "scores", key: key(3))).rowid
+            let rowid = try #require(tx.entry(collection: "scores", key: key(3))).rowid
             tx.removeObject(forKey: key(3), inCollection: "scores")
             #expect(tx.viewRowKeys.owner(of: rowid) == nil, "a removed row is forgotten")
             tx.removeAllObjects(inCollection: "scores")

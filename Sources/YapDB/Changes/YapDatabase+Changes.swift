@@ -1,6 +1,5 @@
 import Foundation
 import YapDBEngine
-import YapDBIndex
 
 /// What the public layer attaches to each commit: the public changeset, the notification,
 /// and the writer's objects for collections whose policy is `.share` or `.copy`.
@@ -8,7 +7,7 @@ import YapDBIndex
 /// `@unchecked Sendable`: immutable after creation. The `Any` values it carries are the
 /// writer's objects that the `.share`/`.copy` policies hand to other connections — sharing
 /// them across threads is what those policies mean (as in YapDatabase).
-final class CommitRecord: @unchecked Sendable {
+final class CommitRecord: CommitPayload, @unchecked Sendable {
     let changeset: YapDatabaseChangeset
     let notification: Notification
     let sharedObjects: [YapCollectionKey: Any]
@@ -26,6 +25,13 @@ final class CommitRecord: @unchecked Sendable {
         self.touchedObjects = touchedObjects
         self.touchedMetadata = touchedMetadata
     }
+}
+
+extension Changeset {
+    /// The public layer's record of this commit: the engine carries it typed as
+    /// `CommitPayload`, whose only conformer is `CommitRecord` (nil for a changeset the public
+    /// layer did not write, such as one from the engine's own tests).
+    var commitRecord: CommitRecord? { attachment as? CommitRecord }
 }
 
 extension YapDatabase {

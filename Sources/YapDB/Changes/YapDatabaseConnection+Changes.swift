@@ -1,5 +1,4 @@
 import Foundation
-import YapDBIndex
 import YapDBEngine
 
 extension YapDatabaseConnection {
@@ -28,7 +27,7 @@ extension YapDatabaseConnection {
     /// (`.share`) or a copy of it (`.copy`) — a commit never adds keys to another connection's
     /// cache; touches leave the caches alone.
     func apply(_ changeset: Changeset) {
-        let record = changeset.attachment as? CommitRecord
+        let record = changeset.commitRecord
         if changeset.allKeysRemoved {
             objectCache.removeAll()
             metadataCache.removeAll()
@@ -169,7 +168,7 @@ extension YapDatabaseConnection {
     }
 
     func notifications(after from: UInt64, through to: UInt64) -> [Notification] {
-        database.engine.registry.changesets(after: from, through: to).compactMap { ($0.attachment as? CommitRecord)?.notification }
+        database.engine.registry.changesets(after: from, through: to).compactMap { $0.commitRecord?.notification }
     }
 
     // MARK: Changeset queries (stateless, over notifications)

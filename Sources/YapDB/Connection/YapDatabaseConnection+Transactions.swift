@@ -1,6 +1,5 @@
 import Foundation
 import YapDBEngine
-import YapDBStorage
 
 extension YapDatabaseConnection {
     // MARK: Synchronous
@@ -279,7 +278,7 @@ extension YapDatabaseConnection {
                 // Nothing to commit: the engine publishes nothing, so nothing is built for observers.
                 if engineTx.hasChanges { tx.prepareCommit() }
             }, runsBodyWhenRefused: runsWhenRefused, didCommit: { changeset in
-                if let record = changeset.attachment as? CommitRecord { database.didCommit(record) }
+                if let record = changeset.commitRecord { database.didCommit(record) }
             })
             if let changeset = result.changeset {
                 advance(to: changeset.snapshot)

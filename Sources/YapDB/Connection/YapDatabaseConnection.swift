@@ -1,6 +1,5 @@
 import Foundation
 import Synchronization
-import YapDBIndex
 import YapDBEngine
 #if canImport(Glibc)
 import Glibc

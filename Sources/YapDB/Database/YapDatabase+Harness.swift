@@ -19,6 +19,8 @@ extension YapDatabase {
     ///   - mappedFileCheckInterval: how often transactions compare mapped files with their maps
     ///     (`EngineOptions.mappedFileCheckInterval`; zero: at every transaction); nil keeps the
     ///     default.
+    ///   - descriptorCacheLimit: the most idle descriptors kept for sealed segments and index
+    ///     files (`EngineOptions.descriptorCacheLimit`); nil keeps the default.
     ///
     /// No idle checkpoints: a harness counts and cuts the I/O calls, and a background
     /// checkpoint would interleave with them by the clock.
@@ -26,11 +28,13 @@ extension YapDatabase {
     package static func open(path: String, options: YapDatabaseOptions, fileSystem: any FileSystem = PosixFileSystem.shared,
                              segmentLimit: Int? = nil, indexPageSize: Int? = nil,
                              countsExtensionPageReads: Bool = false,
-                             mappedFileCheckInterval: Duration? = nil) throws(YapDatabaseError) -> YapDatabase {
+                             mappedFileCheckInterval: Duration? = nil,
+                             descriptorCacheLimit: Int? = nil) throws(YapDatabaseError) -> YapDatabase {
         let url = URL(fileURLWithPath: path)
         let engine = try openEngine(url: url, options: options, fileSystem: fileSystem, segmentLimit: segmentLimit,
                                     indexPageSize: indexPageSize, countsExtensionPageReads: countsExtensionPageReads,
-                                    idleCheckpoints: false, mappedFileCheckInterval: mappedFileCheckInterval)
+                                    idleCheckpoints: false, mappedFileCheckInterval: mappedFileCheckInterval,
+                                    descriptorCacheLimit: descriptorCacheLimit)
         return YapDatabase(engine: engine, url: url, options: options)
     }
 

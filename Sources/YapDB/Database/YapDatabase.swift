@@ -1,6 +1,5 @@
 import Foundation
 import Synchronization
-import YapDBStorage
 import YapDBEngine
 
 /// A database: the files at `databaseURL`, the serializers registered for it, and the
@@ -87,10 +86,13 @@ public final class YapDatabase: Sendable {
     ///   - segmentLimit: the size at which log segments roll; nil keeps the engine's default.
     ///   - indexPageSize: the index page size of a new database; nil keeps the engine's default.
     ///   - countsExtensionPageReads: count the pages views' trees read (tests).
+    ///   - descriptorCacheLimit: the most idle descriptors of sealed files (tests); nil keeps
+    ///     the engine's default.
     static func openEngine(url: URL, options: YapDatabaseOptions, fileSystem: any FileSystem = PosixFileSystem.shared,
                            segmentLimit: Int? = nil, indexPageSize: Int? = nil,
                            countsExtensionPageReads: Bool = false, idleCheckpoints: Bool = true,
-                           mappedFileCheckInterval: Duration? = nil) throws(YapDatabaseError) -> Engine {
+                           mappedFileCheckInterval: Duration? = nil,
+                           descriptorCacheLimit: Int? = nil) throws(YapDatabaseError) -> Engine {
         guard url.isFileURL else { throw .io(errno: EINVAL, operation: "open: not a file URL") }
         PosixFileSystem.reportIgnoredErrors { failure in
             YapDatabaseLogging.log(.warning, "directory sync not possible here, ignored: \(failure)")
@@ -108,7 +110,7 @@ public final class YapDatabase: Sendable {
         case .off: .off
         }
         engineOptions.compression = options.compression == .lz4
-        engineOptions.maxValueSize = min(max(0, options.maxValueSize), Format.maxValueSize)
+        engineOptions.maxValueSize = min(max(0, options.maxValueSize), EngineOptions.largestValueSize)
         engineOptions.checkpointThreshold = max(0, options.checkpointThreshold)
         engineOptions.compactionThreshold = options.compactionThreshold
         engineOptions.dirtyPageBudget = max(0, options.dirtyPageBudget)
@@ -126,6 +128,7 @@ public final class YapDatabase: Sendable {
         if let indexPageSize { engineOptions.indexPageSize = indexPageSize }
         engineOptions.countsExtensionPageReads = countsExtensionPageReads
         if let mappedFileCheckInterval { engineOptions.mappedFileCheckInterval = mappedFileCheckInterval }
+        if let descriptorCacheLimit { engineOptions.descriptorCacheLimit = descriptorCacheLimit }
         engineOptions.readOnly = options.readOnly
         engineOptions.busyTimeout = YapDatabaseOptions.busyTimeoutDuration(options.busyTimeout)
         do throws(StorageError) {

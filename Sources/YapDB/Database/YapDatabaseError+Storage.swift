@@ -1,5 +1,5 @@
 import Foundation
-import YapDBStorage
+import YapDBEngine
 
 extension YapDatabaseError {
     /// The public error for a lower layer's failure.

@@ -1,6 +1,5 @@
 import YapDBIndex
 import YapDBEngine
-import YapDBStorage
 
 /// An extension state made of keyed trees (`PagedBTree`) whose root bytes are the state's own
 /// header followed by each tree's `PagedTreeRoot`, in `trees` order. The index checkpoint's

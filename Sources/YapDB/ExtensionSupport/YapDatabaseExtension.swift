@@ -1,7 +1,6 @@
 import Foundation
 import Synchronization
 import YapDBEngine
-import YapDBStorage
 
 /// The base class of database extensions (such as views). An extension is registered under a
 /// name; each connection gets an extension connection (`connection.ext(name)`) and each

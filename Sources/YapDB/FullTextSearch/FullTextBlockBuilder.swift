@@ -6,6 +6,8 @@ import YapDBStorage
 /// counts and the positions grow in three byte arrays, and the header (rows, largest count,
 /// length bound, delta bytes) is written at the end — instead of re-encoding the block for
 /// every row appended. The builder's arrays are reused from block to block (`reset()`).
+/// A merge that extends stored blocks starts from the first (`start`, its sections copied whole)
+/// and adds the rows of the others one by one (`FullTextStoredRows`).
 /// The bytes are those of `FullTextPostingBlock.encoded()` (docs/format.md §11).
 struct FullTextBlockBuilder {
     private(set) var count = 0
@@ -17,8 +19,6 @@ struct FullTextBlockBuilder {
     private(set) var positions: [UInt8] = []
     /// The last row id (the block's key).
     private(set) var last: UInt64 = 0
-    /// Rows added since `reset`/`start` (0: a block started from the trees is unchanged).
-    private(set) var added = 0
 
     var isEmpty: Bool { count == 0 }
 
@@ -31,10 +31,10 @@ struct FullTextBlockBuilder {
         counts.removeAll(keepingCapacity: true)
         positions.removeAll(keepingCapacity: true)
         last = 0
-        added = 0
     }
 
-    /// Starts from a stored block (`bytes`, whose last row id is `last`) and its positions entry.
+    /// Starts from a stored block (`bytes`, whose last row id is `last`) and its positions entry,
+    /// copying its sections whole (a merge that extends the block adds rows after it).
     /// - Throws: `.badEntry` when the block's header does not decode or its delta section runs
     ///   past its bytes.
     mutating func start(from bytes: [UInt8], last: UInt64, positions stored: [UInt8]) throws(PageError) {
@@ -90,10 +90,15 @@ struct FullTextBlockBuilder {
         positions.appendVarint(UInt64(rowPositions.count))
         positions.append(contentsOf: rowPositions)
         count += 1
-        added += 1
         maximumCount = max(maximumCount, total)
         minimumLength = min(minimumLength, length)
         last = rowid
+    }
+
+    /// Whether the block is at least half full by rows, by bytes (of `limit`) or by positions
+    /// (of `chunkSize`): such a block is left alone by later merges of the term's small blocks.
+    func isSettled(limit: Int, chunkSize: Int) -> Bool {
+        count * 8 >= FullTextPostingBlock.maximumEntries * 7 || encodedSize * 8 >= limit * 7 || positions.count * 8 >= chunkSize * 7
     }
 
     /// The block's bytes.
@@ -107,5 +112,50 @@ struct FullTextBlockBuilder {
         bytes.append(contentsOf: deltas)
         bytes.append(contentsOf: counts)
         return bytes
+    }
+}
+
+/// The rows of a stored postings block and its positions entry, located for a merge that writes
+/// them again (`FullTextState.mergeTerm`): per row its id, the byte range of its counts in the
+/// block, its occurrences over every column and the byte range of its positions in the entry.
+/// The arrays are reused from block to block.
+struct FullTextStoredRows {
+    private(set) var rowids: [UInt64] = []
+    private(set) var counts: [Range<Int>] = []
+    private(set) var totals: [Int] = []
+    private(set) var positions: [Range<Int>] = []
+    /// The block's length bound (every row's total length is at least this).
+    private(set) var minimumLength = 0
+
+    /// Locates the rows of `block` (a postings block's bytes) and `rowPositions` (its positions
+    /// entry, one row per posting).
+    /// - Throws: `.badEntry` when either does not decode or they disagree on the rows.
+    mutating func read(block: UnsafeRawBufferPointer, positions rowPositions: UnsafeRawBufferPointer, columnCount: Int) throws(PageError) {
+        rowids.removeAll(keepingCapacity: true)
+        counts.removeAll(keepingCapacity: true)
+        totals.removeAll(keepingCapacity: true)
+        try FullTextPostingBlock.rowids(of: block, into: &rowids)
+        try FullTextBlockPositions.ranges(of: rowPositions, count: rowids.count, into: &positions)
+        var reader = ByteReader(block)
+        do {
+            let (_, _, minLength, deltaLength) = try reader.readPostingBlockHeader()
+            minimumLength = minLength
+            try reader.seek(to: reader.position + deltaLength)
+            for _ in rowids.indices {
+                let start = reader.position
+                let columns = try reader.readLength(max: columnCount)
+                guard columns > 0 else { throw FullTextPostingBlock.bad }
+                var total = 0
+                for _ in 0..<columns {
+                    _ = try reader.readLength(max: columnCount)
+                    total += try reader.readLength(max: Int(Int32.max))
+                }
+                counts.append(start..<reader.position)
+                totals.append(total)
+            }
+            guard reader.isAtEnd else { throw FullTextPostingBlock.bad }
+        } catch {
+            throw FullTextPostingBlock.damaged
+        }
     }
 }

@@ -100,7 +100,9 @@ extension FullTextState {
 final class FullTextPositionsReader {
     private let state: FullTextState
     private let term: String
-    private let prefix: [UInt8]
+    /// The term's id (nil: not looked up yet; 0: the term is not indexed).
+    private var id: UInt32?
+    private var prefix: [UInt8] = []
     private var rowids: [UInt64] = []
     private var bytes: [UInt8] = []
     private var ranges: [Range<Int>] = []
@@ -114,7 +116,6 @@ final class FullTextPositionsReader {
     init(_ state: FullTextState, term: String) {
         self.state = state
         self.term = term
-        prefix = FullTextState.termPrefix(term)
     }
 
     /// Calls `body` with row `rowid`'s positions of the term (docs/format.md §11) and returns
@@ -138,11 +139,19 @@ final class FullTextPositionsReader {
 
     /// Reads the block whose last row id is the first at or above `rowid`; false when none.
     private func load(atOrAfter rowid: UInt64) throws(PageError) -> Bool {
+        if id == nil {
+            id = try state.termID(term) ?? 0
+            prefix = FullTextState.termPrefix(id ?? 0)
+        }
+        guard let id, id != 0 else {
+            noneFrom = 0
+            return false
+        }
         var key: [UInt8]?
         rowids.removeAll(keepingCapacity: true)
         covered = nil
         var failure: PageError?
-        try state.postings.forEachInKeyRange(from: KeyBound(FullTextState.postingsKey(term, lastRowid: rowid)), to: nil) { found, value in
+        try state.postings.forEachInKeyRange(from: KeyBound(FullTextState.postingsKey(id, lastRowid: rowid)), to: nil) { found, value in
             guard FullTextState.key(found, hasPrefix: prefix, tail: 8) else { return false }
             key = Array(found)
             do throws(PageError) { try FullTextPostingBlock.rowids(of: value, into: &rowids) } catch { failure = error }

@@ -11,9 +11,11 @@ class FullTextCursor {
 /// block searches the tree for the block holding the target (the key is the block's last row
 /// id), so the blocks in between are never read; only the row ids of a block are decoded.
 final class FullTextTermCursor: FullTextCursor {
-    let tree: PagedBTree
+    let state: FullTextState
     let term: String
-    let prefix: [UInt8]
+    /// The term's id (nil: not looked up yet; 0: the term is not indexed).
+    private var id: UInt32?
+    private var prefix: [UInt8] = []
     private var rowids: [UInt64] = []
     private var index = 0
     private var finished = false
@@ -21,20 +23,28 @@ final class FullTextTermCursor: FullTextCursor {
     private(set) var blocksRead = 0
 
     init(_ state: FullTextState, term: String) {
-        tree = state.postings
+        self.state = state
         self.term = term
-        prefix = FullTextState.termPrefix(term)
     }
 
     override func seek(_ target: UInt64) throws(PageError) -> UInt64? {
         if finished { return nil }
+        if id == nil {
+            // The first seek looks the term's id up (its postings are filed under it).
+            id = try state.termID(term) ?? 0
+            prefix = FullTextState.termPrefix(id ?? 0)
+        }
+        guard let id, id != 0 else {
+            finished = true
+            return nil
+        }
         if index < rowids.count, let last = rowids.last, target <= last {
             // Within the current block: a short forward search.
             while rowids[index] < target { index += 1 }
             return rowids[index]
         }
         var bytes: [UInt8]?
-        try tree.forEachInKeyRange(from: KeyBound(FullTextState.postingsKey(term, lastRowid: target)), to: nil) { key, value in
+        try state.postings.forEachInKeyRange(from: KeyBound(FullTextState.postingsKey(id, lastRowid: target)), to: nil) { key, value in
             if FullTextState.key(key, hasPrefix: prefix, tail: 8) { bytes = Array(value) }
             return false
         }

@@ -17,7 +17,7 @@ struct FullTextPosting: Equatable, Sendable {
 }
 
 /// A block of a term's postings: up to `maximumEntries` rows in ascending row id order, kept as
-/// one entry of the postings tree under the key (term, 0x00, last row id) — so a seek to a row
+/// one entry of the postings tree under the key (term id, last row id) — so a seek to a row
 /// id is a tree search that skips every block before it, and a block is found without reading
 /// the blocks around it. docs/format.md §11 "Full-text search trees" gives the bytes.
 ///

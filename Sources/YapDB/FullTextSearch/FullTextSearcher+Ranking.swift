@@ -96,8 +96,9 @@ extension FullTextSearcher {
 
     /// Top-`limit` rows of a one-word query, walking its blocks with their skip data.
     private func rankTerm(_ term: String, weights: [Double], limit: Int?) throws(PageError) -> (matches: [Ranked], blocksSkipped: Int) {
-        guard state.isIndexable(term) else { return ([], 0) }
-        let idf = FTSRanking.idf(documentCount: state.documentCount, documentsMatching: try state.frequency(term))
+        guard let entry = state.isIndexable(term) ? try state.termEntry(Array(term.utf8)) : nil else { return ([], 0) }
+        let id = entry.id
+        let idf = FTSRanking.idf(documentCount: state.documentCount, documentsMatching: entry.count)
         let average = averageLength
         // Bounds hold only when no weight is negative (a count then never lowers a score).
         let bounded = limit != nil && weights.allSatisfy { $0 >= 0 }
@@ -113,7 +114,7 @@ extension FullTextSearcher {
         var held: [Ranked] = []   // sorted, best first; at most `limit`
         var skipped = 0
         var target: UInt64 = 0
-        while let (key, bytes) = try state.block(term, atOrAfter: target) {
+        while let (key, bytes) = try state.block(id, atOrAfter: target) {
             let last = key.withUnsafeBytes { FullTextState.lastRowid(ofKey: $0) }
             let header = try bytes.withBytes { raw throws(PageError) in try FullTextPostingBlock.header(of: raw) }
             let full = limit.map { held.count >= $0 } ?? false

@@ -69,7 +69,8 @@ struct FullTextSearcher {
             // Many terms: gather their row ids once (row ids only), rather than merging many cursors.
             var all: [UInt64] = []
             for term in expanded {
-                let prefix = FullTextState.termPrefix(term)
+                guard let id = try state.termID(term) else { continue }
+                let prefix = FullTextState.termPrefix(id)
                 var blocks: [[UInt8]] = []
                 try state.postings.forEachInKeyRange(from: KeyBound(prefix), to: nil) { key, value in
                     guard FullTextState.key(key, hasPrefix: prefix, tail: 8) else { return false }

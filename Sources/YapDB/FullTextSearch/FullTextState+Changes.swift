@@ -34,8 +34,9 @@ extension FullTextState {
             ids.reserveCapacity(analysis.terms.count)
             for (term, columns) in analysis.terms {
                 let posting = FullTextPosting(rowid: rowid, hits: columns.map { (column: $0.column, count: $0.positions.count) })
-                ids.append(try adjustFrequency(term, by: 1))
-                try insertPosting(term, posting, positions: FullTextPositions.encode(columns), length: length, newest: newest)
+                let id = try adjustFrequency(term, by: 1)
+                ids.append(id)
+                try insertPosting(id, posting, positions: FullTextPositions.encode(columns), length: length, newest: newest)
             }
             try Self.storeChunked(&documents, Self.encodeDocument(lengths: analysis.lengths, termIDs: ids), chunkSize: chunkSize) {
                 Self.documentKey(rowid, chunk: $0)
@@ -54,9 +55,10 @@ extension FullTextState {
         var names: [String] = []
         names.reserveCapacity(stored.termIDs.count)
         for id in stored.termIDs { names.append(try termName(id)) }
-        for term in names {
+        // The postings first: the count's update may free the id.
+        for (id, term) in zip(stored.termIDs, names) {
+            try removePosting(id, rowid: rowid)
             try adjustFrequency(term, by: -1)
-            try removePosting(term, rowid: rowid)
         }
         try Self.removeChunked(&documents) { Self.documentKey(rowid, chunk: $0) }
         documentCount -= 1
@@ -78,22 +80,22 @@ extension FullTextState {
 
     // MARK: Postings blocks
 
-    /// The block of `term` whose last row id is the first at or above `rowid`: its key and bytes.
-    func block(_ term: String, atOrAfter rowid: UInt64) throws(PageError) -> (key: [UInt8], bytes: [UInt8])? {
-        let prefix = Self.termPrefix(term)
+    /// The block of term `id` whose last row id is the first at or above `rowid`: its key and bytes.
+    func block(_ id: UInt32, atOrAfter rowid: UInt64) throws(PageError) -> (key: [UInt8], bytes: [UInt8])? {
+        let prefix = Self.termPrefix(id)
         var found: (key: [UInt8], bytes: [UInt8])?
-        try postings.forEachInKeyRange(from: KeyBound(Self.postingsKey(term, lastRowid: rowid)), to: nil) { key, value in
+        try postings.forEachInKeyRange(from: KeyBound(Self.postingsKey(id, lastRowid: rowid)), to: nil) { key, value in
             if Self.key(key, hasPrefix: prefix, tail: 8) { found = (Array(key), Array(value)) }
             return false
         }
         return found
     }
 
-    /// The last block of `term` (the highest row ids), if any.
-    func lastBlock(_ term: String) throws(PageError) -> (key: [UInt8], bytes: [UInt8])? {
-        let prefix = Self.termPrefix(term)
+    /// The last block of term `id` (the highest row ids), if any.
+    func lastBlock(_ id: UInt32) throws(PageError) -> (key: [UInt8], bytes: [UInt8])? {
+        let prefix = Self.termPrefix(id)
         var found: (key: [UInt8], bytes: [UInt8])?
-        try postings.forEachInKeyRange(from: nil, to: KeyBound(Self.postingsKey(term, lastRowid: .max)), reversed: true) { key, value in
+        try postings.forEachInKeyRange(from: nil, to: KeyBound(Self.postingsKey(id, lastRowid: .max)), reversed: true) { key, value in
             if Self.key(key, hasPrefix: prefix, tail: 8) { found = (Array(key), Array(value)) }
             return false
         }
@@ -123,24 +125,24 @@ extension FullTextState {
     /// Puts `posting` (with the row's `positions` bytes) into the term's blocks: into the block
     /// that covers its row id, or at the end of the last block, or a new block; a block over
     /// the limits splits in two.
-    mutating func insertPosting(_ term: String, _ posting: FullTextPosting, positions rowPositions: [UInt8], length: Int,
+    mutating func insertPosting(_ id: UInt32, _ posting: FullTextPosting, positions rowPositions: [UInt8], length: Int,
                                 newest: Bool) throws(PageError) {
-        var target = newest ? nil : try block(term, atOrAfter: posting.rowid)
-        if target == nil { target = try lastBlock(term) }
+        var target = newest ? nil : try block(id, atOrAfter: posting.rowid)
+        if target == nil { target = try lastBlock(id) }
         guard let (oldKey, bytes) = target else {
-            try writeBlocks(term, FullTextPostingBlock(postings: [posting], minimumLength: length, positions: [rowPositions]))
+            try writeBlocks(id, FullTextPostingBlock(postings: [posting], minimumLength: length, positions: [rowPositions]))
             return
         }
         // The common case, a row id past the term's last one: append to the block's bytes.
         let last = oldKey.withUnsafeBytes { Self.lastRowid(ofKey: $0) }
         if posting.rowid > last,
            let appended = try FullTextPostingBlock.appending(posting, after: last, length: length, to: bytes),
-           appended.count <= blockLimit(term) {
+           appended.count <= blockLimit {
             guard var stored = try blockPositions(oldKey) else { throw FullTextPostingBlock.damaged }
             if positionsFit(stored.count, adding: FullTextBlockPositions.size(of: rowPositions)) {
                 FullTextBlockPositions.append(rowPositions, to: &stored)
                 try removeBlock(oldKey)
-                let key = Self.postingsKey(term, lastRowid: posting.rowid)
+                let key = Self.postingsKey(id, lastRowid: posting.rowid)
                 _ = try postings.upsert(key, appended)
                 try storeBlockPositions(key, stored)
                 return
@@ -148,7 +150,7 @@ extension FullTextState {
         }
         // A row id inside the block: the row is put in the block's bytes and positions entry
         // in place, while both stay within their limits.
-        if posting.rowid <= last, try insertInPlace(oldKey, bytes, posting, positions: rowPositions, length: length, term: term) {
+        if posting.rowid <= last, try insertInPlace(oldKey, bytes, posting, positions: rowPositions, length: length) {
             return
         }
         var block = try editable(oldKey, bytes)
@@ -162,18 +164,18 @@ extension FullTextState {
         }
         block.minimumLength = min(block.minimumLength, length)
         try removeBlock(oldKey)
-        try writeBlocks(term, block)
+        try writeBlocks(id, block)
     }
 
     /// Puts `posting` into the block filed under `key` (which covers its row id) by editing the
     /// block's bytes and positions entry; false, changing nothing, when the block is full, holds
     /// the row already, or either part would pass its limit.
     private mutating func insertInPlace(_ key: [UInt8], _ bytes: [UInt8], _ posting: FullTextPosting, positions rowPositions: [UInt8],
-                                        length: Int, term: String) throws(PageError) -> Bool {
+                                        length: Int) throws(PageError) -> Bool {
         let columns = columnCount
         guard let edit = try bytes.withBytes({ raw throws(PageError) in
             try FullTextPostingBlock.inserting(posting, length: length, into: raw, columnCount: columns)
-        }), edit.bytes.count <= blockLimit(term) else { return false }
+        }), edit.bytes.count <= blockLimit else { return false }
         guard let stored = try blockPositions(key) else { throw FullTextPostingBlock.damaged }
         guard stored.count <= chunkSize, positionsFit(stored.count, adding: FullTextBlockPositions.size(of: rowPositions)) else { return false }
         let rows = try FullTextBlockPositions.inserting(rowPositions, at: edit.index, of: edit.count, into: stored)
@@ -185,9 +187,9 @@ extension FullTextState {
     /// Writes `block` (with its positions) under its key, split into as many blocks as the
     /// limits need: the postings bytes within `blockLimit`, at most `maximumEntries` rows, the
     /// positions within one chunk unless the block is one row.
-    mutating func writeBlocks(_ term: String, _ block: FullTextPostingBlock) throws(PageError) {
+    mutating func writeBlocks(_ id: UInt32, _ block: FullTextPostingBlock) throws(PageError) {
         precondition(block.positions.count == block.postings.count, "FullTextState: a block written without its positions")
-        let limit = blockLimit(term)
+        let limit = blockLimit
         var pending = [block]
         while let next = pending.popLast() {
             let bytes = next.encoded()
@@ -200,7 +202,7 @@ extension FullTextState {
                 pending.append(next.slice(0..<cut))
                 continue
             }
-            let key = Self.postingsKey(term, lastRowid: next.lastRowid)
+            let key = Self.postingsKey(id, lastRowid: next.lastRowid)
             _ = try postings.upsert(key, bytes)
             try storeBlockPositions(key, FullTextBlockPositions.encode(next.positions))
         }
@@ -209,8 +211,8 @@ extension FullTextState {
     /// Takes row `rowid` out of the term's block that holds it by editing the block's bytes and
     /// its positions entry (`FullTextPostingBlock.removing`); a block left empty is deleted, and
     /// a block whose last row went is filed again under its new last row id.
-    mutating func removePosting(_ term: String, rowid: UInt64) throws(PageError) {
-        guard let (key, bytes) = try block(term, atOrAfter: rowid) else { return }
+    mutating func removePosting(_ id: UInt32, rowid: UInt64) throws(PageError) {
+        guard let (key, bytes) = try block(id, atOrAfter: rowid) else { return }
         let columns = columnCount
         guard let cut = try bytes.withBytes({ raw throws(PageError) in
             try FullTextPostingBlock.removing(rowid, from: raw, columnCount: columns)
@@ -221,7 +223,7 @@ extension FullTextState {
         }
         guard let stored = try blockPositions(key) else { throw FullTextPostingBlock.damaged }
         let rows = try FullTextBlockPositions.removing(row: cut.index, of: cut.count, from: stored)
-        let newKey = Self.postingsKey(term, lastRowid: cut.last)
+        let newKey = Self.postingsKey(id, lastRowid: cut.last)
         // A block of several rows keeps its positions in one chunk; anything longer is cleared
         // first so that no chunk is left behind.
         if newKey != key || stored.count > chunkSize { try removeBlock(key) }

@@ -13,9 +13,10 @@ import YapDBStorage
 extension FullTextState: KeyedTreesExtensionState {
     var trees: [PagedBTree] { [terms, postings, positions, documents] }
 
-    /// The layout of the trees' entries this build writes (docs/format.md §11): 2 since the
-    /// positions moved beside the postings blocks (layout 1 wrote no number).
-    static let layout: UInt64 = 2
+    /// The layout of the trees' entries this build writes (docs/format.md §11): 4 since postings
+    /// and positions are keyed by term id (3: term entries carry their tail count; 2: positions
+    /// beside the postings blocks; layout 1 wrote no number).
+    static let layout: UInt64 = 4
 
     func rootBytes(_ roots: [PagedTreeRoot]) -> [UInt8] {
         var bytes: [UInt8] = []

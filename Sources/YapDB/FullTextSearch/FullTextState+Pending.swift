@@ -4,7 +4,8 @@ import YapDBStorage
 // The bulk-insert path. A row just inserted (its row id above every indexed one) does not touch
 // the trees at once: its postings, positions and document entry wait in `pending`
 // (`FullTextPendingPostings`, a few flat arrays), and are merged per term — one dictionary
-// update, one last-block lookup, whole blocks written once — before the commit (`willCommit`),
+// update, whole blocks written once after the term's settled ones, its short last block read
+// back only at the tail limit (FullTextState+Merge.swift) — before the commit (`willCommit`),
 // before any read of the index, before any update or removal, and whenever `pending` passes
 // `pendingLimit` bytes (so the memory of one huge transaction stays bounded). `pending` lives in
 // the transaction's copy of the state, so a rollback drops it; it is never written to disk
@@ -34,8 +35,9 @@ extension FullTextState {
         let (order, starts) = waiting.groupedByTerm()
         var ids = [UInt32](repeating: 0, count: names.count)
         var builder = FullTextBlockBuilder()
+        var stored = FullTextStoredRows()
         for t in termOrder {
-            ids[t] = try mergeTerm(names[t], waiting, order[starts[t]..<starts[t + 1]], builder: &builder)
+            ids[t] = try mergeTerm(names[t], waiting, order[starts[t]..<starts[t + 1]], builder: &builder, stored: &stored)
         }
         // Then the rows' document entries, in row id order (each at the end of the tree).
         var termIDs: [UInt32] = []
@@ -52,63 +54,5 @@ extension FullTextState {
             waiting.removeAll(keepingCapacity: true)
             pending = waiting
         }
-    }
-
-    /// Appends the entries `run` of `waiting` (one term's, row ids ascending, all above the
-    /// term's last) to the term's blocks: onto the last block while it has room, then into new
-    /// full blocks, each encoded and written once with its positions entry. Returns the term's id.
-    private mutating func mergeTerm(_ term: String, _ waiting: FullTextPendingPostings, _ run: ArraySlice<Int32>,
-                                    builder: inout FullTextBlockBuilder) throws(PageError) -> UInt32 {
-        let id = try adjustFrequency(term, by: run.count)
-        let limit = blockLimit(term), chunk = chunkSize
-        builder.reset()
-        // The stored block being extended, if any (removed once a new key replaces it).
-        var replaced: [UInt8]?
-        if let (key, bytes) = try lastBlock(term) {
-            let last = key.withUnsafeBytes { Self.lastRowid(ofKey: $0) }
-            // Not above the term's last row (a damaged key): the general path, one at a time.
-            if let first = run.first, waiting.entries[Int(first)].rowid <= last {
-                for i in run {
-                    let range = waiting.positionsRange(Int(i))
-                    try insertPosting(term, waiting.posting(Int(i)), positions: Array(waiting.positions[range]),
-                                      length: waiting.entries[Int(i)].length, newest: false)
-                }
-                return id
-            }
-            guard let stored = try blockPositions(key) else { throw FullTextPostingBlock.damaged }
-            try builder.start(from: bytes, last: last, positions: stored)
-            replaced = key
-        }
-        try waiting.counts.withBytes { counts throws(PageError) in
-            try waiting.positions.withBytes { positions throws(PageError) in
-                for i in run {
-                    let entry = waiting.entries[Int(i)]
-                    let countsRange = waiting.countsRange(Int(i)), positionsRange = waiting.positionsRange(Int(i))
-                    if !builder.accepts(rowid: entry.rowid, countsBytes: countsRange.count, total: entry.total, length: entry.length,
-                                        positionsBytes: positionsRange.count, limit: limit, chunkSize: chunk) {
-                        try flush(term, &builder, replacing: &replaced)
-                        builder.reset()
-                    }
-                    builder.append(rowid: entry.rowid, counts: UnsafeRawBufferPointer(rebasing: counts[countsRange]), total: entry.total,
-                                   length: entry.length, positions: UnsafeRawBufferPointer(rebasing: positions[positionsRange]))
-                }
-            }
-        }
-        try flush(term, &builder, replacing: &replaced)
-        return id
-    }
-
-    /// Writes the builder's block under its key, taking out the stored block it extends first;
-    /// a stored block nothing was added to stays as it is.
-    private mutating func flush(_ term: String, _ builder: inout FullTextBlockBuilder, replacing replaced: inout [UInt8]?) throws(PageError) {
-        guard !builder.isEmpty else { return }
-        if let key = replaced {
-            replaced = nil
-            guard builder.added > 0 else { return }
-            try removeBlock(key)
-        }
-        let key = Self.postingsKey(term, lastRowid: builder.last)
-        _ = try postings.upsert(key, builder.encoded())
-        try storeBlockPositions(key, builder.positions)
     }
 }

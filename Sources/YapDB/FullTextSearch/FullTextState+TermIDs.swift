@@ -22,35 +22,56 @@ extension FullTextState {
     /// Whether a terms-tree key is an id entry's (not a term's).
     static func isTermIDKey(_ key: UnsafeRawBufferPointer) -> Bool { key.first == separator }
 
-    /// A term's entry: (rows holding it, its id).
-    static func decodeTermEntry(_ bytes: UnsafeRawBufferPointer) throws(PageError) -> (count: Int, id: UInt32) {
+    /// A term's entry: the rows holding it, its id, and the number of its trailing postings
+    /// blocks written by merges since its small blocks were last merged (`FullTextState.mergeTerm`;
+    /// a hint for when to merge them, never trusted for an answer).
+    struct TermEntry {
+        var count: Int
+        var id: UInt32
+        var tail: Int
+    }
+
+    static func decodeTermEntry(_ bytes: UnsafeRawBufferPointer) throws(PageError) -> TermEntry {
         var reader = ByteReader(bytes)
         do {
             let count = try reader.readLength(max: Int(Int32.max))
             let id = try reader.readLength(max: Int(UInt32.max))
+            let tail = try reader.readLength(max: Int(UInt16.max))
             guard reader.isAtEnd, count > 0, id > 0 else { throw FullTextPostingBlock.bad }
-            return (count, UInt32(id))
+            return TermEntry(count: count, id: UInt32(id), tail: tail)
         } catch {
             throw FullTextPostingBlock.damaged
         }
     }
 
-    static func encodeTermEntry(count: Int, id: UInt32) -> [UInt8] {
+    static func encodeTermEntry(_ entry: TermEntry) -> [UInt8] {
         var bytes: [UInt8] = []
-        bytes.appendVarint(UInt64(count))
-        bytes.appendVarint(UInt64(id))
+        bytes.appendVarint(UInt64(entry.count))
+        bytes.appendVarint(UInt64(entry.id))
+        bytes.appendVarint(UInt64(min(entry.tail, Int(UInt16.max))))
         return bytes
+    }
+
+    /// The entry of the term whose UTF-8 is `key`, or nil when no row holds it.
+    func termEntry(_ key: [UInt8]) throws(PageError) -> TermEntry? {
+        var entry: TermEntry?
+        var failure: PageError?
+        _ = try terms.withValue(forKey: key) { raw in
+            do throws(PageError) { entry = try Self.decodeTermEntry(raw) } catch { failure = error }
+        }
+        if let failure { throw failure }
+        return entry
+    }
+
+    /// The id of `term`, or nil when no row holds it (one lookup in the terms tree).
+    func termID(_ term: String) throws(PageError) -> UInt32? {
+        guard isIndexable(term) else { return nil }
+        return try termEntry(Array(term.utf8))?.id
     }
 
     /// The number of rows holding `term` (0 when none).
     func frequency(_ term: String) throws(PageError) -> Int {
-        var entry: (count: Int, id: UInt32)?
-        var failure: PageError?
-        _ = try terms.withValue(forKey: Array(term.utf8)) { raw in
-            do throws(PageError) { entry = try Self.decodeTermEntry(raw) } catch { failure = error }
-        }
-        if let failure { throw failure }
-        return entry?.count ?? 0
+        try termEntry(Array(term.utf8))?.count ?? 0
     }
 
     /// Changes `term`'s row count by `delta`, giving it an id when it is new and taking its
@@ -58,12 +79,7 @@ extension FullTextState {
     @discardableResult
     mutating func adjustFrequency(_ term: String, by delta: Int) throws(PageError) -> UInt32 {
         let key = Array(term.utf8)
-        var old: (count: Int, id: UInt32)?
-        var failure: PageError?
-        _ = try terms.withValue(forKey: key) { raw in
-            do throws(PageError) { old = try Self.decodeTermEntry(raw) } catch { failure = error }
-        }
-        if let failure { throw failure }
+        let old = try termEntry(key)
         let new = (old?.count ?? 0) + delta
         if new <= 0 {
             if let old {
@@ -73,13 +89,15 @@ extension FullTextState {
             return 0
         }
         let id: UInt32
-        if let old {
-            id = old.id
-        } else {
-            id = try takeTermID()
-            _ = try terms.upsert(Self.termIDKey(id), key)
-        }
-        _ = try terms.upsert(key, Self.encodeTermEntry(count: new, id: id))
+        if let old { id = old.id } else { id = try newTermID(key) }
+        _ = try terms.upsert(key, Self.encodeTermEntry(TermEntry(count: new, id: id, tail: old?.tail ?? 0)))
+        return id
+    }
+
+    /// Gives the term whose UTF-8 is `key` a new id and writes its id entry.
+    mutating func newTermID(_ key: [UInt8]) throws(PageError) -> UInt32 {
+        let id = try takeTermID()
+        _ = try terms.upsert(Self.termIDKey(id), key)
         return id
     }
 

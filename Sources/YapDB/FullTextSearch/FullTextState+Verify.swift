@@ -106,10 +106,16 @@ extension FullTextState {
         var failure: PageError?
         var blocks: [([UInt8], [UInt8])] = []
         try postings.forEach { key, value in blocks.append((Array(key), Array(value))); return true }
+        var names: [UInt32: String] = [:]
         for (key, value) in blocks {
-            guard key.count > 9, key[key.count - 9] == Self.separator,
-                  let term = String(validating: key[..<(key.count - 9)], as: UTF8.self) else {
+            guard key.count == Self.postingsKeySize else {
                 problems.append("a postings key is malformed")
+                continue
+            }
+            let id = key.withUnsafeBytes { Self.termID(ofKey: $0) }
+            if names[id] == nil { names[id] = try? termName(id) }
+            guard let term = names[id] else {
+                problems.append("a postings block is filed under term id \(id), which names no term")
                 continue
             }
             do throws(PageError) {

@@ -11,9 +11,9 @@ import YapDBStorage
 /// - `terms`: term (UTF-8) → the number of indexed rows holding it and its id (varints). In
 ///   key order, so a prefix is a key range. Beside them, before every term, (0x00, id) → the
 ///   term (FullTextState+TermIDs.swift).
-/// - `postings`: (term, 0x00, last row id) → a block of up to 128 rows holding the term
+/// - `postings`: (term id, last row id) → a block of up to 128 rows holding the term
 ///   (`FullTextPostingBlock`: delta row ids, then occurrence counts, with skip data).
-/// - `positions`: (term, 0x00, last row id, chunk) — a postings block's key and a chunk
+/// - `positions`: (term id, last row id, chunk) — a postings block's key and a chunk
 ///   number → the token positions of each of the block's rows, by column
 ///   (`FullTextBlockPositions`). Read only by phrases, `NEAR`, `^`, column filters and
 ///   multi-word ranking, a block at a time beside the postings; a plain query never reads them.
@@ -44,6 +44,9 @@ struct FullTextState: Sendable {
     /// The pending memory (`pendingBytes`) past which `setRow` merges inside the transaction
     /// (`YapDatabaseFullTextSearch.pendingBytesLimit`; tests lower it).
     var pendingLimit = YapDatabaseFullTextSearch.defaultPendingBytesLimit
+    /// The most short trailing blocks a term keeps before a merge writes them again together
+    /// (FullTextState+Merge.swift; tests raise it).
+    var tailLimit = FullTextState.defaultTailLimit
 
     init(versionTag: String, signature: String, columnCount: Int, format: PageFormat = PageFormat(),
          source: any PageSource = EmptyPageSource()) {
@@ -72,19 +75,27 @@ struct FullTextState: Sendable {
 
     // MARK: Keys
 
+    /// The first byte of a term id entry's key in the terms tree (no term holds it).
     static let separator: UInt8 = 0
 
-    /// (term, 0x00): the start of a term's postings or positions.
-    static func termPrefix(_ term: String) -> [UInt8] {
-        var key = Array(term.utf8)
-        key.append(separator)
+    /// A term id's 4 bytes, big-endian: the start of the term's postings and positions keys.
+    static func termPrefix(_ id: UInt32) -> [UInt8] {
+        [UInt8(id >> 24), UInt8(truncatingIfNeeded: id >> 16), UInt8(truncatingIfNeeded: id >> 8), UInt8(truncatingIfNeeded: id)]
+    }
+
+    /// The bytes of a postings key: the term id (4) and the block's last row id (8).
+    static let postingsKeySize = 12
+
+    static func postingsKey(_ id: UInt32, lastRowid: UInt64) -> [UInt8] {
+        var key = termPrefix(id)
+        key.reserveCapacity(postingsKeySize)
+        OrderedKeyEncoding.appendRowid(lastRowid, to: &key)
         return key
     }
 
-    static func postingsKey(_ term: String, lastRowid: UInt64) -> [UInt8] {
-        var key = termPrefix(term)
-        OrderedKeyEncoding.appendRowid(lastRowid, to: &key)
-        return key
+    /// The term id in the first 4 bytes of a postings or positions key.
+    static func termID(ofKey key: UnsafeRawBufferPointer) -> UInt32 {
+        UInt32(key[0]) << 24 | UInt32(key[1]) << 16 | UInt32(key[2]) << 8 | UInt32(key[3])
     }
 
     static func documentKey(_ rowid: UInt64, chunk: UInt8) -> [UInt8] {
@@ -108,8 +119,8 @@ struct FullTextState: Sendable {
     /// Bytes of a chunked value per entry (documents and positions).
     var chunkSize: Int { format.maximumEntrySize - 9 - maximumTermBytes - 1 }
 
-    /// The most bytes a postings block of `term` may take.
-    func blockLimit(_ term: String) -> Int { format.maximumEntrySize - term.utf8.count - 9 }
+    /// The most bytes a postings block may take (an entry's limit less its key).
+    var blockLimit: Int { format.maximumEntrySize - Self.postingsKeySize }
 
     // MARK: Chunked values
 

@@ -114,7 +114,7 @@ extension YapDatabase {
                 claimedRoots = engine.claimExtensionRoots(key)
                 if let claimed = claimedRoots, claimed.catchUp.isEmpty, let state = FullTextState(claimed: claimed) {
                     tx.setExtensionState(state, forKey: key)
-                    tx.engineTransaction.publishExtensionsWithoutCommit()
+                    tx.publishExtensionsWithoutCommit()
                 }
             }
         } catch {
@@ -145,7 +145,7 @@ extension YapDatabase {
             var stale: Set<UInt64> = catchUp.removedRowids
             connection.read { tx in
                 for pair in catchUp.changedKeys {
-                    if let entry = tx.keydirEntry(collection: pair.collection, key: pair.key) { stale.insert(entry.rowid) }
+                    if let entry = tx.entry(collection: pair.collection, key: pair.key) { stale.insert(entry.rowid) }
                 }
             }
             var found: [(UInt64, Double?)] = []
@@ -162,13 +162,13 @@ extension YapDatabase {
             }
             connection.read { tx in
                 for (rowid, score) in found where !stale.contains(rowid) {
-                    guard let owner = tx.keydirOwner(ofRowid: rowid) else { continue }
+                    guard let owner = tx.owner(ofRowid: rowid) else { continue }
                     matches.append(StoredSearchMatch(collection: owner.collection, key: owner.key, score: score))
                 }
                 if let limit, matches.count > limit { matches.removeLast(matches.count - limit) }
                 // Rows written since: by their text when it is text, else reported.
                 let written = catchUp.changedKeys.sorted { ($0.collection, $0.key) < ($1.collection, $1.key) }
-                for pair in written where tx.keydirEntry(collection: pair.collection, key: pair.key) != nil {
+                for pair in written where tx.entry(collection: pair.collection, key: pair.key) != nil {
                     guard let text = tx.object(forKey: pair.key, inCollection: pair.collection) as? String else {
                         unsearched.append(YapCollectionKey(collection: pair.collection, key: pair.key))
                         continue

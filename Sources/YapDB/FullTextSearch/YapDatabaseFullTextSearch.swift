@@ -166,16 +166,16 @@ open class YapDatabaseFullTextSearch: YapDatabaseExtension, @unchecked Sendable 
            (try? catchUp(&state, claimed.catchUp, name: name, transaction: transaction)) != nil {
             transaction.setExtensionState(state, forKey: key)
             if claimed.catchUp.isEmpty {
-                transaction.engineTransaction.publishExtensionsWithoutCommit()
+                transaction.publishExtensionsWithoutCommit()
             } else {
-                transaction.engineTransaction.markChanged()
+                transaction.markChanged()
             }
             return true
         }
         do throws(PageError) {
             let state = try rebuild(name: name, transaction: transaction)
             transaction.setExtensionState(state, forKey: key)
-            transaction.engineTransaction.markChanged()
+            transaction.markChanged()
             return true
         } catch {
             YapDatabaseLogging.log(.error, "full-text search \(name) could not be built: \(error)")
@@ -194,12 +194,11 @@ open class YapDatabaseFullTextSearch: YapDatabaseExtension, @unchecked Sendable 
 
     /// The index built from every row of the transaction (the handler decides which rows).
     func rebuild(name: String, transaction: YapDatabaseReadTransaction) throws(PageError) -> FullTextState {
-        let keydir = transaction.keydir
         var state = FullTextState(versionTag: versionTag, signature: signature, columnCount: columnNames.count,
-                                  format: keydir.rows.format)
+                                  format: transaction.keydir.rows.format)
         var failure: PageError?
-        for collection in keydir.collectionNames() {
-            keydir.eachKey(inCollection: collection) { key, entry in
+        for collection in transaction.collectionNames() {
+            transaction.forEachKey(inCollection: collection) { key, entry in
                 guard let texts = texts(collection: collection, key: key, transaction: transaction, name: name) else { return true }
                 do throws(PageError) {
                     try state.setRow(entry.rowid, analysis(texts, state: state))
@@ -219,7 +218,7 @@ open class YapDatabaseFullTextSearch: YapDatabaseExtension, @unchecked Sendable 
     /// `inserted`: the row was just inserted (its row id is the highest yet).
     func reindex(collection: String, key: String, name: String, in state: inout FullTextState,
                  transaction: YapDatabaseReadTransaction, inserted: Bool = false) throws(PageError) {
-        guard let entry = transaction.keydirEntry(collection: collection, key: key) else { return }
+        guard let entry = transaction.entry(collection: collection, key: key) else { return }
         if let texts = texts(collection: collection, key: key, transaction: transaction, name: name) {
             try state.setRow(entry.rowid, analysis(texts, state: state), newest: inserted)
         } else {
@@ -229,7 +228,7 @@ open class YapDatabaseFullTextSearch: YapDatabaseExtension, @unchecked Sendable 
 
     override func dropState(name: String, transaction: YapDatabaseReadWriteTransaction) {
         transaction.setExtensionState(nil, forKey: Self.stateKey(name))
-        transaction.engineTransaction.markChanged()
+        transaction.markChanged()
     }
 
     override func makeConnection(name: String, connection: YapDatabaseConnection) -> AnyObject? {
@@ -265,7 +264,7 @@ open class YapDatabaseFullTextSearch: YapDatabaseExtension, @unchecked Sendable 
     }
 
     override func willRemoveRow(name: String, collection: String, key: String, transaction: YapDatabaseReadWriteTransaction) {
-        guard let entry = transaction.keydirEntry(collection: collection, key: key) else { return }
+        guard let entry = transaction.entry(collection: collection, key: key) else { return }
         update(name, transaction) { state throws(PageError) in try state.removeRow(entry.rowid) }
     }
 

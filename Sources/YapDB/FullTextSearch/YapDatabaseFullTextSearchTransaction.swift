@@ -96,7 +96,7 @@ public final class YapDatabaseFullTextSearchTransaction {
         var failure: PageError?
         databaseTransaction.iterate { stop in
             func hand(_ rowid: UInt64) -> Bool {
-                guard let owner = databaseTransaction.keydirOwner(ofRowid: rowid) else { return true }
+                guard let owner = databaseTransaction.owner(ofRowid: rowid) else { return true }
                 body(rowid, owner.collection, owner.key, &stop)
                 return databaseTransaction.afterStep(stop)
             }
@@ -185,7 +185,7 @@ public final class YapDatabaseFullTextSearchTransaction {
         }
         databaseTransaction.iterate { stop in
             for match in ranked {
-                guard let owner = databaseTransaction.keydirOwner(ofRowid: match.rowid) else { continue }
+                guard let owner = databaseTransaction.owner(ofRowid: match.rowid) else { continue }
                 block(owner.collection, owner.key, match.score, &stop)
                 guard databaseTransaction.afterStep(stop) else { return }
             }
@@ -206,7 +206,7 @@ public final class YapDatabaseFullTextSearchTransaction {
                         with options: YapDatabaseFullTextSearchSnippetOptions? = nil) throws(YapDatabaseError) -> String? {
         let searcher = try searcher(query)
         let collection = collection ?? ""
-        guard let entry = databaseTransaction.keydirEntry(collection: collection, key: key) else { return nil }
+        guard let entry = databaseTransaction.entry(collection: collection, key: key) else { return nil }
         do throws(PageError) {
             guard try searcher.matches(entry.rowid) else { return nil }
         } catch {

@@ -28,7 +28,7 @@ extension YapDatabaseReadWriteTransaction {
     /// when no hooks are registered. Call before the write (it checks whether the row exists).
     func rowHookCall(collection: String, key: String, object: Any, metadata: MetadataChange, newMetadata: Any?) -> RowHookCall? {
         guard hasHooks else { return nil }
-        let exists = keydirEntry(collection: collection, key: key) != nil
+        let exists = entry(collection: collection, key: key) != nil
         var flags: YapDatabaseHooksBitMask = [exists ? .updatedRow : .insertedRow, .changedObject]
         let metadataValue: RowHookCall.Value
         switch metadata {
@@ -86,7 +86,7 @@ extension YapDatabaseReadWriteTransaction {
         }
         guard wanted else { return [] }
         var keys: [String] = []
-        keydir.eachKey(inCollection: collection) { key, _ in
+        forEachKey(inCollection: collection) { key, _ in
             keys.append(key)
             return true
         }

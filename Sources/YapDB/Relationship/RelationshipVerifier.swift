@@ -11,7 +11,7 @@ struct RelationshipVerifier {
     let transaction: YapDatabaseReadTransaction
 
     func exists(_ pair: CollectionKeyPair) -> Bool {
-        transaction.keydirEntry(collection: pair.collection, key: pair.key) != nil
+        transaction.entry(collection: pair.collection, key: pair.key) != nil
     }
 
     func problems() -> [String] {
@@ -39,10 +39,9 @@ struct RelationshipVerifier {
                 if !edge.isManual { protocolEdges[edge.source, default: []].insert(edge) }
             }
             guard !relationship.storedOptions.disableYapDatabaseRelationshipNodeProtocol else { return problems }
-            let keydir = transaction.keydir
             let helper = YapDatabaseRelationshipTransaction(relationship: relationship, name: "", transaction: transaction)
-            for collection in keydir.collectionNames() where relationship.gathersEdges(in: collection) {
-                keydir.eachKey(inCollection: collection) { key, _ in
+            for collection in transaction.collectionNames() where relationship.gathersEdges(in: collection) {
+                transaction.forEachKey(inCollection: collection) { key, _ in
                     let pair = CollectionKeyPair(collection: collection, key: key)
                     // What the object gives now (duplicates: the last rules). Edges the rules
                     // removed since (a destination deleted) may be missing: stored ⊆ given.

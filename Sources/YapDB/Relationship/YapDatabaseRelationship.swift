@@ -1,7 +1,6 @@
 import Foundation
 import YapDBIndex
 import YapDBEngine
-import YapDBStorage
 
 /// Keeps an object graph consistent: edges between rows (and from rows to files) carry delete
 /// and notify rules, run when the commit is made (YapDatabase's `YapDatabaseRelationship`).
@@ -126,7 +125,7 @@ open class YapDatabaseRelationship: YapDatabaseExtension, @unchecked Sendable {
         state.changeLog = RelationshipEdgeLog()
         if startsEmpty { state.changeLog.removedEverything() }
         transaction.setExtensionState(state, forKey: key)
-        transaction.engineTransaction.markChanged()
+        transaction.markChanged()
         guard let ext = relationshipTransaction(name, transaction) else { return false }
         do throws(PageError) {
             if regather {
@@ -138,7 +137,7 @@ open class YapDatabaseRelationship: YapDatabaseExtension, @unchecked Sendable {
                 try ext.catchUp(catchUp)
             } else if catchUp != nil {
                 // The trees describe the rows as they are: no commit needed.
-                transaction.engineTransaction.publishExtensionsWithoutCommit()
+                transaction.publishExtensionsWithoutCommit()
                 return true
             }
         } catch {
@@ -161,13 +160,13 @@ open class YapDatabaseRelationship: YapDatabaseExtension, @unchecked Sendable {
             reset.removedEverything()
             reset.dropped = true
             do throws(StorageError) {
-                try transaction.engineTransaction.appendExtensionData(name: key, payload: reset.encoded())
+                try transaction.appendExtensionData(name: key, payload: reset.encoded())
             } catch {
                 transaction.fail(YapDatabaseError(error))
             }
         }
         transaction.setExtensionState(nil, forKey: key)
-        transaction.engineTransaction.markChanged()
+        transaction.markChanged()
     }
 
     override func makeConnection(name: String, connection: YapDatabaseConnection) -> AnyObject? {
@@ -193,7 +192,7 @@ open class YapDatabaseRelationship: YapDatabaseExtension, @unchecked Sendable {
 
     override func willRemoveCollection(name: String, collection: String, transaction: YapDatabaseReadWriteTransaction) {
         guard let ext = relationshipTransaction(name, transaction) else { return }
-        transaction.keydir.eachKey(inCollection: collection) { key, _ in
+        transaction.forEachKey(inCollection: collection) { key, _ in
             ext.nodeRemoved(CollectionKeyPair(collection: collection, key: key))
             return true
         }
@@ -211,7 +210,7 @@ open class YapDatabaseRelationship: YapDatabaseExtension, @unchecked Sendable {
         let ext = transaction.extensionTransactions[name] as? YapDatabaseRelationshipTransaction
         ext?.flush()
         guard transaction.pendingFailure == nil else { return }
-        let rowsChanged = changesGatheredRows(transaction.engineTransaction.changeset)
+        let rowsChanged = changesGatheredRows(transaction.rowChangesSoFar)
         if let ext {
             _ = ext.appendEdgeRecord(evenIfEmpty: rowsChanged)
         } else if rowsChanged {

@@ -56,7 +56,7 @@ extension YapDatabaseRelationshipTransaction {
         }
         do throws(StorageError) {
             for payload in log.encodedPayloads(limit: Format.maxExtensionDataPayload) {
-                try tx.engineTransaction.appendExtensionData(name: stateKey, payload: payload)
+                try tx.appendExtensionData(name: stateKey, payload: payload)
             }
         } catch {
             tx.fail(YapDatabaseError(error))

@@ -204,10 +204,9 @@ extension YapDatabaseRelationshipTransaction {
             }
         }
         guard let tx = writeTransaction else { return }
-        let keydir = tx.keydir
-        for collection in keydir.collectionNames() where relationship.gathersEdges(in: collection) {
+        for collection in tx.collectionNames() where relationship.gathersEdges(in: collection) {
             var keys: [String] = []
-            keydir.eachKey(inCollection: collection) { key, _ in
+            tx.forEachKey(inCollection: collection) { key, _ in
                 keys.append(key)
                 return true
             }

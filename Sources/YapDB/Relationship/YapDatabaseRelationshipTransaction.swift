@@ -86,7 +86,7 @@ public final class YapDatabaseRelationshipTransaction {
             tx.fail(.corrupted(offset: 0, reason: "relationship \(name): \(error)"))
         }
         tx.setExtensionState(state, forKey: stateKey)
-        tx.engineTransaction.markChanged()
+        tx.markChanged()
     }
 
     /// Reads the state; a damaged page is logged (and, in a read-write transaction, fails it).
@@ -101,7 +101,7 @@ public final class YapDatabaseRelationshipTransaction {
     }
 
     func exists(_ pair: CollectionKeyPair) -> Bool {
-        databaseTransaction.keydirEntry(collection: pair.collection, key: pair.key) != nil
+        databaseTransaction.entry(collection: pair.collection, key: pair.key) != nil
     }
 
     /// Whether reads hide `edge`: one of its rows was removed in this transaction.

@@ -38,7 +38,7 @@ final class SearchResultsLive: @unchecked Sendable {
             }
         }
         if let found = state.withLock({ $0.found }) {
-            guard let entry = transaction.keydirEntry(collection: collection, key: key) else { return false }
+            guard let entry = transaction.entry(collection: collection, key: key) else { return false }
             return found.contains(entry.rowid)
         }
         // While the view changes its state is out of the transaction (it is being updated in

@@ -1,5 +1,5 @@
 import Foundation
-import YapDBIndex
+import YapDBEngine
 import YapDBStorage
 
 // Where a search results view keeps its query: in its state's stored tag, so the query is in

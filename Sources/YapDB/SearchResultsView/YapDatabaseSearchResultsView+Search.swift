@@ -49,12 +49,12 @@ extension YapDatabaseSearchResultsView {
         var state = ViewState(versionTag: tag, transaction: transaction)
         let engine = ViewEngine(view: self, config: config.withLock { $0 }, transaction: transaction)
         for rowid in found.sorted() {
-            guard let owner = transaction.keydirOwner(ofRowid: rowid), isAllowed(owner.collection) else { continue }
+            guard let owner = transaction.owner(ofRowid: rowid), isAllowed(owner.collection) else { continue }
             _ = engine.insertRow(collection: owner.collection, key: owner.key, into: &state)
         }
         state.isPersistent = isPersistent
         transaction.setViewState(state, name)
-        transaction.engineTransaction.markChanged()
+        transaction.markChanged()
         transaction.noteViewChange(name)
         transaction.viewDidRepopulate(name)
     }

@@ -20,7 +20,7 @@ extension YapDatabaseSearchResultsView {
         }
         var problems: [String] = []
         func describe(_ rowid: UInt64) -> String {
-            transaction.keydirOwner(ofRowid: rowid).map { "\($0.collection)/\($0.key)" } ?? "row id \(rowid)"
+            transaction.owner(ofRowid: rowid).map { "\($0.collection)/\($0.key)" } ?? "row id \(rowid)"
         }
         do throws(PageError) {
             var held: [UInt64: String] = [:]

@@ -1,6 +1,6 @@
 import Foundation
+import YapDBEngine
 import Synchronization
-import YapDBIndex
 import YapDBFullText
 
 /// A view of the rows matching a full-text query (YapDatabase's `YapDatabaseSearchResultsView`),
@@ -164,14 +164,14 @@ open class YapDatabaseSearchResultsView: YapDatabaseAutoView, @unchecked Sendabl
         var state = ViewState(versionTag: tag, transaction: transaction)
         state.isPersistent = isPersistent
         transaction.setViewState(state, name)
-        transaction.engineTransaction.markChanged()
+        transaction.markChanged()
         transaction.noteViewChange(name)
         return true
     }
 
     override func dropState(name: String, transaction: YapDatabaseReadWriteTransaction) {
         transaction.setExtensionState(nil, forKey: Self.stateKey(name))
-        transaction.engineTransaction.markChanged()
+        transaction.markChanged()
     }
 
     override func makeConnection(name: String, connection: YapDatabaseConnection) -> AnyObject? {

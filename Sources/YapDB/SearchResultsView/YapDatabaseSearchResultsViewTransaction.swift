@@ -76,7 +76,7 @@ public final class YapDatabaseSearchResultsViewTransaction: YapDatabaseAutoViewT
         guard let inner = searchResultsView.inner else {
             return super.touch(collection: collection, key: key, writeTransaction: writeTransaction)
         }
-        guard writeTransaction.keydirEntry(collection: collection, key: key) != nil else { return }
+        guard writeTransaction.entry(collection: collection, key: key) != nil else { return }
         if inner.holds(name, collection, key, writeTransaction),
            searchResultsView.live.matches(writeTransaction, collection: collection, key: key) {
             // Held and still matching: it keeps its place (the parent placed it); observers see an update.
@@ -85,7 +85,7 @@ public final class YapDatabaseSearchResultsViewTransaction: YapDatabaseAutoViewT
         } else {
             inner.replaceRow(name: name, collection: collection, key: key, transaction: writeTransaction)
         }
-        writeTransaction.engineTransaction.markChanged()
+        writeTransaction.markChanged()
     }
 
     /// The snippet of row (collection, key) for the current query, made with the view's
@@ -95,7 +95,7 @@ public final class YapDatabaseSearchResultsViewTransaction: YapDatabaseAutoViewT
         transaction.checkValid()
         guard let options = searchResultsView.snippetOptions else { return nil }
         let collection = collection ?? ""
-        guard let entry = transaction.keydirEntry(collection: collection, key: key),
+        guard let entry = transaction.entry(collection: collection, key: key),
               (try? state.contains(rowid: entry.rowid)) == true,
               let fts = transaction.ext(searchResultsView.fullTextSearchName) as? YapDatabaseFullTextSearchTransaction else {
             return nil

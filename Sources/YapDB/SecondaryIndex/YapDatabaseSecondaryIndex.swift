@@ -182,16 +182,16 @@ open class YapDatabaseSecondaryIndex: YapDatabaseExtension, @unchecked Sendable 
             // Nothing to catch up: the trees describe the rows as they are, so publishing them
             // needs no commit (and no sync).
             if claimed.catchUp.isEmpty {
-                transaction.engineTransaction.publishExtensionsWithoutCommit()
+                transaction.publishExtensionsWithoutCommit()
             } else {
-                transaction.engineTransaction.markChanged()
+                transaction.markChanged()
             }
             return true
         }
         do throws(PageError) {
             let state = try rebuild(transaction: transaction)
             transaction.setExtensionState(state, forKey: key)
-            transaction.engineTransaction.markChanged()
+            transaction.markChanged()
             return true
         } catch {
             YapDatabaseLogging.log(.error, "secondary index \(name) could not be built: \(error)")
@@ -212,13 +212,12 @@ open class YapDatabaseSecondaryIndex: YapDatabaseExtension, @unchecked Sendable 
 
     /// The index built from every allowed row of the transaction.
     func rebuild(transaction: YapDatabaseReadTransaction) throws(PageError) -> SecondaryIndexState {
-        let keydir = transaction.keydir
         // The index's page format, so the checkpoint can write these trees with the key directory.
         var state = SecondaryIndexState(versionTag: versionTag, signature: signature, columnCount: columns.count,
-                                        format: keydir.rows.format)
+                                        format: transaction.keydir.rows.format)
         var failure: PageError?
-        for collection in keydir.collectionNames() where isAllowed(collection) {
-            keydir.eachKey(inCollection: collection) { key, entry in
+        for collection in transaction.collectionNames() where isAllowed(collection) {
+            transaction.forEachKey(inCollection: collection) { key, entry in
                 guard let values = indexedValues(collection: collection, key: key, transaction: transaction) else { return true }
                 do throws(PageError) {
                     try state.setRow(entry.rowid, rowKey: RowKey.encode(collection: collection, key: key), object: entry.object,
@@ -240,7 +239,7 @@ open class YapDatabaseSecondaryIndex: YapDatabaseExtension, @unchecked Sendable 
                  transaction: YapDatabaseReadTransaction) throws(PageError) {
         // One row key: for the lookup and for the column entries.
         let rowKey = RowKey.encode(collection: collection, key: key)
-        guard let entry = transaction.keydirEntry(rowKey: rowKey, collection: collection, key: key) else { return }
+        guard let entry = transaction.entry(rowKey: rowKey, collection: collection, key: key) else { return }
         if isAllowed(collection), let values = indexedValues(collection: collection, key: key, transaction: transaction) {
             try state.setRow(entry.rowid, rowKey: rowKey, object: entry.object, values: values)
         } else {
@@ -250,7 +249,7 @@ open class YapDatabaseSecondaryIndex: YapDatabaseExtension, @unchecked Sendable 
 
     override func dropState(name: String, transaction: YapDatabaseReadWriteTransaction) {
         transaction.setExtensionState(nil, forKey: Self.stateKey(name))
-        transaction.engineTransaction.markChanged()
+        transaction.markChanged()
     }
 
     override func makeConnection(name: String, connection: YapDatabaseConnection) -> AnyObject? {
@@ -273,7 +272,7 @@ open class YapDatabaseSecondaryIndex: YapDatabaseExtension, @unchecked Sendable 
             }
         } else if change.invoke.contains(.ifObjectModified) {
             let rowKey = RowKey.encode(collection: collection, key: key)
-            guard let entry = transaction.keydirEntry(rowKey: rowKey, collection: collection, key: key) else { return }
+            guard let entry = transaction.entry(rowKey: rowKey, collection: collection, key: key) else { return }
             update(name, transaction) { state throws(PageError) in
                 try state.moveObject(ofRow: entry.rowid, rowKey: rowKey, to: entry.object)
             }
@@ -287,7 +286,7 @@ open class YapDatabaseSecondaryIndex: YapDatabaseExtension, @unchecked Sendable 
     }
 
     override func willRemoveRow(name: String, collection: String, key: String, transaction: YapDatabaseReadWriteTransaction) {
-        guard isAllowed(collection), let entry = transaction.keydirEntry(collection: collection, key: key) else { return }
+        guard isAllowed(collection), let entry = transaction.entry(collection: collection, key: key) else { return }
         update(name, transaction) { state throws(PageError) in try state.removeRow(entry.rowid) }
     }
 
@@ -319,13 +318,14 @@ open class YapDatabaseSecondaryIndex: YapDatabaseExtension, @unchecked Sendable 
         }
         do throws(PageError) {
             let rebuilt = try rebuild(transaction: transaction)
-            let segments = transaction.snapshot?.segments
+            let reader = transaction.reader
+            let readsSnapshot = transaction.readsSnapshot
             return try stored.differences(from: rebuilt) { rowid, kept, current in
                 // A kept location the reader would use must give the row's current object.
-                guard let segments else { return false }
+                guard readsSnapshot else { return false }
                 var keptBytes: [UInt8]?, currentBytes: [UInt8]?
-                guard segments.readObject(at: kept, ofRowid: rowid, { keptBytes = Array($0) }) else { return true }
-                _ = segments.readObject(at: current, ofRowid: rowid) { currentBytes = Array($0) }
+                guard reader.readObject(at: kept, ofRowid: rowid, { keptBytes = Array($0) }) else { return true }
+                _ = reader.readObject(at: current, ofRowid: rowid) { currentBytes = Array($0) }
                 return keptBytes == currentBytes
             }.map { "secondary index \(name): \($0)" }
         } catch {

@@ -150,7 +150,7 @@ extension YapDatabaseSecondaryIndexTransaction {
                 if let value = try SecondaryIndexExecutor.edgeExtreme(box.executor.state, column: edge.column, type: edge.type, maximum: edge.maximum) {
                     // Kept once per kept aggregate (a loop making a new query object each call
                     // would otherwise pay for keeping it every time).
-                    if lastEdgeRead == nil, lastAggregate === prepared, let source = prepared.source, databaseTransaction.snapshot != nil,
+                    if lastEdgeRead == nil, lastAggregate === prepared, let source = prepared.source, databaseTransaction.readsSnapshot,
                        let tree = box.executor.state.columns.mappedTree(ofTree: edge.column) {
                         lastEdgeRead = EdgeRead(source: ObjectIdentifier(source), type: edge.type, maximum: edge.maximum, tree: tree)
                     }

@@ -120,7 +120,7 @@ public final class YapDatabaseSecondaryIndexTransaction {
                       _ body: (String, String, UInt64, [SQLValue]?, KeydirEntry?, ValueLocation?, inout Bool) -> Void) throws(YapDatabaseError) {
         // A write transaction reads its own new records through the engine: locations there
         // are left to the key directory.
-        let located = located && entries && databaseTransaction.snapshot != nil
+        let located = located && entries && databaseTransaction.readsSnapshot
         databaseTransaction.iterationDepth += 1
         defer { databaseTransaction.iterationDepth -= 1 }
         // Taken while in use (a query run from `body` makes its own), put back after.
@@ -169,10 +169,10 @@ public final class YapDatabaseSecondaryIndexTransaction {
                         return false
                     }
                 } else if entries {
-                    guard let (collection, key, entry) = keydir.row(ofRowid: rowid, memo: &memo) else { return true }
+                    guard let (collection, key, entry) = databaseTransaction.row(ofRowid: rowid, memo: &memo) else { return true }
                     body(collection, key, rowid, values, entry, nil, &stop)
                 } else {
-                    guard let (collection, key) = keydir.owner(ofRowid: rowid) else { return true }
+                    guard let (collection, key) = databaseTransaction.owner(ofRowid: rowid) else { return true }
                     body(collection, key, rowid, values, nil, nil, &stop)
                 }
                 return !stop
@@ -193,9 +193,8 @@ public final class YapDatabaseSecondaryIndexTransaction {
         // After a compaction moved their records, the batch's entries are looked up together
         // as without locations (a location in a segment that is gone would cost each row a
         // lookup of its own).
-        let located = located && databaseTransaction.snapshot.map { snapshot in
-            pending.objects.allSatisfy { snapshot.segments.holdsSegment(of: $0) }
-        } ?? false
+        let reader = databaseTransaction.reader
+        let located = located && databaseTransaction.readsSnapshot && pending.objects.allSatisfy { reader.holdsSegment(of: $0) }
         if located {
             if objects { for object in pending.objects { databaseTransaction.prefetchObject(at: object) } }
         } else {
@@ -233,7 +232,7 @@ public final class YapDatabaseSecondaryIndexTransaction {
         databaseTransaction.checkValid()
         var result: [String: NSNumber] = [:]
         for key in keys {
-            if let entry = databaseTransaction.keydirEntry(collection: collection ?? "", key: key) {
+            if let entry = databaseTransaction.entry(collection: collection ?? "", key: key) {
                 result[key] = NSNumber(value: entry.rowid)
             }
         }

@@ -1,34 +1,30 @@
 import Foundation
-import YapDBIndex
 import YapDBEngine
-import YapDBStorage
 
 // Decoding a row's object and metadata: the connection's caches first, then the bytes read
 // from the transaction's snapshot through the collection's deserializer.
 extension YapDatabaseReadTransaction {
     func cachedOrDecodedObject(_ entry: KeydirEntry, collection: String, key: String) -> Any? {
-        if connection.objectCacheOn, let cached = connection.objectCache.value(collection: collection, key: key) { return cached }
+        if let cached = cachedObject(collection: collection, key: key) { return cached }
         return decodeObject(entry, collection: collection, key: key)
     }
 
     func cachedOrDecodedMetadata(_ entry: KeydirEntry, collection: String, key: String) -> Any? {
-        if connection.metadataCacheOn, let cached = connection.metadataCache.value(collection: collection, key: key) {
-            return cached is NoMetadata ? nil : cached
-        }
+        if let cached = cachedMetadata(collection: collection, key: key) { return cached }
         return decodeMetadata(entry, collection: collection, key: key)
     }
 
     /// The row's object read from `location`, where an index recorded it for row `rowid`: the
     /// connection's cache first; then the record there if it is still that row's object in
-    /// this snapshot (`SegmentTable.readObject`); else through the key directory, as
+    /// this snapshot (`RowReader.readObject`); else through the key directory, as
     /// `object(forKey:inCollection:)`.
     func object(forKey key: String, inCollection collection: String, rowid: UInt64, at location: ValueLocation) -> Any? {
-        if connection.objectCacheOn, let cached = connection.objectCache.value(collection: collection, key: key) { return cached }
+        if let cached = cachedObject(collection: collection, key: key) { return cached }
         var bytes: Data?
-        if let snapshot, snapshot.segments.readObject(at: location, ofRowid: rowid, { bytes = Data($0) }), let bytes {
+        if readsSnapshot, reader.readObject(at: location, ofRowid: rowid, { bytes = Data($0) }), let bytes {
             return decodeObject(bytes, collection: collection, key: key)
         }
-        guard let entry = keydirEntry(collection: collection, key: key) else { return nil }
+        guard let entry = entry(collection: collection, key: key) else { return nil }
         return decodeObject(entry, collection: collection, key: key)
     }
 
@@ -71,14 +67,14 @@ extension YapDatabaseReadTransaction {
     }
 
     /// Reads the value (`part`: "object" or "metadata") of `collection`/`key` at `location`;
-    /// a damaged record is reported to the log handler and reads as missing. The names are
+    /// a damaged record goes to `readFailed` and reads as missing. The names are
     /// plain parameters, not a message closure: a closure capturing them retained and released
     /// both strings on every read.
     func read(_ location: ValueLocation, owner: ValueOwner, _ part: StaticString, collection: String, key: String) -> Data? {
         do throws(StorageError) {
             return try readValue(location, owner: owner) ?? Data()
         } catch {
-            YapDatabaseLogging.log(.error, "could not read the \(part) of \(collection)/\(key): \(error)")
+            readFailed(error, "the \(part) of \(collection)/\(key)")
             return nil
         }
     }
@@ -86,6 +82,6 @@ extension YapDatabaseReadTransaction {
     /// Starts loading the object of `entry` into the CPU's caches when it lies in a segment's
     /// map, for a read soon after. A hint only.
     func prefetchObject(at location: ValueLocation) {
-        snapshot?.segments.prefetch(location)
+        reader.prefetch(location)
     }
 }

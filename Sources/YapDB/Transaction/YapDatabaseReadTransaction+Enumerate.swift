@@ -14,9 +14,9 @@ extension YapDatabaseReadTransaction {
     /// `stop.pointee`.
     public func enumerateCollections(forKey key: String, using block: (String, UnsafeMutablePointer<ObjCBool>) -> Void) {
         checkValid()
-        let snapshot = keydir
+        let names = collectionNames()
         iterate { stop in
-            for collection in snapshot.collectionNames() where snapshot.lookup(collection: collection, key: key) != nil {
+            for collection in names where entry(collection: collection, key: key) != nil {
                 withObjCStop(&stop) { block(collection, $0) }
                 if !afterStep(stop) { return }
             }

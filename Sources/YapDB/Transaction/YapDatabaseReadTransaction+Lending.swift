@@ -1,6 +1,4 @@
 import YapDBEngine
-import YapDBIndex
-import YapDBStorage
 
 // Swift-native additions: reads that lend a row's stored bytes instead of copying them.
 //
@@ -62,33 +60,18 @@ extension YapDatabaseReadTransaction {
         checkValid()
         let name = collection ?? ""
         var failure: YapDatabaseError?, pageFailure: YapDatabaseError?
-        withIterationKeydir { keydir in
-            iterate { stop in
-                // (No nested function over these locals: its captures would cost a dynamic
-                // exclusivity check per access.)
-                var ahead = ReadAhead()
-                do throws(PageError) {
-                    try keydir.forEachKeyBytes(inCollection: name, from: from, through: through, reversed: reversed) { key, entry in
-                        prefetchObject(at: entry.object)
-                        guard ahead.isFull else {
-                            ahead.hold(key, entry.object, entry.rowid)
-                            return true
-                        }
-                        ahead.withOldest { keyBytes, location, rowid in
-                            do throws(YapDatabaseError) {
-                                try lendValue(at: location, owner: .object(rowid)) { bytes in block(keyBytes, bytes ?? UnsafeRawBufferPointer(start: nil, count: 0), &stop) }
-                            } catch {
-                                failure = error
-                            }
-                        }
-                        ahead.replaceOldest(key, entry.object, entry.rowid)
-                        return failure == nil && afterStep(stop)
+        let reader = self.reader
+        iterate { stop in
+            // (No nested function over these locals: its captures would cost a dynamic
+            // exclusivity check per access.)
+            var ahead = ReadAhead()
+            do throws(StorageError) {
+                try reader.forEachKeyBytes(inCollection: name, from: from, through: through, reversed: reversed) { key, entry in
+                    reader.prefetch(entry.object)
+                    guard ahead.isFull else {
+                        ahead.hold(key, entry.object, entry.rowid)
+                        return true
                     }
-                } catch {
-                    pageFailure = YapDatabaseError(StorageError(error))
-                }
-                // The rows read before the end of the walk (or the damaged page) go out in order.
-                while failure == nil, !stop, !ahead.isEmpty {
                     ahead.withOldest { keyBytes, location, rowid in
                         do throws(YapDatabaseError) {
                             try lendValue(at: location, owner: .object(rowid)) { bytes in block(keyBytes, bytes ?? UnsafeRawBufferPointer(start: nil, count: 0), &stop) }
@@ -96,9 +79,23 @@ extension YapDatabaseReadTransaction {
                             failure = error
                         }
                     }
-                    ahead.dropOldest()
-                    if failure != nil || !afterStep(stop) { break }
+                    ahead.replaceOldest(key, entry.object, entry.rowid)
+                    return failure == nil && afterStep(stop)
                 }
+            } catch {
+                pageFailure = YapDatabaseError(error)
+            }
+            // The rows read before the end of the walk (or the damaged page) go out in order.
+            while failure == nil, !stop, !ahead.isEmpty {
+                ahead.withOldest { keyBytes, location, rowid in
+                    do throws(YapDatabaseError) {
+                        try lendValue(at: location, owner: .object(rowid)) { bytes in block(keyBytes, bytes ?? UnsafeRawBufferPointer(start: nil, count: 0), &stop) }
+                    } catch {
+                        failure = error
+                    }
+                }
+                ahead.dropOldest()
+                if failure != nil || !afterStep(stop) { break }
             }
         }
         if let error = failure ?? pageFailure { throw error }
@@ -108,24 +105,13 @@ extension YapDatabaseReadTransaction {
 
     /// The entry of (`collection`, `key`) in this transaction's view, a damaged page thrown.
     final func lendingEntry(collection: String, key: String) throws(YapDatabaseError) -> KeydirEntry? {
-        do throws(PageError) {
-            return try withKeydir { (keydir) throws(PageError) in try keydir.entry(collection: collection, key: key) }
-        } catch {
-            throw YapDatabaseError(StorageError(error))
-        }
+        do throws(StorageError) { return try reader.entry(collection: collection, key: key) } catch { throw YapDatabaseError(error) }
     }
 
-    /// Calls `body` with the value at `location` (nil for a nil-metadata record), lent: in
-    /// place in a segment's map, or from a `pread` buffer; in a read-write transaction also
-    /// from the log's staging buffer. A record there that is not `owner`'s is `.corrupted`.
+    /// Calls `body` with the value at `location` (nil for a nil-metadata record), lent by the
+    /// reader (`RowReader.readValue`). A record there that is not `owner`'s is `.corrupted`.
     final func lendValue(at location: ValueLocation, owner: ValueOwner, _ body: (UnsafeRawBufferPointer?) -> Void) throws(YapDatabaseError) {
-        do throws(StorageError) {
-            if let snapshot { return try snapshot.segments.readValue(at: location, owner: owner) { bytes in body(bytes) } }
-            // Only a read-write transaction has no snapshot.
-            try unsafeDowncast(self, to: YapDatabaseReadWriteTransaction.self).engineTransaction.withValue(at: location, owner: owner, body)
-        } catch {
-            throw YapDatabaseError(error)
-        }
+        do throws(StorageError) { try reader.readValue(at: location, owner: owner, body) } catch { throw YapDatabaseError(error) }
     }
 }
 

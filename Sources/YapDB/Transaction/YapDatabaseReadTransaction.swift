@@ -1,7 +1,5 @@
 import Foundation
-import YapDBIndex
 import YapDBEngine
-import YapDBStorage
 
 /// A read-only transaction: every read sees one snapshot from start to end. Valid only inside
 /// the block it was passed to.
@@ -12,7 +10,13 @@ public class YapDatabaseReadTransaction {
     public let connection: YapDatabaseConnection
     /// Free for the caller's use during the transaction.
     public var userInfo: Any?
-    let snapshot: EngineSnapshot?
+    /// Where this transaction's rows come from: its snapshot, or (a read-write transaction)
+    /// the engine's write transaction, which reads its own writes. Every row read goes
+    /// through it (YapDatabaseReadTransaction+Rows.swift).
+    let reader: any RowReader
+    /// Whether `reader` is a snapshot, which never changes: locations an index keeps may then
+    /// be read in place (`RowReader.readObject`), and iterations walk it as it is.
+    let readsSnapshot: Bool
     var isValid = true
     /// Iterations running now, and whether a write happened inside one.
     var iterationDepth = 0
@@ -26,9 +30,17 @@ public class YapDatabaseReadTransaction {
     var mutatedDuringIteration = false
     var extensionTransactions: [String: AnyObject] = [:]
 
-    init(connection: YapDatabaseConnection, snapshot: EngineSnapshot?) {
+    init(connection: YapDatabaseConnection, snapshot: EngineSnapshot) {
         self.connection = connection
-        self.snapshot = snapshot
+        self.reader = snapshot
+        self.readsSnapshot = true
+    }
+
+    /// A read-write transaction's base: `reader` is the engine's write transaction.
+    init(connection: YapDatabaseConnection, writing reader: WriteTransaction) {
+        self.connection = connection
+        self.reader = reader
+        self.readsSnapshot = false
     }
 
     /// The block returned: the transaction may no longer be used. The extension transactions
@@ -43,100 +55,41 @@ public class YapDatabaseReadTransaction {
         precondition(isValid, "YapDatabaseTransaction misuse: \(function) called after the transaction's block returned")
     }
 
-    // MARK: Data source (overridden by the read-write transaction)
-
-    /// The key directory of this transaction's view (the snapshot's, or the write
-    /// transaction's own), copied: a copy retains and releases every reference its two trees
-    /// hold, about forty atomic operations. Reads on a hot path lend it with `withKeydir`.
-    final var keydir: Keydir { withKeydir { copy $0 } }
-
-    /// Calls `body` with the key directory of this transaction's view, lent rather than
-    /// copied (see `keydir`).
-    @inline(__always)
-    final func withKeydir<R, E: Error>(_ body: (borrowing Keydir) throws(E) -> R) throws(E) -> R {
-        if let snapshot { return try body(snapshot.keydir) }
-        // Only a read-write transaction has no snapshot.
-        return try body(unsafeDowncast(self, to: YapDatabaseReadWriteTransaction.self).engineTransaction.keydir)
-    }
-
-    /// `Keydir.lookup(collection:key:)` on the lent key directory; in a read-write
-    /// transaction, the engine transaction's own lookup, which reads its write buffer before
-    /// the trees and so applies nothing (`WriteTransaction.entry`).
-    final func keydirEntry(collection: String, key: String) -> KeydirEntry? {
-        guard snapshot == nil else { return withKeydir { $0.lookup(collection: collection, key: key) } }
-        return writtenEntry(collection: collection, key: key)
-    }
-
-    /// `Keydir.lookup(rowKey:collection:key:)` on the lent key directory (a read-write
-    /// transaction: as `keydirEntry(collection:key:)`).
-    final func keydirEntry(rowKey: [UInt8], collection: String, key: String) -> KeydirEntry? {
-        guard snapshot == nil else { return withKeydir { $0.lookup(rowKey: rowKey, collection: collection, key: key) } }
-        return writtenEntry(collection: collection, key: key)
-    }
-
-    /// The entry of (`collection`, `key`) as this read-write transaction leaves it so far, or
-    /// nil (also when the index cannot be read: logged, as `Keydir.lookup` does).
-    private func writtenEntry(collection: String, key: String) -> KeydirEntry? {
-        let engineTransaction = unsafeDowncast(self, to: YapDatabaseReadWriteTransaction.self).engineTransaction
-        do { return try engineTransaction.entry(collection: collection, key: key) } catch {
-            YapDatabaseLogging.log(.error, "the index could not be read (row \(collection)/\(key)): \(error); run verify()")
-            return nil
-        }
-    }
-
-    /// `Keydir.owner(ofRowid:)` on the lent key directory.
-    final func keydirOwner(ofRowid rowid: UInt64) -> (collection: String, key: String)? {
-        withKeydir { $0.owner(ofRowid: rowid) }
-    }
-
-    /// An extension's state in this transaction's snapshot.
-    func extensionState(_ key: String) -> (any Sendable)? { snapshot!.extensions[key] }
-
-    /// The value at `location` (nil for a nil-metadata record), copied once into `Data` from
-    /// where the segment table reads it (a memory map or a `pread` buffer).
-    func readValue(_ location: ValueLocation, owner: ValueOwner) throws(StorageError) -> Data? {
-        var data: Data?
-        try snapshot!.segments.readValue(at: location, owner: owner) { data = $0.map { Data($0) } }
-        return data
-    }
-
     // MARK: Counts and listings
 
     /// The number of collections that have at least one row (`UInt`, as Swift imports
     /// YapDatabase's `NSUInteger`).
     public func numberOfCollections() -> UInt {
         checkValid()
-        return UInt(withKeydir { $0.numberOfCollections() })
+        return UInt(collectionCount())
     }
 
     /// The number of rows in `collection` (nil means "").
     public func numberOfKeys(inCollection collection: String?) -> UInt {
         checkValid()
-        return UInt(withKeydir { $0.rowCount(inCollection: collection ?? "") })
+        return UInt(rowCount(inCollection: collection ?? ""))
     }
 
     /// The number of rows in all collections.
     public func numberOfKeysInAllCollections() -> UInt {
         checkValid()
-        return UInt(withKeydir { $0.count })
+        return UInt(reader.rowCount)
     }
 
     /// The collections that have at least one row.
     public func allCollections() -> [String] {
         checkValid()
-        return withKeydir { $0.collectionNames() }
+        return collectionNames()
     }
 
     /// Every key of `collection`.
     public func allKeys(inCollection collection: String?) -> [String] {
         checkValid()
         var keys: [String] = []
-        keys.reserveCapacity(withKeydir { $0.rowCount(inCollection: collection ?? "") })
-        withKeydir { keydir in
-            keydir.eachKey(inCollection: collection ?? "") { key, _ in
-                keys.append(key)
-                return true
-            }
+        keys.reserveCapacity(rowCount(inCollection: collection ?? ""))
+        forEachKey(inCollection: collection ?? "") { key, _ in
+            keys.append(key)
+            return true
         }
         return keys
     }
@@ -146,7 +99,7 @@ public class YapDatabaseReadTransaction {
     /// Whether the row exists.
     public func hasObject(forKey key: String, inCollection collection: String?) -> Bool {
         checkValid()
-        return keydirEntry(collection: collection ?? "", key: key) != nil
+        return entry(collection: collection ?? "", key: key) != nil
     }
 
     /// The row's object, decoded by the collection's deserializer (from the connection's
@@ -154,8 +107,8 @@ public class YapDatabaseReadTransaction {
     public func object(forKey key: String, inCollection collection: String?) -> Any? {
         checkValid()
         let collection = collection ?? ""
-        if connection.objectCacheOn, let cached = connection.objectCache.value(collection: collection, key: key) { return cached }
-        guard let entry = keydirEntry(collection: collection, key: key) else { return nil }
+        if let cached = cachedObject(collection: collection, key: key) { return cached }
+        guard let entry = entry(collection: collection, key: key) else { return nil }
         return decodeObject(entry, collection: collection, key: key)
     }
 
@@ -163,26 +116,22 @@ public class YapDatabaseReadTransaction {
     public func metadata(forKey key: String, inCollection collection: String?) -> Any? {
         checkValid()
         let collection = collection ?? ""
-        if connection.metadataCacheOn, let cached = connection.metadataCache.value(collection: collection, key: key) {
-            return cached is NoMetadata ? nil : cached
-        }
-        guard let entry = keydirEntry(collection: collection, key: key) else { return nil }
+        if let cached = cachedMetadata(collection: collection, key: key) { return cached }
+        guard let entry = entry(collection: collection, key: key) else { return nil }
         return decodeMetadata(entry, collection: collection, key: key)
     }
 
     /// The row's object when its key-directory `entry` is already known (nil: no row): the
     /// connection's cache first, as `object(forKey:inCollection:)`, without a second lookup.
     func object(forKey key: String, inCollection collection: String, entry: KeydirEntry?) -> Any? {
-        if connection.objectCacheOn, let cached = connection.objectCache.value(collection: collection, key: key) { return cached }
+        if let cached = cachedObject(collection: collection, key: key) { return cached }
         guard let entry else { return nil }
         return decodeObject(entry, collection: collection, key: key)
     }
 
     /// The row's metadata when its key-directory `entry` is already known (nil: no row).
     func metadata(forKey key: String, inCollection collection: String, entry: KeydirEntry?) -> Any? {
-        if connection.metadataCacheOn, let cached = connection.metadataCache.value(collection: collection, key: key) {
-            return cached is NoMetadata ? nil : cached
-        }
+        if let cached = cachedMetadata(collection: collection, key: key) { return cached }
         guard let entry else { return nil }
         return decodeMetadata(entry, collection: collection, key: key)
     }
@@ -197,14 +146,14 @@ public class YapDatabaseReadTransaction {
     /// The row's object as stored (serialized), or nil.
     public func serializedObject(forKey key: String, inCollection collection: String?) -> Data? {
         checkValid()
-        guard let entry = keydirEntry(collection: collection ?? "", key: key) else { return nil }
+        guard let entry = entry(collection: collection ?? "", key: key) else { return nil }
         return read(entry.object, owner: .object(entry.rowid), "object", collection: collection ?? "", key: key)
     }
 
     /// The row's metadata as stored (serialized), or nil.
     public func serializedMetadata(forKey key: String, inCollection collection: String?) -> Data? {
         checkValid()
-        guard let entry = keydirEntry(collection: collection ?? "", key: key), let location = entry.metadata else { return nil }
+        guard let entry = entry(collection: collection ?? "", key: key), let location = entry.metadata else { return nil }
         return read(location, owner: .metadata(entry.rowid), "metadata", collection: collection ?? "", key: key)
     }
 
@@ -213,9 +162,9 @@ public class YapDatabaseReadTransaction {
     /// Calls `block` with each collection name until it sets `stop`.
     public func iterateCollections(_ block: (String, inout Bool) -> Void) {
         checkValid()
-        let snapshot = keydir
+        let names = collectionNames()
         iterate { stop in
-            for collection in snapshot.collectionNames() {
+            for collection in names {
                 block(collection, &stop)
                 if !afterStep(stop) { return }
             }
@@ -332,49 +281,38 @@ public class YapDatabaseReadTransaction {
 
     // MARK: Iteration guard
 
-    /// Runs an iteration over the rows of one collection (in the transaction's snapshot of the
-    /// index, so writes during it do not disturb it): `step` handles one row and may set `stop`.
-    /// With `readsObjects`, each row's object is prefetched from its segment's map one row
-    /// before `step` gets the row (`Keydir.forEachKey(…prefetching:…)`).
+    /// Runs an iteration over the rows of one collection (the reader walks them as they were
+    /// when the walk began, so writes during it do not disturb it): `step` handles one row and
+    /// may set `stop`. With `readsObjects`, each row's object is prefetched from its segment's
+    /// map a few rows before `step` gets the row (`RowReader.forEachKey(…prefetching:…)`).
     func iterateEntries(inCollection collection: String?, from: String? = nil, through: String? = nil, reversed: Bool = false,
                         readsObjects: Bool = false, _ step: (String, String, KeydirEntry, inout Bool) -> Void) {
         checkValid()
         let name = collection ?? ""
-        let prefetch = readsObjects ? { (entry: KeydirEntry) in self.prefetchObject(at: entry.object) } : nil
-        withIterationKeydir { keydir in
-            iterate { stop in
-                keydir.eachKey(inCollection: name, from: from, through: through, reversed: reversed, prefetching: prefetch) { key, entry in
-                    step(name, key, entry, &stop)
-                    return afterStep(stop)
-                }
+        let reader = self.reader
+        let prefetch = readsObjects ? { (entry: KeydirEntry) in reader.prefetch(entry.object) } : nil
+        iterate { stop in
+            forEachKey(inCollection: name, from: from, through: through, reversed: reversed, prefetching: prefetch) { key, entry in
+                step(name, key, entry, &stop)
+                return afterStep(stop)
             }
         }
     }
 
-    /// Calls `body` with the key directory an iteration walks: a read-only transaction's
-    /// snapshot lent as it is (it never changes); a read-write transaction's own directory
-    /// copied, since a write inside the iteration (allowed when the block then stops) changes
-    /// it in place, under the walk.
-    final func withIterationKeydir<R>(_ body: (borrowing Keydir) -> R) -> R {
-        if let snapshot { return body(snapshot.keydir) }
-        let copied = keydir
-        return body(copied)
-    }
-
     /// Runs an iteration over the rows of every collection that `filter` (if any) accepts by
-    /// (collection, key); `step` handles one row and may set `stop`.
+    /// (collection, key); `step` handles one row and may set `stop`. (The reader walks each
+    /// collection as it was when that walk began, so writes during it do not disturb it.)
     func iterateAllEntries(filter: ((String, String) -> Bool)?, _ step: (String, String, KeydirEntry, inout Bool) -> Void) {
         checkValid()
-        withIterationKeydir { keydir in
-            iterate { stop in
-                for collection in keydir.collectionNames() {
-                    keydir.eachKey(inCollection: collection) { key, entry in
-                        if let filter, !filter(collection, key) { return true }
-                        step(collection, key, entry, &stop)
-                        return afterStep(stop)
-                    }
-                    if stop { return }
+        let names = collectionNames()
+        iterate { stop in
+            for collection in names {
+                forEachKey(inCollection: collection) { key, entry in
+                    if let filter, !filter(collection, key) { return true }
+                    step(collection, key, entry, &stop)
+                    return afterStep(stop)
                 }
+                if stop { return }
             }
         }
     }

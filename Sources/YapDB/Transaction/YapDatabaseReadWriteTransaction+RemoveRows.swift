@@ -1,5 +1,4 @@
-import YapDBIndex
-import YapDBStorage
+import YapDBEngine
 
 // The batch removal the relationship extension's cascades use.
 extension YapDatabaseReadWriteTransaction {
@@ -17,7 +16,7 @@ extension YapDatabaseReadWriteTransaction {
         }
         let hooks = hasHooks
         for row in rows {
-            guard keydirEntry(collection: row.collection, key: row.key) != nil else { continue }
+            guard entry(collection: row.collection, key: row.key) != nil else { continue }
             noteMutation()
             if hooks { runRemoveHooks(will: true, collection: row.collection, keys: [row.key]) }
             for (extName, ext) in extensions {

@@ -1,12 +1,13 @@
 import Foundation
-import YapDBIndex
 import YapDBEngine
-import YapDBStorage
 
 /// The read-write transaction: reads see its own writes; everything commits together when the
 /// block returns, or nothing does (`rollback()`, an error thrown by the block, or a failure
 /// such as a value that cannot be serialized).
 public final class YapDatabaseReadWriteTransaction: YapDatabaseReadTransaction {
+    /// The engine's transaction: this transaction's reader (`reader`) and where its writes go.
+    /// Extensions do not use it: they go through the door in
+    /// YapDatabaseReadWriteTransaction+ExtensionUpdate.swift (`markChanged()`, …).
     let engineTransaction: WriteTransaction
     let extensions: [(name: String, ext: YapDatabaseExtension)]
     /// A failure the compatible (non-throwing) write methods could not report; the commit
@@ -67,14 +68,8 @@ public final class YapDatabaseReadWriteTransaction: YapDatabaseReadTransaction {
     init(connection: YapDatabaseConnection, engineTransaction: WriteTransaction) {
         self.engineTransaction = engineTransaction
         self.extensions = connection.database.extensionRegistry.all
-        super.init(connection: connection, snapshot: nil)
+        super.init(connection: connection, writing: engineTransaction)
     }
-
-    override func readValue(_ location: ValueLocation, owner: ValueOwner) throws(StorageError) -> Data? {
-        try engineTransaction.read(location, owner: owner).map { Data($0) }
-    }
-
-    override func extensionState(_ key: String) -> (any Sendable)? { engineTransaction.extensions[key] }
 
     /// Replaces an extension's state for this transaction (it commits with the rows).
     func setExtensionState(_ value: (any Sendable)?, forKey key: String) {
@@ -108,7 +103,7 @@ public final class YapDatabaseReadWriteTransaction: YapDatabaseReadTransaction {
     /// does not exist.
     public func replaceObject(_ object: Any?, forKey key: String, inCollection collection: String?) {
         let name = collection ?? ""
-        guard keydirEntry(collection: name, key: key) != nil else { return }
+        guard entry(collection: name, key: key) != nil else { return }
         guard let object else { return removeObject(forKey: key, inCollection: collection) }
         write(object, metadata: .keep, key: key, collection: name)
     }
@@ -118,7 +113,7 @@ public final class YapDatabaseReadWriteTransaction: YapDatabaseReadTransaction {
     public func replaceMetadata(_ metadata: Any?, forKey key: String, inCollection collection: String?) {
         checkValid()
         let name = collection ?? ""
-        guard keydirEntry(collection: name, key: key) != nil else { return }
+        guard entry(collection: name, key: key) != nil else { return }
         noteMutation()
         let hook = rowHookCall(collection: name, key: key, replacingMetadata: metadata)
         runModifyHooks(will: true, hook)
@@ -173,7 +168,7 @@ public final class YapDatabaseReadWriteTransaction: YapDatabaseReadTransaction {
         // existence be known first; otherwise the engine's own lookup decides (one walk fewer).
         let announces = !extensions.isEmpty
         if announces {
-            guard keydirEntry(collection: name, key: key) != nil else { return }
+            guard entry(collection: name, key: key) != nil else { return }
             noteMutation()
             if hasHooks { runRemoveHooks(will: true, collection: name, keys: [key]) }
             for (extName, ext) in extensions { ext.willRemoveRow(name: extName, collection: name, key: key, transaction: self) }
@@ -195,7 +190,7 @@ public final class YapDatabaseReadWriteTransaction: YapDatabaseReadTransaction {
     public func removeAllObjects(inCollection collection: String?) {
         checkValid()
         let name = collection ?? ""
-        guard withKeydir({ $0.rowCount(inCollection: name) }) > 0 else { return }
+        guard rowCount(inCollection: name) > 0 else { return }
         noteMutation()
         let hookKeys = keysForRemoveHooks(inCollection: name)
         runRemoveHooks(will: true, collection: name, keys: hookKeys)
@@ -213,7 +208,7 @@ public final class YapDatabaseReadWriteTransaction: YapDatabaseReadTransaction {
     /// Removes every row of every collection.
     public func removeAllObjectsInAllCollections() {
         checkValid()
-        guard withKeydir({ $0.count }) > 0 else { return }
+        guard reader.rowCount > 0 else { return }
         noteMutation()
         runRemoveAllHooks(will: true)
         for (extName, ext) in extensions { ext.willRemoveAll(name: extName, transaction: self) }
@@ -265,7 +260,7 @@ public final class YapDatabaseReadWriteTransaction: YapDatabaseReadTransaction {
         let hook = rowHookCall(collection: collection, key: key, object: sanitizedObject, metadata: metadata, newMetadata: sanitizedMetadata)
         runModifyHooks(will: true, hook)
         // An existing row changes its object, and its metadata unless kept; a new row is an insert.
-        let change: RowChange = extensions.isEmpty || keydirEntry(collection: collection, key: key) == nil
+        let change: RowChange = extensions.isEmpty || entry(collection: collection, key: key) == nil
             ? .insert : .modified(object: true, metadata: { if case .keep = metadata { false } else { true } }())
         if !change.isInsert {
             for (extName, ext) in extensions {
@@ -312,7 +307,7 @@ public final class YapDatabaseReadWriteTransaction: YapDatabaseReadTransaction {
         checkValid()
         let name = collection ?? ""
         let pair = CollectionKeyPair(collection: name, key: key)
-        guard let now = keydirEntry(collection: name, key: key),
+        guard let now = entry(collection: name, key: key),
               (try? engineTransaction.touch(collection: name, key: key, object: object, metadata: metadata)) == true else { return }
         // A value written earlier in this transaction (its record moved, or the row is new) is
         // a real change, not just a touch.

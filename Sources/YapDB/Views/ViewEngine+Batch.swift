@@ -63,7 +63,7 @@ extension ViewEngine {
     func insertRows(_ rows: [(collection: String, key: String)], into state: inout ViewState) -> Bool {
         var byGroup: [String: [NewRow]] = [:]
         for row in rows {
-            guard let entry = transaction.keydirEntry(collection: row.collection, key: row.key),
+            guard let entry = transaction.entry(collection: row.collection, key: row.key),
                   let group = group(collection: row.collection, key: row.key) else { continue }
             guard group.utf8.count <= state.maximumGroupNameLength else {
                 YapDatabaseLogging.log(.error, "view group name of \(group.utf8.count) bytes is longer than the \(state.maximumGroupNameLength) an index page holds: row \(row.collection)/\(row.key) left out of the view")

@@ -1,7 +1,6 @@
 import Foundation
 import YapDBIndex
 import YapDBEngine
-import YapDBStorage
 
 /// The view operations on a state, with the blocks and the transaction they read through.
 ///
@@ -63,11 +62,11 @@ struct ViewEngine {
     func row(rowid: UInt64) -> ViewRow? {
         if let rowKeys {
             if let owner = rowKeys.owner(of: rowid) { return row(collection: owner.collection, key: owner.key, forGrouping: false) }
-            guard let (collection, key) = transaction.keydirOwner(ofRowid: rowid) else { return nil }
+            guard let (collection, key) = transaction.owner(ofRowid: rowid) else { return nil }
             rowKeys.note(rowid, collection: collection, key: key)
             return row(collection: collection, key: key, forGrouping: false)
         }
-        guard let (collection, key) = transaction.keydirOwner(ofRowid: rowid) else { return nil }
+        guard let (collection, key) = transaction.owner(ofRowid: rowid) else { return nil }
         return row(collection: collection, key: key, forGrouping: false)
     }
 
@@ -137,7 +136,7 @@ struct ViewEngine {
     /// whether it did.
     @discardableResult
     func insertRow(collection: String, key: String, group: String, into state: inout ViewState) -> Bool {
-        guard let entry = transaction.keydirEntry(collection: collection, key: key) else { return false }
+        guard let entry = transaction.entry(collection: collection, key: key) else { return false }
         return insertRow(rowid: entry.rowid, collection: collection, key: key, group: group, into: &state)
     }
 
@@ -171,7 +170,7 @@ struct ViewEngine {
     /// Returns whether the row was in the view.
     @discardableResult
     func removeRow(collection: String, key: String, from state: inout ViewState) -> Bool {
-        guard let entry = transaction.keydirEntry(collection: collection, key: key) else { return false }
+        guard let entry = transaction.entry(collection: collection, key: key) else { return false }
         let removed = removeRow(rowid: entry.rowid, collection: collection, key: key, at: nil, from: &state)
         // After the search, which may have compared with the row itself.
         rowKeys?.forget(entry.rowid)
@@ -231,7 +230,7 @@ struct ViewEngine {
     /// neighbours stays; otherwise it moves (or leaves, or enters). Returns whether the view
     /// changed.
     func placeAgain(collection: String, key: String, in state: inout ViewState) -> Bool {
-        guard let entry = transaction.keydirEntry(collection: collection, key: key) else { return false }
+        guard let entry = transaction.entry(collection: collection, key: key) else { return false }
         let oldGroup = group(ofRowid: entry.rowid, in: state), newGroup = group(collection: collection, key: key)
         var index: Int?
         if let oldGroup, oldGroup == newGroup, let tree = tree(oldGroup, in: state) {

@@ -42,7 +42,7 @@ extension YapDatabaseAutoView {
     /// index when the sorting will run again for `change`).
     func recordRowBefore(_ name: String, collection: String, key: String, change: RowChange,
                          transaction: YapDatabaseReadWriteTransaction) {
-        guard let entry = transaction.keydirEntry(collection: collection, key: key),
+        guard let entry = transaction.entry(collection: collection, key: key),
               let state = transaction.viewState(name) else { return }
         let engine = ViewEngine(view: self, config: config.withLock { $0 }, transaction: transaction)
         transaction.viewRowsBefore[name] = engine.rowBefore(rowid: entry.rowid, collection: collection, key: key, change: change, in: state)
@@ -56,7 +56,7 @@ extension YapDatabaseAutoView {
     /// touched, for a touch).
     func replaceRow(_ name: String, collection: String, key: String, change: RowChange,
                     transaction: YapDatabaseReadWriteTransaction, touched: Bool) {
-        guard let entry = transaction.keydirEntry(collection: collection, key: key) else { return }
+        guard let entry = transaction.entry(collection: collection, key: key) else { return }
         let known = change.isInsert ? ViewRowBefore(rowid: entry.rowid, group: nil)
                                     : transaction.viewRowBefore(name, rowid: entry.rowid)
         let config = config.withLock { $0 }

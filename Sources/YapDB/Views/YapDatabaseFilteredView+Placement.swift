@@ -48,7 +48,7 @@ struct FilteredViewContext {
     /// whether it did.
     @discardableResult
     func place(collection: String, key: String, into state: inout ViewState, filtered: Bool = false) -> Bool {
-        guard let entry = transaction.keydirEntry(collection: collection, key: key),
+        guard let entry = transaction.entry(collection: collection, key: key),
               let group = sorter.group(ofRowid: entry.rowid, in: parentState), let parentTree = sorter.tree(group, in: parentState),
               filtered || keeps(collection: collection, key: key, group: group) else { return false }
         let sortRow = sorter.row(collection: collection, key: key, forGrouping: false)
@@ -90,9 +90,9 @@ struct FilteredViewContext {
 
     /// The parent's rows that pass the filter, in the parent's groups and order.
     func filteredParent(tag: String) -> ViewState {
-        let keydir = transaction.keydir
+        let transaction = self.transaction
         return parentSubsequence(tag: tag) { rowid, group in
-            guard let (collection, key) = keydir.owner(ofRowid: rowid) else { return false }
+            guard let (collection, key) = transaction.owner(ofRowid: rowid) else { return false }
             return keeps(collection: collection, key: key, group: group)
         }
     }
@@ -130,11 +130,10 @@ struct FilteredViewContext {
     /// parent was rebuilt, and its equal rows reordered, after the checkpoint). The filter runs
     /// only for the rows written since; the parent is walked whole.
     func catchUp(_ state: inout ViewState, _ changes: ExtensionCatchUp) {
-        let keydir = transaction.keydir
         var members: [UInt64: Bool] = [:]
         for rowid in changes.removedRowids { members[rowid] = false }
         for pair in changes.changedKeys {
-            guard let entry = keydir.lookup(collection: pair.collection, key: pair.key) else { continue }
+            guard let entry = transaction.entry(collection: pair.collection, key: pair.key) else { continue }
             if let group = sorter.group(ofRowid: entry.rowid, in: parentState) {
                 members[entry.rowid] = keeps(collection: pair.collection, key: pair.key, group: group)
             } else {

@@ -8,7 +8,7 @@ extension YapDatabaseFilteredView {
     func recordRowBefore(_ name: String, collection: String, key: String, change: RowChange,
                          transaction: YapDatabaseReadWriteTransaction) {
         transaction.viewRowsBefore[name] = nil
-        guard let entry = transaction.keydirEntry(collection: collection, key: key), let state = transaction.viewState(name),
+        guard let entry = transaction.entry(collection: collection, key: key), let state = transaction.viewState(name),
               let context = FilteredViewContext(view: self, transaction: transaction) else { return }
         // The root's engine: its sorting orders this view too.
         transaction.viewRowsBefore[name] = context.sorter.rowBefore(rowid: entry.rowid, collection: collection, key: key,
@@ -25,7 +25,7 @@ extension YapDatabaseFilteredView {
     /// everything runs.
     func refilterRow(_ name: String, collection: String, key: String, change: RowChange,
                      transaction: YapDatabaseReadWriteTransaction, touched: Bool) {
-        guard let entry = transaction.keydirEntry(collection: collection, key: key) else { return }
+        guard let entry = transaction.entry(collection: collection, key: key) else { return }
         let rowid = entry.rowid
         let absent = ViewRowBefore(rowid: rowid, group: nil)
         let known = change.isInsert ? absent : transaction.viewRowBefore(name, rowid: rowid)

@@ -77,12 +77,12 @@ open class YapDatabaseFilteredView: YapDatabaseView, @unchecked Sendable {
             // would have dropped these roots): the trees are right as they are.
             if claimed.catchUp.isEmpty && context.parentState.isAsWritten {
                 transaction.setExtensionState(state, forKey: key)
-                transaction.engineTransaction.publishExtensionsWithoutCommit()
+                transaction.publishExtensionsWithoutCommit()
                 return true
             }
             context.catchUp(&state, claimed.catchUp)
             transaction.setExtensionState(state, forKey: key)
-            transaction.engineTransaction.markChanged()
+            transaction.markChanged()
             // The catch-up may have moved rows: a change of the view for mappings.
             transaction.noteViewChange(name)
             return true
@@ -93,7 +93,7 @@ open class YapDatabaseFilteredView: YapDatabaseView, @unchecked Sendable {
 
     override func dropState(name: String, transaction: YapDatabaseReadWriteTransaction) {
         transaction.setViewState(nil, name)
-        transaction.engineTransaction.markChanged()
+        transaction.markChanged()
     }
 
     override func makeConnection(name: String, connection: YapDatabaseConnection) -> AnyObject? {
@@ -125,7 +125,7 @@ open class YapDatabaseFilteredView: YapDatabaseView, @unchecked Sendable {
 
     override func willRemoveCollection(name: String, collection: String, transaction: YapDatabaseReadWriteTransaction) {
         var rowids: [UInt64] = []
-        transaction.keydir.eachKey(inCollection: collection) { _, entry in
+        transaction.forEachKey(inCollection: collection) { _, entry in
             rowids.append(entry.rowid)
             return true
         }
@@ -164,7 +164,7 @@ open class YapDatabaseFilteredView: YapDatabaseView, @unchecked Sendable {
         update(name, transaction) { state, context in
             // Where the row was: a row put back at the same index of the same group is an
             // update for observers, not a move (YapDatabase tries the row's existing index first).
-            let rowid = transaction.keydirEntry(collection: collection, key: key)?.rowid
+            let rowid = transaction.entry(collection: collection, key: key)?.rowid
             let before = rowid.flatMap { Self.place(of: $0, collection: collection, key: key, in: state, context.sorter) }
             let removed = context.remove(collection: collection, key: key, from: &state)
             held = context.place(collection: collection, key: key, into: &state)
@@ -195,7 +195,7 @@ open class YapDatabaseFilteredView: YapDatabaseView, @unchecked Sendable {
     /// Whether the view registered as `name` holds the row now (a cheap test before the blocks run).
     func holds(_ name: String, _ collection: String, _ key: String, _ transaction: YapDatabaseReadWriteTransaction) -> Bool {
         guard let state = transaction.viewState(name),
-              let entry = transaction.keydirEntry(collection: collection, key: key) else { return false }
+              let entry = transaction.entry(collection: collection, key: key) else { return false }
         do { return try state.contains(rowid: entry.rowid) } catch {
             ViewEngine.report(error, "row id \(entry.rowid)", transaction)
             return false
@@ -233,7 +233,7 @@ open class YapDatabaseFilteredView: YapDatabaseView, @unchecked Sendable {
         var state = context.filteredParent(tag: storedTag(parentState: context.parentState))
         state.isPersistent = isPersistent
         context.transaction.setViewState(state, name)
-        context.transaction.engineTransaction.markChanged()
+        context.transaction.markChanged()
         context.transaction.noteViewChange(name)
         if let reported { context.transaction.noteViewRebuild(name, reported) }
         context.transaction.viewDidRepopulate(name, reported: reported)

@@ -1,8 +1,6 @@
 import Foundation
 import Synchronization
-import YapDBIndex
 import YapDBEngine
-import YapDBStorage
 
 /// The base class of views (YapDatabase's `YapDatabaseView`).
 open class YapDatabaseView: YapDatabaseExtension, @unchecked Sendable {}
@@ -107,9 +105,9 @@ open class YapDatabaseAutoView: YapDatabaseView, @unchecked Sendable {
             // Nothing to catch up: the trees are the rows as they are, and no commit (and no
             // sync) is needed to publish them.
             if claimed.catchUp.isEmpty {
-                transaction.engineTransaction.publishExtensionsWithoutCommit()
+                transaction.publishExtensionsWithoutCommit()
             } else {
-                transaction.engineTransaction.markChanged()
+                transaction.markChanged()
                 // The catch-up may have moved rows: a change of the view for mappings, as a
                 // rebuild is.
                 transaction.noteViewChange(name)
@@ -128,10 +126,9 @@ open class YapDatabaseAutoView: YapDatabaseView, @unchecked Sendable {
         if changes.removedAll { state = state.emptied() }
         var doomed = Set<UInt64>()
         for rowid in changes.removedRowids where engine.holds(rowid, in: state) { doomed.insert(rowid) }
-        let keydir = transaction.keydir
         var replace: [CollectionKeyPair] = []
         for pair in changes.changedKeys where isAllowed(pair.collection) {
-            if let entry = keydir.lookup(collection: pair.collection, key: pair.key) {
+            if let entry = transaction.entry(collection: pair.collection, key: pair.key) {
                 if engine.holds(entry.rowid, in: state) { doomed.insert(entry.rowid) }
                 replace.append(pair)
             }
@@ -143,7 +140,7 @@ open class YapDatabaseAutoView: YapDatabaseView, @unchecked Sendable {
     override func dropState(name: String, transaction: YapDatabaseReadWriteTransaction) {
         transaction.viewPendingInserts[name] = nil
         transaction.setViewState(nil, name)
-        transaction.engineTransaction.markChanged()
+        transaction.markChanged()
     }
 
     override func makeConnection(name: String, connection: YapDatabaseConnection) -> AnyObject? {
@@ -178,7 +175,7 @@ open class YapDatabaseAutoView: YapDatabaseView, @unchecked Sendable {
     override func willRemoveCollection(name: String, collection: String, transaction: YapDatabaseReadWriteTransaction) {
         guard isAllowed(collection) else { return }
         var doomed = Set<UInt64>()
-        transaction.keydir.eachKey(inCollection: collection) { _, entry in
+        transaction.forEachKey(inCollection: collection) { _, entry in
             doomed.insert(entry.rowid)
             return true
         }
@@ -208,7 +205,7 @@ open class YapDatabaseAutoView: YapDatabaseView, @unchecked Sendable {
 
     /// Records the row's view touch for observers (a view-level touch, which re-placed it).
     func noteTouch(name: String, collection: String, key: String, transaction: YapDatabaseReadWriteTransaction) {
-        guard isAllowed(collection), let entry = transaction.keydirEntry(collection: collection, key: key),
+        guard isAllowed(collection), let entry = transaction.entry(collection: collection, key: key),
               let state = transaction.viewState(name) else { return }
         let engine = ViewEngine(view: self, config: config.withLock { $0 }, transaction: transaction)
         guard let group = engine.group(ofRowid: entry.rowid, in: state) else { return }
@@ -241,16 +238,15 @@ open class YapDatabaseAutoView: YapDatabaseView, @unchecked Sendable {
         state.isPersistent = isPersistent
         if !skipInitialViewPopulation {
             let engine = ViewEngine(view: self, config: config.withLock { $0 }, transaction: transaction)
-            let keydir = transaction.keydir
-            for collection in keydir.collectionNames() where isAllowed(collection) {
-                keydir.eachKey(inCollection: collection) { key, _ in
+            for collection in transaction.collectionNames() where isAllowed(collection) {
+                transaction.forEachKey(inCollection: collection) { key, _ in
                     engine.insertRow(collection: collection, key: key, into: &state)
                     return true
                 }
             }
         }
         transaction.setViewState(state, name)
-        transaction.engineTransaction.markChanged()
+        transaction.markChanged()
         transaction.noteViewChange(name)
         if let reported {
             transaction.noteViewRebuild(name, reported)

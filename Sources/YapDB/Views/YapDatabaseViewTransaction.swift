@@ -87,14 +87,14 @@ public class YapDatabaseViewTransaction {
         guard let tree = tree(group), index >= 0, index < tree.count,
               let rowid = engine.run("row \(index) of group \(group)", nil, { () throws(PageError) in try tree.element(at: index) })
         else { return nil }
-        return transaction.keydirOwner(ofRowid: rowid).map { ($0.collection, $0.key) }
+        return transaction.owner(ofRowid: rowid).map { ($0.collection, $0.key) }
     }
 
     /// The group and index of a row, or nil when the row is not in the view.
     public func getGroupIndex(forKey key: String, inCollection collection: String?) -> (String, Int)? {
         let name = collection ?? ""
         let state = self.state, engine = self.engine
-        guard let entry = transaction.keydirEntry(collection: name, key: key), let group = engine.group(ofRowid: entry.rowid, in: state),
+        guard let entry = transaction.entry(collection: name, key: key), let group = engine.group(ofRowid: entry.rowid, in: state),
               let tree = tree(group) else { return nil }
         let row = engine.row(collection: name, key: key, forGrouping: false)
         let found = engine.run("row \(name)/\(key) in group \(group)", nil) { () throws(PageError) in
@@ -105,7 +105,7 @@ public class YapDatabaseViewTransaction {
 
     /// The group of a row, or nil when it is not in the view.
     public func group(forKey key: String, inCollection collection: String?) -> String? {
-        guard let entry = transaction.keydirEntry(collection: collection ?? "", key: key) else { return nil }
+        guard let entry = transaction.entry(collection: collection ?? "", key: key) else { return nil }
         return engine.group(ofRowid: entry.rowid, in: state)
     }
 
@@ -189,12 +189,11 @@ public class YapDatabaseViewTransaction {
             let lower = min(max(0, range.location), tree.count)
             bounds = lower..<min(tree.count, lower + max(0, range.length))
         }
-        let keydir = transaction.keydir
         let engine = self.engine
         transaction.iterate { stop in
             engine.run("rows of group \(group)", ()) { () throws(PageError) in
                 try tree.forEach(in: bounds, reversed: reversed) { index, rowid in
-                    guard let (collection, key) = keydir.owner(ofRowid: rowid) else { return true }
+                    guard let (collection, key) = transaction.owner(ofRowid: rowid) else { return true }
                     step(collection, key, index, &stop)
                     return transaction.afterStep(stop)
                 }
@@ -296,11 +295,11 @@ public class YapDatabaseAutoViewTransaction: YapDatabaseViewTransaction {
 
     /// `touchRow`'s work (a subclass whose rows are placed differently overrides it).
     func touch(collection name: String, key: String, writeTransaction: YapDatabaseReadWriteTransaction) {
-        guard writeTransaction.keydirEntry(collection: name, key: key) != nil else { return }
+        guard writeTransaction.entry(collection: name, key: key) != nil else { return }
         view.update(self.name, writeTransaction) { state, engine in engine.placeAgain(collection: name, key: key, in: &state) }
         view.noteTouch(name: self.name, collection: name, key: key, transaction: writeTransaction)
         writeTransaction.viewDidReplaceRow(self.name, collection: name, key: key)
-        writeTransaction.engineTransaction.markChanged()
+        writeTransaction.markChanged()
     }
 }
 

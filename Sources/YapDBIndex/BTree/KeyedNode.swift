@@ -18,8 +18,8 @@ package final class KeyedNode: PagedNode, @unchecked Sendable {
     @exclusivity(unchecked) var entries: LeafEntries
     /// Branch: the children. Leaf: empty.
     @exclusivity(unchecked) var children: ContiguousArray<ChildRef<KeyedNode>>
-    /// The size of this node encoded as a page.
-    @exclusivity(unchecked) var byteSize: Int
+    /// Branch: its size encoded as a page if the separators shared no prefix (leaf: unused).
+    @exclusivity(unchecked) var branchBytes: Int
     /// Whether the last change added an entry (leaf) or a child (branch) at the end: a split then
     /// leaves the left node nearly full instead of halving it, so ascending inserts (bulk loads,
     /// the row-id tree) fill pages to about 7/8 instead of 1/2.
@@ -35,7 +35,7 @@ package final class KeyedNode: PagedNode, @unchecked Sendable {
         keys = separators
         entries = LeafEntries()
         self.children = children
-        byteSize = 0
+        branchBytes = 0
         recomputeSize()
     }
 
@@ -45,7 +45,7 @@ package final class KeyedNode: PagedNode, @unchecked Sendable {
         keys = []
         self.entries = entries
         children = []
-        byteSize = 0
+        branchBytes = 0
         recomputeSize()
     }
 
@@ -54,29 +54,47 @@ package final class KeyedNode: PagedNode, @unchecked Sendable {
     /// A copy that shares the arrays until one side changes them (and has no flush mark).
     func copy() -> KeyedNode {
         let node = isLeaf ? KeyedNode(leaf: entries) : KeyedNode(level: level, separators: keys, children: children)
-        node.byteSize = byteSize
+        node.branchBytes = branchBytes
         return node
     }
 
-    /// Page bytes of one leaf entry: its slot, lengths, key and value.
+    /// Page bytes of one leaf entry, before prefixes are shared: its slot, lengths, key and value.
     static func entryBytes(_ key: [UInt8], _ value: [UInt8]) -> Int {
         PageLayout.slotSize + PageLayout.leafEntryHeader + key.count + value.count
     }
 
-    /// Page bytes of one separator: its slot, length and key.
+    /// Page bytes of one separator, before prefixes are shared: its slot, length and key.
     static func separatorBytes(_ key: [UInt8]) -> Int { PageLayout.slotSize + PageLayout.separatorHeader + key.count }
 
-    /// Sets `byteSize` from the contents.
+    /// Sets `branchBytes` from the contents.
     func recomputeSize() {
-        var size = PageLayout.headerSize
-        if isLeaf {
-            size += entries.count * PageLayout.slotSize + entries.liveBytes
-        } else {
-            size += children.count * PageLayout.keyedChildSize
-            for key in keys { size += Self.separatorBytes(key) }
-        }
-        byteSize = size
+        guard !isLeaf else { return }
+        var size = PageLayout.keyedBodyStart + children.count * PageLayout.keyedChildSize
+        for key in keys { size += Self.separatorBytes(key) }
+        branchBytes = size
     }
+
+    /// The size of this node encoded as a page, with the shared prefixes stored once.
+    var byteSize: Int {
+        if isLeaf { return entries.encodedSize }
+        return branchBytes - max(0, keys.count - 1) * separatorPrefix
+    }
+
+    /// Payload bytes (after the header) this node would take if no prefix were shared: what
+    /// the fill bound of `validate()` counts, since sharing can only make a page smaller.
+    var unsharedPayload: Int {
+        isLeaf ? PageLayout.keyedBodyStart - PageLayout.headerSize + entries.count * PageLayout.slotSize + entries.liveBytes
+            : branchBytes - PageLayout.headerSize
+    }
+
+    /// Branch: the number of leading bytes all separators share (the first and last ones').
+    var separatorPrefix: Int {
+        guard let first = keys.first, let last = keys.last else { return 0 }
+        return commonPrefixLength(first, last)
+    }
+
+    /// Bytes each entry (leaf) or separator (branch) saves by the shared prefixes.
+    var sharedPerPiece: Int { isLeaf ? entries.sharedPerEntry : separatorPrefix }
 
     /// Entries in this subtree (the sum of the children's counts for a branch).
     var subtreeCount: Int { isLeaf ? entries.count : children.reduce(0) { $0 + $1.count } }
@@ -125,27 +143,39 @@ extension KeyedNode {
         guard total == view.subtreeCount else {
             throw .corrupt(page: view.id, reason: .subtreeCountMismatch(expected: view.subtreeCount, found: total))
         }
+        try view.checkPrefixes()
+        let prefix = view.sharedKeyPrefix
         for i in 0..<(view.count - 1) {
-            let separator = try view.separator(i)
-            if i > 0 { try requireAscending(keys[i - 1], separator, slot: i, page: view.id) }
-            guard separator.count <= format.maximumEntrySize else { throw .corrupt(page: view.id, reason: .overfilled) }
-            keys.append(Array(separator))
+            let suffix = try view.separatorSuffix(i)
+            guard prefix.count + suffix.count <= format.maximumEntrySize else { throw .corrupt(page: view.id, reason: .overfilled) }
+            var separator = [UInt8]()
+            separator.reserveCapacity(prefix.count + suffix.count)
+            separator.append(contentsOf: prefix)
+            separator.append(contentsOf: suffix)
+            if i > 0, commonOrder(keys[i - 1], separator) >= 0 { throw .corrupt(page: view.id, reason: .keysOutOfOrder(slot: i)) }
+            keys.append(separator)
         }
         let node = KeyedNode(level: view.level, separators: keys, children: children)
         guard node.byteSize <= format.pageSize else { throw .corrupt(page: view.id, reason: .overfilled) }
         return node
     }
 
-    /// Throws `.keysOutOfOrder(slot)` unless `previous < key`.
-    static func requireAscending(_ previous: [UInt8], _ key: UnsafeRawBufferPointer, slot: Int, page: PageID) throws(PageError) {
-        guard previous.withUnsafeBytes({ compareBytes($0, key) }) < 0 else { throw .corrupt(page: page, reason: .keysOutOfOrder(slot: slot)) }
+    /// The memcmp order of `a` against `b`.
+    static func commonOrder(_ a: [UInt8], _ b: [UInt8]) -> Int {
+        a.withUnsafeBytes { x in b.withUnsafeBytes { compareBytes(x, $0) } }
     }
 
     /// Encodes this node into the zeroed `page`; `childPages[i]` is the page of child `i`.
+    /// The bytes all keys (separators) share, and in a leaf the bytes all values share when
+    /// `storedValuePrefix` says so, are written once; each entry keeps the rest.
     func encode(into page: UnsafeMutableRawBufferPointer, childPages: [PageID]) {
         let count = isLeaf ? entries.count : children.count
         writeHeader(page, kind: isLeaf ? .keyedLeaf : .keyedBranch, level: level, count: count, subtreeCount: subtreeCount)
-        var slot = PageLayout.headerSize
+        let keyPrefix = isLeaf ? entries.keyPrefix : separatorPrefix
+        let valuePrefix = isLeaf ? entries.storedValuePrefix : 0
+        page.storeBytes(of: UInt16(keyPrefix).littleEndian, toByteOffset: PageLayout.keyPrefixOffset, as: UInt16.self)
+        page.storeBytes(of: UInt16(valuePrefix).littleEndian, toByteOffset: PageLayout.valuePrefixOffset, as: UInt16.self)
+        var slot = PageLayout.keyedBodyStart
         if !isLeaf {
             for (i, child) in children.enumerated() {
                 page.storeBytes(of: childPages[i].littleEndian, toByteOffset: slot, as: UInt64.self)
@@ -162,17 +192,26 @@ extension KeyedNode {
             page.storeBytes(of: UInt16(length).littleEndian, toByteOffset: data, as: UInt16.self)
             data += 2
         }
+        // The shared prefixes, taken from the first entry (separator).
+        if isLeaf, entries.count > 0 {
+            entries.read(0) { key, value in
+                put(UnsafeRawBufferPointer(rebasing: key[..<keyPrefix]))
+                put(UnsafeRawBufferPointer(rebasing: value[..<valuePrefix]))
+            }
+        } else if !isLeaf, let first = keys.first {
+            first.withUnsafeBytes { put(UnsafeRawBufferPointer(rebasing: $0[..<keyPrefix])) }
+        }
         for i in 0..<(isLeaf ? entries.count : keys.count) {
             page.storeBytes(of: UInt16(data).littleEndian, toByteOffset: slot, as: UInt16.self)
             slot += PageLayout.slotSize
             if isLeaf {
                 entries.read(i) { key, value in
-                    putLength(key.count); putLength(value.count)
-                    put(key); put(value)
+                    putLength(key.count - keyPrefix); putLength(value.count - valuePrefix)
+                    put(UnsafeRawBufferPointer(rebasing: key[keyPrefix...])); put(UnsafeRawBufferPointer(rebasing: value[valuePrefix...]))
                 }
             } else {
-                putLength(keys[i].count)
-                keys[i].withUnsafeBytes { put($0) }
+                putLength(keys[i].count - keyPrefix)
+                keys[i].withUnsafeBytes { put(UnsafeRawBufferPointer(rebasing: $0[keyPrefix...])) }
             }
         }
     }

@@ -1,38 +1,50 @@
 // LeafEntries: the entries of a dirty keyed leaf, packed in one byte array.
 
-/// The entries of a dirty `KeyedNode` leaf, in key order, packed in one byte array in the page's
-/// entry form (UInt16 key length, UInt16 value length, key, value): `starts[i]` is where entry
-/// `i` begins. Decoding a page is one copy of its bytes, not an allocation per key and value.
-/// Replacing or removing an entry leaves its old bytes behind until the array is compacted
-/// (when more than half of it is garbage); encoding writes only the live entries.
+/// The entries of a dirty `KeyedNode` leaf, in key order, packed in one byte array (UInt16 key
+/// length, UInt16 value length, key, value — whole keys and values, without the page's shared
+/// prefixes): `starts[i]` is where entry `i` begins. Decoding a page is one pass over its
+/// entries, not an allocation per key and value. Replacing or removing an entry leaves its old
+/// bytes behind until the array is compacted (when more than half of it is garbage); encoding
+/// writes only the live entries.
 struct LeafEntries: Sendable {
     private(set) var bytes: [UInt8]
     private(set) var starts: ContiguousArray<Int>
     /// Bytes of the live entries (without slots).
     private(set) var liveBytes: Int
+    /// A length every value starts with the same bytes for: exact after a decode, a slice or
+    /// appends, and a lower bound after removals (which can only lengthen the shared part).
+    /// Encoding stores it when it is at least `PageLayout.minimumValuePrefix`.
+    private(set) var valuePrefix: Int
 
     init() {
         bytes = []
         starts = []
         liveBytes = 0
+        valuePrefix = 0
     }
 
     /// The entries of a checked leaf page, checked one by one: each inside the page, keys
     /// strictly ascending, each key + value at most `maximumEntrySize`.
     init(page view: PageView, maximumEntrySize: Int) throws(PageError) {
-        bytes = Array(view.bytes)
-        starts = []
+        self.init()
+        try view.checkPrefixes()
+        bytes.reserveCapacity(view.bytes.count + view.count * (view.keyPrefix + view.valuePrefix))
         starts.reserveCapacity(view.count)
-        liveBytes = 0
-        var previous: UnsafeRawBufferPointer? = nil
         for i in 0..<view.count {
-            let (key, value) = try view.leafEntry(i)
-            if let previous, compareBytes(previous, key) >= 0 { throw .corrupt(page: view.id, reason: .keysOutOfOrder(slot: i)) }
-            guard key.count + value.count <= maximumEntrySize else { throw .corrupt(page: view.id, reason: .overfilled) }
-            previous = key
-            starts.append(try view.leafEntryOffset(i))
-            liveBytes += PageLayout.leafEntryHeader + key.count + value.count
+            try view.withLeafEntry(i) { (key, value) throws(PageError) in
+                if let last = starts.last {
+                    let order = bytes.withUnsafeBytes { raw in
+                        compareBytes(UnsafeRawBufferPointer(rebasing: raw[(last + PageLayout.leafEntryHeader)...].prefix(Int(raw.u16(last)))), key)
+                    }
+                    if order >= 0 { throw .corrupt(page: view.id, reason: .keysOutOfOrder(slot: i)) }
+                }
+                guard key.count + value.count <= maximumEntrySize else { throw .corrupt(page: view.id, reason: .overfilled) }
+                append(key, value)
+            }
         }
+        // What the page stored (0 when its writer shared none): the size then comes out as the
+        // page's, and a later encoding stores the same.
+        valuePrefix = view.valuePrefix
     }
 
     var count: Int { starts.count }
@@ -92,8 +104,57 @@ struct LeafEntries: Sendable {
         }
     }
 
-    /// Appends the bytes of an entry and returns where it starts.
-    private mutating func appendEntry(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) -> Int {
+    /// The number of leading bytes all keys share: the first and last keys' (keys ascend).
+    var keyPrefix: Int {
+        guard let first = starts.first, let last = starts.last else { return 0 }
+        return bytes.withUnsafeBytes { raw in
+            commonPrefixLength(raw.baseAddress.unsafelyUnwrapped + first + PageLayout.leafEntryHeader, Int(raw.u16(first)),
+                               raw.baseAddress.unsafelyUnwrapped + last + PageLayout.leafEntryHeader, Int(raw.u16(last)))
+        }
+    }
+
+    /// The value prefix an encoding stores: `valuePrefix` when it is worth it, else 0.
+    var storedValuePrefix: Int { valuePrefix >= PageLayout.minimumValuePrefix ? valuePrefix : 0 }
+
+    /// Bytes each entry saves by the shared prefixes (`keyPrefix` and `storedValuePrefix`).
+    var sharedPerEntry: Int { keyPrefix + storedValuePrefix }
+
+    /// The size of these entries encoded as a leaf page: the header and prefix lengths, the
+    /// slots, the shared prefixes once and each entry without them.
+    var encodedSize: Int {
+        guard count > 0 else { return PageLayout.keyedBodyStart }
+        return PageLayout.keyedBodyStart + count * PageLayout.slotSize + liveBytes - (count - 1) * sharedPerEntry
+    }
+
+    /// `encodedSize` after appending `key` (greater than every key) and `value`.
+    func encodedSize(appending key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) -> Int {
+        let n = count + 1, live = liveBytes + PageLayout.leafEntryHeader + key.count + value.count
+        guard let first = starts.first else { return PageLayout.keyedBodyStart + PageLayout.slotSize + live }
+        let (p, v) = bytes.withUnsafeBytes { raw -> (Int, Int) in
+            let base = raw.baseAddress.unsafelyUnwrapped, keyLength = Int(raw.u16(first))
+            let p = commonPrefixLength(base + first + PageLayout.leafEntryHeader, keyLength, key.baseAddress ?? base, key.count)
+            let v = commonPrefixLength(base + first + PageLayout.leafEntryHeader + keyLength, min(Int(raw.u16(first + 2)), valuePrefix),
+                                       value.baseAddress ?? base, value.count)
+            return (p, v)
+        }
+        let stored = v >= PageLayout.minimumValuePrefix ? v : 0
+        return PageLayout.keyedBodyStart + n * PageLayout.slotSize + live - (n - 1) * (p + stored)
+    }
+
+    /// Appends the bytes of an entry and returns where it starts; `valuePrefix` shrinks to what
+    /// the value shares with entry `reference` (nil: the entry is the only one).
+    private mutating func appendEntry(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, sharingWith reference: Int?) -> Int {
+        if let reference {
+            let shared = bytes.withUnsafeBytes { raw in
+                let start = starts[reference], keyLength = Int(raw.u16(start))
+                let base = raw.baseAddress.unsafelyUnwrapped
+                return commonPrefixLength(base + start + PageLayout.leafEntryHeader + keyLength, min(Int(raw.u16(start + 2)), valuePrefix),
+                                          value.baseAddress ?? base, value.count)
+            }
+            valuePrefix = min(valuePrefix, shared)
+        } else {
+            valuePrefix = value.count
+        }
         let start = bytes.count
         bytes.append(UInt8(truncatingIfNeeded: key.count)); bytes.append(UInt8(truncatingIfNeeded: key.count >> 8))
         bytes.append(UInt8(truncatingIfNeeded: value.count)); bytes.append(UInt8(truncatingIfNeeded: value.count >> 8))
@@ -105,7 +166,7 @@ struct LeafEntries: Sendable {
 
     /// Adds an entry after the last one (the caller keeps the keys sorted: a bottom-up build).
     mutating func append(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) {
-        starts.append(appendEntry(key, value))
+        starts.append(appendEntry(key, value, sharingWith: starts.isEmpty ? nil : 0))
     }
 
     /// Reserves room for about `bytes` bytes of entries and `count` slots.
@@ -116,7 +177,8 @@ struct LeafEntries: Sendable {
 
     /// Inserts an entry at `index` (the caller keeps the keys sorted).
     mutating func insert(_ key: [UInt8], _ value: [UInt8], at index: Int) {
-        let start = key.withUnsafeBytes { k in value.withUnsafeBytes { appendEntry(k, $0) } }
+        let reference: Int? = starts.isEmpty ? nil : 0
+        let start = key.withUnsafeBytes { k in value.withUnsafeBytes { appendEntry(k, $0, sharingWith: reference) } }
         starts.insert(start, at: index)
     }
 
@@ -124,7 +186,8 @@ struct LeafEntries: Sendable {
     mutating func replaceValue(at index: Int, with value: [UInt8]) -> [UInt8] {
         let (key, old) = read(index) { (Array($0), Array($1)) }
         liveBytes -= PageLayout.leafEntryHeader + key.count + old.count
-        let start = key.withUnsafeBytes { k in value.withUnsafeBytes { appendEntry(k, $0) } }
+        let reference: Int? = count == 1 ? nil : (index == 0 ? 1 : 0)
+        let start = key.withUnsafeBytes { k in value.withUnsafeBytes { appendEntry(k, $0, sharingWith: reference) } }
         starts[index] = start
         compactIfWasteful()
         return old
@@ -135,6 +198,7 @@ struct LeafEntries: Sendable {
         let (keyLength, old) = read(index) { ($0.count, Array($1)) }
         liveBytes -= PageLayout.leafEntryHeader + keyLength + old.count
         starts.remove(at: index)
+        if starts.isEmpty { valuePrefix = 0 }
         compactIfWasteful()
         return old
     }
@@ -145,7 +209,8 @@ struct LeafEntries: Sendable {
         out.bytes.reserveCapacity(liveBytes)
         out.starts.reserveCapacity(range.count)
         for i in range {
-            let start = read(i) { out.appendEntry($0, $1) }
+            let reference: Int? = out.starts.isEmpty ? nil : 0
+            let start = read(i) { out.appendEntry($0, $1, sharingWith: reference) }
             out.starts.append(start)
         }
         return out
@@ -154,7 +219,8 @@ struct LeafEntries: Sendable {
     /// Appends the entries of `other` (all greater than this leaf's keys).
     mutating func append(contentsOf other: LeafEntries) {
         for i in 0..<other.count {
-            let start = other.read(i) { appendEntry($0, $1) }
+            let reference: Int? = starts.isEmpty ? nil : 0
+            let start = other.read(i) { appendEntry($0, $1, sharingWith: reference) }
             starts.append(start)
         }
     }
@@ -162,6 +228,28 @@ struct LeafEntries: Sendable {
     /// Rewrites the bytes when more than half of them are garbage.
     private mutating func compactIfWasteful() {
         if bytes.count > 2 * liveBytes + 256 { self = slice(0..<count) }
+    }
+}
+
+/// The number of leading bytes the `aCount` bytes at `a` and the `bCount` bytes at `b` share.
+@inline(__always)
+func commonPrefixLength(_ a: UnsafeRawPointer, _ aCount: Int, _ b: UnsafeRawPointer, _ bCount: Int) -> Int {
+    let common = min(aCount, bCount)
+    var i = 0
+    while i &+ 8 <= common, a.loadUnaligned(fromByteOffset: i, as: UInt64.self) == b.loadUnaligned(fromByteOffset: i, as: UInt64.self) {
+        i &+= 8
+    }
+    while i < common, a.load(fromByteOffset: i, as: UInt8.self) == b.load(fromByteOffset: i, as: UInt8.self) { i &+= 1 }
+    return i
+}
+
+/// The number of leading bytes `a` and `b` share.
+func commonPrefixLength(_ a: [UInt8], _ b: [UInt8]) -> Int {
+    a.withUnsafeBytes { x in
+        b.withUnsafeBytes { y in
+            guard let p = x.baseAddress, let q = y.baseAddress else { return 0 }
+            return commonPrefixLength(p, x.count, q, y.count)
+        }
     }
 }
 

@@ -135,7 +135,7 @@ extension PagedBTree {
             for i in 0..<n {
                 let search = searches[i]
                 switch search.state {
-                case .foundInPage: try body(i, try search.view.unsafelyUnwrapped.leafEntry(search.mid).value)
+                case .foundInPage: try search.view.unsafelyUnwrapped.withLeafValue(search.mid) { (value) throws(PageError) in try body(i, value) }
                 case .foundInNode:
                     var failure: PageError?
                     dirtyLeaves[search.low].entries.read(search.mid) { _, value in
@@ -196,6 +196,11 @@ extension PagedBTree {
             search.view = view
             search.dataStart = view.keyedDataStart
             (search.low, search.high) = (0, view.count)
+            // Compared from here on without the page's shared key prefix.
+            switch try view.placeAgainstPrefix(search.key) {
+            case .before, .after: search.high = 0
+            case .within(let rest): search.key = rest
+            }
             if search.dataStart > Self.startPrefetch {
                 table.prefetch(view.address(Self.startPrefetch), search.dataStart &- Self.startPrefetch)
             }

@@ -15,11 +15,13 @@ package struct PagedBTreeBuilder {
     private let source: any PageSource
     /// Payload bytes a node is filled to before the next one is started.
     private let fill: Int
-    /// The finished leaves, with each one's first key (the separator above it).
+    /// The finished leaves, each with the separator before it (`shortestSeparator`; the first
+    /// leaf's first key).
     private var level: [(ref: ChildRef<KeyedNode>, first: [UInt8])] = []
-    /// The leaf being filled, and its payload bytes (slots and entries).
+    /// The leaf being filled.
     private var current = LeafEntries()
-    private var currentBytes = 0
+    /// The last key of the last finished leaf.
+    private var lastKey: [UInt8] = []
     /// Where finished leaves are written before the build ends (nil: they stay in memory).
     private let sink: LeafSink?
     /// The first leaf of `level` still in memory (the ones before it were written to `sink`).
@@ -47,7 +49,7 @@ package struct PagedBTreeBuilder {
         if current.count > 0 {
             let order = current.read(current.count - 1) { last, _ in compareBytes(last, key) }
             precondition(order < 0, "PagedBTreeBuilder.append: keys must ascend")
-            if currentBytes + bytes > fill {
+            if current.encodedSize(appending: key, value) - PageLayout.headerSize > fill {
                 closeLeaf()
                 if let sink, level.count - firstHeld > sink.heldLeaves + 2 { try writeHeldLeaves(to: sink) }
             }
@@ -57,15 +59,16 @@ package struct PagedBTreeBuilder {
         }
         if current.count == 0 { current.reserve(bytes: fill, count: fill / max(bytes, 1) + 1) }
         current.append(key, value)
-        currentBytes += bytes
     }
 
     /// Ends the leaf being filled.
     private mutating func closeLeaf() {
         let node = KeyedNode(leaf: current)
-        level.append((.dirty(node, count: current.count), current.key(0)))
+        let separator = level.isEmpty ? current.key(0)
+            : lastKey.withUnsafeBytes { last in current.read(0) { first, _ in shortestSeparator(after: last, upTo: first) } }
+        level.append((.dirty(node, count: current.count), separator))
+        lastKey = current.key(current.count - 1)
         current = LeafEntries()
-        currentBytes = 0
     }
 
     /// Writes the leaves held in memory but the last two (which `evenOutLastLeaves` may still
@@ -109,44 +112,57 @@ package struct PagedBTreeBuilder {
               let before = level[level.count - 2].ref.node else { return }
         var all = before.entries
         all.append(contentsOf: last.entries)
-        let m = balancedSplit(pieces: all.count) { all.pageBytes($0) }
+        let shared = all.sharedPerEntry
+        let m = balancedSplit(pieces: all.count) { all.pageBytes($0) - shared }
         let left = all.slice(0..<m), right = all.slice(m..<all.count)
-        level[level.count - 2] = (.dirty(KeyedNode(leaf: left), count: left.count), left.key(0))
-        level[level.count - 1] = (.dirty(KeyedNode(leaf: right), count: right.count), right.key(0))
+        let separator = left.read(m - 1) { last, _ in right.read(0) { first, _ in shortestSeparator(after: last, upTo: first) } }
+        level[level.count - 2] = (.dirty(KeyedNode(leaf: left), count: left.count), level[level.count - 2].first)
+        level[level.count - 1] = (.dirty(KeyedNode(leaf: right), count: right.count), separator)
     }
 }
 
-/// The level of branches (at `height`, one above `children`) over `children` (each with its
-/// subtree's first key): groups of consecutive children filled greedily to `fill` payload bytes,
-/// at least two each, the last two evened out when the last is under the fill bound. The
-/// branches are dirty nodes (the children are kept as given); shared by the bottom-up builder
-/// and index compaction's repack.
+/// The level of branches (at `height`, one above `children`) over `children` (each with the
+/// separator before it, its subtree's first key for the first): groups of consecutive children
+/// filled greedily to `fill` payload bytes (counted as the page will hold them, with the
+/// separators' shared prefix once), at least two each, the last two evened out when the last is
+/// under the fill bound. The branches are dirty nodes (the children are kept as given); shared
+/// by the bottom-up builder and index compaction's repack.
 func keyedBranches(over children: [(ref: ChildRef<KeyedNode>, first: [UInt8])], at height: Int, format: PageFormat, fill: Int)
     -> [(ref: ChildRef<KeyedNode>, first: [UInt8])] {
-    // Groups of consecutive children, each a branch: filled greedily, at least two each.
+    /// Payload bytes of a branch over `group`: its children, and its separators (the separators
+    /// of all children but the first) with their shared prefix stored once.
+    func payload(_ group: Range<Int>) -> Int {
+        var bytes = PageLayout.keyedBodyStart - PageLayout.headerSize + group.count * PageLayout.keyedChildSize
+        guard group.count > 1 else { return bytes }
+        let separators = (group.lowerBound + 1)..<group.upperBound
+        for i in separators { bytes += KeyedNode.separatorBytes(children[i].first) }
+        let shared = commonPrefixLength(children[separators.lowerBound].first, children[separators.upperBound - 1].first)
+        return bytes - (separators.count - 1) * shared
+    }
+    // Groups of consecutive children, each a branch: filled greedily, at least two each. The
+    // raw sum bounds the size from above; only a group past `fill` by that measure is counted
+    // exactly.
     var groups: [Range<Int>] = []
-    var start = 0, bytes = PageLayout.keyedChildSize
+    var start = 0, raw = PageLayout.keyedChildSize
     for i in 1..<children.count {
         let add = PageLayout.keyedChildSize + KeyedNode.separatorBytes(children[i].first)
-        if bytes + add > fill && i - start >= 2 {
+        if raw + add > fill && i - start >= 2 && payload(start..<(i + 1)) > fill {
             groups.append(start..<i)
             start = i
-            bytes = PageLayout.keyedChildSize
+            raw = PageLayout.keyedChildSize
         } else {
-            bytes += add
+            raw += add
         }
     }
     groups.append(start..<children.count)
     // Even out the last two groups when the last is under the fill bound (or has one child).
     if groups.count >= 2 {
         let last = groups[groups.count - 1]
-        let lastBytes = last.reduce(-KeyedNode.separatorBytes(children[last.lowerBound].first)) {
-            $0 + PageLayout.keyedChildSize + KeyedNode.separatorBytes(children[$1].first)
-        }
-        if lastBytes < format.minimumKeyedPayload || last.count < 2 {
+        if payload(last) < format.minimumKeyedPayload || last.count < 2 {
             let both = groups[groups.count - 2].lowerBound..<last.upperBound
+            let shared = commonPrefixLength(children[both.lowerBound + 1].first, children[both.upperBound - 1].first)
             let m = balancedSplit(pieces: both.count) { i in
-                PageLayout.keyedChildSize + (i > 0 ? KeyedNode.separatorBytes(children[both.lowerBound + i].first) : 0)
+                PageLayout.keyedChildSize + (i > 0 ? KeyedNode.separatorBytes(children[both.lowerBound + i].first) - shared : 0)
             }
             groups[groups.count - 2] = both.lowerBound..<(both.lowerBound + m)
             groups[groups.count - 1] = (both.lowerBound + m)..<both.upperBound

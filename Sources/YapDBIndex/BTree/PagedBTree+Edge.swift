@@ -51,8 +51,7 @@ extension PagedBTree {
         // A page holds at least one entry (two children): `view.count - 1` is a slot.
         let i = last ? view.count - 1 : 0
         if level == 0 {
-            let (key, value) = try view.leafEntry(i)
-            body(key, value)
+            try view.withLeafEntry(i) { body($0, $1) }
             return nil
         }
         return try view.keyedChild(i)
@@ -125,8 +124,7 @@ package struct MappedTree: Sendable {
     ) throws(PageError) -> Bool {
         if height > 1, let leaf = table.edges.leaf(under: root, last: last), let bytes = try? table.page(leaf) {
             let view = try PageView(bytes, id: leaf, pageSize: pageSize, family: .keyed, level: 0)
-            let (key, value) = try view.leafEntry(last ? view.count - 1 : 0)
-            body(key, value)
+            try view.withLeafEntry(last ? view.count - 1 : 0) { body($0, $1) }
             return true
         }
         return try descend(last: last, body)

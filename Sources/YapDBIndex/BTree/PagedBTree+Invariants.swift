@@ -3,7 +3,7 @@
 extension PagedBTree {
     /// Checks every node, dirty and clean: page checksums, key order within nodes and against
     /// the separators above, subtree counts, fill bounds (no node over a page; nodes other than
-    /// the root at least an eighth full; branches with two or more children), and all leaves at
+    /// the root at least an eighth full, counted before prefixes are shared; branches with two or more children), and all leaves at
     /// the same depth. Reads every page: O(n). This is `verify()`'s walk of one tree.
     /// - Throws: `PageError` naming the first bad page (`PageID.none` for a dirty node).
     package func validate() throws(PageError) {
@@ -29,7 +29,10 @@ extension PagedBTree {
         if isRoot {
             guard node.isLeaf ? !node.entries.isEmpty : node.children.count >= 2 else { throw .corrupt(page: id, reason: .underfilled) }
         } else {
-            guard byteSize - PageLayout.headerSize >= format.minimumKeyedPayload else { throw .corrupt(page: id, reason: .underfilled) }
+            // Counted before prefixes are shared: a split's halves are balanced by what their
+            // entries weigh, and a half whose keys share more than the whole's did comes out
+            // smaller than that weight.
+            guard node.unsharedPayload >= format.minimumKeyedPayload else { throw .corrupt(page: id, reason: .underfilled) }
         }
         guard node.subtreeCount == ref.count else { throw .corrupt(page: id, reason: .subtreeCountMismatch(expected: ref.count, found: node.subtreeCount)) }
         // Keys (a leaf's entries, a branch's separators) ascend, and lie in [lower, upper).

@@ -69,8 +69,7 @@ extension PagedBTree {
             if level == 0 {
                 let (index, found) = try view.leafSearch(target)
                 for i in (found && !inclusive ? index + 1 : index)..<view.count {
-                    let (key, value) = try view.leafEntry(i)
-                    if !body(key, value) { return false }
+                    if try !view.withLeafEntry(i, { body($0, $1) }) { return false }
                 }
                 return true
             }
@@ -185,8 +184,7 @@ struct MappedWalk {
         if level == 0 {
             let (index, found) = try view.leafSearch(target)
             for i in (found && !inclusive ? index + 1 : index)..<view.count {
-                let (key, value) = try view.leafEntry(i)
-                if !emit(key, value, body) { return false }
+                if try !view.withLeafEntry(i, { emit($0, $1, body) }) { return false }
             }
             return true
         }
@@ -206,8 +204,7 @@ struct MappedWalk {
         try view.requireSubtreeCount(count)
         if level == 0 {
             for i in 0..<view.count {
-                let (key, value) = try view.leafEntry(i)
-                if !emit(key, value, body) { return false }
+                if try !view.withLeafEntry(i, { emit($0, $1, body) }) { return false }
             }
             return true
         }

@@ -23,7 +23,7 @@ extension PagedBTree {
         let old = try node.upsert(key, value, self)
         if old == nil { root.count += 1 }
         if node.byteSize > format.pageSize {
-            growRoot(node)
+            while let top = root.node, top.byteSize > format.pageSize { growRoot(top) }
         } else {
             shrinkRoot()  // a smaller value can make two children merge into one
         }
@@ -53,11 +53,19 @@ extension PagedBTree {
         return old
     }
 
-    /// Splits an overflowing root under a new root branch.
+    /// Splits an overflowing root under a new root branch (which may overflow in turn, when
+    /// one change made the root need several pages).
     private mutating func growRoot(_ node: KeyedNode) {
-        let (separator, right, rightCount) = node.split(format: format)
-        let left = ChildRef.dirty(node, count: root.count - rightCount)
-        root = .dirty(KeyedNode(level: height, separators: [separator], children: [left, .dirty(right, count: rightCount)]), count: root.count)
+        let pieces = node.split(format: format)
+        var separators = ContiguousArray<[UInt8]>(), children = ContiguousArray<ChildRef<KeyedNode>>()
+        var leftCount = root.count
+        for piece in pieces {
+            separators.append(piece.separator)
+            children.append(.dirty(piece.right, count: piece.rightCount))
+            leftCount -= piece.rightCount
+        }
+        children.insert(.dirty(node, count: leftCount), at: 0)
+        root = .dirty(KeyedNode(level: height, separators: separators, children: children), count: root.count)
         height += 1
     }
 
@@ -78,13 +86,11 @@ extension KeyedNode {
             let (index, found) = key.withUnsafeBytes { search($0) }
             if found {
                 let old = entries.replaceValue(at: index, with: value)
-                byteSize += value.count - old.count
                 appendedLast = false
                 return old
             }
             appendedLast = index == entries.count
             entries.insert(key, value, at: index)
-            byteSize += Self.entryBytes(key, value)
             return nil
         }
         let k = key.withUnsafeBytes { childIndex($0) }
@@ -100,7 +106,6 @@ extension KeyedNode {
         if isLeaf {
             let (index, found) = key.withUnsafeBytes { search($0) }
             guard found else { return nil }
-            byteSize -= entries.pageBytes(index)
             return entries.remove(at: index)
         }
         let k = key.withUnsafeBytes { childIndex($0) }
@@ -117,8 +122,8 @@ extension KeyedNode {
         let size = children[k].node.unsafelyUnwrapped.byteSize
         appendedLast = false
         if size > tree.format.pageSize {
-            adoptSplit(of: k, format: tree.format)
-            appendedLast = k + 2 == children.count && children[k + 1].node.unsafelyUnwrapped.appendedLast
+            let pieces = adoptSplit(of: k, format: tree.format)
+            appendedLast = k + 1 + pieces == children.count && children[k + pieces].node.unsafelyUnwrapped.appendedLast
         } else if size - PageLayout.headerSize < tree.format.minimumKeyedPayload && children.count > 1 {
             let left = k > 0 ? k - 1 : k
             let leftNode = try children[left].makeDirty(level: level - 1, format: tree.format, pages: tree.pages)
@@ -132,7 +137,7 @@ extension KeyedNode {
             }
             leftNode.recomputeSize()
             children[left].count += children[left + 1].count
-            byteSize -= PageLayout.keyedChildSize + Self.separatorBytes(keys[left])
+            branchBytes -= PageLayout.keyedChildSize + Self.separatorBytes(keys[left])
             children.remove(at: left + 1)
             keys.remove(at: left)
             leftNode.appendedLast = false
@@ -140,36 +145,58 @@ extension KeyedNode {
         }
     }
 
-    /// Splits child `k` (dirty, overflowing) and inserts the new right half after it.
-    private func adoptSplit(of k: Int, format: PageFormat) {
-        let (separator, right, rightCount) = children[k].node.unsafelyUnwrapped.split(format: format)
-        children[k].count -= rightCount
-        children.insert(.dirty(right, count: rightCount), at: k + 1)
-        keys.insert(separator, at: k)
-        byteSize += PageLayout.keyedChildSize + Self.separatorBytes(separator)
+    /// Splits child `k` (dirty, overflowing) and inserts the new pieces after it; returns how
+    /// many were added.
+    @discardableResult
+    private func adoptSplit(of k: Int, format: PageFormat) -> Int {
+        let pieces = children[k].node.unsafelyUnwrapped.split(format: format)
+        for (offset, piece) in pieces.enumerated() {
+            children[k].count -= piece.rightCount
+            children.insert(.dirty(piece.right, count: piece.rightCount), at: k + 1 + offset)
+            keys.insert(piece.separator, at: k + offset)
+            branchBytes += PageLayout.keyedChildSize + Self.separatorBytes(piece.separator)
+        }
+        return pieces.count
+    }
+
+    /// Splits this overflowing node into pieces that each fit a page, keeps the first and
+    /// returns the others in order, each with the separator before it and its entry count.
+    /// Usually that is one split in two (`splitInTwo`); a change that shortened the shared
+    /// prefixes of a node can make it need more pages, and then the halves split again.
+    func split(format: PageFormat) -> [(separator: [UInt8], right: KeyedNode, rightCount: Int)] {
+        let half = splitInTwo(format: format)
+        var pieces: [(separator: [UInt8], right: KeyedNode, rightCount: Int)] = []
+        if byteSize > format.pageSize { pieces += split(format: format) }
+        guard half.right.byteSize > format.pageSize else { return pieces + [half] }
+        let further = half.right.split(format: format)
+        let moved = further.reduce(0) { $0 + $1.rightCount }
+        return pieces + [(half.separator, half.right, half.rightCount - moved)] + further
     }
 
     /// Splits this node into two halves of about equal bytes — or, after an append, into a left
     /// node as full as it was and a right node just past the fill bound — keeps the left part
     /// and returns the separator for the parent, the right part and its entry count.
-    func split(format: PageFormat) -> (separator: [UInt8], right: KeyedNode, rightCount: Int) {
+    private func splitInTwo(format: PageFormat) -> (separator: [UInt8], right: KeyedNode, rightCount: Int) {
         let appending = appendedLast
         appendedLast = false
         let choose = { (pieces: Int, bytes: (Int) -> Int) -> Int in
             appending ? appendSplit(pieces: pieces, minimum: format.minimumKeyedPayload, bytes: bytes)
                 : balancedSplit(pieces: pieces, bytes: bytes)
         }
+        // Pieces weigh their bytes less what the node's shared prefixes save them (either
+        // half shares at least those prefixes).
+        let shared = sharedPerPiece
         if isLeaf {
-            let m = choose(entries.count) { entries.pageBytes($0) }
+            let m = choose(entries.count) { entries.pageBytes($0) - shared }
             let right = KeyedNode(leaf: entries.slice(m..<entries.count))
             right.appendedLast = appending
             entries = entries.slice(0..<m)
-            recomputeSize()
-            return (right.entries.key(0), right, right.entries.count)
+            let separator = entries.read(m - 1) { last, _ in right.entries.read(0) { first, _ in shortestSeparator(after: last, upTo: first) } }
+            return (separator, right, right.entries.count)
         }
         // Child i weighs its entry plus the separator after it; separator m - 1 moves up.
         let m = choose(children.count) { i in
-            PageLayout.keyedChildSize + (i < keys.count ? Self.separatorBytes(keys[i]) : 0)
+            PageLayout.keyedChildSize + (i < keys.count ? Self.separatorBytes(keys[i]) - shared : 0)
         }
         let separator = keys[m - 1]
         let right = KeyedNode(level: level, separators: ContiguousArray(keys[m...]), children: ContiguousArray(children[m...]))
@@ -179,6 +206,16 @@ extension KeyedNode {
         recomputeSize()
         return (separator, right, right.subtreeCount)
     }
+}
+
+/// The shortest byte string that is greater than `last` and not greater than `first` (given
+/// `last < first`): the first bytes of `first` up to and including the first byte where the two
+/// differ. As a separator it sends `last` left and `first` right, and a branch stores fewer bytes
+/// than the whole of `first`.
+func shortestSeparator(after last: UnsafeRawBufferPointer, upTo first: UnsafeRawBufferPointer) -> [UInt8] {
+    guard let a = last.baseAddress, let b = first.baseAddress else { return Array(first.prefix(1)) }
+    let shared = commonPrefixLength(a, last.count, b, first.count)
+    return Array(first.prefix(shared + 1))
 }
 
 /// The split point `m` (1 ≤ m < pieces) that makes the bytes of pieces `0..<m` closest to half

@@ -59,7 +59,7 @@ extension PagedBTree {
                 try view.requireSubtreeCount(expected)
                 if level == 0 {
                     let (index, hit) = try view.leafSearch(key)
-                    if hit { body(try view.leafEntry(index).value) }
+                    if hit { try view.withLeafValue(index) { body($0) } }
                     found = hit
                     return nil
                 }
@@ -142,8 +142,7 @@ extension PagedBTree {
                 try view.requireSubtreeCount(expected)
                 guard i < view.subtreeCount else { throw .corrupt(page: page, reason: .positionOutOfRange) }
                 if level == 0 {
-                    let (key, value) = try view.leafEntry(i)
-                    body(key, value)
+                    try view.withLeafEntry(i) { body($0, $1) }
                     return nil
                 }
                 for k in 0..<view.count {
@@ -248,8 +247,7 @@ extension PagedBTree {
             try view.requireSubtreeCount(ref.count)
             if level == 0 {
                 for j in 0..<range.count {
-                    let (key, value) = try view.leafEntry(reversed ? range.upperBound - 1 - j : range.lowerBound + j)
-                    if !body(key, value) { return false }
+                    if try !view.withLeafEntry(reversed ? range.upperBound - 1 - j : range.lowerBound + j, { body($0, $1) }) { return false }
                 }
                 return true
             }

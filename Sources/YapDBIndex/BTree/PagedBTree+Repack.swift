@@ -70,12 +70,13 @@ extension PagedBTree {
 private struct LeafPacker: ~Copyable {
     let format: PageFormat
     private var writer: PageWriter
-    /// The written leaves, each with its first key.
+    /// The written leaves, each with the separator before it (the first leaf's first key).
     private(set) var level: [(ref: ChildRef<KeyedNode>, first: [UInt8])] = []
     /// A full leaf not written yet.
     private var held: LeafEntries?
     private var current = LeafEntries()
-    private var currentBytes = 0
+    /// The last key of the last leaf written.
+    private var lastKey: [UInt8] = []
 
     /// Payload bytes a node is filled to before the next one is started (as `PagedBTreeBuilder`).
     static func fill(_ format: PageFormat) -> Int { format.payloadSize - format.payloadSize / 16 }
@@ -88,15 +89,15 @@ private struct LeafPacker: ~Copyable {
     /// Adds entry `i` of `entries` after every entry added so far.
     mutating func add<E: Error>(_ entries: LeafEntries, _ i: Int, allocate: () throws(E) -> PageID,
                                 write: (PageID, UnsafeRawBufferPointer) throws(E) -> Void) throws(E) {
-        let bytes = entries.pageBytes(i)
-        if current.count > 0 && currentBytes + bytes > Self.fill(format) {
+        let full = current.count > 0 && entries.read(i) { key, value in
+            current.encodedSize(appending: key, value) - PageLayout.headerSize > Self.fill(format)
+        }
+        if full {
             if let held { try emit(held, allocate: allocate, write: write) }
             held = current
             current = LeafEntries()
-            currentBytes = 0
         }
         entries.read(i) { key, value in current.append(key, value) }
-        currentBytes += bytes
     }
 
     /// Writes what is left (evening out the last two leaves when the last is under the fill
@@ -105,10 +106,11 @@ private struct LeafPacker: ~Copyable {
                                    write: (PageID, UnsafeRawBufferPointer) throws(E) -> Void) throws(E) -> [(ref: ChildRef<KeyedNode>, first: [UInt8])] {
         defer { held = nil }
         if var held {
-            if current.count > 0 && currentBytes < format.minimumKeyedPayload {
+            if current.count > 0 && current.encodedSize - PageLayout.headerSize < format.minimumKeyedPayload {
                 held.append(contentsOf: current)
                 let all = held
-                let m = balancedSplit(pieces: all.count) { all.pageBytes($0) }
+                let shared = all.sharedPerEntry
+                let m = balancedSplit(pieces: all.count) { all.pageBytes($0) - shared }
                 try emit(all.slice(0..<m), allocate: allocate, write: write)
                 try emit(all.slice(m..<all.count), allocate: allocate, write: write)
             } else {
@@ -125,7 +127,10 @@ private struct LeafPacker: ~Copyable {
                                          write: (PageID, UnsafeRawBufferPointer) throws(E) -> Void) throws(E) {
         let node = KeyedNode(leaf: entries)
         let id = try writer.emitCopy(allocate: allocate, write: write) { node.encode(into: $0, childPages: []) }
-        level.append((.clean(id, count: entries.count), entries.key(0)))
+        let separator = level.isEmpty ? entries.key(0)
+            : lastKey.withUnsafeBytes { last in entries.read(0) { first, _ in shortestSeparator(after: last, upTo: first) } }
+        level.append((.clean(id, count: entries.count), separator))
+        lastKey = entries.key(entries.count - 1)
     }
 }
 

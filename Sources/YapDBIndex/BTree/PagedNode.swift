@@ -53,6 +53,9 @@ func openRoot<Node: PagedNode>(_ rootPage: PageID, format: PageFormat, pages: Pa
     guard rootPage != .none else { return (.clean(.none, count: 0), 0) }
     return try pages.read(rootPage) { bytes throws(PageError) in
         let view = try PageView(bytes, id: rootPage, pageSize: format.pageSize, family: Node.family, level: nil)
+        if let pageCount = pages.source.pageCapacity {
+            try view.requireCapacity(pages: pageCount, family: Node.family)
+        }
         return (.clean(rootPage, count: view.subtreeCount, first: try Node.firstRowid(view)), view.level + 1)
     }
 }

@@ -28,7 +28,7 @@ package struct PagedTree<Node: AnyObject & Sendable>: Sendable {
     package let format: PageFormat
     /// Where clean pages are read (`reading(from:)` rebinds it), with its table of mapped
     /// pages.
-    private(set) var pages: PageReader
+    var pages: PageReader
 
     /// Where clean pages are read (`reading(from:)` rebinds it).
     package var source: any PageSource { pages.source }
@@ -45,8 +45,22 @@ package struct PagedTree<Node: AnyObject & Sendable>: Sendable {
     /// that also holds the pages a checkpoint just wrote. O(1).
     package func reading(from source: any PageSource) -> PagedTree {
         var tree = self
-        tree.pages = PageReader(source)
+        tree.pages = Self.reader(source, root: root, format: format)
         return tree
+    }
+
+    /// A reader of `source` for a tree whose root is `root`: a clean root that claims more
+    /// entries than the source's pages could hold (`PageSource.pageCapacity`: shared child
+    /// pages, reliability finding F21) gets a reader whose every page read fails with
+    /// `.countBeyondCapacity`, so no walk of it runs for as long as the claim.
+    static func reader(_ source: any PageSource, root: ChildRef<Node>, format: PageFormat) -> PageReader {
+        guard root.node == nil, root.count > 0, let pageCount = source.pageCapacity,
+              let family = (Node.self as? any PagedNode.Type)?.family else { return PageReader(source) }
+        let perLeaf = (format.pageSize - PageLayout.headerSize) / family.minimumEntryBytes(level: 0)
+        let (capacity, overflow) = max(0, pageCount).multipliedReportingOverflow(by: perLeaf)
+        guard !overflow, root.count > capacity else { return PageReader(source) }
+        let error = PageError.corrupt(page: root.page, reason: .countBeyondCapacity(claimed: root.count, capacity: capacity))
+        return PageReader(RefusingPageSource(base: source, error: error))
     }
 
     /// The number of entries. O(1).

@@ -70,6 +70,10 @@ extension PagedTree where Node: PagedNode {
         guard root.count > 0 else { return }
         self.root = .clean(root.page, count: root.count, first: root.first)
         height = root.height
+        // An extension's recorded count is checked against the pages there are, as a root
+        // page's is at `openRoot` (reliability finding F21); reading nothing now, a root that
+        // claims too much fails at its first page read.
+        pages = Self.reader(source, root: self.root, format: format)
     }
 
     /// See `PagedBTree.root(after:)`.

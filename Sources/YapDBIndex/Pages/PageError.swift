@@ -72,6 +72,13 @@ package enum PageCorruption: Sendable, Hashable, CustomStringConvertible {
     case badEntry
     /// A branch's first-row-id column disagrees with the child's first row id (row trees).
     case firstRowMismatch(slot: Int)
+    /// A root claims more entries than every page of its source could hold as leaves: child
+    /// pages shared by several parents (a crafted DAG), which would make a walk run for as
+    /// long as the claimed count.
+    case countBeyondCapacity(claimed: Int, capacity: Int)
+    /// A keyed page's shared key or value prefix does not fit the page, or a branch claims a
+    /// value prefix.
+    case badPrefix(key: Int, value: Int)
 
     package var description: String {
         switch self {
@@ -91,6 +98,9 @@ package enum PageCorruption: Sendable, Hashable, CustomStringConvertible {
         case .unevenDepth: return "leaves at different depths"
         case .badEntry: return "malformed index entry"
         case .firstRowMismatch(let slot): return "first row id of child \(slot) disagrees"
+        case .countBeyondCapacity(let claimed, let capacity):
+            return "claims \(claimed) entries, more than the source's pages can hold (\(capacity))"
+        case .badPrefix(let key, let value): return "shared prefixes of \(key) (keys) and \(value) (values) bytes do not fit"
         }
     }
 }

@@ -38,15 +38,29 @@ package enum PageLayout {
     /// The highest level a page may have (a tree of height 33); deeper is corruption.
     package static let maximumLevel = 32
 
-    // Keyed leaf: `count` UInt16 slots at `headerSize`, each the offset of an entry
-    // (UInt16 key length, UInt16 value length, key bytes, value bytes).
+    // Keyed pages, both kinds: after the header, the prefix lengths (UInt16 key prefix,
+    // UInt16 value prefix; a branch's value prefix is 0), then the body.
+    /// UInt16: bytes every key (leaf) or separator (branch) of the page starts with, stored once.
+    package static let keyPrefixOffset = 16
+    /// UInt16: bytes every value of a leaf starts with, stored once (0 in a branch).
+    package static let valuePrefixOffset = 18
+    /// The first byte of a keyed page's body (slots or children).
+    package static let keyedBodyStart = 20
+    /// The least shared value prefix a writer stores (a shorter one is not worth the copy a
+    /// reader then makes to hand out the value whole).
+    package static let minimumValuePrefix = 4
+
+    // Keyed leaf: `count` UInt16 slots at `keyedBodyStart`, each the offset of an entry; then
+    // the key prefix and the value prefix; then the entries (UInt16 key-suffix length, UInt16
+    // value-suffix length, key suffix, value suffix).
     /// Bytes per slot.
     package static let slotSize = 2
     /// Bytes before a leaf entry's key: key length and value length.
     package static let leafEntryHeader = 4
 
-    // Keyed branch: `count` children of (UInt64 page, UInt64 subtree count) at `headerSize`,
-    // then `count - 1` UInt16 separator slots, each the offset of (UInt16 length, key bytes).
+    // Keyed branch: `count` children of (UInt64 page, UInt64 subtree count) at `keyedBodyStart`,
+    // then `count - 1` UInt16 separator slots, each the offset of (UInt16 length, suffix bytes),
+    // then the separators' shared prefix, then the separators.
     /// Bytes per keyed-branch child.
     package static let keyedChildSize = 16
     /// Bytes before a separator's key: its length.
@@ -90,7 +104,13 @@ package struct PageFormat: Sendable {
 
     /// The largest key + value of a keyed-tree entry: a leaf entry (with its slot and header)
     /// takes at most a quarter of the payload, so any split leaves both halves within a page.
-    package var maximumEntrySize: Int { payloadSize / 4 - PageLayout.slotSize - PageLayout.leafEntryHeader }
+    package var maximumEntrySize: Int { Self.maximumEntrySize(pageSize: pageSize) }
+
+    /// `maximumEntrySize` for pages of `pageSize` bytes.
+    @inline(__always)
+    static func maximumEntrySize(pageSize: Int) -> Int {
+        (pageSize &- PageLayout.headerSize) / 4 &- PageLayout.slotSize &- PageLayout.leafEntryHeader
+    }
 
     /// The least payload bytes of a keyed node other than the root (an eighth of the payload).
     var minimumKeyedPayload: Int { payloadSize / 8 }
@@ -116,7 +136,7 @@ package struct PageFormat: Sendable {
     }
 
     /// Writes the checksum of `page` into its header.
-    func seal(_ page: UnsafeMutableRawBufferPointer) {
+    package func seal(_ page: UnsafeMutableRawBufferPointer) {
         let crc = checksum.compute(UnsafeRawBufferPointer(rebasing: page[PageLayout.checksummedFrom...]))
         page.storeBytes(of: crc.littleEndian, toByteOffset: PageLayout.checksumOffset, as: UInt32.self)
     }

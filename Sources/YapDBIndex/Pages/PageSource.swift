@@ -30,10 +30,21 @@ package protocol PageSource: Sendable {
     /// table does not hold is `.corrupt(page:reason: .missing)`, as from `withPage`. Read once,
     /// when a tree is given the source. Default: nil.
     var mappedPages: MappedPages? { get }
+
+    /// The most distinct pages this source can hand out (every page of the files it reads),
+    /// or nil when unknown. A tree opened over the source refuses a root that claims more
+    /// entries than that many leaves could hold (`PageCorruption.countBeyondCapacity`): levels
+    /// strictly decrease, so pages cannot form a cycle, but child pages shared by several
+    /// parents could otherwise make a tree of a few pages claim, and a walk visit, up to
+    /// 2^48 entries. Every walk visits at most the root's count of entries (each child's count
+    /// is checked against its parent's), so with this bound a walk's work is bounded by the
+    /// file's size. Default: nil.
+    var pageCapacity: Int? { get }
 }
 
 extension PageSource {
     package var mappedPages: MappedPages? { nil }
+    package var pageCapacity: Int? { nil }
 }
 
 /// How a tree reads its clean pages: from the source's `MappedPages` when it has one (inline:
@@ -68,6 +79,19 @@ struct PageReader: Sendable {
         var result: R? = nil
         try source.withPage(id) { bytes throws(PageError) in result = try body(bytes) }
         return result.unsafelyUnwrapped
+    }
+}
+
+/// A source whose every page read fails with `error`, over `base` (kept for its capacity): what
+/// a tree reads through once its root claimed more entries than `base` could hold.
+struct RefusingPageSource: PageSource {
+    let base: any PageSource
+    let error: PageError
+
+    var pageCapacity: Int? { base.pageCapacity }
+
+    func withPage(_ id: PageID, _ body: (UnsafeRawBufferPointer) throws(PageError) -> Void) throws(PageError) {
+        throw error
     }
 }
 

@@ -8,7 +8,7 @@ package enum Format {
     /// The first eight bytes of every file: "YapDB\r\n\x1a".
     package static let magic: [UInt8] = [0x59, 0x61, 0x70, 0x44, 0x42, 0x0D, 0x0A, 0x1A]
     /// The format version this build writes and the newest it reads.
-    package static let version: UInt32 = 3
+    package static let version: UInt32 = 4
     /// Size of the header at the start of every file.
     package static let headerSize = 64
 

@@ -110,6 +110,17 @@ package protocol StorageFile: AnyObject, Sendable {
     /// only where this is true and reads them with `pread` elsewhere, so that the memory of a
     /// copy never grows with the data.
     var mapsInPlace: Bool { get }
+
+    /// Which file this handle reaches (device and inode), or nil where the file system has no
+    /// such notion. A `DescriptorCache` compares it on every reopen, so a file replaced behind
+    /// the database's back while its descriptor was closed is an error, never other bytes.
+    /// - Throws: `IOFailure` from "fstat" (`EBADF` after `close()`, `EIO`).
+    func identity() throws(IOFailure) -> FileIdentity?
+}
+
+extension StorageFile {
+    /// No identity: replacement is not detected.
+    package func identity() throws(IOFailure) -> FileIdentity? { nil }
 }
 
 /// A lock on a file (exclusive or shared), held while the database is open. Dropping it
@@ -144,6 +155,11 @@ package protocol FileSystem: AnyObject, Sendable {
     /// one that any number of shared holders may hold at once but no exclusive one. Throws
     /// an `IOFailure` with errno `EWOULDBLOCK` when a holder that conflicts has it.
     func lock(_ path: String, shared: Bool) throws(IOFailure) -> any FileLock
+
+    /// The identity and size of the file `path` names, without opening it (`stat`), or nil
+    /// where the file system cannot tell (then callers open the file).
+    /// - Throws: `IOFailure` from "stat" (`ENOENT` when nothing has the name, `EACCES`, …).
+    func status(of path: String) throws(IOFailure) -> (identity: FileIdentity, size: Int64)?
 }
 
 extension FileSystem {
@@ -151,6 +167,9 @@ extension FileSystem {
     package func lock(_ path: String) throws(IOFailure) -> any FileLock {
         try lock(path, shared: false)
     }
+
+    /// Cannot tell: callers open the file.
+    package func status(of path: String) throws(IOFailure) -> (identity: FileIdentity, size: Int64)? { nil }
 }
 
 extension StorageFile {

@@ -12,20 +12,29 @@ import Synchronization
 
 /// The operating system's file system.
 ///
-/// Stateless: every call goes straight to the kernel, so one instance (`shared`) serves the
-/// whole process. Threading: every method may be called from any thread at any time.
+/// Stateless apart from its immutable table of system calls (`PosixCalls`, the real ones
+/// except in tests): every call goes straight to the kernel, so one instance (`shared`) serves
+/// the whole process. Threading: every method may be called from any thread at any time.
 package final class PosixFileSystem: FileSystem {
     /// The process-wide instance.
     package static let shared = PosixFileSystem()
 
-    /// The call that syncs an open directory descriptor: `fsync` (tests substitute a failing
-    /// one to reach the error policy of `syncDirectory`).
-    let directoryFsync: @Sendable (Int32) -> Int32
+    /// The system calls that can be interrupted or transfer less than asked (`PosixCalls`):
+    /// the real ones except in tests, which script `EINTR` and short counts through them.
+    let calls: PosixCalls
 
-    /// - Parameter directoryFsync: what `syncDirectory` calls on the directory's descriptor;
-    ///   `fsync` except in tests.
-    package init(directoryFsync: @escaping @Sendable (Int32) -> Int32 = { fsync($0) }) {
-        self.directoryFsync = directoryFsync
+    /// - Parameter calls: the system calls to make; `.system` except in tests.
+    package init(calls: PosixCalls = .system) {
+        self.calls = calls
+    }
+
+    /// A file system whose directory syncs call `directoryFsync` on the directory's
+    /// descriptor (tests substitute a failing one to reach the error policy of
+    /// `syncDirectory`); every other call is the system's.
+    package convenience init(directoryFsync: @escaping @Sendable (Int32) -> Int32) {
+        var calls = PosixCalls.system
+        calls.directorySync = directoryFsync
+        self.init(calls: calls)
     }
 
     /// Where `syncDirectory` reports the errors it ignores (the YapDB layer logs them).
@@ -51,7 +60,7 @@ package final class PosixFileSystem: FileSystem {
         case .create: flags |= O_RDWR | O_CREAT
         case .createNew: flags |= O_RDWR | O_CREAT | O_EXCL
         }
-        let descriptor = try Posix.openDescriptor(path, flags: flags, operation: "open")
+        let descriptor = try Posix.openDescriptor(path, flags: flags, operation: "open", calls: calls)
         // O_RDONLY opens a directory without complaint; the seam only hands out regular files.
         var status = stat()
         var failure: IOFailure?
@@ -64,7 +73,7 @@ package final class PosixFileSystem: FileSystem {
             _ = Posix.close(descriptor)
             throw failure
         }
-        return PosixFile(path: path, descriptor: descriptor)
+        return PosixFile(path: path, descriptor: descriptor, calls: calls)
     }
 
     /// What `path` names, by `stat` (following symbolic links). A path that `stat` cannot
@@ -139,13 +148,13 @@ package final class PosixFileSystem: FileSystem {
     package func syncDirectory(_ path: String) throws(IOFailure) {
         let descriptor: Int32
         do throws(IOFailure) {
-            descriptor = try Posix.openDescriptor(path, flags: O_RDONLY | O_DIRECTORY | O_CLOEXEC, operation: "open")
+            descriptor = try Posix.openDescriptor(path, flags: O_RDONLY | O_DIRECTORY | O_CLOEXEC, operation: "open", calls: calls)
         } catch {
             if Self.directorySyncCannotWork(error.errno) { return Self.reportIgnored(error) }
             throw error
         }
         defer { _ = Posix.close(descriptor) }
-        let sync = directoryFsync
+        let sync = calls.directorySync
         if Posix.retrying({ sync(descriptor) }) != 0 {
             let failure = IOFailure(errno: errno, operation: "fsync", path: path)
             if Self.directorySyncCannotWork(failure.errno) { return Self.reportIgnored(failure) }
@@ -163,6 +172,17 @@ package final class PosixFileSystem: FileSystem {
         log?(failure)
     }
 
+    /// The device, inode and size `stat(2)` reports for `path` (following symbolic links).
+    ///
+    /// - Throws: `IOFailure` from "stat" (`ENOENT`, `ENOTDIR`, `EACCES`, …).
+    package func status(of path: String) throws(IOFailure) -> (identity: FileIdentity, size: Int64)? {
+        var status = stat()
+        if Posix.retrying({ stat(path, &status) }) != 0 {
+            throw IOFailure(errno: errno, operation: "stat", path: path)
+        }
+        return (Posix.identity(status), Int64(status.st_size))
+    }
+
     /// Opens a descriptor of its own on `path` (which must exist; read-only, so a file on a
     /// read-only volume or in a read-only directory can be locked) and takes
     /// `flock(LOCK_EX|LOCK_NB)` on it, or `flock(LOCK_SH|LOCK_NB)` with `shared`. Two locks on
@@ -172,7 +192,7 @@ package final class PosixFileSystem: FileSystem {
     /// - Throws: `IOFailure(errno: EWOULDBLOCK, operation: "flock", path:)` when someone else
     ///   holds a lock that conflicts; other `IOFailure`s from "open" or "flock".
     package func lock(_ path: String, shared: Bool) throws(IOFailure) -> any FileLock {
-        let descriptor = try Posix.openDescriptor(path, flags: O_RDONLY | O_CLOEXEC, operation: "open")
+        let descriptor = try Posix.openDescriptor(path, flags: O_RDONLY | O_CLOEXEC, operation: "open", calls: calls)
         if Posix.retrying({ flock(descriptor, (shared ? LOCK_SH : LOCK_EX) | LOCK_NB) }) != 0 {
             let code = errno
             _ = Posix.close(descriptor)
@@ -219,8 +239,8 @@ enum Posix {
 
     /// `open(2)` with EINTR retried and the result moved above 2 with `F_DUPFD_CLOEXEC`,
     /// so a stray write to stdout or stderr can never land in a database file.
-    static func openDescriptor(_ path: String, flags: Int32, operation: String) throws(IOFailure) -> Int32 {
-        let descriptor = retrying { Posix.open(path, flags, 0o600) }
+    static func openDescriptor(_ path: String, flags: Int32, operation: String, calls: PosixCalls) throws(IOFailure) -> Int32 {
+        let descriptor = retrying { calls.open(path, flags, 0o600) }
         if descriptor < 0 { throw IOFailure(errno: errno, operation: operation, path: path) }
         if descriptor > 2 { return descriptor }
         let moved = retrying { fcntl(descriptor, F_DUPFD_CLOEXEC, Int32(3)) }
@@ -228,6 +248,11 @@ enum Posix {
         _ = Posix.close(descriptor)
         if moved < 0 { throw IOFailure(errno: code, operation: "fcntl(F_DUPFD_CLOEXEC)", path: path) }
         return moved
+    }
+
+    /// The device and inode of a `stat` result.
+    static func identity(_ status: stat) -> FileIdentity {
+        FileIdentity(device: UInt64(truncatingIfNeeded: status.st_dev), inode: UInt64(truncatingIfNeeded: status.st_ino))
     }
 
     // Module-qualified forwards: inside types that declare `open`, `close` or `rename` methods,
@@ -256,21 +281,26 @@ package final class PosixFile: StorageFile {
     package let path: String
     /// The descriptor (internal so tests can check it is above 2 and close-on-exec).
     let descriptor: Int32
+    /// The system calls `read`, `write` and `sync` make (`PosixCalls`).
+    private let calls: PosixCalls
     private let state = Atomic<UInt64>(0)
 
     private static let closing: UInt64 = 1 << 63
     private static let closed: UInt64 = 1 << 62
 
-    init(path: String, descriptor: Int32) {
+    init(path: String, descriptor: Int32, calls: PosixCalls = .system) {
         self.path = path
         self.descriptor = descriptor
+        self.calls = calls
     }
 
     deinit {
         if state.load(ordering: .acquiring) & Self.closed == 0 { _ = Posix.close(descriptor) }
     }
 
-    /// Reads with `pread` until `buffer` is full or the file ends; `EINTR` is retried.
+    /// Reads with `pread` until `buffer` is full or the file ends (a `pread` that returns 0:
+    /// the result is then shorter than `buffer`); `EINTR` is retried and a short count is
+    /// continued from where it stopped.
     ///
     /// - Throws: `IOFailure` from "pread" (`EIO`, `EINVAL` for a negative or overflowing
     ///   offset, `EBADF` after `close()`).
@@ -281,7 +311,7 @@ package final class PosixFile: StorageFile {
         var done = 0
         while done < buffer.count {
             let position = try self.position(offset, plus: done, operation: "pread")
-            let count = pread(descriptor, base + done, buffer.count - done, position)
+            let count = calls.pread(descriptor, base + done, buffer.count - done, position)
             if count < 0 {
                 if errno == EINTR { continue }
                 throw IOFailure(errno: errno, operation: "pread", path: path)
@@ -303,7 +333,7 @@ package final class PosixFile: StorageFile {
         var done = 0
         while done < bytes.count {
             let position = try self.position(offset, plus: done, operation: "pwrite")
-            let count = pwrite(descriptor, base + done, bytes.count - done, position)
+            let count = calls.pwrite(descriptor, base + done, bytes.count - done, position)
             if count < 0 {
                 if errno == EINTR { continue }
                 throw IOFailure(errno: errno, operation: "pwrite", path: path)
@@ -323,11 +353,13 @@ package final class PosixFile: StorageFile {
         defer { leave() }
         #if canImport(Darwin)
         if Posix.retrying({ fcntl(descriptor, F_FULLFSYNC) }) == 0 { return }
-        if Posix.retrying({ fsync(descriptor) }) != 0 {
+        let sync = calls.fileSync
+        if Posix.retrying({ sync(descriptor) }) != 0 {
             throw IOFailure(errno: errno, operation: "fsync", path: path)
         }
         #else
-        if Posix.retrying({ fdatasync(descriptor) }) != 0 {
+        let sync = calls.fileSync
+        if Posix.retrying({ sync(descriptor) }) != 0 {
             throw IOFailure(errno: errno, operation: "fdatasync", path: path)
         }
         #endif
@@ -366,6 +398,19 @@ package final class PosixFile: StorageFile {
     package func close() {
         let old = state.bitwiseOr(Self.closing, ordering: .acquiringAndReleasing).oldValue
         if old & Self.closing == 0 && old & ~(Self.closing | Self.closed) == 0 { finishClose() }
+    }
+
+    /// The device and inode `fstat` reports.
+    ///
+    /// - Throws: `IOFailure` from "fstat" (`EIO`, `EBADF` after `close()`).
+    package func identity() throws(IOFailure) -> FileIdentity? {
+        try enter("fstat")
+        defer { leave() }
+        var status = stat()
+        if Posix.retrying({ fstat(descriptor, &status) }) != 0 {
+            throw IOFailure(errno: errno, operation: "fstat", path: path)
+        }
+        return Posix.identity(status)
     }
 
     /// True: `map(length:)` is a real `mmap`.

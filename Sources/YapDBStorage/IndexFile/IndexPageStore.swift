@@ -101,6 +101,12 @@ package struct IndexPageView: Sendable {
         return index < byNumber.count ? byNumber[index] : nil
     }
 
+    /// The pages of every file this view reads (each file's vouched length over the page
+    /// size): the most distinct pages a tree read through it can have.
+    package var pageCount: Int {
+        sources.values.reduce(0) { $0 &+ Int(clamping: $1.length / Int64(pageSize)) }
+    }
+
     /// The file numbers this view can read, ascending.
     package var fileNumbers: [UInt32] { sources.keys.sorted() }
 
@@ -226,6 +232,9 @@ package final class IndexPageStore: Sendable {
     package let mode: IndexReadMode
     /// The page cache (`.cached` mode only).
     package let cache: IndexPageCache?
+    /// Where files are opened (read on demand through a bounded set of descriptors), or nil:
+    /// opened directly, each holding a descriptor while a view reaches it.
+    package let descriptors: DescriptorCache?
     private let current: Mutex<IndexPageView>
 
     /// A store that knows no file yet.
@@ -234,7 +243,11 @@ package final class IndexPageStore: Sendable {
     ///   - uuid: the database's UUID, checked in every file header.
     ///   - pageSize: the page size of every index file (the root record's).
     ///   - mode: mapped, or `pread` with a bounded cache.
-    package init(files: DatabaseFiles, fileSystem: any FileSystem, uuid: [UInt8], pageSize: Int, mode: IndexReadMode) {
+    ///   - descriptors: the engine's descriptor cache, through which files are opened; nil:
+    ///     directly.
+    package init(files: DatabaseFiles, fileSystem: any FileSystem, uuid: [UInt8], pageSize: Int, mode: IndexReadMode,
+                 descriptors: DescriptorCache? = nil) {
+        self.descriptors = descriptors
         self.files = files
         self.fileSystem = fileSystem
         self.uuid = uuid
@@ -285,8 +298,11 @@ package final class IndexPageStore: Sendable {
     }
 
     /// Forgets files (index compaction replaced them and a root without them is published).
-    /// Views made earlier still read them; the mapping and handle go with the last such view.
-    package func retire(_ numbers: [UInt32]) {
+    /// Views made earlier still read them; the mapping and handle go with the last such view
+    /// (with `keepingOpen`, pinned open in the descriptor cache first, so that they outlive
+    /// the files' removal).
+    package func retire(_ numbers: [UInt32], keepingOpen: Bool = true) {
+        if keepingOpen { for number in numbers { descriptors?.keepOpen(path: files.indexPath(number)) } }
         current.withLock { view in
             var sources = view.sources
             for number in numbers { sources[number] = nil }
@@ -297,7 +313,7 @@ package final class IndexPageStore: Sendable {
 
     /// Forgets every file (views made earlier keep theirs).
     package func close() {
-        retire(view().fileNumbers)
+        retire(view().fileNumbers, keepingOpen: false)
     }
 
     /// A readable source for `extent`: the existing handle when there is one, else a newly
@@ -313,7 +329,7 @@ package final class IndexPageStore: Sendable {
             file = existing.file
         } else {
             do {
-                file = try fileSystem.open(path, mode: .readOnly)
+                if let descriptors { file = try descriptors.open(path) } else { file = try fileSystem.open(path, mode: .readOnly) }
             } catch {
                 if error.errno == ENOENT { throw .corrupted(path: path, offset: 0, reason: .fileMissing(extent.number)) }
                 throw .io(error)
