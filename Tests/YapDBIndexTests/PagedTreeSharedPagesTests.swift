@@ -48,13 +48,20 @@ private func wideBranch(_ source: MemoryPageSource, kind: PageKind) -> PageID {
     }!
 }
 
-@Test func sharedChildPagesInAKeyedTreeAreRefusedAtOpen() throws {
+/// A keyed tree of 400 rows on 256-byte pages, flushed, whose widest branch then has its children
+/// stacked so that a few pages claim more than 2^30 entries: (format, source, that root, its claim).
+private func keyedTreeWithSharedPages() throws -> (PageFormat, MemoryPageSource, PageID, Int) {
     let format = PageFormat(pageSize: 256)
     let source = MemoryPageSource(format: format)
     var tree = PagedBTree(format: format, source: source)
     for i in 0..<400 { try tree.upsert(Array("key\(i)".utf8), Array("value\(i)".utf8)) }
     _ = source.flush(tree)
     let (top, claimed) = stackSharedPages(source, branch: wideBranch(source, kind: .keyedBranch), childSize: PageLayout.keyedChildSize)
+    return (format, source, top, claimed)
+}
+
+@Test func sharedChildPagesInAKeyedTreeAreRefusedAtOpen() throws {
+    let (format, source, top, claimed) = try keyedTreeWithSharedPages()
     #expect(claimed > 1 << 30 && source.pageCount < 200, "a few pages claim \(claimed) entries")
     do {
         let dag = try PagedBTree(rootPage: top, format: format, source: source)
@@ -73,12 +80,7 @@ private func wideBranch(_ source: MemoryPageSource, kind: PageKind) -> PageID {
 /// a recorded count beyond what the pages can hold fails the first page read, and still does
 /// after the tree is rebound to another source.
 @Test func aRecordedRootClaimingSharedPagesFailsItsFirstRead() throws {
-    let format = PageFormat(pageSize: 256)
-    let source = MemoryPageSource(format: format)
-    var tree = PagedBTree(format: format, source: source)
-    for i in 0..<400 { try tree.upsert(Array("key\(i)".utf8), Array("value\(i)".utf8)) }
-    _ = source.flush(tree)
-    let (top, claimed) = stackSharedPages(source, branch: wideBranch(source, kind: .keyedBranch), childSize: PageLayout.keyedChildSize)
+    let (format, source, top, claimed) = try keyedTreeWithSharedPages()
     let height = Int(source.bytes(top)![PageLayout.levelOffset]) + 1
     let recorded = PagedBTree(root: PagedTreeRoot(page: top, count: claimed, height: height, first: 0), format: format, source: source)
     #expect(recorded.count == claimed, "counting reads nothing")
