@@ -47,6 +47,8 @@ import TestSupport
         }
         let soak = Soak(seconds: Self.seconds)
         let database = place.database
+        // `place` closes the database and removes its folder when released: keep it to the end.
+        defer { withExtendedLifetime(place) {} }
         let seconds = soak.run(writer: {
             let connection = database.newConnection()
             var rng = SeededRandom(seed: 11)
@@ -86,6 +88,8 @@ import TestSupport
         }
         let soak = Soak(seconds: Self.seconds)
         let database = place.database
+        // `place` closes the database and removes its folder when released: keep it to the end.
+        defer { withExtendedLifetime(place) {} }
         let seconds = soak.run(writer: {
             let connection = database.newConnection()
             var rng = SeededRandom(seed: 12)
@@ -130,6 +134,8 @@ import TestSupport
         let keys = 100
         let soak = Soak(seconds: Self.seconds)
         let database = place.database
+        // `place` closes the database and removes its folder when released: keep it to the end.
+        defer { withExtendedLifetime(place) {} }
         let seconds = soak.run(writer: {
             let connection = database.newConnection()
             var j = 0
@@ -176,6 +182,8 @@ import TestSupport
         }
         let soak = Soak(seconds: 3_600)
         let database = place.database
+        // `place` closes the database and removes its folder when released: keep it to the end.
+        defer { withExtendedLifetime(place) {} }
         let held = database.newConnection()
         _ = held.beginLongLivedReadTransaction()
         let base = held.snapshot
