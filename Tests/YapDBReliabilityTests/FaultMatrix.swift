@@ -157,16 +157,8 @@ struct FaultMatrix {
         if !fault.persistent {
             // After a one-shot fault the database works again: ten commits, all acknowledged.
             reopen()
-            if let current = engine {
-                for step in Workload.tail(seed: workload.seed, salt: UInt64(site.operation)) {
-                    do { try step.run(on: current, history: &history, mode: mode) } catch {
-                        tally.fail("\(label): a commit after the one-shot fault failed: \(error)")
-                        break
-                    }
-                }
-            } else {
-                tally.fail("\(label): the database does not reopen after a one-shot fault")
-            }
+            Workload.runTailAfterOneShotFault(on: engine, seed: workload.seed, salt: UInt64(site.operation), history: &history,
+                                              mode: mode, label: label, into: &tally)
         }
 
         // Power cut; every acknowledged (durable) commit must be there.

@@ -184,16 +184,8 @@ struct RealPathMatrix {
         if surfaced { tally.surfaced += 1 }
         if !fault.persistent {
             reopen()
-            if let current = engine {
-                for step in Workload.tail(seed: workload.seed, salt: UInt64(fault.nth)) {
-                    do { try step.run(on: current, history: &history, mode: mode) } catch {
-                        tally.fail("\(label): a commit after the one-shot fault failed: \(error)")
-                        break
-                    }
-                }
-            } else {
-                tally.fail("\(label): the database does not reopen after a one-shot fault")
-            }
+            Workload.runTailAfterOneShotFault(on: engine, seed: workload.seed, salt: UInt64(fault.nth), history: &history,
+                                              mode: mode, label: label, into: &tally)
         }
         engine?.abandon()
         let states = history.states + (history.inFlight.map { [$0] } ?? [])

@@ -90,6 +90,23 @@ struct Workload: Sendable {
         }
     }
 
+    /// After a one-shot fault the database works again: `tail(seed:salt:)` runs on `engine` and
+    /// every commit of it must be acknowledged; a failure (or no engine: the database did not
+    /// reopen) goes into `tally` under `label`.
+    static func runTailAfterOneShotFault(on engine: Engine?, seed: UInt64, salt: UInt64, history: inout History,
+                                         mode: SyncMode, label: String, into tally: inout FaultMatrix.Tally) {
+        guard let engine else {
+            tally.fail("\(label): the database does not reopen after a one-shot fault")
+            return
+        }
+        for step in tail(seed: seed, salt: salt) {
+            do { try step.run(on: engine, history: &history, mode: mode) } catch {
+                tally.fail("\(label): a commit after the one-shot fault failed: \(error)")
+                return
+            }
+        }
+    }
+
     /// A value size: mostly small, sometimes tens of KiB.
     static func size(_ rng: inout SeededRandom) -> Int {
         let sizes = [1, 2, 17, 100, 130, 700, 2000, 5000, 20_000, 70_000]
