@@ -34,11 +34,7 @@ run() {
         mkdir -p "$corpus"
         cp -n Corpus/"$target"/* "$corpus"/ 2>/dev/null
         cp -n Crashes/"$target"/* "$corpus"/ 2>/dev/null
-        # maintenance: leak checks off until the leak it found in the secondary index's query
-        # parsing is fixed (Fuzz/README.md, "Open findings"); traps and sanitizer errors still fail it.
-        local leaks=1
-        [ "$target" = maintenance ] && leaks=0
-        ASAN_OPTIONS=detect_leaks=$leaks SWIFT_BACKTRACE=enable=no ./.build/debug/fuzz-"$target" "$corpus" -max_total_time="$seconds" "${FLAGS[@]}" -detect_leaks=$leaks \
+        ASAN_OPTIONS=detect_leaks=1 SWIFT_BACKTRACE=enable=no ./.build/debug/fuzz-"$target" "$corpus" -max_total_time="$seconds" "${FLAGS[@]}" -detect_leaks=1 \
             -artifact_prefix=.build/artifacts/"$target"- >"$log" 2>&1
         local status=$?
         local executions=$(grep -o 'stat::number_of_executed_units: [0-9]*' "$log" | grep -o '[0-9]*$')
