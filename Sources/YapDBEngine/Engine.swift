@@ -173,7 +173,7 @@ package final class Engine: Sendable {
     /// - The body's own error rolls the transaction back and is rethrown as is.
     /// - `tx.rollback()` or a body that changed nothing commits nothing (no snapshot bump,
     ///   no changeset).
-    /// - A commit failure throws `StorageError`: `io` with `ENOSPC` leaves the engine usable;
+    /// - A commit failure throws `EngineError`: `io` with `ENOSPC` leaves the engine usable;
     ///   any other write or sync failure also poisons it (later writes throw `poisoned`).
     /// - `didCommit` runs after the commit is durable and published, still under the writer
     ///   lock, so successive calls see commits in order.
@@ -190,7 +190,7 @@ package final class Engine: Sendable {
     package func write<T>(_ body: (WriteTransaction) throws -> T, runsBodyWhenRefused: Bool = false,
                           didCommit: (Changeset) -> Void = { _ in }) throws -> (value: T, changeset: Changeset?) {
         let outcome: (value: T, changeset: Changeset?) = try writer.withLock { state in
-            let refusal: StorageError? = state.closed ? .closed : state.readOnly ? .readOnly
+            let refusal: EngineError? = state.closed ? .closed : state.readOnly ? .readOnly
                 : (state.poisoned || state.log.isPoisoned) ? .poisoned : nil
             if let refusal, !runsBodyWhenRefused, refusal != .readOnly { throw refusal }
             let tx = WriteTransaction(state: state, refusal: refusal, spillTarget: state.readOnly ? nil : spillTarget)
@@ -219,7 +219,7 @@ package final class Engine: Sendable {
                 return (value, nil)
             }
             let changeset: Changeset
-            do throws(StorageError) {
+            do throws(EngineError) {
                 changeset = try commit(tx, state: state)
             } catch {
                 unclaimed.undoClaims()
@@ -255,16 +255,18 @@ package final class Engine: Sendable {
     }
 
     /// Appends, syncs and publishes a transaction (under the writer lock).
-    private func commit(_ tx: WriteTransaction, state: WriterState) throws(StorageError) -> Changeset {
+    private func commit(_ tx: WriteTransaction, state: WriterState) throws(EngineError) -> Changeset {
         let number = state.snapshotNumber + 1
         let startEnd = state.log.end
         let startSegment = state.log.segmentNumber
-        do throws(StorageError) {
+        do throws(EngineError) {
             // The buffered rows join the trees first: a damaged page fails the commit here,
             // before the commit record is written.
             try tx.applyBuffer(spilling: false)
-            if !tx.began { try state.log.begin() }
-            _ = try state.log.commit(snapshot: number)
+            try engineBoundary { () throws(StorageError) in
+                if !tx.began { try state.log.begin() }
+                _ = try state.log.commit(snapshot: number)
+            }
         } catch {
             if state.log.inTransaction { state.log.rollback() }
             if state.log.isPoisoned { state.poisoned = true }
@@ -321,10 +323,10 @@ package final class Engine: Sendable {
     /// Closes the engine: writes a checkpoint when the log grew since the last one, syncs,
     /// releases the lock. Later calls throw `closed`. Closing twice is harmless. A read-only
     /// engine writes nothing: it only lets its files and its lock go.
-    package func close() throws(StorageError) {
-        var failure: StorageError?
+    package func close() throws(EngineError) {
+        var failure: EngineError?
         do throws(StorageError) { try checkpoint(onlyIfLogGrew: true) } catch {
-            if error != .closed && error != .poisoned && error != .readOnly { failure = error }
+            if error != .closed && error != .poisoned && error != .readOnly { failure = EngineError(error) }
         }
         writer.withLock { state in
             guard !state.closed else { return }

@@ -198,7 +198,7 @@ import TestSupport
         try file.write(byte, at: at)
         file.close()
         for _ in 0..<2 {
-            let error = #expect(throws: StorageError.self) { try snapshot.objectBytes(entry) }
+            let error = #expect(throws: EngineError.self) { try snapshot.objectBytes(entry) }
             if case .corrupted? = error {} else { Issue.record("expected corrupted, got \(String(describing: error))") }
         }
         // The neighbours are intact.

@@ -56,9 +56,9 @@ extension RowReader {
     func materialize() throws -> Model {
         var model = Model()
         for collection in try collectionNames() {
-            var failure: StorageError?
+            var failure: EngineError?
             try forEachKey(inCollection: collection) { key, entry in
-                do throws(StorageError) {
+                do throws(EngineError) {
                     model[collection, key] = Model.Row(object: try objectBytes(entry), metadata: try metadataBytes(entry))
                     return true
                 } catch {

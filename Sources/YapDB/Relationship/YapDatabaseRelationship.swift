@@ -159,7 +159,7 @@ open class YapDatabaseRelationship: YapDatabaseExtension, @unchecked Sendable {
             var reset = RelationshipEdgeLog()
             reset.removedEverything()
             reset.dropped = true
-            do throws(StorageError) {
+            do throws(EngineError) {
                 try transaction.appendExtensionData(name: key, payload: reset.encoded())
             } catch {
                 transaction.fail(YapDatabaseError(error))

@@ -1,4 +1,5 @@
 import YapDBIndex
+import YapDBEngine
 import YapDBStorage
 
 // Registration after a reopen: the edge records of the log, and edges whose rows are gone.
@@ -54,7 +55,7 @@ extension YapDatabaseRelationshipTransaction {
                 state.changeLog = RelationshipEdgeLog()
             }
         }
-        do throws(StorageError) {
+        do throws(EngineError) {
             for payload in log.encodedPayloads(limit: Format.maxExtensionDataPayload) {
                 try tx.appendExtensionData(name: stateKey, payload: payload)
             }
