@@ -68,6 +68,19 @@ final class WriterState: @unchecked Sendable {
     }
 }
 
+/// How `Engine.write` failed: the body's own error, or the engine's.
+///
+/// Threading: a value; safe to send anywhere.
+package enum WriteFailure<BodyError: Error>: Error {
+    /// The body threw `BodyError`; the transaction was rolled back and nothing was committed.
+    case body(BodyError)
+    /// The engine refused the transaction (`closed`, `poisoned`, `readOnly`) or failed to
+    /// commit it (`io`, `corrupted`, …); nothing was committed.
+    case engine(EngineError)
+}
+
+extension WriteFailure: Equatable where BodyError: Equatable {}
+
 /// What opening found.
 package struct OpenReport: Sendable, Equatable {
     package var created = false
@@ -170,10 +183,13 @@ package final class Engine: Sendable {
 
     /// Runs `body` as the one read-write transaction, then commits it.
     ///
-    /// - The body's own error rolls the transaction back and is rethrown as is.
+    /// - The body's own error rolls the transaction back and is thrown as `.body(error)`;
+    ///   everything the engine refuses or fails is `.engine(EngineError)`, so the caller tells
+    ///   the two apart by case, with no cast (an engine error the body met and threw on, such as
+    ///   a write refused inside it, is the body's: `.body`).
     /// - `tx.rollback()` or a body that changed nothing commits nothing (no snapshot bump,
     ///   no changeset).
-    /// - A commit failure throws `EngineError`: `io` with `ENOSPC` leaves the engine usable;
+    /// - A commit failure throws `.engine`: `io` with `ENOSPC` leaves the engine usable;
     ///   any other write or sync failure also poisons it (later writes throw `poisoned`).
     /// - `didCommit` runs after the commit is durable and published, still under the writer
     ///   lock, so successive calls see commits in order.
@@ -187,25 +203,25 @@ package final class Engine: Sendable {
     ///   state published without a commit (`publishExtensionsWithoutCommit`: an extension
     ///   registering over its stored trees) is published.
     /// - Returns: the body's value and the changeset, nil when nothing was committed.
-    package func write<T>(_ body: (WriteTransaction) throws -> T, runsBodyWhenRefused: Bool = false,
-                          didCommit: (Changeset) -> Void = { _ in }) throws -> (value: T, changeset: Changeset?) {
-        let outcome: (value: T, changeset: Changeset?) = try writer.withLock { state in
+    package func write<T, E: Error>(_ body: (WriteTransaction) throws(E) -> T, runsBodyWhenRefused: Bool = false,
+                                    didCommit: (Changeset) -> Void = { _ in }) throws(WriteFailure<E>) -> (value: T, changeset: Changeset?) {
+        let outcome: (value: T, changeset: Changeset?) = try writer.withLock { (state) throws(WriteFailure<E>) in
             let refusal: EngineError? = state.closed ? .closed : state.readOnly ? .readOnly
                 : (state.poisoned || state.log.isPoisoned) ? .poisoned : nil
-            if let refusal, !runsBodyWhenRefused, refusal != .readOnly { throw refusal }
+            if let refusal, !runsBodyWhenRefused, refusal != .readOnly { throw .engine(refusal) }
             let tx = WriteTransaction(state: state, refusal: refusal, spillTarget: state.readOnly ? nil : spillTarget)
             let value: T
-            do {
+            do throws(E) {
                 value = try body(tx)
             } catch {
                 if tx.began { state.log.rollback() }
                 unclaimed.undoClaims()
-                throw error
+                throw .body(error)
             }
             // A read-only engine refuses only a transaction that would commit something.
             if let refusal, refusal != .readOnly || tx.hasChanges {
                 unclaimed.undoClaims()
-                throw refusal
+                throw .engine(refusal)
             }
             guard !tx.isRolledBack, tx.hasChanges else {
                 if tx.began { state.log.rollback() }
@@ -223,7 +239,7 @@ package final class Engine: Sendable {
                 changeset = try commit(tx, state: state)
             } catch {
                 unclaimed.undoClaims()
-                throw error
+                throw .engine(error)
             }
             didCommit(changeset)
             return (value, changeset)

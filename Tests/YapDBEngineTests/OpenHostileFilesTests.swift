@@ -106,7 +106,7 @@ import TestSupport
         let first = engine.writer.withLock { $0.log.segmentNumber }
         while engine.writer.withLock({ $0.log.end }) < 2048 { try commit() }
         disk.inject(Fault(.open, pathContains: "-seg-", effect: .error(code)))
-        #expect(throws: EngineError.self) { try commit() }
+        #expect { try commit() } throws: { EngineTesting.engineError($0) != nil }
         #expect(!engine.isPoisoned)
         try commit()
         #expect(engine.writer.withLock { $0.log.segmentNumber } == first + 1, "the roll reused the number")
@@ -126,7 +126,7 @@ import TestSupport
             _ = try engine.write { tx in try EngineTesting.set(tx, "c", "b", [2]) }
             Issue.record("the over-quota commit succeeded")
         } catch {
-            guard case .io(let errno, _, _)? = error as? EngineError else { Issue.record("threw \(error)"); return }
+            guard case .io(let errno, _, _)? = EngineTesting.engineError(error) else { Issue.record("threw \(error)"); return }
             #expect(errno == EDQUOT)
         }
         #expect(!engine.isPoisoned)

@@ -42,7 +42,7 @@ import TestSupport
         try engine.close()
         let operations = disk.operationCount
         let outcome = Self.attempt(engine, runsBodyWhenRefused: runsBodyWhenRefused)
-        #expect(outcome.thrown as? EngineError == .closed)
+        #expect(outcome.thrown.flatMap(EngineTesting.engineError) == .closed)
         #expect(outcome.ran == runsBodyWhenRefused)
         if runsBodyWhenRefused {
             #expect(outcome.read == [1, 2, 3], "the body reads the last state")
@@ -56,12 +56,12 @@ import TestSupport
         let disk = try EngineTesting.simulated()
         let engine = try Self.engine(disk)
         disk.inject(Fault(.write, effect: .error(EIO)))
-        #expect(throws: EngineError.self) { _ = try engine.write { tx in try EngineTesting.set(tx, "c", "x", [0]) } }
+        #expect { _ = try engine.write { tx in try EngineTesting.set(tx, "c", "x", [0]) } } throws: { EngineTesting.engineError($0) != nil }
         disk.clearFaults()
         #expect(engine.isPoisoned)
         let operations = disk.operationCount
         let outcome = Self.attempt(engine, runsBodyWhenRefused: runsBodyWhenRefused)
-        #expect(outcome.thrown as? EngineError == .poisoned)
+        #expect(outcome.thrown.flatMap(EngineTesting.engineError) == .poisoned)
         #expect(outcome.ran == runsBodyWhenRefused)
         if runsBodyWhenRefused {
             #expect(outcome.read == [1, 2, 3])

@@ -112,7 +112,7 @@ struct FaultMatrix {
         func handle(_ error: any Error, _ what: String) {
             surfaced = true
             failures += 1
-            guard let storage = error as? EngineError else {
+            guard let storage = engineError(error) else {
                 tally.untyped += 1
                 tally.fail("\(label): \(what) threw an untyped error \(error)")
                 return

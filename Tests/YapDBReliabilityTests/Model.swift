@@ -140,3 +140,15 @@ struct RecoveryCheck {
     var partial = false
     var problems: [String] = []
 }
+
+/// The engine's error in `error`: an `EngineError` thrown by an engine entry, or the one inside
+/// `Engine.write`'s `WriteFailure` (the engine's own, or one a write in the body threw and the
+/// body passed on). Nil for any other error.
+func engineError(_ error: any Error) -> EngineError? {
+    if let engine = error as? EngineError { return engine }
+    guard let failure = error as? WriteFailure<any Error> else { return nil }
+    switch failure {
+    case .engine(let engine): return engine
+    case .body(let body): return engineError(body)
+    }
+}

@@ -51,7 +51,7 @@ struct EngineSubject: SweepSubject {
     /// "power lost", or `poisoned` after a failure the engine swallowed (a rollback whose
     /// truncate hit the crash point poisons the log without throwing; the next write says so).
     func isCrash(_ error: any Error, _ disk: SimulatedDisk) -> Bool {
-        guard let storage = error as? EngineError else { return false }
+        guard let storage = engineError(error) else { return false }
         if case .io(_, let operation, _) = storage { return operation == "power lost" }
         return storage == .poisoned && disk.isStopped
     }

@@ -27,10 +27,4 @@ extension YapDatabaseError {
         case .missingFiles(let names): self = .missingFiles(names: names)
         }
     }
-
-    /// `error` as a public error, if it came from the lower layers.
-    static func from(_ error: any Error) -> YapDatabaseError? {
-        if let engine = error as? EngineError { return YapDatabaseError(engine) }
-        return error as? YapDatabaseError
-    }
 }
