@@ -25,3 +25,7 @@ package typealias ValueOwner = YapDBStorage.ValueOwner
 package typealias FileSystem = YapDBStorage.FileSystem
 /// The operating system's file system, the engine's default.
 package typealias PosixFileSystem = YapDBStorage.PosixFileSystem
+/// A bounds-checked cursor over bytes (varints, lengths, strings), for extensions that decode
+/// their own root bytes and log records: hostile bytes throw `ByteReader.Overrun`, never trap.
+/// (Its companion, the little-endian and varint appends on `[UInt8]`, comes with it.)
+package typealias ByteReader = YapDBStorage.ByteReader

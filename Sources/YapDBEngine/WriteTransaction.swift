@@ -405,6 +405,9 @@ package final class WriteTransaction {
         return true
     }
 
+    /// The largest payload `appendExtensionData` takes (`Format.maxExtensionDataPayload`).
+    package static let extensionDataLimit = Format.maxExtensionDataPayload
+
     /// Appends an extension data record (docs/format.md §3) to this commit: `payload` under
     /// extension state `name`, replayed in commit order to the extension when it claims its
     /// roots after a reopen (`ExtensionCatchUp.records`). Bytes that only the log can give
