@@ -1,6 +1,5 @@
 import YapDBIndex
 import YapDBEngine
-import YapDBStorage
 
 /// What one index checkpoint wrote of a view (`ExtensionPagesWritten.detail`).
 struct ViewPagesWritten: Sendable {
