@@ -35,17 +35,19 @@ extension Engine {
     /// going while the file is written; only the capture and the final swap take the writer
     /// lock. Throws `closed`, `readOnly`, `poisoned`, `io` (a failed log sync also poisons the
     /// engine).
-    package func checkpoint() throws(StorageError) {
-        try checkpoint(onlyIfLogGrew: false)
+    package func checkpoint() throws(EngineError) {
+        try engineBoundary { () throws(StorageError) in try checkpoint(onlyIfLogGrew: false) }
     }
 
     /// Index compaction alone: a checkpoint that copies the key directory's trees into a new
     /// index file and removes the older index files (`compact()` does it too, after moving
     /// records). Throws as `checkpoint()`.
-    package func compactIndex() throws(StorageError) {
-        try maintenance.withLock { (_: inout Void) throws(StorageError) in
-            guard let source = try captureForCheckpoint(onlyIfLogGrew: false, copyIndex: true) else { return }
-            try finishCheckpoint(source)
+    package func compactIndex() throws(EngineError) {
+        try engineBoundary { () throws(StorageError) in
+            try maintenance.withLock { (_: inout Void) throws(StorageError) in
+                guard let source = try captureForCheckpoint(onlyIfLogGrew: false, copyIndex: true) else { return }
+                try finishCheckpoint(source)
+            }
         }
     }
 
@@ -358,7 +360,7 @@ extension Engine {
     /// headers only), checked against the counts the root records.
     static func keydir(of root: IndexRoot, format: PageFormat, source: any PageSource) throws(StorageError) -> Keydir {
         let rows = root.tree(named: rowsTreeName)!, rowids = root.tree(named: rowidsTreeName)!
-        let keydir = try mappingPageErrors { () throws(PageError) in
+        let keydir = try mappingPageErrorsInternally { () throws(PageError) in
             try Keydir(rowsRoot: rows.root.rawValue, rowidsRoot: rowids.root.rawValue, format: format, source: source)
         }
         guard UInt64(keydir.rows.count) == rows.count, UInt64(keydir.rowids.count) == rowids.count,

@@ -33,7 +33,11 @@ extension Engine {
     /// and to swap in the new locations. A crash at any step loses nothing: until the
     /// checkpoint's rename the old checkpoint and log still describe everything, and the
     /// unreferenced copies are removed at the next open.
-    package func compact(force: Bool = false) throws(StorageError) -> CompactionReport {
+    package func compact(force: Bool = false) throws(EngineError) -> CompactionReport {
+        try engineBoundary { () throws(StorageError) in try compactOnStorage(force: force) }
+    }
+
+    private func compactOnStorage(force: Bool) throws(StorageError) -> CompactionReport {
         try maintenance.withLock { (_: inout Void) throws(StorageError) -> CompactionReport in
             var report = CompactionReport()
             // 1. Pick victims and the state to copy from.
@@ -107,13 +111,15 @@ extension Engine {
             // 2. Copy the live records out of the victims (no lock held).
             let victimNumbers = report.victims
             var moves: [Move] = []
-            try Self.mappingIndexErrors { () throws in
-                try keydir.forEachRow { _, _, entry in
-                    if victimNumbers.contains(entry.object.segment) { moves.append(Move(from: entry.object)) }
-                    if let m = entry.metadata, victimNumbers.contains(m.segment) { moves.append(Move(from: m)) }
-                    return true
+            do throws(EngineError) {
+                try Self.mappingIndexErrors { () throws in
+                    try keydir.forEachRow { _, _, entry in
+                        if victimNumbers.contains(entry.object.segment) { moves.append(Move(from: entry.object)) }
+                        if let m = entry.metadata, victimNumbers.contains(m.segment) { moves.append(Move(from: m)) }
+                        return true
+                    }
                 }
-            }
+            } catch { throw StorageError(error) }
             moves.sort { ($0.from.segment, $0.from.offset) < ($1.from.segment, $1.from.offset) }
             var outputs: [(UInt32, any StorageFile)] = []
             if !moves.isEmpty {
@@ -138,7 +144,7 @@ extension Engine {
                 // One pass over the directory: a location in a victim that was copied moves to
                 // its copy (found by binary search in the sorted moves). Entries changed since
                 // the pick point elsewhere and are left alone.
-                _ = try mappingPageErrors { () throws(PageError) in try keydir.relocate { location -> ValueLocation? in
+                _ = try mappingPageErrorsInternally { () throws(PageError) in try keydir.relocate { location -> ValueLocation? in
                     guard victimNumbers.contains(location.segment) else { return nil }
                     var low = 0, high = moves.count
                     while low < high {

@@ -93,7 +93,9 @@ final class IndexFiles: @unchecked Sendable {
             let pages = Self.pageWriter(writer)
             let flush = try keydir.flush(allocate: pages.allocate, write: pages.write)
             var written: [String: ExtensionPagesWritten] = [:]
-            for (name, state) in extensions { written[name] = try state.writePages(pages) }
+            for (name, state) in extensions {
+                do throws(EngineError) { written[name] = try state.writePages(pages) } catch { throw StorageError(error) }
+            }
             let synced: [IndexFileExtent]
             do throws(IndexFileError) { synced = try writer.sync() } catch { throw error.storageError }
             // The writer knows the files it wrote to; sealed files written before it (by an
@@ -145,7 +147,9 @@ final class IndexFiles: @unchecked Sendable {
             let pages = Self.pageWriter(writer)
             let copy = try keydir.repackAll(allocate: pages.allocate, write: pages.write, readFailed: { StorageError($0) })
             var written: [String: ExtensionPagesWritten] = [:]
-            for (name, state) in extensions { written[name] = try state.copyPages(pages) }
+            for (name, state) in extensions {
+                do throws(EngineError) { written[name] = try state.copyPages(pages) } catch { throw StorageError(error) }
+            }
             let extents: [IndexFileExtent]
             do throws(IndexFileError) { extents = try writer.sync() } catch { throw error.storageError }
             return (copy, written, extents)

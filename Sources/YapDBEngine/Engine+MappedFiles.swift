@@ -69,7 +69,7 @@ extension Engine {
     ///   naming the first file that shrank (`corrupted`) or could not be sized (`io`). Reads of
     ///   that file then fail with typed errors of their own.
     @discardableResult
-    package func confirmMappedFiles(force: Bool = false) -> StorageError? {
+    package func confirmMappedFiles(force: Bool = false) -> EngineError? {
         guard force || mappedFileChecks.claim() else { return nil }
         var found: StorageError?
         let segments = published.withLock { $0.segments }
@@ -86,6 +86,6 @@ extension Engine {
         do throws(IndexFileError) { try index.store.view().confirmMappings() } catch {
             if found == nil { found = error.storageError }
         }
-        return found
+        return found.map(EngineError.init)
     }
 }

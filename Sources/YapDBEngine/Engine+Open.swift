@@ -18,7 +18,12 @@ extension Engine {
     /// `createIfMissing` false or read-only), `notADatabase`, `unsupportedVersion`,
     /// `corrupted` (unless `corruptAction` replaces the files; never in a read-only open),
     /// `io`.
-    package static func open(path: String, options: EngineOptions = EngineOptions()) throws(StorageError) -> Engine {
+    package static func open(path: String, options: EngineOptions = EngineOptions()) throws(EngineError) -> Engine {
+        try engineBoundary { () throws(StorageError) in try openOnStorage(path: path, options: options) }
+    }
+
+    /// `open`, throwing the storage layer's errors (`open` wraps them).
+    static func openOnStorage(path: String, options: EngineOptions) throws(StorageError) -> Engine {
         if options.idleCheckpointDelay != nil && !options.readOnly { _ = dispatchTimersStarted }
         let key = openKey(path, options.fileSystem)
         guard OpenDatabases.insert(key) else { throw .alreadyOpen(path: path) }

@@ -45,7 +45,11 @@ extension Engine {
     /// index's branch pages to count the live ones.
     ///
     /// - Throws: `closed`; `io` from sizing a file; `corrupted` from a damaged index page.
-    package func stats() throws(StorageError) -> EngineStats {
+    package func stats() throws(EngineError) -> EngineStats {
+        try engineBoundary { () throws(StorageError) in try statsOnStorage() }
+    }
+
+    private func statsOnStorage() throws(StorageError) -> EngineStats {
         try writer.withLock { (state: inout WriterState) throws(StorageError) -> EngineStats in
             if state.closed { throw .closed }
             var segmentBytes: Int64 = 0
@@ -57,7 +61,7 @@ extension Engine {
             let indexBytes = Self.saturatingSum(published.map { UInt64(clamping: $0.length) })
             let pageSize = Int64(index.format.pageSize)
             let pagedExtensions = state.extensions.values.compactMap { $0 as? any PagedExtensionState }
-            let written = try mappingPageErrors { () throws(PageError) -> Int in
+            let written = try mappingPageErrorsInternally { () throws(PageError) -> Int in
                 var total = try state.keydir.writtenPageCount()
                 for ext in pagedExtensions { total += try ext.writtenPageCount() }
                 return total

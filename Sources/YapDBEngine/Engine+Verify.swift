@@ -26,10 +26,10 @@ extension Engine {
     ///   (every `VerifyProgress.stride` pages, commits or records, and once at the end, when
     ///   `recordsRead == recordsTotal`); every figure only grows. It runs under the writer
     ///   lock: it must not use the engine.
-    package func verify(progress: ((VerifyProgress) -> Void)? = nil) throws(StorageError) -> IntegrityReport {
+    package func verify(progress: ((VerifyProgress) -> Void)? = nil) throws(EngineError) -> IntegrityReport {
         let meter = VerifyMeter(progress)
         defer { meter.finish() }
-        return try verify(meter)
+        return try engineBoundary { () throws(StorageError) in try verify(meter) }
     }
 
     private func verify(_ meter: VerifyMeter) throws(StorageError) -> IntegrityReport {

@@ -21,10 +21,11 @@ package typealias Keydir = YapDBIndex.Keydir
 package typealias ObjectCache = YapDBIndex.ObjectCache
 /// Which row (and which of its values) a read expects to find at a location.
 package typealias ValueOwner = YapDBStorage.ValueOwner
-/// What the engine throws: damage (`corrupted`, the file and position in its reason), I/O
-/// failures, refusals (`closed`, `poisoned`) and limits (`tooLarge`).
-package typealias StorageError = YapDBStorage.StorageError
 /// The file-system seam the engine reads and writes through (the harness passes its own).
 package typealias FileSystem = YapDBStorage.FileSystem
 /// The operating system's file system, the engine's default.
 package typealias PosixFileSystem = YapDBStorage.PosixFileSystem
+/// A bounds-checked cursor over bytes (varints, lengths, strings), for extensions that decode
+/// their own root bytes and log records: hostile bytes throw `ByteReader.Overrun`, never trap.
+/// (Its companion, the little-endian and varint appends on `[UInt8]`, comes with it.)
+package typealias ByteReader = YapDBStorage.ByteReader

@@ -68,6 +68,19 @@ final class WriterState: @unchecked Sendable {
     }
 }
 
+/// How `Engine.write` failed: the body's own error, or the engine's.
+///
+/// Threading: a value; safe to send anywhere.
+package enum WriteFailure<BodyError: Error>: Error {
+    /// The body threw `BodyError`; the transaction was rolled back and nothing was committed.
+    case body(BodyError)
+    /// The engine refused the transaction (`closed`, `poisoned`, `readOnly`) or failed to
+    /// commit it (`io`, `corrupted`, …); nothing was committed.
+    case engine(EngineError)
+}
+
+extension WriteFailure: Equatable where BodyError: Equatable {}
+
 /// What opening found.
 package struct OpenReport: Sendable, Equatable {
     package var created = false
@@ -170,10 +183,13 @@ package final class Engine: Sendable {
 
     /// Runs `body` as the one read-write transaction, then commits it.
     ///
-    /// - The body's own error rolls the transaction back and is rethrown as is.
+    /// - The body's own error rolls the transaction back and is thrown as `.body(error)`;
+    ///   everything the engine refuses or fails is `.engine(EngineError)`, so the caller tells
+    ///   the two apart by case, with no cast (an engine error the body met and threw on, such as
+    ///   a write refused inside it, is the body's: `.body`).
     /// - `tx.rollback()` or a body that changed nothing commits nothing (no snapshot bump,
     ///   no changeset).
-    /// - A commit failure throws `StorageError`: `io` with `ENOSPC` leaves the engine usable;
+    /// - A commit failure throws `.engine`: `io` with `ENOSPC` leaves the engine usable;
     ///   any other write or sync failure also poisons it (later writes throw `poisoned`).
     /// - `didCommit` runs after the commit is durable and published, still under the writer
     ///   lock, so successive calls see commits in order.
@@ -187,25 +203,25 @@ package final class Engine: Sendable {
     ///   state published without a commit (`publishExtensionsWithoutCommit`: an extension
     ///   registering over its stored trees) is published.
     /// - Returns: the body's value and the changeset, nil when nothing was committed.
-    package func write<T>(_ body: (WriteTransaction) throws -> T, runsBodyWhenRefused: Bool = false,
-                          didCommit: (Changeset) -> Void = { _ in }) throws -> (value: T, changeset: Changeset?) {
-        let outcome: (value: T, changeset: Changeset?) = try writer.withLock { state in
-            let refusal: StorageError? = state.closed ? .closed : state.readOnly ? .readOnly
+    package func write<T, E: Error>(_ body: (WriteTransaction) throws(E) -> T, runsBodyWhenRefused: Bool = false,
+                                    didCommit: (Changeset) -> Void = { _ in }) throws(WriteFailure<E>) -> (value: T, changeset: Changeset?) {
+        let outcome: (value: T, changeset: Changeset?) = try writer.withLock { (state) throws(WriteFailure<E>) in
+            let refusal: EngineError? = state.closed ? .closed : state.readOnly ? .readOnly
                 : (state.poisoned || state.log.isPoisoned) ? .poisoned : nil
-            if let refusal, !runsBodyWhenRefused, refusal != .readOnly { throw refusal }
+            if let refusal, !runsBodyWhenRefused, refusal != .readOnly { throw .engine(refusal) }
             let tx = WriteTransaction(state: state, refusal: refusal, spillTarget: state.readOnly ? nil : spillTarget)
             let value: T
-            do {
+            do throws(E) {
                 value = try body(tx)
             } catch {
                 if tx.began { state.log.rollback() }
                 unclaimed.undoClaims()
-                throw error
+                throw .body(error)
             }
             // A read-only engine refuses only a transaction that would commit something.
             if let refusal, refusal != .readOnly || tx.hasChanges {
                 unclaimed.undoClaims()
-                throw refusal
+                throw .engine(refusal)
             }
             guard !tx.isRolledBack, tx.hasChanges else {
                 if tx.began { state.log.rollback() }
@@ -219,11 +235,11 @@ package final class Engine: Sendable {
                 return (value, nil)
             }
             let changeset: Changeset
-            do throws(StorageError) {
+            do throws(EngineError) {
                 changeset = try commit(tx, state: state)
             } catch {
                 unclaimed.undoClaims()
-                throw error
+                throw .engine(error)
             }
             didCommit(changeset)
             return (value, changeset)
@@ -255,16 +271,18 @@ package final class Engine: Sendable {
     }
 
     /// Appends, syncs and publishes a transaction (under the writer lock).
-    private func commit(_ tx: WriteTransaction, state: WriterState) throws(StorageError) -> Changeset {
+    private func commit(_ tx: WriteTransaction, state: WriterState) throws(EngineError) -> Changeset {
         let number = state.snapshotNumber + 1
         let startEnd = state.log.end
         let startSegment = state.log.segmentNumber
-        do throws(StorageError) {
+        do throws(EngineError) {
             // The buffered rows join the trees first: a damaged page fails the commit here,
             // before the commit record is written.
             try tx.applyBuffer(spilling: false)
-            if !tx.began { try state.log.begin() }
-            _ = try state.log.commit(snapshot: number)
+            try engineBoundary { () throws(StorageError) in
+                if !tx.began { try state.log.begin() }
+                _ = try state.log.commit(snapshot: number)
+            }
         } catch {
             if state.log.inTransaction { state.log.rollback() }
             if state.log.isPoisoned { state.poisoned = true }
@@ -321,10 +339,10 @@ package final class Engine: Sendable {
     /// Closes the engine: writes a checkpoint when the log grew since the last one, syncs,
     /// releases the lock. Later calls throw `closed`. Closing twice is harmless. A read-only
     /// engine writes nothing: it only lets its files and its lock go.
-    package func close() throws(StorageError) {
-        var failure: StorageError?
+    package func close() throws(EngineError) {
+        var failure: EngineError?
         do throws(StorageError) { try checkpoint(onlyIfLogGrew: true) } catch {
-            if error != .closed && error != .poisoned && error != .readOnly { failure = error }
+            if error != .closed && error != .poisoned && error != .readOnly { failure = EngineError(error) }
         }
         writer.withLock { state in
             guard !state.closed else { return }

@@ -67,38 +67,26 @@ struct IndexPageSource: PageSource {
 }
 
 extension StorageError {
-    /// A page error of the key directory as the engine reports it: damage is `corrupted`
-    /// (offset: the page id), an unreadable page is the I/O error behind it, and an entry too
-    /// large for a page is `tooLarge`.
-    package init(_ error: PageError) {
-        switch error {
-        case .corrupt(let page, let reason):
-            self = .corrupted(offset: Int64(bitPattern: page), reason: "index page \(IndexPageID(rawValue: page)): \(reason)")
-        case .unreadable(let page, let underlying):
-            if let storage = underlying as? StorageError {
-                self = storage   // a spill's write failed (`WriteTransaction.applyBuffer`)
-            } else if let index = underlying as? IndexFileError { self = index.storageError } else {
-                self = .corrupted(offset: Int64(bitPattern: page), reason: "index page unreadable: \(underlying)")
-            }
-        case .entryTooLarge(let size, let limit):
-            self = .tooLarge("index entry of \(size) bytes (limit \(limit))")
-        }
-    }
+    /// A page error as the engine's internals report it (the same mapping as `EngineError`'s).
+    init(_ error: PageError) { self.init(EngineError(error)) }
 }
 
-/// Runs `body`, reporting a page error as the engine's `StorageError`.
-package func mappingPageErrors<T>(_ body: () throws(PageError) -> T) throws(StorageError) -> T {
+/// Runs `body`, reporting a page error as `StorageError`: for the engine's internals, which run
+/// on storage errors (the `package` entries use `mappingPageErrors`).
+func mappingPageErrorsInternally<T>(_ body: () throws(PageError) -> T) throws(StorageError) -> T {
     do { return try body() } catch { throw StorageError(error) }
 }
 
 extension Engine {
     /// Runs `body`, which walks the key directory with a body of its own, reporting a page
-    /// error as `StorageError` (any other error is `body`'s own and is passed on unchanged).
-    static func mappingIndexErrors<T>(_ body: () throws -> T) throws(StorageError) -> T {
+    /// error as `EngineError` (any other error is `body`'s own engine error, passed on unchanged).
+    static func mappingIndexErrors<T>(_ body: () throws -> T) throws(EngineError) -> T {
         do { return try body() } catch let error as PageError {
-            throw StorageError(error)
-        } catch let error as StorageError {
+            throw EngineError(error)
+        } catch let error as EngineError {
             throw error
+        } catch let error as StorageError {
+            throw EngineError(error)
         } catch {
             preconditionFailure("unexpected error walking the key directory: \(error)")
         }

@@ -46,11 +46,11 @@ import YapDBIndex
 package protocol PagedExtensionState: Sendable {
     /// Writes every tree's unwritten nodes through `pages`; returns what the root record
     /// carries for this state and the flushes to publish. Throws what `pages` throws.
-    func writePages(_ pages: ExtensionPageWriter) throws(StorageError) -> ExtensionPagesWritten
+    func writePages(_ pages: ExtensionPageWriter) throws(EngineError) -> ExtensionPagesWritten
 
     /// Writes a full copy of every tree through `pages` (index compaction). Throws what
     /// `pages` throws (a damaged page is reported, never copied).
-    func copyPages(_ pages: ExtensionPageWriter) throws(StorageError) -> ExtensionPagesWritten
+    func copyPages(_ pages: ExtensionPageWriter) throws(EngineError) -> ExtensionPagesWritten
 
     /// This state — the one `written` came from, or a newer one derived from it — with what the
     /// published checkpoint wrote released (or, after a copy, re-pointed at the copy).
@@ -107,23 +107,27 @@ package struct ExtensionPageWriter {
     }
 
     /// Writes the tree's unwritten nodes; see `PagedBTree.flush`.
-    package func flush(_ tree: PagedBTree) throws(StorageError) -> PageFlush {
-        try tree.flush(allocate: allocate, write: write)
+    package func flush(_ tree: PagedBTree) throws(EngineError) -> PageFlush {
+        try engineBoundary { () throws(StorageError) in try tree.flush(allocate: allocate, write: write) }
     }
 
     /// Writes the tree's unwritten nodes; see `PagedRowTree.flush`.
-    package func flush(_ tree: PagedRowTree) throws(StorageError) -> PageFlush {
-        try tree.flush(allocate: allocate, write: write)
+    package func flush(_ tree: PagedRowTree) throws(EngineError) -> PageFlush {
+        try engineBoundary { () throws(StorageError) in try tree.flush(allocate: allocate, write: write) }
     }
 
     /// Writes every node of the tree as a new page; see `PagedBTree.copyAll`.
-    package func copy(_ tree: PagedBTree) throws(StorageError) -> PageCopy {
-        try tree.copyAll(allocate: allocate, write: write, readFailed: { StorageError($0) })
+    package func copy(_ tree: PagedBTree) throws(EngineError) -> PageCopy {
+        try engineBoundary { () throws(StorageError) in
+            try tree.copyAll(allocate: allocate, write: write, readFailed: { StorageError($0) })
+        }
     }
 
     /// Writes every node of the tree as a new page; see `PagedRowTree.copyAll`.
-    package func copy(_ tree: PagedRowTree) throws(StorageError) -> PageCopy {
-        try tree.copyAll(allocate: allocate, write: write, readFailed: { StorageError($0) })
+    package func copy(_ tree: PagedRowTree) throws(EngineError) -> PageCopy {
+        try engineBoundary { () throws(StorageError) in
+            try tree.copyAll(allocate: allocate, write: write, readFailed: { StorageError($0) })
+        }
     }
 }
 

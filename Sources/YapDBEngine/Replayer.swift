@@ -55,7 +55,7 @@ struct Replayer {
 
     mutating func apply(_ operation: ScannedOperation, segmentEnd: LogPosition) throws(StorageError) {
         // Every walk of the key directory reports a damaged page as `StorageError` (`tree`).
-        func tree<T>(_ body: () throws(PageError) -> T) throws(StorageError) -> T { try mappingPageErrors(body) }
+        func tree<T>(_ body: () throws(PageError) -> T) throws(StorageError) -> T { try mappingPageErrorsInternally(body) }
         if catchUp != nil || !uncovered.isEmpty {
             switch operation {
             case .value(_, _, let collection, let key, _, _), .remove(let collection, let key):

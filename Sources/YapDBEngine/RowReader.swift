@@ -6,7 +6,7 @@ import YapDBIndex
 /// and the only way the public layer reads rows.
 ///
 /// **Errors.** Every read that walks the key directory or reads a record throws
-/// `StorageError`: `corrupted` for a damaged page or record (its file and position in the
+/// `EngineError`: `corrupted` for a damaged page or record (its file and position in the
 /// reason), `io` for one that cannot be read. The reader never logs: what a failure means is
 /// the caller's decision (the public layer logs it in a read transaction and fails the
 /// transaction in a read-write one).
@@ -23,19 +23,19 @@ package protocol RowReader: AnyObject {
     // MARK: Rows by key
 
     /// The entry of (`collection`, `key`), or nil when there is no such row.
-    func entry(collection: String, key: String) throws(StorageError) -> KeydirEntry?
+    func entry(collection: String, key: String) throws(EngineError) -> KeydirEntry?
 
     /// The entry of the row whose encoded row key (`RowKey.encode`) is `rowKey`, or nil.
-    func entry(rowKey: UnsafeRawBufferPointer) throws(StorageError) -> KeydirEntry?
+    func entry(rowKey: UnsafeRawBufferPointer) throws(EngineError) -> KeydirEntry?
 
     // MARK: Rows by row id
 
     /// The (collection, key) of row `rowid`, or nil when no row has that id.
-    func owner(ofRowid rowid: UInt64) throws(StorageError) -> (collection: String, key: String)?
+    func owner(ofRowid rowid: UInt64) throws(EngineError) -> (collection: String, key: String)?
 
     /// The (collection, key) and entry of row `rowid`, or nil. `memo` carries the collection
     /// decoded last, so a walk over many rows of one collection decodes its name once.
-    func row(ofRowid rowid: UInt64, memo: inout CollectionMemo) throws(StorageError)
+    func row(ofRowid rowid: UInt64, memo: inout CollectionMemo) throws(EngineError)
         -> (collection: String, key: String, entry: KeydirEntry?)?
 
     // MARK: Counts and names
@@ -44,13 +44,13 @@ package protocol RowReader: AnyObject {
     var rowCount: Int { get }
 
     /// The number of rows in `collection` (0 when it has none). O(log n).
-    func rowCount(inCollection collection: String) throws(StorageError) -> Int
+    func rowCount(inCollection collection: String) throws(EngineError) -> Int
 
     /// The number of collections that have at least one row. O(collections × log n).
-    func collectionCount() throws(StorageError) -> Int
+    func collectionCount() throws(EngineError) -> Int
 
     /// The names of the collections that have at least one row, in name order.
-    func collectionNames() throws(StorageError) -> [String]
+    func collectionNames() throws(EngineError) -> [String]
 
     // MARK: Ordered walks
 
@@ -61,15 +61,15 @@ package protocol RowReader: AnyObject {
     ///
     /// A write transaction walks the rows as they were when the walk began: a write made by
     /// `body` does not disturb the walk (the caller decides whether such a write is allowed).
-    /// - Throws: `StorageError` for a damaged or unreadable page; the rows before it were
+    /// - Throws: `EngineError` for a damaged or unreadable page; the rows before it were
     ///   handed to `body`.
     func forEachKey(inCollection collection: String, from: String?, through: String?, reversed: Bool,
-                    prefetching prefetch: ((KeydirEntry) -> Void)?, _ body: (String, KeydirEntry) -> Bool) throws(StorageError)
+                    prefetching prefetch: ((KeydirEntry) -> Void)?, _ body: (String, KeydirEntry) -> Bool) throws(EngineError)
 
     /// `forEachKey`, handing out each key as its UTF-8 bytes where they lie in the page (lent:
     /// valid only during the call), with no string made per row.
     func forEachKeyBytes(inCollection collection: String, from: String?, through: String?, reversed: Bool,
-                         _ body: (_ key: UnsafeRawBufferPointer, _ entry: KeydirEntry) -> Bool) throws(StorageError)
+                         _ body: (_ key: UnsafeRawBufferPointer, _ entry: KeydirEntry) -> Bool) throws(EngineError)
 
     // MARK: Values
 
@@ -79,7 +79,7 @@ package protocol RowReader: AnyObject {
     /// checksum, and that it is `owner`'s.
     /// - Throws: `corrupted` when the record fails a check or is another row's, `io` when it
     ///   cannot be read.
-    func readValue(at location: ValueLocation, owner: ValueOwner, _ body: (UnsafeRawBufferPointer?) -> Void) throws(StorageError)
+    func readValue(at location: ValueLocation, owner: ValueOwner, _ body: (UnsafeRawBufferPointer?) -> Void) throws(EngineError)
 
     /// Calls `body` with the object at `location` and returns true when the record there is
     /// row `rowid`'s object record and can be read in place; returns false, without calling
@@ -109,31 +109,31 @@ package protocol RowReader: AnyObject {
 // through them, so they take the path the public layer takes).
 extension RowReader {
     /// Whether (collection, key) has a row.
-    package func contains(collection: String, key: String) throws(StorageError) -> Bool {
+    package func contains(collection: String, key: String) throws(EngineError) -> Bool {
         try entry(collection: collection, key: key) != nil
     }
 
     /// The object bytes of (collection, key), copied, or nil when there is no such row.
-    package func object(collection: String, key: String) throws(StorageError) -> [UInt8]? {
+    package func object(collection: String, key: String) throws(EngineError) -> [UInt8]? {
         guard let entry = try entry(collection: collection, key: key) else { return nil }
         return try objectBytes(entry)
     }
 
     /// The metadata bytes of (collection, key), copied; nil when there is no row or no metadata.
-    package func metadata(collection: String, key: String) throws(StorageError) -> [UInt8]? {
+    package func metadata(collection: String, key: String) throws(EngineError) -> [UInt8]? {
         guard let entry = try entry(collection: collection, key: key) else { return nil }
         return try metadataBytes(entry)
     }
 
     /// The object bytes `entry` points to, copied.
-    package func objectBytes(_ entry: KeydirEntry) throws(StorageError) -> [UInt8] {
+    package func objectBytes(_ entry: KeydirEntry) throws(EngineError) -> [UInt8] {
         var bytes: [UInt8] = []
         try readValue(at: entry.object, owner: .object(entry.rowid)) { if let value = $0 { bytes = Array(value) } }
         return bytes
     }
 
     /// The metadata bytes `entry` points to, copied, or nil.
-    package func metadataBytes(_ entry: KeydirEntry) throws(StorageError) -> [UInt8]? {
+    package func metadataBytes(_ entry: KeydirEntry) throws(EngineError) -> [UInt8]? {
         guard let location = entry.metadata else { return nil }
         var bytes: [UInt8]?
         try readValue(at: location, owner: .metadata(entry.rowid)) { bytes = $0.map { Array($0) } }
@@ -141,48 +141,48 @@ extension RowReader {
     }
 
     /// `forEachKey` over the whole collection, without prefetching.
-    package func forEachKey(inCollection collection: String, _ body: (String, KeydirEntry) -> Bool) throws(StorageError) {
+    package func forEachKey(inCollection collection: String, _ body: (String, KeydirEntry) -> Bool) throws(EngineError) {
         try forEachKey(inCollection: collection, from: nil, through: nil, reversed: false, prefetching: nil, body)
     }
 }
 
 /// Walks of the key directory shared by both readers: a damaged or unreadable page becomes
-/// `StorageError`.
+/// `EngineError`.
 extension Keydir {
-    func readerEntry(collection: String, key: String) throws(StorageError) -> KeydirEntry? {
+    func readerEntry(collection: String, key: String) throws(EngineError) -> KeydirEntry? {
         try mappingPageErrors { () throws(PageError) in try entry(collection: collection, key: key) }
     }
 
-    func readerEntry(rowKey: UnsafeRawBufferPointer) throws(StorageError) -> KeydirEntry? {
+    func readerEntry(rowKey: UnsafeRawBufferPointer) throws(EngineError) -> KeydirEntry? {
         try mappingPageErrors { () throws(PageError) in try entry(rowKey: rowKey) }
     }
 
-    func readerOwner(ofRowid rowid: UInt64) throws(StorageError) -> (collection: String, key: String)? {
+    func readerOwner(ofRowid rowid: UInt64) throws(EngineError) -> (collection: String, key: String)? {
         try mappingPageErrors { () throws(PageError) in try key(forRowid: rowid) }
     }
 
-    func readerRow(ofRowid rowid: UInt64, memo: inout CollectionMemo) throws(StorageError)
+    func readerRow(ofRowid rowid: UInt64, memo: inout CollectionMemo) throws(EngineError)
         -> (collection: String, key: String, entry: KeydirEntry?)? {
-        do throws(PageError) { return try row(forRowid: rowid, memo: &memo) } catch { throw StorageError(error) }
+        do throws(PageError) { return try row(forRowid: rowid, memo: &memo) } catch { throw EngineError(error) }
     }
 
-    func readerRowCount(inCollection collection: String) throws(StorageError) -> Int {
+    func readerRowCount(inCollection collection: String) throws(EngineError) -> Int {
         try mappingPageErrors { () throws(PageError) in try count(inCollection: collection) }
     }
 
-    func readerCollectionCount() throws(StorageError) -> Int { try Engine.mappingIndexErrors { try collectionCount() } }
+    func readerCollectionCount() throws(EngineError) -> Int { try Engine.mappingIndexErrors { try collectionCount() } }
 
-    func readerCollectionNames() throws(StorageError) -> [String] { try Engine.mappingIndexErrors { try collections() } }
+    func readerCollectionNames() throws(EngineError) -> [String] { try Engine.mappingIndexErrors { try collections() } }
 
     func readerForEachKey(inCollection collection: String, from: String?, through: String?, reversed: Bool,
-                          prefetching prefetch: ((KeydirEntry) -> Void)?, _ body: (String, KeydirEntry) -> Bool) throws(StorageError) {
+                          prefetching prefetch: ((KeydirEntry) -> Void)?, _ body: (String, KeydirEntry) -> Bool) throws(EngineError) {
         try Engine.mappingIndexErrors {
             try forEachKey(inCollection: collection, from: from, through: through, reversed: reversed, prefetching: prefetch, body)
         }
     }
 
     func readerForEachKeyBytes(inCollection collection: String, from: String?, through: String?, reversed: Bool,
-                               _ body: (UnsafeRawBufferPointer, KeydirEntry) -> Bool) throws(StorageError) {
+                               _ body: (UnsafeRawBufferPointer, KeydirEntry) -> Bool) throws(EngineError) {
         try mappingPageErrors { () throws(PageError) in
             try forEachKeyBytes(inCollection: collection, from: from, through: through, reversed: reversed, body)
         }

@@ -7,12 +7,12 @@ import YapDBIndex
 // the buffer first (`applyBuffer`: a damaged page fails the transaction, and the read throws).
 // Values still in the log writer's staging buffer are read from there.
 extension WriteTransaction: RowReader {
-    package func owner(ofRowid rowid: UInt64) throws(StorageError) -> (collection: String, key: String)? {
+    package func owner(ofRowid rowid: UInt64) throws(EngineError) -> (collection: String, key: String)? {
         try applyBuffer()
         return try trees.readerOwner(ofRowid: rowid)
     }
 
-    package func row(ofRowid rowid: UInt64, memo: inout CollectionMemo) throws(StorageError)
+    package func row(ofRowid rowid: UInt64, memo: inout CollectionMemo) throws(EngineError)
         -> (collection: String, key: String, entry: KeydirEntry?)? {
         try applyBuffer()
         return try trees.readerRow(ofRowid: rowid, memo: &memo)
@@ -22,17 +22,17 @@ extension WriteTransaction: RowReader {
     /// count is then that of the rows applied so far.)
     package var rowCount: Int { keydir.count }
 
-    package func rowCount(inCollection collection: String) throws(StorageError) -> Int {
+    package func rowCount(inCollection collection: String) throws(EngineError) -> Int {
         try applyBuffer()
         return try trees.readerRowCount(inCollection: collection)
     }
 
-    package func collectionCount() throws(StorageError) -> Int {
+    package func collectionCount() throws(EngineError) -> Int {
         try applyBuffer()
         return try trees.readerCollectionCount()
     }
 
-    package func collectionNames() throws(StorageError) -> [String] {
+    package func collectionNames() throws(EngineError) -> [String] {
         try applyBuffer()
         return try trees.readerCollectionNames()
     }
@@ -40,7 +40,7 @@ extension WriteTransaction: RowReader {
     /// Walks a copy of the trees, so a write made by `body` (which changes the trees in place)
     /// does not disturb the walk.
     package func forEachKey(inCollection collection: String, from: String?, through: String?, reversed: Bool,
-                            prefetching prefetch: ((KeydirEntry) -> Void)?, _ body: (String, KeydirEntry) -> Bool) throws(StorageError) {
+                            prefetching prefetch: ((KeydirEntry) -> Void)?, _ body: (String, KeydirEntry) -> Bool) throws(EngineError) {
         try applyBuffer()
         let walked = trees
         try walked.readerForEachKey(inCollection: collection, from: from, through: through, reversed: reversed, prefetching: prefetch, body)
@@ -48,7 +48,7 @@ extension WriteTransaction: RowReader {
 
     /// Walks a copy of the trees, as `forEachKey` does.
     package func forEachKeyBytes(inCollection collection: String, from: String?, through: String?, reversed: Bool,
-                                 _ body: (UnsafeRawBufferPointer, KeydirEntry) -> Bool) throws(StorageError) {
+                                 _ body: (UnsafeRawBufferPointer, KeydirEntry) -> Bool) throws(EngineError) {
         try applyBuffer()
         let walked = trees
         try walked.readerForEachKeyBytes(inCollection: collection, from: from, through: through, reversed: reversed, body)
@@ -56,13 +56,15 @@ extension WriteTransaction: RowReader {
 
     /// Decoded from the log writer's staging buffer when the record is still there, else read
     /// in place as a snapshot reads it.
-    package func readValue(at location: ValueLocation, owner: ValueOwner, _ body: (UnsafeRawBufferPointer?) -> Void) throws(StorageError) {
-        if let staged = state.log.stagedRecord(at: RecordLocation(location)) {
-            let value = try SegmentReader.decodeValue(staged, offset: Int64(location.offset), path: state.log.file.path, owner: owner).1
-            if let value { value.withUnsafeBytes { body($0) } } else { body(nil) }
-            return
+    package func readValue(at location: ValueLocation, owner: ValueOwner, _ body: (UnsafeRawBufferPointer?) -> Void) throws(EngineError) {
+        try logging { () throws(StorageError) in
+            if let staged = state.log.stagedRecord(at: RecordLocation(location)) {
+                let value = try SegmentReader.decodeValue(staged, offset: Int64(location.offset), path: state.log.file.path, owner: owner).1
+                if let value { value.withUnsafeBytes { body($0) } } else { body(nil) }
+                return
+            }
+            try state.segments.readValue(at: location, owner: owner, body)
         }
-        try state.segments.readValue(at: location, owner: owner, body)
     }
 
     /// Always false: a location an index kept may name a record this transaction has since

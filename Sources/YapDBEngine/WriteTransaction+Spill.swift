@@ -23,15 +23,16 @@ extension WriteTransaction {
     /// Notes `work` changes to the trees or extension states (counted toward the next count of
     /// dirty pages) and spills when the count passes the budget. A failed spill fails the
     /// transaction for good (its later writes and its commit throw the error).
-    func checkDirtyPages(work: Int) throws(StorageError) {
+    func checkDirtyPages(work: Int) throws(EngineError) {
         guard let spillTarget else { return }
         dirtyPages.note(work: work)
         guard dirtyPages.isCountDue else { return }
         dirtyPages.record(WriterState.dirtyPageCount(keydir: trees, extensions: extensions))
         guard dirtyPages.counted.multipliedReportingOverflow(by: spillTarget.pageSize).partialValue >= spillTarget.budget else { return }
         do throws(StorageError) { try spillDirtyPages(to: spillTarget) } catch {
-            applyFailure = error
-            throw error
+            let failure = EngineError(error)
+            applyFailure = failure
+            throw failure
         }
     }
 
@@ -44,7 +45,7 @@ extension WriteTransaction {
     /// Spills now if the dirty pages pass the budget (counting them first), for callers that
     /// build large extension state outside `extensions` and store it at the end: store it,
     /// then call this. Throws the spill's failure (the transaction then fails).
-    package func spillIfOverBudget() throws(StorageError) {
+    package func spillIfOverBudget() throws(EngineError) {
         if let applyFailure { throw applyFailure }
         guard spillTarget != nil else { return }
         dirtyPages.note(work: Int.max / 2)
@@ -74,7 +75,7 @@ extension WriteTransaction {
                     return id
                 } catch { throw .unreadable(page: .none, underlying: error) }
             }
-            try tree { () throws(PageError) in try trees.apply(buffer, sink: sink) }
+            try mappingPageErrorsInternally { () throws(PageError) in try trees.apply(buffer, sink: sink) }
         }, published: { _ in })
         trees = trees.replacingSource(source)
         dirtyPages.noteSpill()
@@ -92,7 +93,9 @@ extension WriteTransaction {
         let (written, source) = try target.index.spill(sequence: UInt64(state.checkpointNumber) + 1, { (pages) throws(StorageError) -> Written in
             let flush = try keydir.flush(allocate: pages.allocate, write: pages.write)
             var states: [String: ExtensionPagesWritten] = [:]
-            for (name, state) in paged { states[name] = try state.writePages(pages) }
+            for (name, state) in paged {
+                do throws(EngineError) { states[name] = try state.writePages(pages) } catch { throw StorageError(error) }
+            }
             return (flush, states)
         }, published: { written in
             written.keydir.rows.publish()

@@ -47,7 +47,7 @@ package final class WriteTransaction {
     @exclusivity(unchecked) private var treeMemo = TreeLookupMemo()
     /// Why applying the buffer failed, if it did: the transaction can then only roll back (every
     /// later write and the commit throw it).
-    var applyFailure: StorageError?
+    var applyFailure: EngineError?
     /// The snapshot the transaction started from.
     package let baseSnapshot: UInt64
     /// The changes so far (keys only).
@@ -86,9 +86,9 @@ package final class WriteTransaction {
     private(set) var extensionRecords: [(name: String, payload: [UInt8])] = []
     /// Why the engine refuses this transaction (`closed`, `poisoned`), if it does: every write
     /// throws it before touching the log.
-    let refusal: StorageError?
+    let refusal: EngineError?
 
-    init(state: WriterState, refusal: StorageError? = nil, spillTarget: SpillTarget? = nil) {
+    init(state: WriterState, refusal: EngineError? = nil, spillTarget: SpillTarget? = nil) {
         self.state = state
         self.refusal = refusal
         self.spillTarget = spillTarget
@@ -105,7 +105,7 @@ package final class WriteTransaction {
     package var hasChanges: Bool { wroteRecords || touched }
 
     /// The row's entry as it was when the transaction began (nil: it did not exist then).
-    package func entryAtStart(collection: String, key: String) throws(StorageError) -> KeydirEntry? {
+    package func entryAtStart(collection: String, key: String) throws(EngineError) -> KeydirEntry? {
         try tree { () throws(PageError) in try state.keydir.entry(collection: collection, key: key) }
     }
 
@@ -134,20 +134,20 @@ package final class WriteTransaction {
 
     /// The row's entry as this transaction leaves it so far: from the write buffer, else the
     /// trees (nothing is applied).
-    package func entry(collection: String, key: String) throws(StorageError) -> KeydirEntry? {
+    package func entry(collection: String, key: String) throws(EngineError) -> KeydirEntry? {
         try RowKey.withEncoded(collection: collection, key: key) { rowKey in
-            Result { () throws(StorageError) in try lookup(rowKey, hash: KeydirBuffer.hash(rowKey)).entry }
+            Result { () throws(EngineError) in try lookup(rowKey, hash: KeydirBuffer.hash(rowKey)).entry }
         }.get()
     }
 
     /// The row's entry under its encoded row key (`RowKey.encode`), as `entry(collection:key:)`.
-    package func entry(rowKey: UnsafeRawBufferPointer) throws(StorageError) -> KeydirEntry? {
+    package func entry(rowKey: UnsafeRawBufferPointer) throws(EngineError) -> KeydirEntry? {
         try lookup(rowKey, hash: KeydirBuffer.hash(rowKey)).entry
     }
 
     /// The buffer slot of the row key `rowKey` (hash `hash`) if it is buffered, and the row's
     /// entry (nil: absent or removed).
-    private func lookup(_ rowKey: UnsafeRawBufferPointer, hash: UInt64) throws(StorageError) -> (slot: Int?, entry: KeydirEntry?) {
+    private func lookup(_ rowKey: UnsafeRawBufferPointer, hash: UInt64) throws(EngineError) -> (slot: Int?, entry: KeydirEntry?) {
         if let slot = buffer.slot(for: rowKey, hash: hash) { return (slot, buffer.entry(at: slot)) }
         guard trees.count > 0 else { return (nil, nil) }
         if let remembered = treeMemo.answer(for: rowKey) { return (nil, remembered) }
@@ -167,22 +167,22 @@ package final class WriteTransaction {
     }
 
     /// Applies the write buffer to the trees (in key order, once per row) and empties it.
-    /// - Throws: `StorageError` when a page of the trees cannot be read or is damaged; the
+    /// - Throws: `EngineError` when a page of the trees cannot be read or is damaged; the
     ///   transaction then fails for good (its later writes and its commit throw the error).
-    package func applyBuffer() throws(StorageError) {
+    package func applyBuffer() throws(EngineError) {
         try applyBuffer(spilling: true)
     }
 
     /// `applyBuffer()`; with `spilling` false (at commit) no spill follows: the pages are in
     /// memory already, and the checkpoint the dirty-page budget triggers after the commit
     /// writes them with its root (a spill would only write them first).
-    func applyBuffer(spilling: Bool) throws(StorageError) {
+    func applyBuffer(spilling: Bool) throws(EngineError) {
         if let applyFailure { throw applyFailure }
         guard !buffer.isEmpty else { return }
-        do throws(StorageError) {
+        do throws(EngineError) {
             treeMemo.forget()
             if let target = rebuildSpillTarget() {
-                try applyRebuildingWithSpill(to: target)
+                try logging { () throws(StorageError) in try applyRebuildingWithSpill(to: target) }
             } else {
                 try tree { () throws(PageError) in try trees.apply(buffer) }
             }
@@ -209,7 +209,7 @@ package final class WriteTransaction {
     /// transaction's reads see the same rows either way). The second rule bounds the memory
     /// the buffer holds, not just what its rows use: an array that fills doubles, and keeps
     /// its capacity for the rows after a spill.
-    private func spillIfFull() throws(StorageError) {
+    private func spillIfFull() throws(EngineError) {
         let limit = state.writeBufferLimit
         if buffer.byteSize > limit {
             try applyBuffer()
@@ -226,7 +226,7 @@ package final class WriteTransaction {
     /// `rowsSpilledBeforeCommit` buffered rows is about to build what it publishes (the layer
     /// above's changeset): that memory is then free for it. A smaller buffer is left for the
     /// commit to apply. Throws as `applyBuffer()` does (the transaction then fails).
-    package func releaseBufferBeforeCommit() throws(StorageError) {
+    package func releaseBufferBeforeCommit() throws(EngineError) {
         guard buffer.count >= Self.rowsSpilledBeforeCommit else { return }
         try applyBuffer()
         buffer = KeydirBuffer()
@@ -237,15 +237,19 @@ package final class WriteTransaction {
     static let rowsSpilledBeforeCommit = 4_096
 
     /// Runs a walk of the key directory, reporting a damaged or unreadable page as
-    /// `StorageError` (the transaction then fails and is rolled back).
-    func tree<T>(_ body: () throws(PageError) -> T) throws(StorageError) -> T { try mappingPageErrors(body) }
+    /// `EngineError` (the transaction then fails and is rolled back).
+    func tree<T>(_ body: () throws(PageError) -> T) throws(EngineError) -> T { try mappingPageErrors(body) }
+
+    /// Runs `body`, a call into the log writer, reporting its failure as `EngineError`.
+    @inline(__always)
+    func logging<T>(_ body: () throws(StorageError) -> T) throws(EngineError) -> T { try engineBoundary(body) }
 
     // MARK: Writes
 
     /// Sets the object of (collection, key), inserting the row if needed, and its metadata
     /// as `metadata` says. Throws `tooLarge` for values over the limit (nothing written),
     /// `io` when the log cannot be written.
-    package func setObject(_ object: UnsafeRawBufferPointer, metadata: MetadataUpdate, collection: String, key: String) throws(StorageError) {
+    package func setObject(_ object: UnsafeRawBufferPointer, metadata: MetadataUpdate, collection: String, key: String) throws(EngineError) {
         try checkSize(object.count)
         if case .set(let m) = metadata { try checkSize(m.count) }
         try checkName(collection); try checkName(key)
@@ -254,7 +258,7 @@ package final class WriteTransaction {
         // One lookup (the buffer, then the trees unless they are empty); the new entry is
         // buffered only once the records were appended (a failed append leaves the row as it was).
         let (inserted, metadataChanged) = try RowKey.withEncoded(collection: collection, key: key) { rowKey in
-            Result { () throws(StorageError) -> (Bool, Bool) in
+            Result { () throws(EngineError) -> (Bool, Bool) in
                 let hash = KeydirBuffer.hash(rowKey)
                 let (slot, old) = try lookup(rowKey, hash: hash)
                 let (entry, metadataChanged) = try appendSet(object, metadata: metadata, old: old, collection: collection, key: key)
@@ -271,13 +275,15 @@ package final class WriteTransaction {
     /// Appends the records of a `setObject` of a row whose entry was `old` and returns its new
     /// entry and whether its metadata changed. Updates the live-byte counts.
     private func appendSet(_ object: UnsafeRawBufferPointer, metadata: MetadataUpdate, old: KeydirEntry?,
-                           collection: String, key: String) throws(StorageError) -> (KeydirEntry, Bool) {
+                           collection: String, key: String) throws(EngineError) -> (KeydirEntry, Bool) {
         let rowid: UInt64
         if let old { rowid = old.rowid } else { rowid = try takeRowid() }
         var clears = false
         if case .clear = metadata { clears = true }
-        let objectPlace = ValueLocation(try state.log.appendValue(.object, rowid: rowid, collection: collection, key: key, value: object,
-                                                                  noMetadata: clears, compress: state.compression))
+        let objectPlace = ValueLocation(try logging { () throws(StorageError) in
+            try state.log.appendValue(.object, rowid: rowid, collection: collection, key: key, value: object,
+                                      noMetadata: clears, compress: state.compression)
+        })
         var entry = KeydirEntry(rowid: rowid, object: objectPlace, metadata: nil)
         var metadataChanged = true
         switch metadata {
@@ -287,8 +293,10 @@ package final class WriteTransaction {
         case .clear:
             if let m = old?.metadata { subtract(m) }
         case .set(let bytes):
-            let place = ValueLocation(try state.log.appendValue(.metadata, rowid: rowid, collection: collection, key: key, value: bytes,
-                                                                noMetadata: false, compress: state.compression))
+            let place = ValueLocation(try logging { () throws(StorageError) in
+                try state.log.appendValue(.metadata, rowid: rowid, collection: collection, key: key, value: bytes,
+                                          noMetadata: false, compress: state.compression)
+            })
             if let m = old?.metadata { subtract(m) }
             entry.metadata = place
             add(place)
@@ -301,16 +309,18 @@ package final class WriteTransaction {
     /// Sets (or, with nil, clears) the metadata of an existing row. Returns false, writing
     /// nothing, when the row does not exist.
     @discardableResult
-    package func setMetadata(_ metadata: UnsafeRawBufferPointer?, collection: String, key: String) throws(StorageError) -> Bool {
+    package func setMetadata(_ metadata: UnsafeRawBufferPointer?, collection: String, key: String) throws(EngineError) -> Bool {
         let found = try RowKey.withEncoded(collection: collection, key: key) { rowKey in
-            Result { () throws(StorageError) -> Bool in
+            Result { () throws(EngineError) -> Bool in
                 let hash = KeydirBuffer.hash(rowKey)
                 let (slot, old) = try lookup(rowKey, hash: hash)
                 guard let old else { return false }
                 if let metadata { try checkSize(metadata.count) }
                 try begin()
-                let place = ValueLocation(try state.log.appendValue(.metadata, rowid: old.rowid, collection: collection, key: key,
-                                                                    value: metadata, noMetadata: metadata == nil, compress: state.compression))
+                let place = ValueLocation(try logging { () throws(StorageError) in
+                    try state.log.appendValue(.metadata, rowid: old.rowid, collection: collection, key: key,
+                                              value: metadata, noMetadata: metadata == nil, compress: state.compression)
+                })
                 var entry = old
                 if let m = entry.metadata { subtract(m) }
                 entry.metadata = metadata == nil ? nil : place
@@ -328,14 +338,14 @@ package final class WriteTransaction {
 
     /// Removes a row. Returns its entry, or nil (writing nothing) when it did not exist.
     @discardableResult
-    package func remove(collection: String, key: String) throws(StorageError) -> KeydirEntry? {
+    package func remove(collection: String, key: String) throws(EngineError) -> KeydirEntry? {
         let removed = try RowKey.withEncoded(collection: collection, key: key) { rowKey in
-            Result { () throws(StorageError) -> KeydirEntry? in
+            Result { () throws(EngineError) -> KeydirEntry? in
                 let hash = KeydirBuffer.hash(rowKey)
                 let (slot, old) = try lookup(rowKey, hash: hash)
                 guard let old else { return nil }
                 try begin()
-                try state.log.appendRemove(collection: collection, key: key)
+                try logging { () throws(StorageError) in try state.log.appendRemove(collection: collection, key: key) }
                 record(rowKey, hash: hash, slot: slot, entry: nil, old: old)
                 return old
             }
@@ -353,11 +363,11 @@ package final class WriteTransaction {
     /// Removes every row of a collection. Returns the removed rows, or nil (writing nothing)
     /// when the collection had none.
     @discardableResult
-    package func removeCollection(_ collection: String) throws(StorageError) -> [(key: String, entry: KeydirEntry)]? {
+    package func removeCollection(_ collection: String) throws(EngineError) -> [(key: String, entry: KeydirEntry)]? {
         try applyBuffer()
         guard try tree({ () throws(PageError) in try trees.count(inCollection: collection) }) > 0 else { return nil }
         try begin()
-        try state.log.appendRemoveCollection(collection)
+        try logging { () throws(StorageError) in try state.log.appendRemoveCollection(collection) }
         treeMemo.forget()
         let removed = try tree { () throws(PageError) in try trees.removeCollection(collection) }!
         for (_, entry) in removed {
@@ -372,11 +382,11 @@ package final class WriteTransaction {
     }
 
     /// Removes every row. Does nothing when the database is empty.
-    package func removeAll() throws(StorageError) {
+    package func removeAll() throws(EngineError) {
         try applyBuffer()
         guard trees.count > 0 else { return }
         try begin()
-        try state.log.appendRemoveAll()
+        try logging { () throws(StorageError) in try state.log.appendRemoveAll() }
         treeMemo.forget()
         trees.removeAll()
         settledUsage.removeAll()
@@ -388,12 +398,15 @@ package final class WriteTransaction {
     /// Marks a row's object and/or metadata as changed without writing anything. Returns false
     /// when the row does not exist.
     @discardableResult
-    package func touch(collection: String, key: String, object: Bool, metadata: Bool) throws(StorageError) -> Bool {
+    package func touch(collection: String, key: String, object: Bool, metadata: Bool) throws(EngineError) -> Bool {
         guard try entry(collection: collection, key: key) != nil else { return false }
         changeset.recordSet(CollectionKeyPair(collection: collection, key: key), inserted: false, objectChanged: object, metadataChanged: metadata)
         touched = true
         return true
     }
+
+    /// The largest payload `appendExtensionData` takes (`Format.maxExtensionDataPayload`).
+    package static let extensionDataLimit = Format.maxExtensionDataPayload
 
     /// Appends an extension data record (docs/format.md §3) to this commit: `payload` under
     /// extension state `name`, replayed in commit order to the extension when it claims its
@@ -402,47 +415,47 @@ package final class WriteTransaction {
     /// there after a crash, or not at all. Throws `tooLarge` for an empty or over-long name or a
     /// payload over `Format.maxExtensionDataPayload` (nothing written), `io` when the log
     /// cannot be written, and the refusal of a closed or poisoned engine.
-    package func appendExtensionData(name: String, payload: [UInt8]) throws(StorageError) {
+    package func appendExtensionData(name: String, payload: [UInt8]) throws(EngineError) {
         guard !name.isEmpty else { throw .tooLarge("an extension data record needs a name") }
         try checkName(name)
         if payload.count > Format.maxExtensionDataPayload {
             throw .tooLarge("extension data of \(payload.count) bytes (limit \(Format.maxExtensionDataPayload))")
         }
         try begin()
-        try state.log.appendExtensionData(name: name, payload: payload)
+        try logging { () throws(StorageError) in try state.log.appendExtensionData(name: name, payload: payload) }
         extensionRecords.append((name, payload))
         wroteRecords = true
     }
 
     // MARK: Internals
 
-    func begin() throws(StorageError) {
+    func begin() throws(EngineError) {
         if let refusal { throw refusal }
         if let applyFailure { throw applyFailure }
         guard !began else { return }
-        try state.log.begin()
+        try logging { () throws(StorageError) in try state.log.begin() }
         began = true
     }
 
-    func checkSize(_ count: Int) throws(StorageError) {
+    func checkSize(_ count: Int) throws(EngineError) {
         if count > state.maxValueSize { throw .tooLarge("value of \(count) bytes (limit \(state.maxValueSize))") }
     }
 
     /// Checks that (collection, key) fits the index pages (docs/format.md §6): like LMDB's key
     /// limit, a name pair longer than about a quarter page is refused.
-    func checkRowKey(collection: String, key: String) throws(StorageError) {
+    func checkRowKey(collection: String, key: String) throws(EngineError) {
         guard !trees.fits(collection: collection, key: key) else { return }
         let length = RowKey.encodedLength(collection: collection, key: key)
         throw .tooLarge("collection and key of \(length) bytes together (limit \(Keydir.maximumRowKeyLength(trees.format)))")
     }
 
-    func checkName(_ name: String) throws(StorageError) {
+    func checkName(_ name: String) throws(EngineError) {
         if name.utf8.count > Format.maxKeyLength { throw .tooLarge("name of \(name.utf8.count) bytes (limit \(Format.maxKeyLength))") }
     }
 
     /// The next unused row id. Open refused a next row id over `Format.rowidLimit`, so the
     /// count cannot overflow; a database that has used every row id refuses the row.
-    private func takeRowid() throws(StorageError) -> UInt64 {
+    private func takeRowid() throws(EngineError) -> UInt64 {
         guard nextRowid < Format.rowidLimit else { throw .tooLarge("row ids: every one up to \(Format.rowidLimit) is used") }
         defer { nextRowid += 1 }
         return nextRowid

@@ -164,9 +164,9 @@ struct MeasureOpen: ParsableCommand {
             // File-backed pages count as RssFile, or as RssShmem on tmpfs.
             let fileBefore = memory("RssFile:") + memory("RssShmem:")
             var bytes = 0
-            var failure: StorageError?
+            var failure: EngineError?
             try snapshot.forEachKey(inCollection: "c") { _, entry in
-                do throws(StorageError) {
+                do throws(EngineError) {
                     try snapshot.readValue(at: entry.object, owner: .object(entry.rowid)) { bytes += $0?.count ?? 0 }
                     return true
                 } catch {

@@ -22,7 +22,7 @@ import TestSupport
         let engine = try Engine.open(path: "/db/main", options: options)
         try Self.write(engine, rows: 0..<100)
         disk.inject(Fault(.write, nth: 1, pathContains: "-index-", effect: .error(ENOSPC)))
-        #expect(throws: StorageError.self) { try engine.checkpoint() }
+        #expect(throws: EngineError.self) { try engine.checkpoint() }
         disk.clearFaults()
         try engine.close()
         disk.powerCut(seed: 1, mode: .drop)
@@ -67,7 +67,7 @@ import TestSupport
         // The first open of an index file creates it for the writer; the second is the page
         // store's read handle, taken once the checkpoint file is durable.
         disk.inject(Fault(.open, nth: 2, pathContains: "-index-", effect: .error(EMFILE)))
-        #expect(throws: StorageError.self) { try engine.checkpoint() }
+        #expect(throws: EngineError.self) { try engine.checkpoint() }
         #expect(disk.kind(of: DatabaseFiles(mainPath: "/db/main").checkpointPath(1)) == .file,
                 "the failed checkpoint's file is complete under its final name")
         disk.clearFaults()

@@ -87,6 +87,6 @@ import TestSupport
         #expect(FileManager.default.fileExists(atPath: path))
         try FileManager.default.copyItem(atPath: path, toPath: copy)
         #expect(rename(copy, path) == 0)
-        #expect(throws: StorageError.self) { _ = try snapshot.object(collection: "c", key: "k0") }
+        #expect(throws: EngineError.self) { _ = try snapshot.object(collection: "c", key: "k0") }
     }
 }

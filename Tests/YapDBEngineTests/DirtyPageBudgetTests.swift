@@ -97,14 +97,14 @@ import TestSupport
         try engine.checkpoint()
         let indexBefore = try engine.stats().indexFileBytes
         struct Abort: Error {}
-        #expect(throws: Abort.self) {
+        #expect {
             try engine.write { tx in
                 for (key, value) in Self.rows(4_000, seed: 4) { try EngineTesting.set(tx, "c", key, value) }
                 _ = try tx.keydir.count(inCollection: "c")
                 #expect(tx.dirtyPages.spills > 0)
                 throw Abort()
             }
-        }
+        } throws: { EngineTesting.bodyThrew($0, Abort.self) }
         _ = try engine.write { tx in
             for (key, value) in Self.rows(4_000, seed: 6) { try EngineTesting.set(tx, "d", key, value) }
             _ = try tx.keydir.count(inCollection: "d")

@@ -32,7 +32,7 @@ final class SoakFlags: Sendable {
             #expect(touch.changeset?.snapshot == 6, "a touch is a change")
             #expect(touch.changeset?.objectChanges == [CollectionKeyPair(collection: "c", key: "k1")])
             try engine.close()
-            #expect(throws: StorageError.closed) { try engine.write { _ in } }
+            #expect(throws: WriteFailure<Never>.engine(.closed)) { try engine.write { _ in } }
         }
         let again = try Engine.open(path: dir.file("db"), options: options)
         #expect(again.snapshot().number == 6)
@@ -44,7 +44,7 @@ final class SoakFlags: Sendable {
     @Test func openingTwiceInOneProcessIsAlreadyOpen() throws {
         let dir = TemporaryDirectory(); defer { dir.remove() }
         let engine = try Engine.open(path: dir.file("db"))
-        #expect(throws: StorageError.alreadyOpen(path: dir.file("./db").replacingOccurrences(of: "/./", with: "/"))) {
+        #expect(throws: EngineError.alreadyOpen(path: dir.file("./db").replacingOccurrences(of: "/./", with: "/"))) {
             try Engine.open(path: dir.file("db"))
         }
         try engine.close()
@@ -184,8 +184,8 @@ final class SoakFlags: Sendable {
         var rng = SeededRandom(seed: 1)
         let big = rng.bytes(5000)   // incompressible, so it cannot fit
         #expect { try engine.write { tx in try EngineTesting.set(tx, "c", "big", big) } } throws: { error in
-            guard case StorageError.io(let failure) = error else { return false }
-            return failure.errno == ENOSPC
+            guard case .io(let errno, _, _)? = EngineTesting.engineError(error) else { return false }
+            return errno == ENOSPC
         }
         #expect(engine.snapshot().number == 1)
         #expect(try engine.snapshot().entry(collection: "c", key: "big") == nil)
@@ -204,12 +204,12 @@ final class SoakFlags: Sendable {
         let engine = try Engine.open(path: "/db/main", options: EngineTesting.options(disk, segmentLimit: 1 << 20))
         _ = try engine.write { tx in try EngineTesting.set(tx, "c", "a", [1]) }
         disk.inject(Fault(.sync, effect: .syncFailsMarkingClean))
-        #expect(throws: StorageError.self) { try engine.write { tx in try EngineTesting.set(tx, "c", "b", [2]) } }
+        #expect { try engine.write { tx in try EngineTesting.set(tx, "c", "b", [2]) } } throws: { EngineTesting.engineError($0) != nil }
         #expect(engine.isPoisoned)
         #expect(engine.snapshot().number == 1)
         #expect(try engine.snapshot().entry(collection: "c", key: "b") == nil)
         #expect(try engine.snapshot().object(collection: "c", key: "a") == [1], "reads keep working")
-        #expect(throws: StorageError.poisoned) { try engine.write { tx in try EngineTesting.set(tx, "c", "z", [3]) } }
+        #expect { try engine.write { tx in try EngineTesting.set(tx, "c", "z", [3]) } } throws: { EngineTesting.engineError($0) == .poisoned }
         disk.clearFaults()
         try? engine.close()
         disk.powerCut(seed: 3, mode: .drop)

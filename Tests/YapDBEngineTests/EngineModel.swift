@@ -69,6 +69,24 @@ enum EngineTesting {
         return disk
     }
 
+    /// The engine's error in `error`: an `EngineError` thrown by an engine entry, or the one
+    /// inside `Engine.write`'s `WriteFailure` (the engine's own, or one a write in the body
+    /// threw and the body passed on). Nil for any other error.
+    static func engineError(_ error: any Error) -> EngineError? {
+        if let engine = error as? EngineError { return engine }
+        guard let failure = error as? WriteFailure<any Error> else { return nil }
+        switch failure {
+        case .engine(let engine): return engine
+        case .body(let body): return engineError(body)
+        }
+    }
+
+    /// Whether `error` is `Engine.write`'s failure of a body that threw a `Thrown`.
+    static func bodyThrew<Thrown: Error>(_ error: any Error, _: Thrown.Type) -> Bool {
+        guard case .body(let body)? = error as? WriteFailure<any Error> else { return false }
+        return body is Thrown
+    }
+
     /// Sets a row with object and optional metadata.
     static func set(_ tx: WriteTransaction, _ collection: String, _ key: String, _ object: [UInt8], metadata: [UInt8]? = nil) throws {
         try object.withUnsafeBytes { o in

@@ -9,12 +9,12 @@ struct TreeState: PagedExtensionState {
     var tag: String
     var tree: PagedBTree
 
-    func writePages(_ pages: ExtensionPageWriter) throws(StorageError) -> ExtensionPagesWritten {
+    func writePages(_ pages: ExtensionPageWriter) throws(EngineError) -> ExtensionPagesWritten {
         let flush = try pages.flush(tree)
         return ExtensionPagesWritten(rootBytes: Self.rootBytes(tag, tree.root(after: flush)), flushes: [flush])
     }
 
-    func copyPages(_ pages: ExtensionPageWriter) throws(StorageError) -> ExtensionPagesWritten {
+    func copyPages(_ pages: ExtensionPageWriter) throws(EngineError) -> ExtensionPagesWritten {
         let copy = try pages.copy(tree)
         return ExtensionPagesWritten(rootBytes: Self.rootBytes(tag, tree.root(after: copy.flush)), flushes: [copy.flush], detail: copy)
     }

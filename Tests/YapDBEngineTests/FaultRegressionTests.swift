@@ -29,7 +29,7 @@ import TestSupport
         var engine = try Engine.open(path: "/db/main", options: options)
         for i in 0..<20 { try Self.commit(engine, "k\(i % 10)") }
         disk.inject(Fault(.write, nth: 1, effect: .error(ENOSPC)))
-        #expect(throws: StorageError.self) { _ = try engine.compact(force: true) }
+        #expect(throws: EngineError.self) { _ = try engine.compact(force: true) }
         for i in 0..<20 { try Self.commit(engine, "after\(i)") }   // rolls to new segments
         engine.abandon()
         disk.powerCut(seed: 1, mode: .drop)
@@ -81,10 +81,10 @@ extension FaultRegressionTests {
         try Self.commit(engine, "b")
         disk.inject(Fault(.sync, nth: 1, effect: .syncFailsMarkingClean))
         if mode == .full {
-            #expect(throws: StorageError.self) { try Self.commit(engine, "c") }
+            #expect { try Self.commit(engine, "c") } throws: { EngineTesting.engineError($0) != nil }
         } else {
             try Self.commit(engine, "c")
-            #expect(throws: StorageError.self) { try engine.checkpoint() }
+            #expect(throws: EngineError.self) { try engine.checkpoint() }
         }
         try? engine.close()
         engine = try Engine.open(path: "/db/main", options: options)

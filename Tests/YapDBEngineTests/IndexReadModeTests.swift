@@ -89,7 +89,7 @@ import TestSupport
         try file.sync()
         file.close()
         for _ in 0..<2 {
-            #expect(throws: StorageError.self) { try engine.snapshot().object(collection: "c", key: "k7") }
+            #expect(throws: EngineError.self) { try engine.snapshot().object(collection: "c", key: "k7") }
         }
         #expect(engine.index.store.cache?.count == cachedAtOpen, "no damaged page was cached")
         try engine.close()

@@ -44,7 +44,7 @@ import TestSupport
         try Self.plant(disk, "main-creating")
         let otherCreator = try disk.lock("/db/main-creating")
         defer { otherCreator.unlock() }
-        #expect(throws: StorageError.locked(path: Self.path)) {
+        #expect(throws: EngineError.locked(path: Self.path)) {
             _ = try Engine.open(path: Self.path, options: EngineTesting.options(disk))
         }
         // The lock file, taken before the creation, is the one file the failed open leaves.
@@ -106,7 +106,7 @@ import TestSupport
         let first = engine.writer.withLock { $0.log.segmentNumber }
         while engine.writer.withLock({ $0.log.end }) < 2048 { try commit() }
         disk.inject(Fault(.open, pathContains: "-seg-", effect: .error(code)))
-        #expect(throws: StorageError.self) { try commit() }
+        #expect { try commit() } throws: { EngineTesting.engineError($0) != nil }
         #expect(!engine.isPoisoned)
         try commit()
         #expect(engine.writer.withLock { $0.log.segmentNumber } == first + 1, "the roll reused the number")
@@ -126,8 +126,8 @@ import TestSupport
             _ = try engine.write { tx in try EngineTesting.set(tx, "c", "b", [2]) }
             Issue.record("the over-quota commit succeeded")
         } catch {
-            guard case .io(let failure)? = error as? StorageError else { Issue.record("threw \(error)"); return }
-            #expect(failure.errno == EDQUOT)
+            guard case .io(let errno, _, _)? = EngineTesting.engineError(error) else { Issue.record("threw \(error)"); return }
+            #expect(errno == EDQUOT)
         }
         #expect(!engine.isPoisoned)
         _ = try engine.write { tx in try EngineTesting.set(tx, "c", "c", [3]) }

@@ -57,7 +57,7 @@ import TestSupport
         let checkpoints = try Self.names(disk).filter { $0.contains("-checkpoint-") }
         let newest = try #require(checkpoints.last)
         try disk.remove("/db/" + newest)
-        #expect(throws: StorageError.missingFiles([newest])) {
+        #expect(throws: EngineError.missingFiles([newest])) {
             _ = try Engine.open(path: Self.path, options: EngineTesting.options(disk))
         }
     }
@@ -89,7 +89,7 @@ import TestSupport
         let before = try Self.names(disk)
         var options = EngineTesting.options(disk)
         options.corruptAction = .delete
-        #expect(throws: StorageError.missingFiles([newest])) { _ = try Engine.open(path: Self.path, options: options) }
+        #expect(throws: EngineError.missingFiles([newest])) { _ = try Engine.open(path: Self.path, options: options) }
         #expect(try Self.names(disk) == before)
     }
 
@@ -98,7 +98,7 @@ import TestSupport
         let disk = try Self.database()
         let index = try #require(try Self.names(disk).filter { $0.contains("-index-") }.first)
         try disk.remove("/db/" + index)
-        #expect(throws: StorageError.missingFiles([index])) {
+        #expect(throws: EngineError.missingFiles([index])) {
             _ = try Engine.open(path: Self.path, options: EngineTesting.options(disk))
         }
     }

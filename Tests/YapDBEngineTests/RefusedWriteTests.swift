@@ -20,13 +20,13 @@ import TestSupport
     }
 
     /// Runs a body that reads "c"/"k" and tries a write; returns what it read and the write's error.
-    static func attempt(_ engine: Engine, runsBodyWhenRefused: Bool) -> (ran: Bool, read: [UInt8]?, writeError: StorageError?, thrown: (any Error)?) {
-        var ran = false, read: [UInt8]?, writeError: StorageError?
+    static func attempt(_ engine: Engine, runsBodyWhenRefused: Bool) -> (ran: Bool, read: [UInt8]?, writeError: EngineError?, thrown: (any Error)?) {
+        var ran = false, read: [UInt8]?, writeError: EngineError?
         do {
             _ = try engine.write({ tx in
                 ran = true
                 read = try tx.object(collection: "c", key: "k")
-                do { try EngineTesting.set(tx, "c", "k2", [9]) } catch { writeError = error as? StorageError }
+                do { try EngineTesting.set(tx, "c", "k2", [9]) } catch { writeError = error as? EngineError }
                 _ = try? tx.touch(collection: "c", key: "k", object: true, metadata: false)
             }, runsBodyWhenRefused: runsBodyWhenRefused)
             return (ran, read, writeError, nil)
@@ -42,7 +42,7 @@ import TestSupport
         try engine.close()
         let operations = disk.operationCount
         let outcome = Self.attempt(engine, runsBodyWhenRefused: runsBodyWhenRefused)
-        #expect(outcome.thrown as? StorageError == .closed)
+        #expect(outcome.thrown.flatMap(EngineTesting.engineError) == .closed)
         #expect(outcome.ran == runsBodyWhenRefused)
         if runsBodyWhenRefused {
             #expect(outcome.read == [1, 2, 3], "the body reads the last state")
@@ -56,12 +56,12 @@ import TestSupport
         let disk = try EngineTesting.simulated()
         let engine = try Self.engine(disk)
         disk.inject(Fault(.write, effect: .error(EIO)))
-        #expect(throws: StorageError.self) { _ = try engine.write { tx in try EngineTesting.set(tx, "c", "x", [0]) } }
+        #expect { _ = try engine.write { tx in try EngineTesting.set(tx, "c", "x", [0]) } } throws: { EngineTesting.engineError($0) != nil }
         disk.clearFaults()
         #expect(engine.isPoisoned)
         let operations = disk.operationCount
         let outcome = Self.attempt(engine, runsBodyWhenRefused: runsBodyWhenRefused)
-        #expect(outcome.thrown as? StorageError == .poisoned)
+        #expect(outcome.thrown.flatMap(EngineTesting.engineError) == .poisoned)
         #expect(outcome.ran == runsBodyWhenRefused)
         if runsBodyWhenRefused {
             #expect(outcome.read == [1, 2, 3])

@@ -139,12 +139,12 @@ import TestSupport
         // A failed transaction streams more than a megabyte to the file, then is truncated
         // away: the cut is past the map, and every read still works.
         struct Abandon: Error {}
-        #expect(throws: Abandon.self) {
+        #expect {
             _ = try engine.write { tx in
                 for i in 0..<1500 { try EngineTesting.set(tx, "c", "x\(i)", Self.value(i, size: 1000)) }
                 throw Abandon()
             }
-        }
+        } throws: { EngineTesting.bodyThrew($0, Abandon.self) }
         #expect(try PosixFileSystem.shared.open(engine.files.segmentPath(now.number), mode: .readOnly).size() == Int64(now.end))
         let snapshot = engine.snapshot()
         for i in stride(from: 0, to: 2000, by: 7) {
@@ -198,7 +198,7 @@ import TestSupport
         try file.write(byte, at: at)
         file.close()
         for _ in 0..<2 {
-            let error = #expect(throws: StorageError.self) { try snapshot.objectBytes(entry) }
+            let error = #expect(throws: EngineError.self) { try snapshot.objectBytes(entry) }
             if case .corrupted? = error {} else { Issue.record("expected corrupted, got \(String(describing: error))") }
         }
         // The neighbours are intact.

@@ -88,14 +88,14 @@ import TestSupport
         _ = try engine.write { tx in try EngineTesting.set(tx, "c", "keep", [1]) }
         let before = try engine.snapshot().materialize()
         struct Abort: Error {}
-        #expect(throws: Abort.self) {
+        #expect {
             try engine.write { tx in
                 for (key, value) in Self.rows(500, seed: 3) { try EngineTesting.set(tx, "c", key, value) }
                 _ = try tx.remove(collection: "c", key: "keep")
                 #expect(tx.bufferedRowCount < 500)
                 throw Abort()
             }
-        }
+        } throws: { EngineTesting.bodyThrew($0, Abort.self) }
         _ = try engine.write { tx in
             for (key, value) in Self.rows(500, seed: 4) { try EngineTesting.set(tx, "d", key, value) }
             tx.rollback()

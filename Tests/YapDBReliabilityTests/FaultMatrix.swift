@@ -112,13 +112,13 @@ struct FaultMatrix {
         func handle(_ error: any Error, _ what: String) {
             surfaced = true
             failures += 1
-            guard let storage = error as? StorageError else {
+            guard let storage = engineError(error) else {
                 tally.untyped += 1
                 tally.fail("\(label): \(what) threw an untyped error \(error)")
                 return
             }
             switch storage {
-            case .io(let failure) where [EIO, ENOSPC, EFBIG, EMFILE, ENOMEM].contains(failure.errno): break
+            case .io(let errno, _, _) where [EIO, ENOSPC, EFBIG, EMFILE, ENOMEM].contains(errno): break
             case .poisoned, .tooLarge: break
             default:
                 tally.untyped += 1

@@ -56,9 +56,9 @@ extension RowReader {
     func materialize() throws -> Model {
         var model = Model()
         for collection in try collectionNames() {
-            var failure: StorageError?
+            var failure: EngineError?
             try forEachKey(inCollection: collection) { key, entry in
-                do throws(StorageError) {
+                do throws(EngineError) {
                     model[collection, key] = Model.Row(object: try objectBytes(entry), metadata: try metadataBytes(entry))
                     return true
                 } catch {
@@ -139,4 +139,16 @@ struct RecoveryCheck {
     var lost = 0
     var partial = false
     var problems: [String] = []
+}
+
+/// The engine's error in `error`: an `EngineError` thrown by an engine entry, or the one inside
+/// `Engine.write`'s `WriteFailure` (the engine's own, or one a write in the body threw and the
+/// body passed on). Nil for any other error.
+func engineError(_ error: any Error) -> EngineError? {
+    if let engine = error as? EngineError { return engine }
+    guard let failure = error as? WriteFailure<any Error> else { return nil }
+    switch failure {
+    case .engine(let engine): return engine
+    case .body(let body): return engineError(body)
+    }
 }

@@ -93,7 +93,7 @@ enum RealPath {
 
 /// The fault sweep on the real file system (issue 25, item 2): the workload runs through
 /// `RealPathFileSystem` on a real directory with one `RealFault` armed; every error must be a
-/// typed `StorageError`; a poisoned engine is closed and reopened; after a one-shot fault ten
+/// typed `EngineError`; a poisoned engine is closed and reopened; after a one-shot fault ten
 /// more commits must succeed; at the end the database, reopened without faults, must hold every
 /// acknowledged commit (no power was cut, so the page cache keeps everything written), show no
 /// partial commit and pass `verify()`.
@@ -139,13 +139,13 @@ struct RealPathMatrix {
         func handle(_ error: any Error, _ what: String) {
             surfaced = true
             failures += 1
-            guard let storage = error as? StorageError else {
+            guard let storage = engineError(error) else {
                 tally.untyped += 1
                 tally.fail("\(label): \(what) threw an untyped error \(error)")
                 return
             }
             switch storage {
-            case .io(let failure) where [EIO, ENOSPC, EMFILE, EINTR, ENOMEM].contains(failure.errno): break
+            case .io(let errno, _, _) where [EIO, ENOSPC, EMFILE, EINTR, ENOMEM].contains(errno): break
             case .poisoned, .tooLarge: break
             case .corrupted where fault.effect == .shortRead: break   // the bytes it got were incomplete
             default:

@@ -51,8 +51,8 @@ struct EngineSubject: SweepSubject {
     /// "power lost", or `poisoned` after a failure the engine swallowed (a rollback whose
     /// truncate hit the crash point poisons the log without throwing; the next write says so).
     func isCrash(_ error: any Error, _ disk: SimulatedDisk) -> Bool {
-        guard let storage = error as? StorageError else { return false }
-        if case .io(let failure) = storage { return failure.operation == "power lost" }
+        guard let storage = engineError(error) else { return false }
+        if case .io(_, let operation, _) = storage { return operation == "power lost" }
         return storage == .poisoned && disk.isStopped
     }
 }

@@ -165,8 +165,9 @@ extension Workload.Step {
                     if ending == .rollback { tx.rollback() }
                     if ending == .abort { throw WorkloadAbort() }
                 }
-            } catch is WorkloadAbort {
-                return
+            } catch let failure as WriteFailure<any Error> {
+                if case .body(let body) = failure, body is WorkloadAbort { return }
+                throw failure
             }
             if result.changeset != nil {
                 history.acknowledge(next, durable: mode == .full)

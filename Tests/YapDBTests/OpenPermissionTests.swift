@@ -6,12 +6,13 @@ import Darwin
 import Foundation
 import Testing
 import YapDBStorage
+import YapDBEngine
 @testable import YapDB
 
 /// How file-system refusals reach the caller (docs/reliability.md, "Permissions").
 @Suite struct OpenPermissionTests {
     static func mapped(_ code: Int32, _ operation: String = "open") -> YapDatabaseError {
-        YapDatabaseError(StorageError.io(IOFailure(errno: code, operation: operation, path: "/x/db")))
+        YapDatabaseError(EngineError.io(errno: code, operation: operation, path: "/x/db"))
     }
 
     /// Bug: `EACCES`/`EPERM` (permissions, data protection on a locked device) were reported
@@ -25,7 +26,7 @@ import YapDBStorage
     }
 
     @Test func missingFilesAreNamed() {
-        let error = YapDatabaseError(StorageError.missingFiles(["db-seg-0000000003"]))
+        let error = YapDatabaseError(EngineError.missingFiles(["db-seg-0000000003"]))
         #expect(error == .missingFiles(names: ["db-seg-0000000003"]))
         #expect(error.description.contains("db-seg-0000000003"))
     }

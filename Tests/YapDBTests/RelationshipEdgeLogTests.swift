@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 @testable import YapDB
-import YapDBIndex
+import YapDBEngine
 
 /// The relationship's edge record payload (docs/format.md §11, "Edge records"): protocol and
 /// manual edges round-trip, a change set split into several payloads replays as one, the
@@ -53,7 +53,7 @@ import YapDBIndex
         let payloads = log.encodedPayloads(limit: 64)
         #expect(payloads.count > 3)
         for payload in payloads { #expect(payload.count <= 64) }
-        var whole = RelationshipState(versionTag: "", format: PageFormat())
+        var whole = RelationshipState(versionTag: "")
         var split = whole
         try whole.insert(Self.edge(99, manual: true))
         try split.insert(Self.edge(99, manual: true))
@@ -71,23 +71,23 @@ import YapDBIndex
         var payload: [UInt8] = [1, 1, 1, 1, UInt8(key.count)] + key + [3, 0]
         let decoded = try RelationshipEdgeLog.decode(payload)
         #expect(decoded.isLegacy && decoded.removedAll && decoded.changes.count == 1)
-        var state = RelationshipState(versionTag: "", format: PageFormat())
+        var state = RelationshipState(versionTag: "")
         #expect(try RelationshipEdgeLog.replay([payload], into: &state), "protocol edges are gathered again after a layout-1 record")
         // A protocol edge, or the "dropped" flag, is not layout 1's.
         key = RelationshipState.sourceKey(Self.edge(1, manual: false))
         payload = [1, 0, 1, 1, UInt8(key.count)] + key + [3, 0]
-        #expect(throws: PageError.self) { try RelationshipEdgeLog.decode(payload) }
-        #expect(throws: PageError.self) { try RelationshipEdgeLog.decode([1, 3, 0]) }
+        #expect(throws: EngineError.self) { try RelationshipEdgeLog.decode(payload) }
+        #expect(throws: EngineError.self) { try RelationshipEdgeLog.decode([1, 3, 0]) }
     }
 
     /// Every prefix of a valid payload, and every single-byte change of it, decodes or throws
-    /// `PageError` — never traps; prefixes always throw.
+    /// `EngineError` — never traps; prefixes always throw.
     @Test func cutAndDamagedPayloadsAreTypedErrors() {
         let payload = Self.log().encoded()
         for length in 0..<payload.count {
-            #expect(throws: PageError.self) { try RelationshipEdgeLog.decode(Array(payload[..<length])) }
+            #expect(throws: EngineError.self) { try RelationshipEdgeLog.decode(Array(payload[..<length])) }
         }
-        #expect(throws: PageError.self) { try RelationshipEdgeLog.decode(payload + [0]) }
+        #expect(throws: EngineError.self) { try RelationshipEdgeLog.decode(payload + [0]) }
         for i in 0..<payload.count {
             for flip: UInt8 in [0x01, 0x80, 0xFF] {
                 var damaged = payload

@@ -1,13 +1,12 @@
 import Foundation
 import Testing
 @testable import YapDB
-import YapDBIndex
+import YapDBEngine
 
 /// The relationship trees' key codec (docs/format.md §11): parts with zero bytes and non-ASCII
 /// text come back as they went in, whether the query names a part (it is not read back) or not,
 /// and bytes that are not UTF-8 are a damaged entry, not a trap.
 @Suite struct RelationshipKeyTests {
-    static let format = PageFormat()
 
     static let awkward = ["", "a", "zero\u{0}inside", "\u{0}", "\u{0}\u{0}end", "ünïcødé ✓", "🙂", String(repeating: "x", count: 100)]
 
@@ -26,7 +25,7 @@ import YapDBIndex
     }
 
     func state(with edges: [StoredEdge]) throws -> RelationshipState {
-        var state = RelationshipState(versionTag: "", format: Self.format)
+        var state = RelationshipState(versionTag: "")
         for edge in edges { try state.insert(edge) }
         return state
     }
@@ -75,10 +74,10 @@ import YapDBIndex
             RelationshipState.appendDestination(.node(CollectionKeyPair(collection: "d", key: "k")), to: &key)
             key.append(0)
             let value = RelationshipState.rulesValue([])
-            var failure: PageError?
+            var failure: EngineError?
             key.withUnsafeBytes { k in
                 value.withUnsafeBytes { v in
-                    do throws(PageError) { _ = try RelationshipState.parseSourceEntry(k, v) } catch { failure = error }
+                    do throws(EngineError) { _ = try RelationshipState.parseSourceEntry(k, v) } catch { failure = error }
                 }
             }
             #expect(failure != nil, "bytes \(bad)")

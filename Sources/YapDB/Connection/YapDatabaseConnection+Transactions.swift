@@ -259,9 +259,8 @@ extension YapDatabaseConnection {
         }
         var transaction: YapDatabaseReadWriteTransaction?
         var value: T?
-        var blockError: E?
-        do {
-            let result = try database.engine.write({ engineTx -> Void in
+        do throws(WriteFailure<BodyFailure<E>>) {
+            let result = try database.engine.write({ (engineTx) throws(BodyFailure<E>) -> Void in
                 syncCaches(to: engineTx.baseSnapshot)
                 let tx = YapDatabaseReadWriteTransaction(connection: self, engineTransaction: engineTx)
                 transaction = tx
@@ -269,11 +268,10 @@ extension YapDatabaseConnection {
                 do throws(E) {
                     value = try block(tx)
                 } catch {
-                    blockError = error
-                    throw error
+                    throw .block(error)
                 }
                 if !tx.isRolledBack, tx.pendingFailure == nil { tx.runWillCommitHooks() }
-                if let failure = tx.pendingFailure { throw failure }
+                if let failure = tx.pendingFailure { throw .failedWrite(failure) }
                 if tx.isRolledBack { engineTx.rollback(); return }
                 // Nothing to commit: the engine publishes nothing, so nothing is built for observers.
                 if engineTx.hasChanges { tx.prepareCommit() }
@@ -290,10 +288,21 @@ extension YapDatabaseConnection {
             return .finished(value!)
         } catch {
             transaction?.discardCacheChanges()
-            if let blockError { return .blockFailed(blockError) }
-            let failure = YapDatabaseError.from(error) ?? .io(errno: EIO, operation: "commit: \(error)")
+            let failure: YapDatabaseError
+            switch error {
+            case .body(.block(let blockError)): return .blockFailed(blockError)
+            case .body(.failedWrite(let pending)): failure = pending
+            case .engine(let engineError): failure = YapDatabaseError(engineError)
+            }
             guard let value else { return .refused(failure) }
             return .commitFailed(value, failure)
         }
+    }
+
+    /// Why the body of a read-write transaction stopped: the block's own error, or a write
+    /// inside it that failed (`YapDatabaseReadWriteTransaction.pendingFailure`).
+    enum BodyFailure<E: Error>: Error {
+        case block(E)
+        case failedWrite(YapDatabaseError)
     }
 }

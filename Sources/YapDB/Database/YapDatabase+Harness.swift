@@ -1,5 +1,4 @@
 import Foundation
-import YapDBStorage
 import YapDBEngine
 import YapDBIndex
 

@@ -131,7 +131,7 @@ public final class YapDatabase: Sendable {
         if let descriptorCacheLimit { engineOptions.descriptorCacheLimit = descriptorCacheLimit }
         engineOptions.readOnly = options.readOnly
         engineOptions.busyTimeout = YapDatabaseOptions.busyTimeoutDuration(options.busyTimeout)
-        do throws(StorageError) {
+        do throws(EngineError) {
             return try Engine.open(path: url.path, options: engineOptions)
         } catch {
             throw YapDatabaseError(error)
@@ -172,7 +172,7 @@ public final class YapDatabase: Sendable {
     /// Writes a checkpoint now, so the next open reads it instead of scanning the log.
     /// Throws `readOnly` when the database was opened read-only.
     public func checkpoint() throws(YapDatabaseError) {
-        do throws(StorageError) { try engine.checkpoint() } catch { throw YapDatabaseError(error) }
+        do throws(EngineError) { try engine.checkpoint() } catch { throw YapDatabaseError(error) }
     }
 
     /// Rewrites segments whose dead fraction passes `options.compactionThreshold` and
@@ -185,7 +185,7 @@ public final class YapDatabase: Sendable {
     ///   database is closed, or `readOnly` when it was opened read-only.
     /// - Threading: any thread; runs one maintenance operation at a time.
     public func compact() throws(YapDatabaseError) {
-        do throws(StorageError) { _ = try engine.compact() } catch { throw YapDatabaseError(error) }
+        do throws(EngineError) { _ = try engine.compact() } catch { throw YapDatabaseError(error) }
     }
 
     /// Checks every checksum, the commit sequence, and that the index equals a rebuild from
@@ -199,7 +199,7 @@ public final class YapDatabase: Sendable {
     /// - Threading: any thread; `progress` runs on the calling thread while writes wait, so it
     ///   must not use the database.
     public func verify(progress: ((YapDatabaseVerifyProgress) -> Void)? = nil) throws(YapDatabaseError) -> YapDatabaseIntegrityReport {
-        do throws(StorageError) {
+        do throws(EngineError) {
             let report = try engine.verify(progress: progress.map { report in
                 { (step: VerifyProgress) in
                     report(YapDatabaseVerifyProgress(pagesWalked: step.pagesWalked, commitsReplayed: step.commitsReplayed,
@@ -225,7 +225,7 @@ public final class YapDatabase: Sendable {
 
     /// Sizes and counts of the database.
     public func stats() throws(YapDatabaseError) -> YapDatabaseStats {
-        do throws(StorageError) {
+        do throws(EngineError) {
             let stats = try engine.stats()
             return YapDatabaseStats(fileBytes: stats.fileBytes, liveBytes: stats.liveBytes, deadBytes: stats.deadBytes,
                                     rowCount: stats.rowCount, snapshot: stats.snapshot,
@@ -243,7 +243,7 @@ public final class YapDatabase: Sendable {
     public func close() throws(YapDatabaseError) {
         closedFlag.store(true, ordering: .releasing)
         defer { finishChangeStreams() }
-        do throws(StorageError) { try engine.close() } catch { throw YapDatabaseError(error) }
+        do throws(EngineError) { try engine.close() } catch { throw YapDatabaseError(error) }
     }
 
     /// Whether `close()` was called (one atomic load; never waits for the writer).

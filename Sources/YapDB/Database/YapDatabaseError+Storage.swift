@@ -2,19 +2,20 @@ import Foundation
 import YapDBEngine
 
 extension YapDatabaseError {
-    /// The public error for a lower layer's failure.
-    init(_ error: StorageError) {
+    /// The public error for an engine failure: the one place the engine's error becomes the
+    /// public one.
+    init(_ error: EngineError) {
         switch error {
         case .notADatabase: self = .notADatabase
         case .unsupportedVersion(let found, let supported): self = .unsupportedVersion(found: found, supported: supported)
         case .corrupted(let offset, let reason): self = .corrupted(offset: offset, reason: reason)
-        case .io(let failure):
-            switch failure.errno {
+        case .io(let errno, let operation, _):
+            switch errno {
             case ENOSPC, EDQUOT: self = .diskFull
             case EROFS: self = .readOnly
-            case EACCES, EPERM: self = .permissionDenied(operation: failure.operation)
+            case EACCES, EPERM: self = .permissionDenied(operation: operation)
             case EISDIR: self = .notADatabase
-            default: self = .io(errno: failure.errno, operation: failure.operation)
+            default: self = .io(errno: errno, operation: operation)
             }
         case .tooLarge: self = .valueTooLarge
         case .fileNotFound: self = .fileNotFound
@@ -25,11 +26,5 @@ extension YapDatabaseError {
         case .readOnly: self = .readOnly
         case .missingFiles(let names): self = .missingFiles(names: names)
         }
-    }
-
-    /// `error` as a public error, if it came from the lower layers.
-    static func from(_ error: any Error) -> YapDatabaseError? {
-        if let storage = error as? StorageError { return YapDatabaseError(storage) }
-        return error as? YapDatabaseError
     }
 }

@@ -21,7 +21,7 @@ protocol KeyedTreesExtensionState: PagedExtensionState {
 }
 
 extension KeyedTreesExtensionState {
-    func writePages(_ pages: ExtensionPageWriter) throws(StorageError) -> ExtensionPagesWritten {
+    func writePages(_ pages: ExtensionPageWriter) throws(EngineError) -> ExtensionPagesWritten {
         let trees = trees
         var flushes: [PageFlush] = []
         for tree in trees { flushes.append(try pages.flush(tree)) }
@@ -29,7 +29,7 @@ extension KeyedTreesExtensionState {
         return ExtensionPagesWritten(rootBytes: rootBytes(roots), flushes: flushes)
     }
 
-    func copyPages(_ pages: ExtensionPageWriter) throws(StorageError) -> ExtensionPagesWritten {
+    func copyPages(_ pages: ExtensionPageWriter) throws(EngineError) -> ExtensionPagesWritten {
         let trees = trees
         var copies: [PageCopy] = []
         for tree in trees { copies.append(try pages.copy(tree)) }

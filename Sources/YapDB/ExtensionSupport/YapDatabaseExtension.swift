@@ -162,7 +162,7 @@ extension YapDatabase {
             // (its trees, a relationship's manual edges) goes, for good once a checkpoint
             // records it (written here; if that fails, the next one does).
             if engine.dropUnclaimedExtension(named: name) {
-                do throws(StorageError) { try engine.checkpoint() } catch {
+                do throws(EngineError) { try engine.checkpoint() } catch {
                     YapDatabaseLogging.log(.warning, "unregistering \(name): the checkpoint that drops its stored state failed: \(error)")
                 }
             }

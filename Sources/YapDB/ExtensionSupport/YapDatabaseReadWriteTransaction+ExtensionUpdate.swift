@@ -19,7 +19,7 @@ extension YapDatabaseReadWriteTransaction {
     /// reopen (`WriteTransaction.appendExtensionData`).
     /// - Throws: `tooLarge` for a bad name or an over-long payload (nothing written), `io` when
     ///   the log cannot be written, and the refusal of a closed or poisoned database.
-    func appendExtensionData(name: String, payload: [UInt8]) throws(StorageError) {
+    func appendExtensionData(name: String, payload: [UInt8]) throws(EngineError) {
         try engineTransaction.appendExtensionData(name: name, payload: payload)
     }
 

@@ -1,6 +1,6 @@
 import Foundation
 import YapDBFullText
-import YapDBStorage
+import YapDBEngine
 
 /// A row's tokens as the index stores them: its length per column and its distinct terms, each
 /// with its occurrences (column, position) — in flat arrays, so analysing a row allocates a

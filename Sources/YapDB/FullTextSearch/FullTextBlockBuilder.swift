@@ -1,5 +1,5 @@
 import YapDBIndex
-import YapDBStorage
+import YapDBEngine
 
 /// A postings block and its positions entry being filled by the merge of pending postings, row
 /// by row in ascending row id order, then encoded once (`encoded()`): the row-id deltas, the

@@ -1,5 +1,5 @@
 import YapDBIndex
-import YapDBStorage
+import YapDBEngine
 
 /// The positions of a postings block's rows, kept in the positions tree under the block's own
 /// key (and a chunk number): for each row of the block, in the block's order, a varint byte

@@ -1,5 +1,5 @@
 import YapDBIndex
-import YapDBStorage
+import YapDBEngine
 
 /// A sorted stream of candidate row ids, read by seeking: `seek(target)` gives the smallest
 /// row id ≥ `target` (nil: none left). Targets never decrease, so each cursor only moves on.

@@ -1,4 +1,4 @@
-import YapDBStorage
+import YapDBEngine
 
 /// The postings of rows inserted in a transaction and not yet merged into the trees, in a few
 /// flat arrays instead of one small array per (term, row): each distinct term is named once

@@ -1,5 +1,5 @@
 import YapDBIndex
-import YapDBStorage
+import YapDBEngine
 
 // Taking one row out of a block, or putting one into it, by editing the block's bytes (as
 // `appending` adds one at the end): the row's place is found by walking the delta-coded row ids

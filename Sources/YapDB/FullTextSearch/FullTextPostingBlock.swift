@@ -1,5 +1,5 @@
 import YapDBIndex
-import YapDBStorage
+import YapDBEngine
 
 /// One row's entry in a term's postings: the row id and how often the term occurs in each
 /// column that holds it (columns without the term are left out).

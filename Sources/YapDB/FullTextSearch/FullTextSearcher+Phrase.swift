@@ -1,5 +1,5 @@
 import YapDBIndex
-import YapDBStorage
+import YapDBEngine
 import YapDBFullText
 
 /// The direct check of phrases on positions: for a query that is one phrase or an AND of

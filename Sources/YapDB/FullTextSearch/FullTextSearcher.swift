@@ -1,5 +1,5 @@
 import YapDBIndex
-import YapDBStorage
+import YapDBEngine
 import YapDBFullText
 
 /// Runs one parsed query against one snapshot's index.

@@ -1,5 +1,5 @@
 import YapDBIndex
-import YapDBStorage
+import YapDBEngine
 
 // Indexing and un-indexing one row. Every change is made in the row's transaction, on the
 // transaction's copy of the state; a `PageError` leaves the copy half-changed, so the caller

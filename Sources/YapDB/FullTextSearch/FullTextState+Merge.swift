@@ -1,5 +1,5 @@
 import YapDBIndex
-import YapDBStorage
+import YapDBEngine
 
 // How a merge of pending postings writes one term's rows. A block written at least 7/8 full is
 // settled: new rows start a new block after it instead of rewriting it (reading its positions,

@@ -1,6 +1,5 @@
 import YapDBIndex
 import YapDBEngine
-import YapDBStorage
 
 /// A full-text index on index pages (`KeyedTreesExtensionState`): the index checkpoint writes the
 /// four trees' unwritten nodes with the key directory's pages and records their roots; a

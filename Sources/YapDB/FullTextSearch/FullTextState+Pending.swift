@@ -1,5 +1,5 @@
 import YapDBIndex
-import YapDBStorage
+import YapDBEngine
 
 // The bulk-insert path. A row just inserted (its row id above every indexed one) does not touch
 // the trees at once: its postings, positions and document entry wait in `pending`

@@ -1,5 +1,5 @@
 import YapDBIndex
-import YapDBStorage
+import YapDBEngine
 
 // Term ids. Each indexed term has a number, kept in the terms tree twice: the term's entry
 // holds its row count and its id, and an id entry (0x00, the id in 4 bytes big-endian — no term

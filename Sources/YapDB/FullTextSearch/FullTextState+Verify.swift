@@ -1,5 +1,5 @@
 import YapDBIndex
-import YapDBStorage
+import YapDBEngine
 
 /// `YapDatabase.verify()`'s checks of a full-text index: the engine checks the trees' pages
 /// (`validatePages`); the extension compares the index with a rebuild from the handler.

@@ -1,6 +1,6 @@
 import Foundation
 import YapDBIndex
-import YapDBStorage
+import YapDBEngine
 
 /// A full-text index's contents at one snapshot: four key-ordered trees on index pages and two
 /// counters. An immutable value stored in the snapshot with the rows (copying it is O(1); a

@@ -1,5 +1,4 @@
-import YapDBIndex
-import YapDBStorage
+import YapDBEngine
 
 /// The net change a read-write transaction made to a relationship's edges — manual and
 /// protocol edges alike — written into its commit as an extension data record (docs/format.md
@@ -113,11 +112,11 @@ struct RelationshipEdgeLog: Equatable, Sendable {
     /// Decodes a payload read from the log (layout 2, or the manual-edge-only layout 1). Bytes
     /// that are not exactly one payload — an unknown layout or flag, a count or length past the
     /// end, a change kind above 1, a key that does not parse (or, in layout 1, is not a manual
-    /// edge's), bytes left over — are `PageError.corrupt(page: .none, reason: .badEntry)`.
-    static func decode(_ payload: [UInt8]) throws(PageError) -> RelationshipEdgeLog {
+    /// edge's), bytes left over — are `EngineError.damagedExtensionEntry`.
+    static func decode(_ payload: [UInt8]) throws(EngineError) -> RelationshipEdgeLog {
         var log = RelationshipEdgeLog()
-        let bad = PageError.corrupt(page: .none, reason: .badEntry)
-        var failure: PageError?
+        let bad = EngineError.damagedExtensionEntry
+        var failure: EngineError?
         payload.withUnsafeBytes { raw in
             var reader = ByteReader(raw)
             do throws(ByteReader.Overrun) {
@@ -145,7 +144,7 @@ struct RelationshipEdgeLog: Equatable, Sendable {
                     // A removal has no rules: parsed with a zero value.
                     let parsed = key.withUnsafeBytes { keyBytes in
                         withUnsafeBytes(of: UInt16(0)) { zero in
-                            Result { () throws(PageError) in try RelationshipState.parseSourceEntry(keyBytes, rules ?? zero) }
+                            Result { () throws(EngineError) in try RelationshipState.parseSourceEntry(keyBytes, rules ?? zero) }
                         }
                     }
                     let edge: StoredEdge
@@ -167,7 +166,7 @@ struct RelationshipEdgeLog: Equatable, Sendable {
 
     /// Applies the change to `state`: removes every edge first when `removedAll`, then stores
     /// and removes the listed edges.
-    func apply(to state: inout RelationshipState) throws(PageError) {
+    func apply(to state: inout RelationshipState) throws(EngineError) {
         if removedAll { state.removeAll() }
         for (identity, rules) in changes {
             if let rules {

@@ -1,5 +1,5 @@
 import Foundation
-import YapDBIndex
+import YapDBEngine
 
 // The sources of the edges to one destination, read from the by-destination keys without an
 // edge value per entry.
@@ -9,15 +9,14 @@ extension RelationshipState {
     /// checks it, but the edge name (when not given) is skipped rather than decoded, and a source
     /// collection equal in bytes to the entry before's is not decoded again.
     func forEachSource(to destination: StoredEdge.Destination, name: String?,
-                       _ body: (CollectionKeyPair, _ isManual: Bool) -> Bool) throws(PageError) {
+                       _ body: (CollectionKeyPair, _ isManual: Bool) -> Bool) throws(EngineError) {
         var prefix: [UInt8] = []
         Self.appendDestination(destination, to: &prefix)
         if let name { Self.appendString(name, to: &prefix) }
-        let upper = Self.prefixEnd(prefix).map { KeyBound($0, inclusive: false) }
-        var failure: PageError?
+        var failure: EngineError?
         var collection = SourceCollection()
-        try byDestination.forEachInKeyRange(from: KeyBound(prefix), to: upper) { key, value in
-            do throws(PageError) {
+        try byDestination.forEach(from: prefix, below: Self.prefixEnd(prefix)) { key, value in
+            do throws(EngineError) {
                 var p = Parser(raw: key, at: prefix.count)
                 if name == nil { try p.skipPart() }
                 let source = CollectionKeyPair(collection: try collection.read(&p), key: try p.string())
@@ -40,7 +39,7 @@ private struct SourceCollection {
     var string: String?
 
     /// The next part of `p` as a string, reusing the last one when its bytes are equal.
-    mutating func read(_ p: inout RelationshipState.Parser) throws(PageError) -> String {
+    mutating func read(_ p: inout RelationshipState.Parser) throws(EngineError) -> String {
         let start = p.at
         if let string {
             let end = start + bytes.count
@@ -64,7 +63,7 @@ private struct SourceCollection {
 
 extension RelationshipState.Parser {
     /// Steps over the next escaped part, checking its escapes.
-    mutating func skipPart() throws(PageError) {
+    mutating func skipPart() throws(EngineError) {
         while at < raw.count {
             let byte = raw[at]
             at += 1
@@ -75,6 +74,6 @@ extension RelationshipState.Parser {
             if next == 0 { return }
             guard next == 0xFF else { break }
         }
-        throw .corrupt(page: .none, reason: .badEntry)
+        throw .damagedExtensionEntry
     }
 }

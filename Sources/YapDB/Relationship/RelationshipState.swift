@@ -1,7 +1,5 @@
 import Foundation
-import YapDBIndex
 import YapDBEngine
-import YapDBStorage
 
 /// One stored edge, as the trees hold it: ends by collection and key (never by row id).
 struct StoredEdge: Hashable, Sendable {
@@ -43,13 +41,13 @@ struct StoredEdge: Hashable, Sendable {
 /// - `byDestination`: `D S(name) S(source collection) S(source key) M`
 /// Values (both trees): the rules, 2 bytes little-endian.
 ///
-/// Errors: the trees' `PageError` passes through; a key that does not parse is
-/// `.corrupt(page: .none, reason: .badEntry)`.
+/// The trees are the engine's `ExtensionTree`s. Errors: the trees' `EngineError` passes
+/// through; a key that does not parse is `EngineError.damagedExtensionEntry`.
 struct RelationshipState: Sendable {
     /// The tag the protocol edges were gathered with.
     var versionTag: String
-    var bySource: PagedBTree
-    var byDestination: PagedBTree
+    var bySource: ExtensionTree
+    var byDestination: ExtensionTree
     /// Every change made to the trees since it was last taken: the commit writes it as its
     /// edge record (`RelationshipEdgeLog`), so a replay of the log rebuilds the trees exactly.
     /// Empty in a published state.
@@ -58,10 +56,25 @@ struct RelationshipState: Sendable {
     /// The layout byte at the start of the root bytes.
     static let layout: UInt8 = 1
 
-    init(versionTag: String, format: PageFormat, source: any PageSource = EmptyPageSource()) {
+    /// An empty state in the default page format.
+    init(versionTag: String) {
         self.versionTag = versionTag
-        bySource = PagedBTree(format: format, source: source)
-        byDestination = PagedBTree(format: format, source: source)
+        bySource = ExtensionTree()
+        byDestination = ExtensionTree()
+    }
+
+    /// An empty state whose trees go on the index pages `keydir` is on.
+    init(versionTag: String, emptyLike keydir: Keydir) {
+        self.versionTag = versionTag
+        bySource = ExtensionTree(emptyLike: keydir)
+        byDestination = ExtensionTree(emptyLike: keydir)
+    }
+
+    /// An empty state on the pages of `claimed`'s index.
+    init(versionTag: String, emptyIn claimed: ClaimedExtensionRoots) {
+        self.versionTag = versionTag
+        bySource = ExtensionTree(emptyIn: claimed)
+        byDestination = ExtensionTree(emptyIn: claimed)
     }
 
     /// The number of edges.
@@ -147,7 +160,7 @@ struct RelationshipState: Sendable {
 
     /// Whether `edge` fits a tree entry (its key — both trees' keys have the same length — plus
     /// the rules), counted without building the key.
-    func fits(_ edge: StoredEdge) -> Bool { Self.fits(edge, maximumEntrySize: bySource.format.maximumEntrySize) }
+    func fits(_ edge: StoredEdge) -> Bool { Self.fits(edge, maximumEntrySize: bySource.maximumEntrySize) }
 
     /// `fits` for trees whose entries hold at most `maximumEntrySize` bytes.
     static func fits(_ edge: StoredEdge, maximumEntrySize: Int) -> Bool {
@@ -179,7 +192,7 @@ struct RelationshipState: Sendable {
         let raw: UnsafeRawBufferPointer
         var at = 0
 
-        mutating func escaped() throws(PageError) -> [UInt8] {
+        mutating func escaped() throws(EngineError) -> [UInt8] {
             var out: [UInt8] = []
             while at < raw.count {
                 let byte = raw[at]
@@ -195,19 +208,19 @@ struct RelationshipState: Sendable {
                 guard next == 0xFF else { break }
                 out.append(0)
             }
-            throw .corrupt(page: .none, reason: .badEntry)
+            throw .damagedExtensionEntry
         }
 
         /// The next part as a string. A part with no escaped zero (the usual case) is read in
         /// place, with no copy of its bytes before the string's own.
-        mutating func string() throws(PageError) -> String {
+        mutating func string() throws(EngineError) -> String {
             let start = at
             var end = start
             if let base = raw.baseAddress, start < raw.count,
                let zero = memchr(base + start, 0, raw.count - start) {
                 end = base.distance(to: UnsafeRawPointer(zero))
             } else {
-                throw .corrupt(page: .none, reason: .badEntry)
+                throw .damagedExtensionEntry
             }
             if end + 1 < raw.count, raw[end + 1] == 0 {
                 at = end + 2
@@ -215,14 +228,14 @@ struct RelationshipState: Sendable {
             }
             let bytes = try escaped()
             let string = String(decoding: bytes, as: UTF8.self)
-            guard string.utf8.elementsEqual(bytes) else { throw .corrupt(page: .none, reason: .badEntry) }
+            guard string.utf8.elementsEqual(bytes) else { throw .damagedExtensionEntry }
             return string
         }
 
         /// `bytes` as a string; bytes that are not UTF-8 are a damaged entry. (`String(decoding:)`
         /// is specialized for a byte buffer; it repairs bad bytes, so a repaired string differs
         /// from its bytes.)
-        static func utf8String(_ bytes: UnsafeRawBufferPointer) throws(PageError) -> String {
+        static func utf8String(_ bytes: UnsafeRawBufferPointer) throws(EngineError) -> String {
             guard !bytes.isEmpty else { return "" }
             let utf8 = bytes.assumingMemoryBound(to: UInt8.self)
             // ASCII (the usual key) decodes unchanged: no comparison needed.
@@ -233,42 +246,42 @@ struct RelationshipState: Sendable {
             let same = string.withUTF8 { utf8 in
                 utf8.count == bytes.count && memcmp(utf8.baseAddress!, bytes.baseAddress!, bytes.count) == 0
             }
-            guard same else { throw .corrupt(page: .none, reason: .badEntry) }
+            guard same else { throw .damagedExtensionEntry }
             return string
         }
 
-        mutating func node() throws(PageError) -> CollectionKeyPair {
+        mutating func node() throws(EngineError) -> CollectionKeyPair {
             let collection = try string()
             return CollectionKeyPair(collection: collection, key: try string())
         }
 
-        mutating func byte() throws(PageError) -> UInt8 {
-            guard at < raw.count else { throw .corrupt(page: .none, reason: .badEntry) }
+        mutating func byte() throws(EngineError) -> UInt8 {
+            guard at < raw.count else { throw .damagedExtensionEntry }
             at += 1
             return raw[at - 1]
         }
 
-        mutating func destination() throws(PageError) -> StoredEdge.Destination {
+        mutating func destination() throws(EngineError) -> StoredEdge.Destination {
             switch try byte() {
             case 1: return .node(try node())
             case 2: return .file(try escaped())
-            default: throw .corrupt(page: .none, reason: .badEntry)
+            default: throw .damagedExtensionEntry
             }
         }
 
-        mutating func manual() throws(PageError) -> Bool {
+        mutating func manual() throws(EngineError) -> Bool {
             let flag = try byte()
-            guard flag <= 1, at == raw.count else { throw .corrupt(page: .none, reason: .badEntry) }
+            guard flag <= 1, at == raw.count else { throw .damagedExtensionEntry }
             return flag == 1
         }
     }
 
-    static func rules(_ value: UnsafeRawBufferPointer) throws(PageError) -> YDB_NodeDeleteRules {
-        guard value.count == 2 else { throw .corrupt(page: .none, reason: .badEntry) }
+    static func rules(_ value: UnsafeRawBufferPointer) throws(EngineError) -> YDB_NodeDeleteRules {
+        guard value.count == 2 else { throw .damagedExtensionEntry }
         return YDB_NodeDeleteRules(rawValue: UInt16(value[0]) | UInt16(value[1]) << 8)
     }
 
-    static func parseSourceEntry(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws(PageError) -> StoredEdge {
+    static func parseSourceEntry(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws(EngineError) -> StoredEdge {
         var p = Parser(raw: key)
         let source = try p.node()
         let name = try p.string()
@@ -276,7 +289,7 @@ struct RelationshipState: Sendable {
         return StoredEdge(name: name, source: source, destination: destination, isManual: try p.manual(), rules: try rules(value))
     }
 
-    static func parseDestinationEntry(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws(PageError) -> StoredEdge {
+    static func parseDestinationEntry(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws(EngineError) -> StoredEdge {
         var p = Parser(raw: key)
         let destination = try p.destination()
         let name = try p.string()
@@ -288,11 +301,11 @@ struct RelationshipState: Sendable {
 
     /// Calls `body` with each edge from `source` (named `name`, when given) until it returns false.
     /// The parts the query names are not read back from the keys.
-    func forEachEdge(from source: CollectionKeyPair, name: String?, _ body: (StoredEdge) -> Bool) throws(PageError) {
+    func forEachEdge(from source: CollectionKeyPair, name: String?, _ body: (StoredEdge) -> Bool) throws(EngineError) {
         var prefix: [UInt8] = []
         Self.appendNode(source, to: &prefix)
         if let name { Self.appendString(name, to: &prefix) }
-        try walk(bySource, prefix: prefix, { (p: inout Parser, value) throws(PageError) -> StoredEdge in
+        try walk(bySource, prefix: prefix, { (p: inout Parser, value) throws(EngineError) -> StoredEdge in
             let edgeName: String
             if let name { edgeName = name } else { edgeName = try p.string() }
             let destination = try p.destination()
@@ -302,11 +315,11 @@ struct RelationshipState: Sendable {
 
     /// Calls `body` with each edge to `destination` (named `name`, when given) until it returns
     /// false. The parts the query names are not read back from the keys.
-    func forEachEdge(to destination: StoredEdge.Destination, name: String?, _ body: (StoredEdge) -> Bool) throws(PageError) {
+    func forEachEdge(to destination: StoredEdge.Destination, name: String?, _ body: (StoredEdge) -> Bool) throws(EngineError) {
         var prefix: [UInt8] = []
         Self.appendDestination(destination, to: &prefix)
         if let name { Self.appendString(name, to: &prefix) }
-        try walk(byDestination, prefix: prefix, { (p: inout Parser, value) throws(PageError) -> StoredEdge in
+        try walk(byDestination, prefix: prefix, { (p: inout Parser, value) throws(EngineError) -> StoredEdge in
             let edgeName: String
             if let name { edgeName = name } else { edgeName = try p.string() }
             let source = try p.node()
@@ -315,29 +328,28 @@ struct RelationshipState: Sendable {
     }
 
     /// Calls `body` with every edge (in source order) until it returns false.
-    func forEachEdge(_ body: (StoredEdge) -> Bool) throws(PageError) {
-        try walk(bySource, prefix: [], { (p: inout Parser, value) throws(PageError) -> StoredEdge in
+    func forEachEdge(_ body: (StoredEdge) -> Bool) throws(EngineError) {
+        try walk(bySource, prefix: [], { (p: inout Parser, value) throws(EngineError) -> StoredEdge in
             try Self.parseSourceEntry(p.raw, value)
         }, body)
     }
 
     /// Calls `body` with each file edge (in destination order) until it returns false.
-    func forEachFileEdge(_ body: (StoredEdge) -> Bool) throws(PageError) {
-        try walk(byDestination, prefix: [2], { (p: inout Parser, value) throws(PageError) -> StoredEdge in
+    func forEachFileEdge(_ body: (StoredEdge) -> Bool) throws(EngineError) {
+        try walk(byDestination, prefix: [2], { (p: inout Parser, value) throws(EngineError) -> StoredEdge in
             try Self.parseDestinationEntry(p.raw, value)
         }, body)
     }
 
     /// Walks the entries of `tree` whose keys start with `prefix`; `parse` gets a parser placed
     /// just after the prefix (its bytes are the query's own, so they are not checked again).
-    private func walk(_ tree: PagedBTree, prefix: [UInt8],
-                      _ parse: (inout Parser, UnsafeRawBufferPointer) throws(PageError) -> StoredEdge,
-                      _ body: (StoredEdge) -> Bool) throws(PageError) {
-        var failure: PageError?
-        let upper = Self.prefixEnd(prefix).map { KeyBound($0, inclusive: false) }
+    private func walk(_ tree: ExtensionTree, prefix: [UInt8],
+                      _ parse: (inout Parser, UnsafeRawBufferPointer) throws(EngineError) -> StoredEdge,
+                      _ body: (StoredEdge) -> Bool) throws(EngineError) {
+        var failure: EngineError?
         let skip = prefix.count
-        try tree.forEachInKeyRange(from: prefix.isEmpty ? nil : KeyBound(prefix), to: upper) { key, value in
-            do throws(PageError) {
+        try tree.forEach(from: prefix.isEmpty ? nil : prefix, below: Self.prefixEnd(prefix)) { key, value in
+            do throws(EngineError) {
                 var parser = Parser(raw: key, at: skip)
                 return body(try parse(&parser, value))
             } catch {
@@ -349,11 +361,11 @@ struct RelationshipState: Sendable {
     }
 
     /// The stored rules of an edge with `edge`'s identity, or nil when there is none.
-    func storedRules(of edge: StoredEdge) throws(PageError) -> YDB_NodeDeleteRules? {
+    func storedRules(of edge: StoredEdge) throws(EngineError) -> YDB_NodeDeleteRules? {
         var rules: YDB_NodeDeleteRules?
-        var failure: PageError?
+        var failure: EngineError?
         try bySource.withValue(forKey: Self.sourceKey(edge)) { value in
-            do throws(PageError) { rules = try Self.rules(value) } catch { failure = error }
+            do throws(EngineError) { rules = try Self.rules(value) } catch { failure = error }
         }
         if let failure { throw failure }
         return rules
@@ -364,7 +376,7 @@ struct RelationshipState: Sendable {
     // Every change below is noted in `changeLog`.
 
     /// Stores `edge` (replacing the rules of an edge with its identity).
-    mutating func insert(_ edge: StoredEdge) throws(PageError) {
+    mutating func insert(_ edge: StoredEdge) throws(EngineError) {
         let value = Self.rulesValue(edge.rules)
         _ = try bySource.upsert(Self.sourceKey(edge), value)
         _ = try byDestination.upsert(Self.destinationKey(edge), value)
@@ -372,7 +384,7 @@ struct RelationshipState: Sendable {
     }
 
     /// Removes `edge`, which was just read from these trees (no existence walk first).
-    mutating func removeStored(_ edge: StoredEdge) throws(PageError) {
+    mutating func removeStored(_ edge: StoredEdge) throws(EngineError) {
         _ = try bySource.removeFound(Self.sourceKey(edge))
         _ = try byDestination.removeFound(Self.destinationKey(edge))
         changeLog.removed(edge)
@@ -380,7 +392,7 @@ struct RelationshipState: Sendable {
 
     /// Removes the edge with `edge`'s identity; returns whether it was stored.
     @discardableResult
-    mutating func remove(_ edge: StoredEdge) throws(PageError) -> Bool {
+    mutating func remove(_ edge: StoredEdge) throws(EngineError) -> Bool {
         guard try bySource.remove(Self.sourceKey(edge)) != nil else { return false }
         _ = try byDestination.remove(Self.destinationKey(edge))
         changeLog.removed(edge)
@@ -395,15 +407,15 @@ struct RelationshipState: Sendable {
     }
 }
 
-/// The relationship trees on index pages (`KeyedTreesExtensionState`), written by the index
+/// The relationship trees on index pages (`ExtensionTreesState`), written by the index
 /// checkpoint with the key directory's pages.
 ///
 /// Root bytes: the layout byte (1), the version tag (varint length + UTF-8), then the
-/// `PagedTreeRoot` of `bySource` and of `byDestination`.
-extension RelationshipState: KeyedTreesExtensionState {
-    var trees: [PagedBTree] { [bySource, byDestination] }
+/// `ExtensionTreeRoot` of `bySource` and of `byDestination`.
+extension RelationshipState: ExtensionTreesState {
+    var extensionTrees: [ExtensionTree] { [bySource, byDestination] }
 
-    func rootBytes(_ roots: [PagedTreeRoot]) -> [UInt8] {
+    func rootBytes(_ roots: [ExtensionTreeRoot]) -> [UInt8] {
         var bytes: [UInt8] = [Self.layout]
         bytes.appendString(versionTag)
         for root in roots { root.append(to: &bytes) }
@@ -411,21 +423,17 @@ extension RelationshipState: KeyedTreesExtensionState {
     }
 
     /// This state with `transform(i, tree)` applied to each tree (`trees` order).
-    func mapTrees(_ transform: (Int, PagedBTree) -> PagedBTree) -> RelationshipState {
+    func mapExtensionTrees(_ transform: (Int, ExtensionTree) -> ExtensionTree) -> RelationshipState {
         var state = self
         state.bySource = transform(0, bySource)
         state.byDestination = transform(1, byDestination)
         return state
     }
 
-    func validatePages() throws(PageError) {
-        try validateTrees()
-        guard bySource.count == byDestination.count else { throw .corrupt(page: .none, reason: .badEntry) }
+    /// The two trees hold as many edges (the verifier compares them edge by edge).
+    func validateState() throws(EngineError) {
+        guard bySource.count == byDestination.count else { throw .damagedExtensionEntry }
     }
-
-    var unwrittenPageCount: Int { treesUnwrittenPageCount }
-
-    func writtenPageCount() throws(PageError) -> Int { try treesWrittenPageCount() }
 
     /// Opens the state a claim hands back (reading no page); nil when the bytes are not a
     /// relationship extension's roots.
@@ -437,11 +445,11 @@ extension RelationshipState: KeyedTreesExtensionState {
                 guard try reader.readU8() == Self.layout else { return }
                 let tag = try reader.readString()
                 var cursor = reader.position
-                guard let sources = PagedTreeRoot.read(raw, &cursor), let destinations = PagedTreeRoot.read(raw, &cursor),
+                guard let sources = ExtensionTreeRoot.read(raw, &cursor), let destinations = ExtensionTreeRoot.read(raw, &cursor),
                       cursor == raw.count, sources.count == destinations.count else { return }
-                var state = RelationshipState(versionTag: tag, format: claimed.format, source: claimed.source)
-                state.bySource = PagedBTree(root: sources, format: claimed.format, source: claimed.source)
-                state.byDestination = PagedBTree(root: destinations, format: claimed.format, source: claimed.source)
+                var state = RelationshipState(versionTag: tag, emptyIn: claimed)
+                state.bySource = ExtensionTree(root: sources, in: claimed)
+                state.byDestination = ExtensionTree(root: destinations, in: claimed)
                 decoded = state
             } catch {
                 return

@@ -1,5 +1,5 @@
 import Foundation
-import YapDBIndex
+import YapDBEngine
 
 /// Checks a relationship extension's stored edges against the rows (`YapDatabase.verify()`):
 /// the two trees hold the same edges, every edge's source row exists, every destination row
@@ -16,16 +16,17 @@ struct RelationshipVerifier {
 
     func problems() -> [String] {
         var problems: [String] = []
-        do throws(PageError) {
-            try state.validatePages()
+        do throws(EngineError) {
+            try state.validateTrees()
+            try state.validateState()
             var bySource: Set<StoredEdge> = [], byDestination: Set<StoredEdge> = []
-            var failure: PageError?
+            var failure: EngineError?
             try state.bySource.forEach { key, value in
-                do throws(PageError) { bySource.insert(try RelationshipState.parseSourceEntry(key, value)) } catch { failure = error }
+                do throws(EngineError) { bySource.insert(try RelationshipState.parseSourceEntry(key, value)) } catch { failure = error }
                 return failure == nil
             }
             try state.byDestination.forEach { key, value in
-                do throws(PageError) { byDestination.insert(try RelationshipState.parseDestinationEntry(key, value)) } catch { failure = error }
+                do throws(EngineError) { byDestination.insert(try RelationshipState.parseDestinationEntry(key, value)) } catch { failure = error }
                 return failure == nil
             }
             if let failure { throw failure }

@@ -1,5 +1,4 @@
 import Foundation
-import YapDBIndex
 import YapDBEngine
 
 /// Keeps an object graph consistent: edges between rows (and from rows to files) carry delete
@@ -81,7 +80,7 @@ open class YapDatabaseRelationship: YapDatabaseExtension, @unchecked Sendable {
         if let existing = transaction.extensionState(key) as? RelationshipState, existing.versionTag == versionTag {
             return true
         }
-        let format = transaction.keydir.rows.format
+        let keydir = transaction.keydir
         let engine = transaction.connection.database.engine
         var state: RelationshipState
         var regather = true
@@ -99,24 +98,24 @@ open class YapDatabaseRelationship: YapDatabaseExtension, @unchecked Sendable {
                 regather = stored.versionTag != versionTag || claimed.catchUp.rowChangesLost
             } else {
                 YapDatabaseLogging.log(.error, "relationship \(name): its stored roots do not decode; gathering its edges again")
-                state = RelationshipState(versionTag: versionTag, format: format)
+                state = RelationshipState(versionTag: versionTag, emptyLike: keydir)
             }
         } else if let stored = transaction.extensionState(key) as? RelationshipState {
             state = stored
         } else {
-            state = RelationshipState(versionTag: versionTag, format: format)
+            state = RelationshipState(versionTag: versionTag, emptyLike: keydir)
             catchUp = engine.claimExtensionRecords(key)
             // Records with no roots start from empty (the first is a registration's): exact.
             regather = catchUp.map { $0.records.isEmpty || $0.rowChangesLost } ?? true
             startsEmpty = catchUp?.records.isEmpty ?? true
         }
         if let records = catchUp?.records, !records.isEmpty {
-            do throws(PageError) {
+            do throws(EngineError) {
                 if try RelationshipEdgeLog.replay(records, into: &state) { regather = true }
             } catch {
                 YapDatabaseLogging.log(.error, "relationship \(name): an edge record in the log does not decode (\(error)); "
                                        + "starting empty, manual edges are lost")
-                state = RelationshipState(versionTag: versionTag, format: format)
+                state = RelationshipState(versionTag: versionTag, emptyLike: keydir)
                 regather = true
                 startsEmpty = true
             }
@@ -127,7 +126,7 @@ open class YapDatabaseRelationship: YapDatabaseExtension, @unchecked Sendable {
         transaction.setExtensionState(state, forKey: key)
         transaction.markChanged()
         guard let ext = relationshipTransaction(name, transaction) else { return false }
-        do throws(PageError) {
+        do throws(EngineError) {
             if regather {
                 try ext.regatherAllProtocolEdges()
                 // Manual edges whose rows were removed while the extension was not registered
@@ -159,7 +158,7 @@ open class YapDatabaseRelationship: YapDatabaseExtension, @unchecked Sendable {
             var reset = RelationshipEdgeLog()
             reset.removedEverything()
             reset.dropped = true
-            do throws(StorageError) {
+            do throws(EngineError) {
                 try transaction.appendExtensionData(name: key, payload: reset.encoded())
             } catch {
                 transaction.fail(YapDatabaseError(error))

@@ -1,4 +1,4 @@
-import YapDBIndex
+import YapDBEngine
 
 // Cascades in batches. A removed row's edges leave the trees as one batch per tree; the rows
 // that its plain delete rules remove (no callback, no count of remaining edges: nothing in
@@ -11,12 +11,12 @@ extension YapDatabaseRelationshipTransaction {
     func removeStoredEdges(_ edges: [StoredEdge]) {
         guard !edges.isEmpty else { return }
         if edges.count == 1 {
-            update { state throws(PageError) in try state.removeStored(edges[0]) }
+            update { state throws(EngineError) in try state.removeStored(edges[0]) }
             return
         }
-        let bySource = edges.map { PagedBTreeChange(key: RelationshipState.sourceKey($0), value: nil) }
-        let byDestination = edges.map { PagedBTreeChange(key: RelationshipState.destinationKey($0), value: nil) }
-        update { state throws(PageError) in
+        let bySource = edges.map { (key: RelationshipState.sourceKey($0), value: [UInt8]?.none) }
+        let byDestination = edges.map { (key: RelationshipState.destinationKey($0), value: [UInt8]?.none) }
+        update { state throws(EngineError) in
             try state.bySource.apply(bySource)
             try state.byDestination.apply(byDestination)
             for edge in edges { state.changeLog.removed(edge) }
@@ -76,7 +76,7 @@ extension YapDatabaseRelationshipTransaction {
             }
         }
         var none = true
-        reading { state throws(PageError) in
+        reading { state throws(EngineError) in
             for (collection, range) in bounds where none {
                 // A by-destination key starts with the row-destination byte (docs/format.md §11).
                 for (tree, start) in [(state.bySource, [UInt8]()), (state.byDestination, [UInt8(1)])] where none {
@@ -84,8 +84,7 @@ extension YapDatabaseRelationshipTransaction {
                     var high = low
                     RelationshipState.appendNode(CollectionKeyPair(collection: collection, key: range.low), to: &low)
                     RelationshipState.appendNode(CollectionKeyPair(collection: collection, key: range.high), to: &high)
-                    let upper = RelationshipState.prefixEnd(high).map { KeyBound($0, inclusive: false) }
-                    none = try tree.positions(from: KeyBound(low), to: upper).isEmpty
+                    none = try tree.count(from: low, below: RelationshipState.prefixEnd(high)) == 0
                 }
             }
         }

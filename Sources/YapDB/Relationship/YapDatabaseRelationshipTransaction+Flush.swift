@@ -1,5 +1,5 @@
 import Foundation
-import YapDBIndex
+import YapDBEngine
 
 // The rules: run by `flush()`, which the commit calls first (before the other extensions
 // finish), so the rows the rules delete are removed through the normal path — views, indexes
@@ -74,11 +74,11 @@ extension YapDatabaseRelationshipTransaction {
         let destinationMissing = !sourceMissing && edge.destinationNode.map { !exists($0) } == true
         guard sourceMissing || destinationMissing else { return }
         var current: YDB_NodeDeleteRules?
-        reading { state throws(PageError) in current = try state.storedRules(of: edge) }
+        reading { state throws(EngineError) in current = try state.storedRules(of: edge) }
         guard let rules = current else { return }
         var stored = edge
         stored.rules = rules
-        update { state throws(PageError) in try state.removeStored(stored) }
+        update { state throws(EngineError) in try state.removeStored(stored) }
         if sourceMissing {
             sourceDeleted(stored)
         } else {
@@ -89,7 +89,7 @@ extension YapDatabaseRelationshipTransaction {
     /// A removed row: every edge from it or to it goes, then each one's rules run.
     func processDeleted(_ node: CollectionKeyPair) {
         var outgoing: [StoredEdge] = [], incoming: [StoredEdge] = []
-        reading { state throws(PageError) in
+        reading { state throws(EngineError) in
             try state.forEachEdge(from: node, name: nil) { edge in
                 outgoing.append(edge)
                 return true
@@ -141,7 +141,7 @@ extension YapDatabaseRelationshipTransaction {
     /// Whether an edge of any name points at `destination` from a source other than `source`.
     func hasEdges(to destination: StoredEdge.Destination, otherThanFrom source: CollectionKeyPair) -> Bool {
         var found = false
-        reading { state throws(PageError) in
+        reading { state throws(EngineError) in
             try state.forEachEdge(to: destination, name: nil) { edge in
                 found = edge.source != source
                 return !found
@@ -153,7 +153,7 @@ extension YapDatabaseRelationshipTransaction {
     /// Whether `source` has an edge of any name to a destination other than `destination`.
     func hasEdges(from source: CollectionKeyPair, otherThanTo destination: StoredEdge.Destination) -> Bool {
         var found = false
-        reading { state throws(PageError) in
+        reading { state throws(EngineError) in
             try state.forEachEdge(from: source, name: nil) { edge in
                 found = edge.destination != destination
                 return !found

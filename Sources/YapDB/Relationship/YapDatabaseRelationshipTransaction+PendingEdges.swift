@@ -1,4 +1,4 @@
-import YapDBIndex
+import YapDBEngine
 
 // Protocol-edge changes of a read-write transaction held as a batch and merged into the two
 // trees at once: at the next read of the edges, at `flush()`, or at commit (which flushes).
@@ -9,8 +9,8 @@ extension YapDatabaseRelationshipTransaction {
     /// (`remove`). Each key is built once. Reads see it: they merge the batch first.
     func queueTreeChange(_ edge: StoredEdge, remove: Bool) {
         let value = remove ? nil : RelationshipState.rulesValue(edge.rules)
-        pendingBySource.append(PagedBTreeChange(key: RelationshipState.sourceKey(edge), value: value))
-        pendingByDestination.append(PagedBTreeChange(key: RelationshipState.destinationKey(edge), value: value))
+        pendingBySource.append((key: RelationshipState.sourceKey(edge), value: value))
+        pendingByDestination.append((key: RelationshipState.destinationKey(edge), value: value))
         pendingEdges.append((edge, remove))
     }
 
@@ -20,7 +20,7 @@ extension YapDatabaseRelationshipTransaction {
         guard !pendingBySource.isEmpty else { return }
         let bySource = pendingBySource, byDestination = pendingByDestination, edges = pendingEdges
         dropPendingTreeChanges()
-        updateMerged { state throws(PageError) in
+        updateMerged { state throws(EngineError) in
             try state.bySource.apply(bySource)
             try state.byDestination.apply(byDestination)
             // The change log hears of each change, in order, as `insert`/`removeStored` note them.

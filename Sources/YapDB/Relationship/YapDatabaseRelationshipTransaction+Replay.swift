@@ -1,5 +1,4 @@
-import YapDBIndex
-import YapDBStorage
+import YapDBEngine
 
 // Registration after a reopen: the edge records of the log, and edges whose rows are gone.
 extension RelationshipEdgeLog {
@@ -7,8 +6,8 @@ extension RelationshipEdgeLog {
     /// to `state`, noting nothing in its change log (the records are in the log already).
     /// Returns whether every protocol edge must be gathered again from the rows: the last
     /// record says the extension was unregistered, or a record is of layout 1 (manual edges
-    /// only). Throws `PageError` when a payload does not decode or a page cannot be read.
-    static func replay(_ records: [[UInt8]], into state: inout RelationshipState) throws(PageError) -> Bool {
+    /// only). Throws `EngineError` when a payload does not decode or a page cannot be read.
+    static func replay(_ records: [[UInt8]], into state: inout RelationshipState) throws(EngineError) -> Bool {
         var regather = false
         var legacy = false
         let kept = state.changeLog
@@ -27,16 +26,16 @@ extension RelationshipEdgeLog {
 extension YapDatabaseRelationshipTransaction {
     /// Drops every edge with a row end that does not exist (rows removed while the extension was
     /// not registered, after edges replayed from the log); runs nothing.
-    func dropEdgesWithMissingEnds() throws(PageError) {
+    func dropEdgesWithMissingEnds() throws(EngineError) {
         var gone: [StoredEdge] = []
-        reading { state throws(PageError) in
+        reading { state throws(EngineError) in
             try state.forEachEdge { edge in
                 if !exists(edge.source) || edge.destinationNode.map({ !exists($0) }) == true { gone.append(edge) }
                 return true
             }
         }
         guard !gone.isEmpty else { return }
-        update { state throws(PageError) in for edge in gone { try state.remove(edge) } }
+        update { state throws(EngineError) in for edge in gone { try state.remove(edge) } }
     }
 }
 
@@ -54,8 +53,8 @@ extension YapDatabaseRelationshipTransaction {
                 state.changeLog = RelationshipEdgeLog()
             }
         }
-        do throws(StorageError) {
-            for payload in log.encodedPayloads(limit: Format.maxExtensionDataPayload) {
+        do throws(EngineError) {
+            for payload in log.encodedPayloads(limit: WriteTransaction.extensionDataLimit) {
                 try tx.appendExtensionData(name: stateKey, payload: payload)
             }
         } catch {

@@ -1,5 +1,5 @@
 import Foundation
-import YapDBIndex
+import YapDBEngine
 
 // A Swift-native query for the commonest question asked of a relationship — which rows point
 // at this one — that hands out the source row itself rather than an edge object per edge.
@@ -20,7 +20,7 @@ extension YapDatabaseRelationshipTransaction {
         let destinationPair = CollectionKeyPair(collection: destinationCollection ?? "", key: destinationKey)
         let destinationHidden = !deletedSet.isEmpty && deletedSet.contains(destinationPair)
         guard !destinationHidden else { return }
-        reading { state throws(PageError) in
+        reading { state throws(EngineError) in
             try state.forEachSource(to: .node(destinationPair), name: name) { source, _ in
                 if !deletedSet.isEmpty, deletedSet.contains(source) { return true }
                 var stop = false

@@ -1,5 +1,4 @@
 import Foundation
-import YapDBIndex
 import YapDBEngine
 
 // Manual edges and the row hooks of a read-write transaction.
@@ -65,22 +64,22 @@ extension YapDatabaseRelationshipTransaction {
     func store(_ edge: StoredEdge) {
         // No copy of the state may outlive this check: `update` changes the trees in place only
         // while the transaction holds the one reference.
-        guard let maximumEntrySize = state?.bySource.format.maximumEntrySize else { return }
+        guard let maximumEntrySize = state?.bySource.maximumEntrySize else { return }
         let fits = RelationshipState.fits(edge, maximumEntrySize: maximumEntrySize)
         guard fits else {
             YapDatabaseLogging.log(.error, "relationship \(name): an edge's names and keys are too long to store; ignored: \(publicEdge(edge))")
             return
         }
         var current: YDB_NodeDeleteRules?
-        reading { state throws(PageError) in current = try state.storedRules(of: edge) }
+        reading { state throws(EngineError) in current = try state.storedRules(of: edge) }
         guard current != edge.rules else { return }
-        update { state throws(PageError) in try state.insert(edge) }
+        update { state throws(EngineError) in try state.insert(edge) }
         checks.append(edge)
     }
 
     func removeManual(_ identity: StoredEdge, reason: YDB_NotifyReason) {
         var removed: StoredEdge?
-        update { state throws(PageError) in
+        update { state throws(EngineError) in
             guard let rules = try state.storedRules(of: identity) else { return }
             var edge = identity
             edge.rules = rules
@@ -129,7 +128,7 @@ extension YapDatabaseRelationshipTransaction {
         }
         var old = EdgeIndex()
         if !noneStored {
-            reading { state throws(PageError) in
+            reading { state throws(EngineError) in
                 try state.forEachEdge(from: source, name: nil) { edge in
                     if !edge.isManual { old.append(edge) }
                     return true
@@ -165,7 +164,7 @@ extension YapDatabaseRelationshipTransaction {
     /// its file when its sources are deleted has its file deleted after the commit. (YapDatabase
     /// deleted every file of every file edge here, whatever its rules.)
     func allNodesRemoved() {
-        reading { state throws(PageError) in
+        reading { state throws(EngineError) in
             try state.forEachFileEdge { edge in
                 if edge.rules.contains(.deleteDestinationIfSourceDeleted) || edge.rules.contains(.deleteDestinationIfAllSourcesDeleted),
                    let url = publicEdge(edge).destinationFileURL {
@@ -190,16 +189,16 @@ extension YapDatabaseRelationshipTransaction {
     /// Drops every protocol edge and asks every allowed object again (a new version tag, or no
     /// stored edges). Runs no rule: edges to rows that do not exist are left out, so
     /// registering never deletes a row (YapDatabase flushed here, and could). Manual edges stay.
-    func regatherAllProtocolEdges() throws(PageError) {
+    func regatherAllProtocolEdges() throws(EngineError) {
         var protocolEdges: [StoredEdge] = []
-        reading { state throws(PageError) in
+        reading { state throws(EngineError) in
             try state.forEachEdge { edge in
                 if !edge.isManual { protocolEdges.append(edge) }
                 return true
             }
         }
         if !protocolEdges.isEmpty {
-            update { state throws(PageError) in
+            update { state throws(EngineError) in
                 for edge in protocolEdges { try state.remove(edge) }
             }
         }
@@ -221,7 +220,7 @@ extension YapDatabaseRelationshipTransaction {
     /// edges of rows removed are dropped.
     /// Files those commits' rules deleted are not deleted again (a crash after a commit and
     /// before its file deletions leaves the files).
-    func catchUp(_ changes: ExtensionCatchUp) throws(PageError) {
+    func catchUp(_ changes: ExtensionCatchUp) throws(EngineError) {
         for pair in changes.changedKeys {
             if exists(pair) {
                 regatherQuietly(pair)
@@ -233,13 +232,13 @@ extension YapDatabaseRelationshipTransaction {
             // Rows removed with their collection (or all rows) are known only by row id: drop
             // every edge with an end that is gone.
             var gone: [StoredEdge] = []
-            reading { state throws(PageError) in
+            reading { state throws(EngineError) in
                 try state.forEachEdge { edge in
                     if !exists(edge.source) || edge.destinationNode.map({ !exists($0) }) == true { gone.append(edge) }
                     return true
                 }
             }
-            update { state throws(PageError) in for edge in gone { try state.remove(edge) } }
+            update { state throws(EngineError) in for edge in gone { try state.remove(edge) } }
         }
     }
 
@@ -249,20 +248,20 @@ extension YapDatabaseRelationshipTransaction {
         if relationship.gathersEdges(in: pair.collection),
            let node = databaseTransaction.object(forKey: pair.key, inCollection: pair.collection) as? YapDatabaseRelationshipNode {
             for edge in node.yapDatabaseRelationshipEdges() ?? [] {
-                guard let stored = storedEdge(edge, source: pair, manual: false), let format = state?.bySource.format,
-                      RelationshipState.fits(stored, maximumEntrySize: format.maximumEntrySize) else { continue }
+                guard let stored = storedEdge(edge, source: pair, manual: false), let maximumEntrySize = state?.bySource.maximumEntrySize,
+                      RelationshipState.fits(stored, maximumEntrySize: maximumEntrySize) else { continue }
                 if let destination = stored.destinationNode, !exists(destination) { continue }
                 wanted[stored.identity] = stored.rules
             }
         }
         var old: [StoredEdge] = []
-        reading { state throws(PageError) in
+        reading { state throws(EngineError) in
             try state.forEachEdge(from: pair, name: nil) { edge in
                 if !edge.isManual { old.append(edge) }
                 return true
             }
         }
-        update { state throws(PageError) in
+        update { state throws(EngineError) in
             for edge in old where wanted[edge.identity] != edge.rules { try state.remove(edge) }
             for (identity, rules) in wanted where !old.contains(where: { $0.identity == identity && $0.rules == rules }) {
                 var edge = identity
@@ -275,7 +274,7 @@ extension YapDatabaseRelationshipTransaction {
     /// Drops every edge from or to the row; runs nothing.
     func dropEdgesQuietly(of pair: CollectionKeyPair) {
         var gone: [StoredEdge] = []
-        reading { state throws(PageError) in
+        reading { state throws(EngineError) in
             try state.forEachEdge(from: pair, name: nil) { edge in
                 gone.append(edge)
                 return true
@@ -285,7 +284,7 @@ extension YapDatabaseRelationshipTransaction {
                 return true
             }
         }
-        update { state throws(PageError) in for edge in gone { try state.remove(edge) } }
+        update { state throws(EngineError) in for edge in gone { try state.remove(edge) } }
     }
 }
 

@@ -1,5 +1,4 @@
 import Foundation
-import YapDBIndex
 import YapDBEngine
 
 /// A transaction's handle on a relationship extension (`transaction.ext(name) as?
@@ -41,8 +40,8 @@ public final class YapDatabaseRelationshipTransaction {
     var isFlushing = false
     /// Tree changes queued by written nodes, merged before the trees are next read or changed
     /// (`mergePendingTreeChanges`): each tree's keys, and the edges for the state's change log.
-    var pendingBySource: [PagedBTreeChange] = []
-    var pendingByDestination: [PagedBTreeChange] = []
+    var pendingBySource: [(key: [UInt8], value: [UInt8]?)] = []
+    var pendingByDestination: [(key: [UInt8], value: [UInt8]?)] = []
     var pendingEdges: [(edge: StoredEdge, removed: Bool)] = []
 
     init(relationship: YapDatabaseRelationship, name: String, transaction: YapDatabaseReadTransaction) {
@@ -66,21 +65,21 @@ public final class YapDatabaseRelationshipTransaction {
 
     /// The largest entry the trees hold (nil: no state). Merges nothing.
     var maximumEntrySize: Int? {
-        (databaseTransaction.extensionState(stateKey) as? RelationshipState)?.bySource.format.maximumEntrySize
+        (databaseTransaction.extensionState(stateKey) as? RelationshipState)?.bySource.maximumEntrySize
     }
 
     /// Runs `body` on the transaction's state (taken out so its trees change in place), then puts
     /// it back. A damaged page fails the transaction. Queued tree changes are merged first.
-    func update(_ body: (inout RelationshipState) throws(PageError) -> Void) {
+    func update(_ body: (inout RelationshipState) throws(EngineError) -> Void) {
         mergePendingTreeChanges()
         updateMerged(body)
     }
 
     /// `update` without merging the queued tree changes first (the merge itself).
-    func updateMerged(_ body: (inout RelationshipState) throws(PageError) -> Void) {
+    func updateMerged(_ body: (inout RelationshipState) throws(EngineError) -> Void) {
         guard let tx = writeTransaction, var state = tx.extensionState(stateKey) as? RelationshipState else { return }
         tx.setExtensionState(nil, forKey: stateKey)
-        do throws(PageError) {
+        do throws(EngineError) {
             try body(&state)
         } catch {
             tx.fail(.corrupted(offset: 0, reason: "relationship \(name): \(error)"))
@@ -90,9 +89,9 @@ public final class YapDatabaseRelationshipTransaction {
     }
 
     /// Reads the state; a damaged page is logged (and, in a read-write transaction, fails it).
-    func reading(_ body: (RelationshipState) throws(PageError) -> Void) {
+    func reading(_ body: (RelationshipState) throws(EngineError) -> Void) {
         guard let state else { return }
-        do throws(PageError) {
+        do throws(EngineError) {
             try body(state)
         } catch {
             YapDatabaseLogging.log(.error, "relationship \(name): \(error)")
@@ -157,7 +156,7 @@ public final class YapDatabaseRelationshipTransaction {
     /// Calls `body` with every visible edge matching the filters (nil: any) until it stops.
     func forEachMatch(name: String?, source: CollectionKeyPair?, destination: StoredEdge.Destination?,
                       _ body: (StoredEdge) -> Bool) {
-        reading { state throws(PageError) in
+        reading { state throws(EngineError) in
             if let source {
                 try state.forEachEdge(from: source, name: name) { edge in
                     if let destination, edge.destination != destination { return true }
@@ -179,7 +178,7 @@ public final class YapDatabaseRelationshipTransaction {
     func countMatches(name: String?, source: CollectionKeyPair?, destination: StoredEdge.Destination?) -> UInt {
         if deletedSet.isEmpty, let state, (source == nil) != (destination == nil) {
             var prefix: [UInt8] = []
-            let tree: PagedBTree
+            let tree: ExtensionTree
             if let source {
                 RelationshipState.appendNode(source, to: &prefix)
                 tree = state.bySource
@@ -189,8 +188,8 @@ public final class YapDatabaseRelationshipTransaction {
             }
             if let name { RelationshipState.appendString(name, to: &prefix) }
             if let end = RelationshipState.prefixEnd(prefix),
-               let range = try? tree.positions(from: KeyBound(prefix), to: KeyBound(end, inclusive: false)) {
-                return UInt(range.count)
+               let count = try? tree.count(from: prefix, below: end) {
+                return UInt(count)
             }
         }
         var count: UInt = 0

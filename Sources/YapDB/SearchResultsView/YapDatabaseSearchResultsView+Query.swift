@@ -1,6 +1,5 @@
 import Foundation
 import YapDBEngine
-import YapDBStorage
 
 // Where a search results view keeps its query: in its state's stored tag, so the query is in
 // the snapshot with the rows it found (every connection sees both together) and, for a

@@ -1,7 +1,7 @@
 import Foundation
 import YapDBIndex
 import YapDBQuery
-import YapDBStorage
+import YapDBEngine
 
 /// The adapter between the handler's values, the query module's `SQLValue` and the bytes the
 /// index stores: a handler value becomes a column value (after the column's affinity); a row's

@@ -1,7 +1,6 @@
 import Foundation
 import YapDBIndex
 import YapDBEngine
-import YapDBStorage
 import YapDBQuery
 
 /// A secondary index's contents at one snapshot: one key-ordered tree per column and the

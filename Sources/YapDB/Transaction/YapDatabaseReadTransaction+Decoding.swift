@@ -71,7 +71,7 @@ extension YapDatabaseReadTransaction {
     /// plain parameters, not a message closure: a closure capturing them retained and released
     /// both strings on every read.
     func read(_ location: ValueLocation, owner: ValueOwner, _ part: StaticString, collection: String, key: String) -> Data? {
-        do throws(StorageError) {
+        do throws(EngineError) {
             return try readValue(location, owner: owner) ?? Data()
         } catch {
             readFailed(error, "the \(part) of \(collection)/\(key)")

@@ -65,7 +65,7 @@ extension YapDatabaseReadTransaction {
             // (No nested function over these locals: its captures would cost a dynamic
             // exclusivity check per access.)
             var ahead = ReadAhead()
-            do throws(StorageError) {
+            do throws(EngineError) {
                 try reader.forEachKeyBytes(inCollection: name, from: from, through: through, reversed: reversed) { key, entry in
                     reader.prefetch(entry.object)
                     guard ahead.isFull else {
@@ -105,13 +105,13 @@ extension YapDatabaseReadTransaction {
 
     /// The entry of (`collection`, `key`) in this transaction's view, a damaged page thrown.
     final func lendingEntry(collection: String, key: String) throws(YapDatabaseError) -> KeydirEntry? {
-        do throws(StorageError) { return try reader.entry(collection: collection, key: key) } catch { throw YapDatabaseError(error) }
+        do throws(EngineError) { return try reader.entry(collection: collection, key: key) } catch { throw YapDatabaseError(error) }
     }
 
     /// Calls `body` with the value at `location` (nil for a nil-metadata record), lent by the
     /// reader (`RowReader.readValue`). A record there that is not `owner`'s is `.corrupted`.
     final func lendValue(at location: ValueLocation, owner: ValueOwner, _ body: (UnsafeRawBufferPointer?) -> Void) throws(YapDatabaseError) {
-        do throws(StorageError) { try reader.readValue(at: location, owner: owner, body) } catch { throw YapDatabaseError(error) }
+        do throws(EngineError) { try reader.readValue(at: location, owner: owner, body) } catch { throw YapDatabaseError(error) }
     }
 }
 

@@ -16,7 +16,7 @@ extension YapDatabaseReadTransaction {
     /// Handles a read that failed with `error` while doing `operation` (a description for the
     /// log, built only on failure). See the policy above; `YapDatabaseReadWriteTransaction`
     /// also fails the transaction.
-    func readFailed(_ error: StorageError, _ operation: String) {
+    func readFailed(_ error: EngineError, _ operation: String) {
         YapDatabaseLogging.log(.error, "could not read \(operation): \(error); run verify()")
         if !readsSnapshot { (self as? YapDatabaseReadWriteTransaction)?.fail(YapDatabaseError(error)) }
     }
@@ -26,7 +26,7 @@ extension YapDatabaseReadTransaction {
     /// The entry of (`collection`, `key`) in this transaction's view (a read-write
     /// transaction's own writes included), or nil.
     final func entry(collection: String, key: String) -> KeydirEntry? {
-        do throws(StorageError) { return try reader.entry(collection: collection, key: key) } catch {
+        do throws(EngineError) { return try reader.entry(collection: collection, key: key) } catch {
             readFailed(error, "the index (row \(collection)/\(key))")
             return nil
         }
@@ -34,8 +34,8 @@ extension YapDatabaseReadTransaction {
 
     /// `entry(collection:key:)` when the caller has the row key already (`RowKey.encode`).
     final func entry(rowKey: [UInt8], collection: String, key: String) -> KeydirEntry? {
-        do throws(StorageError) {
-            return try rowKey.withUnsafeBytes { bytes in Result { () throws(StorageError) in try reader.entry(rowKey: bytes) } }.get()
+        do throws(EngineError) {
+            return try rowKey.withUnsafeBytes { bytes in Result { () throws(EngineError) in try reader.entry(rowKey: bytes) } }.get()
         } catch {
             readFailed(error, "the index (row \(collection)/\(key))")
             return nil
@@ -44,7 +44,7 @@ extension YapDatabaseReadTransaction {
 
     /// The (collection, key) of row `rowid`, or nil.
     final func owner(ofRowid rowid: UInt64) -> (collection: String, key: String)? {
-        do throws(StorageError) { return try reader.owner(ofRowid: rowid) } catch {
+        do throws(EngineError) { return try reader.owner(ofRowid: rowid) } catch {
             readFailed(error, "the index (row id \(rowid))")
             return nil
         }
@@ -52,7 +52,7 @@ extension YapDatabaseReadTransaction {
 
     /// The (collection, key) and entry of row `rowid`, or nil (`RowReader.row(ofRowid:memo:)`).
     final func row(ofRowid rowid: UInt64, memo: inout CollectionMemo) -> (collection: String, key: String, entry: KeydirEntry?)? {
-        do throws(StorageError) { return try reader.row(ofRowid: rowid, memo: &memo) } catch {
+        do throws(EngineError) { return try reader.row(ofRowid: rowid, memo: &memo) } catch {
             readFailed(error, "the index (row id \(rowid))")
             return nil
         }
@@ -60,7 +60,7 @@ extension YapDatabaseReadTransaction {
 
     /// The number of rows in `collection` (0 when the index cannot be read).
     final func rowCount(inCollection collection: String) -> Int {
-        do throws(StorageError) { return try reader.rowCount(inCollection: collection) } catch {
+        do throws(EngineError) { return try reader.rowCount(inCollection: collection) } catch {
             readFailed(error, "the index (count of \(collection))")
             return 0
         }
@@ -68,7 +68,7 @@ extension YapDatabaseReadTransaction {
 
     /// The number of collections that have rows.
     final func collectionCount() -> Int {
-        do throws(StorageError) { return try reader.collectionCount() } catch {
+        do throws(EngineError) { return try reader.collectionCount() } catch {
             readFailed(error, "the index (collections)")
             return 0
         }
@@ -76,7 +76,7 @@ extension YapDatabaseReadTransaction {
 
     /// The names of the collections that have rows, in name order.
     final func collectionNames() -> [String] {
-        do throws(StorageError) { return try reader.collectionNames() } catch {
+        do throws(EngineError) { return try reader.collectionNames() } catch {
             readFailed(error, "the index (collections)")
             return []
         }
@@ -88,7 +88,7 @@ extension YapDatabaseReadTransaction {
     /// walk there (`readFailed`). Writes made by `body` do not disturb the walk.
     final func forEachKey(inCollection collection: String, from: String? = nil, through: String? = nil, reversed: Bool = false,
                           prefetching prefetch: ((KeydirEntry) -> Void)? = nil, _ body: (String, KeydirEntry) -> Bool) {
-        do throws(StorageError) {
+        do throws(EngineError) {
             try reader.forEachKey(inCollection: collection, from: from, through: through, reversed: reversed, prefetching: prefetch, body)
         } catch {
             readFailed(error, "the index (keys of \(collection))")
@@ -113,7 +113,7 @@ extension YapDatabaseReadTransaction {
 
     /// The value at `location` (nil for a nil-metadata record), copied once into `Data` from
     /// where the reader lends it (a memory map, a `pread` buffer, the log's staging buffer).
-    final func readValue(_ location: ValueLocation, owner: ValueOwner) throws(StorageError) -> Data? {
+    final func readValue(_ location: ValueLocation, owner: ValueOwner) throws(EngineError) -> Data? {
         var data: Data?
         try reader.readValue(at: location, owner: owner) { data = $0.map { Data($0) } }
         return data

@@ -1,4 +1,4 @@
-import YapDBIndex
+import YapDBEngine
 
 // The connection's caches as a read-write transaction changes them: what it caches as it
 // writes, what it keeps for other connections' caches (`.share`, `.copy`), and how a rollback

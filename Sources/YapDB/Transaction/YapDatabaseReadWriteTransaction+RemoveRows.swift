@@ -23,7 +23,7 @@ extension YapDatabaseReadWriteTransaction {
                 ext.willRemoveRow(name: extName, collection: row.collection, key: row.key, transaction: self)
             }
             var removed = false
-            guard engine({ () throws(StorageError) in
+            guard engine({ () throws(EngineError) in
                 removed = try engineTransaction.remove(collection: row.collection, key: row.key) != nil
             }), removed else { continue }
             forgetRemovedRow(row)

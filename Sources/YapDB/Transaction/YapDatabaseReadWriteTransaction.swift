@@ -126,15 +126,15 @@ public final class YapDatabaseReadWriteTransaction: YapDatabaseReadTransaction {
             let rules = rules(forCollection: name)
             let sanitized = rules.preSanitize(.metadata, metadata, forKey: key)
             guard let data = serialize(.metadata, sanitized, key: key, rules: rules) else { return }
-            guard engine({ () throws(StorageError) in
-                try data.withBytes { (raw: UnsafeRawBufferPointer) throws(StorageError) in
+            guard engine({ () throws(EngineError) in
+                try data.withBytes { (raw: UnsafeRawBufferPointer) throws(EngineError) in
                     _ = try engineTransaction.setMetadata(raw, collection: name, key: key)
                 }
             }) else { return }
             cacheMetadata(sanitized, pair, rules: rules)
             rules.postSanitize(.metadata, sanitized, forKey: key)
         } else {
-            guard engine({ () throws(StorageError) in _ = try engineTransaction.setMetadata(nil, collection: name, key: key) }) else { return }
+            guard engine({ () throws(EngineError) in _ = try engineTransaction.setMetadata(nil, collection: name, key: key) }) else { return }
             cacheMetadata(nil, pair, rules: rules(forCollection: name))
         }
         if !touchedOnlyMetadata.isEmpty { touchedOnlyMetadata.remove(pair) }
@@ -174,7 +174,7 @@ public final class YapDatabaseReadWriteTransaction: YapDatabaseReadTransaction {
             for (extName, ext) in extensions { ext.willRemoveRow(name: extName, collection: name, key: key, transaction: self) }
         }
         var removed = false
-        guard engine({ () throws(StorageError) in removed = try engineTransaction.remove(collection: name, key: key) != nil }),
+        guard engine({ () throws(EngineError) in removed = try engineTransaction.remove(collection: name, key: key) != nil }),
               removed else { return }
         if !announces { noteMutation() }
         forgetRemovedRow(CollectionKeyPair(collection: name, key: key))
@@ -195,7 +195,7 @@ public final class YapDatabaseReadWriteTransaction: YapDatabaseReadTransaction {
         let hookKeys = keysForRemoveHooks(inCollection: name)
         runRemoveHooks(will: true, collection: name, keys: hookKeys)
         for (extName, ext) in extensions { ext.willRemoveCollection(name: extName, collection: name, transaction: self) }
-        guard engine({ () throws(StorageError) in _ = try engineTransaction.removeCollection(name) }) else { return }
+        guard engine({ () throws(EngineError) in _ = try engineTransaction.removeCollection(name) }) else { return }
         connection.objectCache.removeCollection(name)
         connection.metadataCache.removeCollection(name)
         writtenObjects = writtenObjects.filter { $0.key.collection != name }
@@ -212,7 +212,7 @@ public final class YapDatabaseReadWriteTransaction: YapDatabaseReadTransaction {
         noteMutation()
         runRemoveAllHooks(will: true)
         for (extName, ext) in extensions { ext.willRemoveAll(name: extName, transaction: self) }
-        guard engine({ () throws(StorageError) in try engineTransaction.removeAll() }) else { return }
+        guard engine({ () throws(EngineError) in try engineTransaction.removeAll() }) else { return }
         connection.objectCache.removeAll()
         connection.metadataCache.removeAll()
         writtenObjects.removeAll()
@@ -267,13 +267,13 @@ public final class YapDatabaseReadWriteTransaction: YapDatabaseReadTransaction {
                 ext.willChangeRow(name: extName, collection: collection, key: key, change: change, transaction: self)
             }
         }
-        let ok = engine { () throws(StorageError) in
-            try objectData.withBytes { (o: UnsafeRawBufferPointer) throws(StorageError) in
+        let ok = engine { () throws(EngineError) in
+            try objectData.withBytes { (o: UnsafeRawBufferPointer) throws(EngineError) in
                 switch metadata {
                 case .keep: try engineTransaction.setObject(o, metadata: .keep, collection: collection, key: key)
                 case .clear: try engineTransaction.setObject(o, metadata: .clear, collection: collection, key: key)
                 case .set:
-                    try metadataData!.withBytes { (m: UnsafeRawBufferPointer) throws(StorageError) in
+                    try metadataData!.withBytes { (m: UnsafeRawBufferPointer) throws(EngineError) in
                         try engineTransaction.setObject(o, metadata: .set(m), collection: collection, key: key)
                     }
                 }
@@ -347,8 +347,8 @@ public final class YapDatabaseReadWriteTransaction: YapDatabaseReadTransaction {
     }
 
     /// Runs an engine write; on failure records it (the commit fails with it).
-    func engine(_ body: () throws(StorageError) -> Void) -> Bool {
-        do throws(StorageError) {
+    func engine(_ body: () throws(EngineError) -> Void) -> Bool {
+        do throws(EngineError) {
             try body()
             return true
         } catch {

@@ -31,7 +31,7 @@ struct ViewEngine {
     }
 
     static func report(_ error: PageError, _ operation: String, _ transaction: YapDatabaseReadTransaction) {
-        let storage = StorageError(error)
+        let storage = EngineError(error)
         if let writer = transaction as? YapDatabaseReadWriteTransaction {
             writer.fail(YapDatabaseError(storage))
         } else {

@@ -1,6 +1,5 @@
 import YapDBIndex
 import YapDBEngine
-import YapDBStorage
 
 /// What one index checkpoint wrote of a view (`ExtensionPagesWritten.detail`).
 struct ViewPagesWritten: Sendable {
@@ -21,7 +20,7 @@ struct ViewPagesWritten: Sendable {
 /// group tree; the root record carries the version tag and the two roots
 /// (docs/format.md §11, "View trees").
 extension ViewState: PagedExtensionState {
-    func writePages(_ pages: ExtensionPageWriter) throws(StorageError) -> ExtensionPagesWritten {
+    func writePages(_ pages: ExtensionPageWriter) throws(EngineError) -> ExtensionPagesWritten {
         var catalog = self.catalog
         var flushes: [PageFlush] = []
         var groupRoots: [String: PagedTreeRoot] = [:]
@@ -47,7 +46,7 @@ extension ViewState: PagedExtensionState {
             detail: ViewPagesWritten(lineage: lineage, catalog: catalog, groupRoots: groupRoots, copies: nil, rowGroupsCopy: nil))
     }
 
-    func copyPages(_ pages: ExtensionPageWriter) throws(StorageError) -> ExtensionPagesWritten {
+    func copyPages(_ pages: ExtensionPageWriter) throws(EngineError) -> ExtensionPagesWritten {
         var catalog = PagedBTree(format: format, source: source)
         var flushes: [PageFlush] = []
         var groupRoots: [String: PagedTreeRoot] = [:]

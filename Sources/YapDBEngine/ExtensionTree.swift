@@ -1,0 +1,128 @@
+import YapDBStorage
+import YapDBIndex
+
+/// One keyed tree of an extension (an edge table, an index): byte keys in `memcmp` order, each
+/// with a byte value, on the index pages beside the key directory. The engine's door for
+/// extensions: every read and change throws `EngineError` (a damaged or unreadable page, an
+/// entry too large for a page), so an extension built on it names no type of the index layer.
+///
+/// A value, like the rows' trees: keep it in the extension's state (an `ExtensionTreesState`)
+/// in `WriteTransaction.extensions`, and a change copies only the touched path; every
+/// snapshot reads its own tree. The index checkpoint writes its pages (`ExtensionTreesState`).
+///
+/// Threading: a value; reading one from several threads is safe, changing it is the owner's.
+package struct ExtensionTree: Sendable {
+    /// The tree itself (the engine's side of the door).
+    var base: PagedBTree
+
+    init(_ base: PagedBTree) { self.base = base }
+
+    /// An empty tree in the default page format, reading no page (until a checkpoint writes
+    /// it, it lives in memory).
+    package init() {
+        base = PagedBTree(format: PageFormat(), source: EmptyPageSource())
+    }
+
+    /// An empty tree on the index pages `keydir` is on (the format its pages have).
+    package init(emptyLike keydir: Keydir) {
+        base = PagedBTree(format: keydir.rows.format, source: EmptyPageSource())
+    }
+
+    /// An empty tree on the pages of `claimed`'s index.
+    package init(emptyIn claimed: ClaimedExtensionRoots) {
+        base = PagedBTree(format: claimed.format, source: claimed.source)
+    }
+
+    /// The tree whose root `root` a claim handed back (reads no page).
+    package init(root: ExtensionTreeRoot, in claimed: ClaimedExtensionRoots) {
+        base = PagedBTree(root: root, format: claimed.format, source: claimed.source)
+    }
+
+    /// The number of entries. O(1).
+    package var count: Int { base.count }
+
+    /// The largest key plus value an entry may hold (bytes).
+    package var maximumEntrySize: Int { base.format.maximumEntrySize }
+
+    // MARK: Reads
+
+    /// Calls `body` with the value stored for `key`, if any (lent for the call), and says
+    /// whether there was one. O(log n).
+    @discardableResult
+    package func withValue(forKey key: [UInt8], _ body: (UnsafeRawBufferPointer) -> Void) throws(EngineError) -> Bool {
+        try mappingPageErrors { () throws(PageError) in try base.withValue(forKey: key, body) }
+    }
+
+    /// Calls `body` with each key and value (lent for the call) from the first key ≥ `lower`
+    /// (nil: the first) up to, not including, `upperBound` (nil: to the end), in key order or
+    /// `reversed`, until it returns false.
+    /// - Throws: `EngineError` for a damaged or unreadable page (the entries before it were
+    ///   handed to `body`).
+    package func forEach(from lower: [UInt8]?, below upperBound: [UInt8]?, reversed: Bool = false,
+                         _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) -> Bool) throws(EngineError) {
+        let from = lower.map { KeyBound($0) }
+        let to = upperBound.map { KeyBound($0, inclusive: false) }
+        try mappingPageErrors { () throws(PageError) in try base.forEachInKeyRange(from: from, to: to, reversed: reversed, body) }
+    }
+
+    /// The number of entries from the first key ≥ `lower` up to, not including, `upperBound`
+    /// (nil: to the end). O(log n).
+    package func count(from lower: [UInt8], below upperBound: [UInt8]?) throws(EngineError) -> Int {
+        let to = upperBound.map { KeyBound($0, inclusive: false) }
+        return try mappingPageErrors { () throws(PageError) in try base.positions(from: KeyBound(lower), to: to).count }
+    }
+
+    /// Calls `body` with every key and value in key order until it returns false.
+    package func forEach(_ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) -> Bool) throws(EngineError) {
+        try forEach(from: nil, below: nil, body)
+    }
+
+    // MARK: Changes
+
+    /// Stores `value` for `key`; returns the value it replaced, if any.
+    /// - Throws: `tooLarge` when the entry does not fit a page (nothing changed); a page's
+    ///   failure (the tree may then be part-changed: discard it, as the transaction does).
+    @discardableResult
+    package mutating func upsert(_ key: [UInt8], _ value: [UInt8]) throws(EngineError) -> [UInt8]? {
+        try mappingPageErrors { () throws(PageError) in try base.upsert(key, value) }
+    }
+
+    /// Removes `key`; returns its value, or nil when it was not stored.
+    @discardableResult
+    package mutating func remove(_ key: [UInt8]) throws(EngineError) -> [UInt8]? {
+        try mappingPageErrors { () throws(PageError) in try base.remove(key) }
+    }
+
+    /// Removes `key`, just read from this tree (no existence walk first).
+    @discardableResult
+    package mutating func removeFound(_ key: [UInt8]) throws(EngineError) -> [UInt8]? {
+        try mappingPageErrors { () throws(PageError) in try base.removeFound(key) }
+    }
+
+    /// Applies a batch of changes (a value stores it, nil removes the key) as if one at a time,
+    /// in key order; the last change of a key wins. Throws as `upsert`.
+    package mutating func apply(_ changes: [(key: [UInt8], value: [UInt8]?)]) throws(EngineError) {
+        let batch = changes.map { PagedBTreeChange(key: $0.key, value: $0.value) }
+        try mappingPageErrors { () throws(PageError) in try base.apply(batch) }
+    }
+
+    /// Removes every entry. O(1).
+    package mutating func removeAll() { base.removeAll() }
+
+    // MARK: Checks
+
+    /// Checks every page of the tree (`Engine.verify()` reports what it throws).
+    package func validate() throws(EngineError) {
+        try mappingPageErrors { () throws(PageError) in try base.validate() }
+    }
+}
+
+/// Where an extension tree's pages begin, as an extension's root bytes carry it
+/// (`append(to:)`, `read(_:_:)`; docs/format.md §10).
+package typealias ExtensionTreeRoot = PagedTreeRoot
+
+extension EngineError {
+    /// An entry of an extension's tree (or a record of its own) that does not decode: the same
+    /// damage a page's undecodable entry is.
+    package static let damagedExtensionEntry = EngineError(PageError.corrupt(page: .none, reason: .badEntry))
+}
