@@ -43,6 +43,7 @@ extension Engine {
     /// index file and removes the older index files (`compact()` does it too, after moving
     /// records). Throws as `checkpoint()`.
     package func compactIndex() throws(StorageError) {
+        guard sharing == nil else { return }   // multi-process support: not yet (checkpoint(onlyIfLogGrew:))
         try maintenance.withLock { (_: inout Void) throws(StorageError) in
             guard let source = try captureForCheckpoint(onlyIfLogGrew: false, copyIndex: true) else { return }
             try finishCheckpoint(source)
@@ -63,7 +64,28 @@ extension Engine {
         if due { try checkpoint(onlyIfLogGrew: true) }
     }
 
+    /// With multi-process support it holds the processes' writer lock throughout, catches up
+    /// first, and writes nothing when another process wrote a checkpoint since this one's
+    /// newest (`mayCheckpoint`).
     func checkpoint(onlyIfLogGrew: Bool) throws(StorageError) {
+        if let sharing {
+            // A checkpoint no caller asked for (close) is skipped while another process writes.
+            do throws(StorageError) { try sharing.acquire() } catch {
+                if onlyIfLogGrew, case .locked = error { return }
+                throw error
+            }
+            defer { sharing.release() }
+            let allowed = try writer.withLock { (state: inout WriterState) throws(StorageError) -> Bool in
+                guard !state.closed, !state.readOnly else { return true }   // the capture refuses
+                _ = try prepareToWrite(state, sharing)
+                return mayCheckpoint(state, sharing)
+            }
+            guard allowed else { return }
+        }
+        try checkpointHoldingLocks(onlyIfLogGrew: onlyIfLogGrew)
+    }
+
+    private func checkpointHoldingLocks(onlyIfLogGrew: Bool) throws(StorageError) {
         try maintenance.withLock { (_: inout Void) throws(StorageError) in
             let copyIndex = index.isCompactionDue(slack: options.indexCompactionSlack)
             guard let source = try captureForCheckpoint(onlyIfLogGrew: onlyIfLogGrew, copyIndex: copyIndex) else { return }
@@ -281,8 +303,10 @@ extension Engine {
                 state.extensions[name] = paged.reading(from: extensionSource)
             }
             // Log segments at or after the replay position hold commits to replay: never retired.
+            // With multi-process support nothing is retired: another process's older
+            // snapshot may still read it.
             let retired = state.segments.numbers.filter { number in
-                number != state.log.segmentNumber
+                sharing == nil && number != state.log.segmentNumber
                     && (number < source.replay.segment || state.compactionSegments.contains(number))
                     && (source.usage[number] ?? 0) == 0 && (state.usage[number] ?? 0) == 0
             }
@@ -298,6 +322,7 @@ extension Engine {
             state.dirtyPages.record(WriterState.dirtyPageCount(keydir: state.keydir, extensions: state.extensions))
             state.generation += 1
             publish(state)
+            publishShared(state)
             return (old, retired.sorted(), state.log.highWaterMark)
         }
         do throws(IOFailure) {

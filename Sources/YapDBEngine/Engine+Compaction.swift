@@ -33,8 +33,12 @@ extension Engine {
     /// and to swap in the new locations. A crash at any step loses nothing: until the
     /// checkpoint's rename the old checkpoint and log still describe everything, and the
     /// unreferenced copies are removed at the next open.
+    ///
+    /// With multi-process support it does nothing yet (an empty report): other processes'
+    /// key directories still point into the segments it would remove.
     package func compact(force: Bool = false) throws(StorageError) -> CompactionReport {
-        try maintenance.withLock { (_: inout Void) throws(StorageError) -> CompactionReport in
+        guard sharing == nil else { return CompactionReport() }
+        return try maintenance.withLock { (_: inout Void) throws(StorageError) -> CompactionReport in
             var report = CompactionReport()
             // 1. Pick victims and the state to copy from.
             let picked = try writer.withLock { (state: inout WriterState) throws(StorageError) -> (Keydir, [UInt32: Int64], SegmentTable)? in

@@ -120,6 +120,7 @@ public final class YapDatabaseOptions: Sendable {
         var writeBufferLimit = YapDatabaseOptions.defaultWriteBufferLimit
         var readOnly = false
         var busyTimeout: TimeInterval = 0
+        var enableMultiProcessSupport = false
     }
 
     /// Default of ``maxValueSize``: 1 GiB.
@@ -296,6 +297,37 @@ public final class YapDatabaseOptions: Sendable {
     public var busyTimeout: TimeInterval {
         get { storage.withLock { $0.busyTimeout } }
         set { storage.withLock { $0.busyTimeout = newValue } }
+    }
+
+    /// Lets several processes open the database at once and read and write it (YapDatabase's
+    /// option of the same name; default false). Every process that opens the database must set
+    /// it, and must register the same extensions.
+    ///
+    /// What YapDB does:
+    /// - The lock file `NAME-lock` is held shared while the database is open, so a process
+    ///   without this option (which takes it exclusively) gets ``YapDatabaseError/locked``.
+    /// - A read-write transaction takes the writer lock shared by the processes (an exclusive
+    ///   lock on `NAME-shm`) for its duration only: processes take turns, a transaction waits
+    ///   up to ``busyTimeout`` for another process's and then fails with `locked`
+    ///   (`readWrite(_:)` reports it to the log handler). Nothing is locked for writing while a
+    ///   process sits idle.
+    /// - Each commit's end is published in the shared-memory file `NAME-shm` after it is synced.
+    ///   At the start of each transaction a process compares it with its own state and, when
+    ///   another process committed, replays those commits from the log; every connection then
+    ///   empties its object and metadata caches (YapDatabase's rule: other processes' changes
+    ///   carry no key list). With a ``YapDatabaseCrossProcessNotification`` registered,
+    ///   `Notification.Name.YapDatabaseModifiedExternally` is posted on
+    ///   ``YapDatabase/notificationQueue``.
+    /// - Checkpoints run only at ``YapDatabase/checkpoint()`` and close (not automatically), and
+    ///   only in a process that has seen every checkpoint written so far; ``YapDatabase/compact()``
+    ///   does nothing; files are removed only by an open without this option.
+    /// - Same host only (a shared memory map); the real file system only.
+    ///
+    /// Not yet: extensions whose state lives on index pages (views, secondary indexes, full-text
+    /// search, relationships) do not see rows another process committed.
+    public var enableMultiProcessSupport: Bool {
+        get { storage.withLock { $0.enableMultiProcessSupport } }
+        set { storage.withLock { $0.enableMultiProcessSupport = newValue } }
     }
 
     /// `seconds` as the engine's wait: 0 for negative or NaN values, at most a day.
