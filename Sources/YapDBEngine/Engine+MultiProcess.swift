@@ -202,11 +202,12 @@ extension Engine {
     /// under `writer`, after the commit it describes is written and synced as the mode says).
     func publishShared(_ state: WriterState) {
         guard let sharing else { return }
-        let previous = sharing.shared.read()
-        let generation = (previous?.uuid == uuid ? previous?.generation ?? 0 : 0) + 1
-        sharing.shared.publish(PublishedState(uuid: uuid, generation: generation, snapshot: state.snapshotNumber,
+        let previous = sharing.shared.read().flatMap { $0.uuid == uuid ? $0 : nil }
+        // The newest checkpoint may be another process's (this one then never writes one).
+        sharing.shared.publish(PublishedState(uuid: uuid, generation: (previous?.generation ?? 0) + 1, snapshot: state.snapshotNumber,
                                               logEnd: LogPosition(segment: state.log.segmentNumber, offset: state.log.end),
-                                              durableThrough: state.log.durableThrough, checkpoint: state.checkpointNumber))
+                                              durableThrough: state.log.durableThrough,
+                                              checkpoint: max(previous?.checkpoint ?? 0, state.checkpointNumber)))
         sharing.seenSequence.store(sharing.shared.sequence, ordering: .releasing)
     }
 
@@ -218,7 +219,7 @@ extension Engine {
         writer.withLock { state in
             let current = sharing.shared.read()
             if current?.uuid != uuid || current?.logEnd != LogPosition(segment: state.log.segmentNumber, offset: state.log.end)
-                || current?.checkpoint != state.checkpointNumber || current?.snapshot != state.snapshotNumber {
+                || (current?.checkpoint ?? 0) < state.checkpointNumber || current?.snapshot != state.snapshotNumber {
                 guard !state.readOnly else { return }
                 publishShared(state)
             } else {

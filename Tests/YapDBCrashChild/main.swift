@@ -40,6 +40,17 @@
 //                                   by root: first drops to user and group 65534), writes
 //                                   "ready N\n" (N: the rows it reads) or "error E\n", holds it
 //                                   open until standard input closes.
+//   YapDBCrashChild mpcount PATH N   opens PATH with multi-process support (busy timeout 60 s),
+//                                   writes "ready", waits for a line on standard input, then
+//                                   runs N read-write transactions, each adding 1 to the count
+//                                   in ("count", "n") and setting ("rows", "PID-I"); writes
+//                                   "done SNAPSHOT", closes.
+//   YapDBCrashChild mpserve PATH    opens PATH with multi-process support, writes "ready", then
+//                                   answers one line per command: "put KEY VALUE" (one write
+//                                   transaction → "put SNAPSHOT" or "error …"), "get KEY" (→ the
+//                                   value or "nil"), "hang KEY" (a write transaction that sets
+//                                   KEY and three 600 KB rows, writes "inside" and never ends:
+//                                   the parent kills it), "quit" (closes, exits 0).
 //
 // Exit status: 0 normal end, 2 usage, 3 open failed, 4 commit failed (the error on stderr).
 #if canImport(Glibc)
@@ -131,6 +142,11 @@ case "fdlimit" where arguments.count == 4:
 case "fdcache" where arguments.count == 4:
     guard let seed = UInt64(arguments[3]) else { exit(2) }
     descriptorCache(path: arguments[2], seed: seed)
+case "mpcount" where arguments.count == 4:
+    guard let count = Int(arguments[3]), count <= 10_000 else { exit(2) }
+    multiProcessCount(path: arguments[2], count: count)
+case "mpserve":
+    multiProcessServe(path: arguments[2])
 case "hold":
     let database = open(arguments[2])
     report("ready")
@@ -371,4 +387,78 @@ func descriptorCache(path: String, seed: UInt64) {
         setrlimit(descriptorLimit, &original)
     }
     report("done")
+}
+
+/// Opens `path` with multi-process support (exit 3 when it cannot).
+func openShared(_ path: String) -> YapDatabase {
+    let options = YapDatabaseOptions()
+    options.enableMultiProcessSupport = true
+    options.busyTimeout = 60
+    do {
+        return try YapDatabase.open(url: URL(fileURLWithPath: path), options: options)
+    } catch {
+        report("open failed: \(error)", to: 2)
+        exit(3)
+    }
+}
+
+/// The `mpcount` command: read-modify-write transactions taking turns with another process.
+func multiProcessCount(path: String, count: Int) {
+    let database = openShared(path)
+    let connection = database.newConnection()
+    let pid = getpid()
+    report("ready")
+    _ = readLine()
+    for i in 0..<count {
+        do {
+            try connection.write { tx in
+                let current = Int(tx.object(forKey: "n", inCollection: "count") as? String ?? "0") ?? -1_000_000
+                tx.setObject(String(current + 1), forKey: "n", inCollection: "count")
+                tx.setObject("row \(i)", forKey: "\(pid)-\(i)", inCollection: "rows")
+            }
+        } catch {
+            report("commit \(i) failed: \(error)", to: 2)
+            exit(4)
+        }
+    }
+    report("done \(database.snapshot)")
+    try? database.close()
+}
+
+/// The `mpserve` command: a second process reading and writing beside the test.
+func multiProcessServe(path: String) {
+    let database = openShared(path)
+    let connection = database.newConnection()
+    report("ready")
+    while let line = readLine() {
+        let words = line.split(separator: " ").map(String.init)
+        switch words.first {
+        case "put" where words.count == 3:
+            do {
+                try connection.write { tx in tx.setObject(words[2], forKey: words[1], inCollection: "rows") }
+                report("put \(database.snapshot)")
+            } catch {
+                report("error \(describe(error))")
+            }
+        case "get" where words.count == 2:
+            report(connection.read { tx in tx.object(forKey: words[1], inCollection: "rows") as? String } ?? "nil")
+        case "hang" where words.count == 2:
+            try? connection.write { tx in
+                tx.setObject("partial", forKey: words[1], inCollection: "rows")
+                // Bytes that do not compress, so the records reach the file before the commit.
+                var random = SeededRandom(seed: 27)
+                for i in 0..<3 {
+                    let bytes = (0..<600_000).map { _ in UInt8.random(in: 0...255, using: &random) }
+                    tx.setObject(Data(bytes), forKey: "big\(i)", inCollection: "blobs")
+                }
+                report("inside")
+                while true { sleep(60) }
+            }
+        case "quit":
+            try? database.close()
+            exit(0)
+        default:
+            report("error unknown command \(line)")
+        }
+    }
 }

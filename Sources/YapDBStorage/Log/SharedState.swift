@@ -157,7 +157,7 @@ package final class SharedStateFile: @unchecked Sendable {
     }
 
     /// A copy's 64 bytes: UUID, generation, snapshot, log end, durable position, checkpoint,
-    /// reserved, CRC32C of the first 60 bytes (docs/format.md §13).
+    /// 8 reserved bytes, CRC32C of the first 60 bytes (docs/format.md §13).
     static func encode(_ state: PublishedState) -> [UInt8] {
         var bytes: [UInt8] = state.uuid.count == 16 ? state.uuid : [UInt8](repeating: 0, count: 16)
         bytes.appendLE(state.generation)
@@ -167,7 +167,7 @@ package final class SharedStateFile: @unchecked Sendable {
         bytes.appendLE(state.durableThrough.segment)
         bytes.appendLE(state.durableThrough.offset)
         bytes.appendLE(state.checkpoint)
-        bytes.appendLE(UInt32(0))
+        bytes.append(contentsOf: [UInt8](repeating: 0, count: 8))   // reserved
         bytes.appendLE(CRC32C.checksum(bytes))
         return bytes
     }

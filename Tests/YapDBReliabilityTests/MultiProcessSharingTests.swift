@@ -1,0 +1,172 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+import Synchronization
+import Testing
+@testable import YapDB
+import TestSupport
+
+/// Several processes on one database with `enableMultiProcessSupport` (docs/format.md §13):
+/// writers take turns, a process sees another's commit at its next transaction with its caches
+/// emptied, `YapDatabaseModifiedExternally` is posted, and a writer killed inside its
+/// transaction leaves the writer lock free and nothing of its transaction. Every child does a
+/// bounded amount of work and is reaped (`ChildProcess.deinit` kills one a failed test left).
+@Suite(.serialized) struct MultiProcessSharingTests {
+    static func sharedOptions() -> YapDatabaseOptions {
+        let options = YapDatabaseOptions()
+        options.enableMultiProcessSupport = true
+        options.busyTimeout = 60
+        return options
+    }
+
+    /// Two processes, both open before either writes, each run 100 read-modify-write
+    /// transactions on one counter at the same time: the count ends at 200 only if every
+    /// transaction read the other's last commit.
+    @Test func twoProcessesWriteInTurnsAndNothingIsLost() throws {
+        let directory = TemporaryDirectory("yapdb-mproc")
+        defer { directory.remove() }
+        let path = directory.file("db")
+        let first = try ChildProcess(["mpcount", path, "100"])
+        #expect(first.readLine(timeout: 60) == "ready")
+        let second = try ChildProcess(["mpcount", path, "100"])
+        #expect(second.readLine(timeout: 60) == "ready")
+        first.send("go")
+        second.send("go")
+        #expect(first.readLine(timeout: 120)?.hasPrefix("done") == true)
+        #expect(second.readLine(timeout: 120)?.hasPrefix("done") == true)
+        #expect(first.waitForExit() == 0)
+        #expect(second.waitForExit() == 0)
+        // Opened alone, without the option: everything both committed is there.
+        let database = try YapDatabase.open(url: URL(fileURLWithPath: path))
+        let connection = database.newConnection()
+        #expect(connection.read { $0.object(forKey: "n", inCollection: "count") as? String } == "200")
+        #expect(connection.read { $0.numberOfKeys(inCollection: "rows") } == 200)
+        #expect(database.snapshot == 200)
+        #expect(try database.verify().isValid)
+        try database.close()
+    }
+
+    /// This process reads (and caches) a row, another process changes it: the next read here
+    /// sees the new value, not the cached one; and this process's commit is seen there.
+    @Test func aCommitInAnotherProcessIsSeenAtTheNextTransactionAndTheCacheIsFlushed() throws {
+        let directory = TemporaryDirectory("yapdb-mproc")
+        defer { directory.remove() }
+        let path = directory.file("db")
+        let database = try YapDatabase.open(url: URL(fileURLWithPath: path), options: Self.sharedOptions())
+        let connection = database.newConnection()
+        try connection.write { tx in tx.setObject("one", forKey: "k", inCollection: "rows") }
+        #expect(connection.read { $0.object(forKey: "k", inCollection: "rows") as? String } == "one")
+        #expect(connection.isCached(key: "k", inCollection: "rows"))
+
+        let other = try ChildProcess(["mpserve", path])
+        #expect(other.readLine(timeout: 60) == "ready")
+        other.send("get k")
+        #expect(other.readLine(timeout: 60) == "one")
+        other.send("put k two")
+        #expect(other.readLine(timeout: 60) == "put 2")
+
+        #expect(connection.read { $0.object(forKey: "k", inCollection: "rows") as? String } == "two")
+        #expect(database.snapshot == 2)
+        // A second connection, idle meanwhile, reads the new value too.
+        #expect(database.newConnection().read { $0.object(forKey: "k", inCollection: "rows") as? String } == "two")
+
+        try connection.write { tx in tx.setObject("three", forKey: "k", inCollection: "rows") }
+        other.send("get k")
+        #expect(other.readLine(timeout: 60) == "three")
+        other.send("quit")
+        #expect(other.waitForExit() == 0)
+        try database.close()
+    }
+
+    /// With `YapDatabaseCrossProcessNotification` registered, another process's commit posts
+    /// `YapDatabaseModifiedExternally` without any transaction here (the shared state is
+    /// watched), once per catch-up.
+    @Test func anotherProcessCommitPostsModifiedExternally() throws {
+        let directory = TemporaryDirectory("yapdb-mproc")
+        defer { directory.remove() }
+        let path = directory.file("db")
+        let database = try YapDatabase.open(url: URL(fileURLWithPath: path), options: Self.sharedOptions())
+        #expect(database.register(YapDatabaseCrossProcessNotification(identifier: "test"), withName: "crossProcess"))
+        let received = Mutex<[UInt64]>([])
+        let observer = NotificationCenter.default.addObserver(forName: .YapDatabaseModifiedExternally, object: database,
+                                                              queue: nil) { _ in
+            received.withLock { $0.append(1) }
+        }
+        defer { NotificationCenter.default.removeObserver(observer) }
+
+        let other = try ChildProcess(["mpserve", path])
+        #expect(other.readLine(timeout: 60) == "ready")
+        other.send("put k external")
+        #expect(other.readLine(timeout: 60)?.hasPrefix("put ") == true)
+        let deadline = Date().addingTimeInterval(30)
+        while received.withLock({ $0.isEmpty }) && Date() < deadline { usleep(10_000) }
+        database.notificationQueue.sync {}
+        #expect(received.withLock { $0.count } == 1)
+        #expect(database.newConnection().read { $0.object(forKey: "k", inCollection: "rows") as? String } == "external")
+
+        // This process's own commit posts nothing external.
+        try database.newConnection().write { tx in tx.setObject("own", forKey: "k", inCollection: "rows") }
+        usleep(300_000)
+        database.notificationQueue.sync {}
+        #expect(received.withLock { $0.count } == 1)
+        other.send("quit")
+        #expect(other.waitForExit() == 0)
+        try database.close()
+    }
+
+    /// A writer SIGKILLed while its transaction has written records (but no commit record):
+    /// the writer lock is free at once, and nothing of the transaction is visible, here or
+    /// after a reopen.
+    @Test func aWriterKilledInsideATransactionLeavesTheLockFreeAndNothingPartial() throws {
+        let directory = TemporaryDirectory("yapdb-mproc")
+        defer { directory.remove() }
+        let path = directory.file("db")
+        let options = Self.sharedOptions()
+        options.busyTimeout = 0
+        let database = try YapDatabase.open(url: URL(fileURLWithPath: path), options: options)
+        let connection = database.newConnection()
+        try connection.write { tx in tx.setObject("before", forKey: "k", inCollection: "rows") }
+
+        let writer = try ChildProcess(["mpserve", path])
+        #expect(writer.readLine(timeout: 60) == "ready")
+        writer.send("hang partial")
+        #expect(writer.readLine(timeout: 60) == "inside")
+        // The transaction holds the writer lock: a write here fails at once (busy timeout 0).
+        #expect(throws: YapDatabaseError.self) { try connection.write { tx in tx.setObject("x", forKey: "x", inCollection: "rows") } }
+        writer.kill()
+
+        try connection.write { tx in tx.setObject("after", forKey: "k", inCollection: "rows") }
+        connection.read { tx in
+            #expect(tx.object(forKey: "k", inCollection: "rows") as? String == "after")
+            #expect(tx.object(forKey: "partial", inCollection: "rows") == nil)
+            #expect(tx.numberOfKeys(inCollection: "blobs") == 0)
+        }
+        #expect(database.snapshot == 2)
+        try database.close()
+
+        let reopened = try YapDatabase.open(url: URL(fileURLWithPath: path))
+        reopened.newConnection().read { tx in
+            #expect(tx.object(forKey: "k", inCollection: "rows") as? String == "after")
+            #expect(tx.object(forKey: "partial", inCollection: "rows") == nil)
+            #expect(tx.numberOfKeys(inCollection: "blobs") == 0)
+        }
+        #expect(try reopened.verify().isValid)
+        try reopened.close()
+    }
+
+    /// Without the option a database is still one process's: a process with it gets `locked`,
+    /// and the other way round.
+    @Test func anOpenWithoutTheOptionExcludesProcessesWithIt() throws {
+        let directory = TemporaryDirectory("yapdb-mproc")
+        defer { directory.remove() }
+        let path = directory.file("db")
+        let shared = try YapDatabase.open(url: URL(fileURLWithPath: path), options: Self.sharedOptions())
+        let holder = try ChildProcess(["hold", path])
+        #expect(holder.readLine(timeout: 60) == nil, "the exclusive open fails while a shared one is open")
+        #expect(holder.waitForExit() >> 8 & 0xFF == 3)
+        try shared.close()
+    }
+}
