@@ -118,7 +118,10 @@ extension Engine {
     /// key directory (every record checked as at open; nothing past the published end is
     /// read), the log writer follows into the segments they rolled to, and the new state is
     /// published with a changeset marked `external` (every connection's caches flush on it,
-    /// YapDatabase's rule). Returns the new snapshot number, nil when there was nothing to apply.
+    /// YapDatabase's rule). When another process wrote a newer checkpoint, the key directory is
+    /// reloaded from it instead (`reloadFromCheckpoint`), which lets go of the changes held in
+    /// memory and lets this process write checkpoints again. Returns the new snapshot number,
+    /// nil when there was no commit to apply.
     @discardableResult
     func catchUp(_ state: WriterState, _ sharing: ProcessSharing) throws(StorageError) -> UInt64? {
         let sequence = sharing.shared.sequence
@@ -127,54 +130,107 @@ extension Engine {
             return nil
         }
         let ours = LogPosition(segment: state.log.segmentNumber, offset: state.log.end)
+        if published.checkpoint > state.checkpointNumber {
+            do throws(StorageError) {
+                let caughtUp = try reloadFromCheckpoint(state, published)
+                sharing.seenSequence.store(sequence, ordering: .releasing)
+                return caughtUp
+            } catch {
+                // The checkpoint went (a newer one replaced it): the log still has every commit.
+                options.reportFailure?("reloading another process's checkpoint \(published.checkpoint) failed, replaying the log instead: \(error)")
+            }
+        }
         guard published.logEnd > ours else {
             sharing.seenSequence.store(sequence, ordering: .releasing)
             return nil
         }
+        var replayer = Replayer(keydir: state.keydir, usage: state.usage, nextRowid: state.nextRowid)
+        let report = try replay(&replayer, after: ours, baseSnapshot: state.snapshotNumber, to: published, state: state)
+        sharing.seenSequence.store(sequence, ordering: .releasing)
+        guard report.commits > 0 else { return nil }
+        state.bytesSinceCheckpoint += UInt64(max(0, report.bytesScanned))
+        state.rowsSinceCheckpoint += report.records
+        state.dirtyPages.note(work: report.records)
+        return adopt(replayer, report: report, state: state)
+    }
+
+    /// Replays onto `replayer` the commits after `start` (a commit boundary whose snapshot is
+    /// `baseSnapshot`) up to the published end, and moves the log writer along every segment
+    /// with a commit past its own end (as if it had rolled itself). When the writer's end is
+    /// before `start`, the scan starts there: the commits in between move the writer but are
+    /// not replayed.
+    private func replay(_ replayer: inout Replayer, after start: LogPosition, baseSnapshot: UInt64, to published: PublishedState,
+                        state: WriterState) throws(StorageError) -> ScanReport {
         let listing: DatabaseFiles.Listing
         do throws(IOFailure) { listing = try files.list(fileSystem) } catch { throw .io(error) }
         var scanner = LogScanner(files: files, fileSystem: fileSystem, uuid: uuid)
         scanner.limit = published.logEnd
-        var replayer = Replayer(keydir: state.keydir, usage: state.usage, nextRowid: state.nextRowid)
+        let ours = LogPosition(segment: state.log.segmentNumber, offset: state.log.end)
         var ends: [UInt32: UInt32] = [:]
-        let report = try scanner.scan(segments: listing.segments, from: ours, baseSnapshot: state.snapshotNumber,
+        let from = min(ours, start)
+        let report = try scanner.scan(segments: listing.segments, from: from, baseSnapshot: from == start ? baseSnapshot : state.snapshotNumber,
                                       repair: false) { (commit) throws(StorageError) in
-            try replayer.apply(commit)
-            ends[commit.end.segment] = commit.end.offset
+            if commit.end > start { try replayer.apply(commit) }
+            if commit.end > ours { ends[commit.end.segment] = commit.end.offset }
         }
-        sharing.seenSequence.store(sequence, ordering: .releasing)
         if let torn = report.tornAt {
             options.reportFailure?("another process's log is damaged at \(torn) (before its published end \(published.logEnd)): \(report.tornReason ?? "")")
         }
-        guard report.commits > 0 else { return nil }
-        // The log writer follows segment by segment, as if it had rolled itself.
         for (segment, end) in ends.sorted(by: { $0.key < $1.key }) {
-            if segment == state.log.segmentNumber {
-                state.log.follow(segment: segment, file: nil, end: end, lastSnapshot: report.lastSnapshot,
-                                 durableThrough: published.durableThrough)
-            } else {
-                let file: any StorageFile
+            var file: (any StorageFile)?
+            if segment != state.log.segmentNumber {
                 do { file = try fileSystem.open(files.segmentPath(segment), mode: state.readOnly ? .readOnly : .readWrite) } catch {
                     throw .io(error)
                 }
-                state.log.follow(segment: segment, file: file, end: end, lastSnapshot: report.lastSnapshot,
-                                 durableThrough: published.durableThrough)
             }
+            state.log.follow(segment: segment, file: file, end: end, lastSnapshot: report.lastSnapshot,
+                             durableThrough: published.durableThrough)
         }
+        return report
+    }
+
+    /// Makes a replay the writer's state and publishes it (with an `external` changeset when
+    /// the snapshot moved). Returns the new snapshot number, nil when it did not move.
+    private func adopt(_ replayer: Replayer, report: ScanReport, state: WriterState) -> UInt64? {
+        let moved = report.lastSnapshot > state.snapshotNumber
         state.keydir = replayer.keydir
         state.usage = replayer.usage
         state.nextRowid = replayer.nextRowid
-        state.snapshotNumber = report.lastSnapshot
+        state.snapshotNumber = max(state.snapshotNumber, report.lastSnapshot)
         state.generation += 1
-        state.bytesSinceCheckpoint += UInt64(max(0, report.bytesScanned))
-        state.rowsSinceCheckpoint += report.records
-        state.dirtyPages.note(work: report.records)
         state.remapActiveSegment(force: false)
-        var changeset = Changeset(snapshot: report.lastSnapshot)
-        changeset.external = true
-        registry.append(changeset)
+        if moved {
+            var changeset = Changeset(snapshot: report.lastSnapshot)
+            changeset.external = true
+            registry.append(changeset)
+        }
         publish(state)
-        return report.lastSnapshot
+        return moved ? report.lastSnapshot : nil
+    }
+
+    /// Loads the key directory from another process's checkpoint `published.checkpoint` (its
+    /// root record; the index files it names are taken in, `IndexFiles.adoptForeign`) and
+    /// replays the log from its replay position to the published end.
+    private func reloadFromCheckpoint(_ state: WriterState, _ published: PublishedState) throws(StorageError) -> UInt64? {
+        let loaded = try Engine.loadCheckpoint(published.checkpoint, files: files, fs: fileSystem, uuid: uuid)
+        guard loaded.root.pageSize == index.format.pageSize else {
+            throw .corrupted(offset: 0, reason: "checkpoint \(published.checkpoint): page size \(loaded.root.pageSize)")
+        }
+        try index.adoptForeign(loaded.root.files.map(\.extent))
+        let keydir = try Engine.keydir(of: loaded.root, format: index.format, source: index.source())
+        var replayer = Replayer(keydir: keydir, usage: loaded.usage, nextRowid: max(loaded.info.nextRowid, 1))
+        let report = try replay(&replayer, after: loaded.info.replay, baseSnapshot: loaded.info.snapshot, to: published, state: state)
+        // A log damaged before this process's own end: keep the state it has.
+        guard report.lastSnapshot >= state.snapshotNumber else {
+            throw .corrupted(offset: Int64(report.tornAt?.offset ?? 0), reason: report.tornReason ?? "the log ends before this process's state")
+        }
+        state.checkpointNumber = published.checkpoint
+        state.checkpointReplay = loaded.info.replay
+        state.bytesSinceCheckpoint = UInt64(max(0, report.bytesScanned))
+        state.rowsSinceCheckpoint = report.records
+        let caughtUp = adopt(replayer, report: report, state: state)
+        state.dirtyPages.record(WriterState.dirtyPageCount(keydir: state.keydir, extensions: state.extensions))
+        return caughtUp
     }
 
     /// Before a read-write transaction or a checkpoint of a process holding the writer lock
@@ -183,6 +239,13 @@ extension Engine {
     func prepareToWrite(_ state: WriterState, _ sharing: ProcessSharing) throws(StorageError) -> UInt64? {
         let caughtUp = try catchUp(state, sharing)
         guard !state.readOnly else { return caughtUp }
+        // Never cut anything before the published end: a process that could not catch up
+        // (its log reads as damaged before that end) writes nothing.
+        let ours = LogPosition(segment: state.log.segmentNumber, offset: state.log.end)
+        if let published = sharing.shared.read(), published.uuid == uuid, published.logEnd != ours {
+            throw .corrupted(offset: Int64(ours.offset),
+                             reason: "this process's log ends at \(ours), the published end is \(published.logEnd)")
+        }
         do throws(IOFailure) {
             let file = state.log.file
             if try file.size() > Int64(state.log.end) {

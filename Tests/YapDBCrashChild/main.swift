@@ -50,7 +50,8 @@
 //                                   transaction → "put SNAPSHOT" or "error …"), "get KEY" (→ the
 //                                   value or "nil"), "hang KEY" (a write transaction that sets
 //                                   KEY and three 600 KB rows, writes "inside" and never ends:
-//                                   the parent kills it), "quit" (closes, exits 0).
+//                                   the parent kills it), "checkpoint" (→ "checkpointed" or
+//                                   "error …"), "quit" (closes, exits 0).
 //
 // Exit status: 0 normal end, 2 usage, 3 open failed, 4 commit failed (the error on stderr).
 #if canImport(Glibc)
@@ -453,6 +454,13 @@ func multiProcessServe(path: String) {
                 }
                 report("inside")
                 while true { sleep(60) }
+            }
+        case "checkpoint":
+            do {
+                try database.checkpoint()
+                report("checkpointed")
+            } catch {
+                report("error \(describe(error))")
             }
         case "quit":
             try? database.close()

@@ -157,6 +157,57 @@ import TestSupport
         try reopened.close()
     }
 
+    /// Checkpoints alternate between two processes: each one, before writing, reloads the
+    /// other's newer checkpoint (so its own goes on appending where the index files end), and
+    /// the database reopens alone with every row.
+    @Test func checkpointsAlternateBetweenProcesses() throws {
+        let directory = TemporaryDirectory("yapdb-mproc")
+        defer { directory.remove() }
+        let path = directory.file("db")
+        let database = try YapDatabase.open(url: URL(fileURLWithPath: path), options: Self.sharedOptions())
+        let connection = database.newConnection()
+        try connection.write { tx in
+            for i in 0..<50 { tx.setObject("v\(i)", forKey: "k\(i)", inCollection: "rows") }
+        }
+        let other = try ChildProcess(["mpserve", path])
+        #expect(other.readLine(timeout: 60) == "ready")
+        func checkpointFile(_ number: Int) -> Bool {
+            FileManager.default.fileExists(atPath: path + "-checkpoint-" + String(format: "%010d", number))
+        }
+        other.send("put a 1")
+        #expect(other.readLine(timeout: 60) == "put 2")
+        other.send("checkpoint")
+        #expect(other.readLine(timeout: 60) == "checkpointed")
+        #expect(checkpointFile(1))
+
+        try connection.write { tx in tx.setObject("2", forKey: "b", inCollection: "rows") }
+        try database.checkpoint()
+        #expect(checkpointFile(2), "this process took in checkpoint 1, so it may write the next")
+
+        other.send("put c 3")
+        #expect(other.readLine(timeout: 60) == "put 4")
+        other.send("checkpoint")
+        #expect(other.readLine(timeout: 60) == "checkpointed")
+        #expect(checkpointFile(3))
+        other.send("get b")
+        #expect(other.readLine(timeout: 60) == "2")
+
+        connection.read { tx in
+            #expect(tx.object(forKey: "a", inCollection: "rows") as? String == "1")
+            #expect(tx.object(forKey: "c", inCollection: "rows") as? String == "3")
+            #expect(tx.numberOfKeys(inCollection: "rows") == 53)
+        }
+        other.send("quit")
+        #expect(other.waitForExit() == 0)
+        try database.close()
+
+        let reopened = try YapDatabase.open(url: URL(fileURLWithPath: path))
+        #expect(reopened.newConnection().read { $0.numberOfKeys(inCollection: "rows") } == 53)
+        #expect(reopened.snapshot == 4)
+        #expect(try reopened.verify().isValid)
+        try reopened.close()
+    }
+
     /// Without the option a database is still one process's: a process with it gets `locked`,
     /// and the other way round.
     @Test func anOpenWithoutTheOptionExcludesProcessesWithIt() throws {
