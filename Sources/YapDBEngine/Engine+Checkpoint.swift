@@ -43,7 +43,17 @@ extension Engine {
     /// index file and removes the older index files (`compact()` does it too, after moving
     /// records). Throws as `checkpoint()`.
     package func compactIndex() throws(StorageError) {
-        guard sharing == nil else { return }   // multi-process support: not yet (checkpoint(onlyIfLogGrew:))
+        // Multi-process support: only while no other process has the database open, caught up.
+        if let sharing { try sharing.acquire() }
+        defer { sharing?.release() }
+        if let sharing {
+            let alone = try writer.withLock { (state: inout WriterState) throws(StorageError) -> Bool in
+                guard !state.closed, !state.readOnly else { return true }   // the capture refuses
+                _ = try prepareToWrite(state, sharing)
+                return sharing.isAlone() && mayCheckpoint(state, sharing)
+            }
+            guard alone else { return }
+        }
         try maintenance.withLock { (_: inout Void) throws(StorageError) in
             guard let source = try captureForCheckpoint(onlyIfLogGrew: false, copyIndex: true) else { return }
             try finishCheckpoint(source)
@@ -275,6 +285,9 @@ extension Engine {
                            extensionPages: [String: ExtensionPagesWritten], removingIndexFiles replaced: [UInt32]) throws(StorageError) {
         let extensionSource = self.extensionSource(pages)
         var rebindFailure: PageError?
+        // With multi-process support, files go only while no other process has the database
+        // open (the writer lock is held: none can open meanwhile).
+        let mayRemoveFiles = sharing?.isAlone() ?? true
         let (oldCheckpoint, retired, mark) = writer.withLock { state -> (UInt32, [UInt32], HighWaterMarkWriter?) in
             let old = state.checkpointNumber
             state.checkpointNumber = source.number
@@ -303,10 +316,10 @@ extension Engine {
                 state.extensions[name] = paged.reading(from: extensionSource)
             }
             // Log segments at or after the replay position hold commits to replay: never retired.
-            // With multi-process support nothing is retired: another process's older
-            // snapshot may still read it.
+            // With another process open nothing is retired: its older snapshots may still
+            // read it.
             let retired = state.segments.numbers.filter { number in
-                sharing == nil && number != state.log.segmentNumber
+                mayRemoveFiles && number != state.log.segmentNumber
                     && (number < source.replay.segment || state.compactionSegments.contains(number))
                     && (source.usage[number] ?? 0) == 0 && (state.usage[number] ?? 0) == 0
             }

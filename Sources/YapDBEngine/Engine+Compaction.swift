@@ -34,11 +34,27 @@ extension Engine {
     /// checkpoint's rename the old checkpoint and log still describe everything, and the
     /// unreferenced copies are removed at the next open.
     ///
-    /// With multi-process support it does nothing yet (an empty report): other processes'
-    /// key directories still point into the segments it would remove.
+    /// With multi-process support it holds the processes' writer lock throughout (`locked`
+    /// after `busyTimeout`) and does nothing (an empty report) while another process has the
+    /// database open: that process's key directory still points into the segments it would
+    /// remove.
     package func compact(force: Bool = false) throws(StorageError) -> CompactionReport {
-        guard sharing == nil else { return CompactionReport() }
-        return try maintenance.withLock { (_: inout Void) throws(StorageError) -> CompactionReport in
+        if let sharing {
+            try sharing.acquire()
+            defer { sharing.release() }
+            let alone = try writer.withLock { (state: inout WriterState) throws(StorageError) -> Bool in
+                guard !state.closed, !state.readOnly else { return true }   // refused below
+                _ = try prepareToWrite(state, sharing)
+                return sharing.isAlone() && mayCheckpoint(state, sharing)
+            }
+            guard alone else { return CompactionReport() }
+            return try compactHoldingLocks(force: force)
+        }
+        return try compactHoldingLocks(force: force)
+    }
+
+    private func compactHoldingLocks(force: Bool) throws(StorageError) -> CompactionReport {
+        try maintenance.withLock { (_: inout Void) throws(StorageError) -> CompactionReport in
             var report = CompactionReport()
             // 1. Pick victims and the state to copy from.
             let picked = try writer.withLock { (state: inout WriterState) throws(StorageError) -> (Keydir, [UInt32: Int64], SegmentTable)? in

@@ -27,6 +27,8 @@ package final class ProcessSharing: Sendable {
     let seenSequence = Atomic<UInt64>(0)
     /// Told the snapshot number after a catch-up applied another process's commits.
     let externalChangeHandler = Mutex<(@Sendable (UInt64) -> Void)?>(nil)
+    /// This process's slot in the reader table, once claimed.
+    private let slot = Mutex<(index: Int, slot: SharedStateFile.Slot)?>(nil)
 
     init(shared: SharedStateFile, mainPath: String, fileSystem: any FileSystem, busyTimeout: Duration) {
         self.shared = shared
@@ -72,6 +74,29 @@ package final class ProcessSharing: Sendable {
                 held.lock = nil
             }
         }
+    }
+
+    /// Takes a slot of the reader table for this process (with the writer lock held, at open),
+    /// freeing those of processes that are gone.
+    /// - Throws: `locked` when every slot holds a live process.
+    func claimSlot() throws(StorageError) {
+        let me = ProcessIdentity.current()
+        guard let index = shared.claimSlot(me, isLive: ProcessIdentity.isLive) else { throw .locked(path: mainPath) }
+        slot.withLock { $0 = (index, me) }
+    }
+
+    /// Frees this process's slot (at close; harmless twice).
+    func releaseSlot() {
+        guard let held = slot.withLock({ current in defer { current = nil }; return current }) else { return }
+        shared.releaseSlot(held.index, holding: held.slot)
+    }
+
+    /// Whether no other live process has the database open (with the writer lock held, so
+    /// none can open meanwhile): the slots of processes that are gone are freed first. Then
+    /// this process may remove files and compact as a process that has the database to itself.
+    func isAlone() -> Bool {
+        let mine = slot.withLock { $0?.index }
+        return shared.reclaimStaleSlots(isLive: ProcessIdentity.isLive).keys.allSatisfy { $0 == mine }
     }
 
     /// Runs `body` holding the writer lock.

@@ -38,6 +38,7 @@ extension Engine {
             defer { sharing?.release() }
             do throws(StorageError) {
                 let engine = try openRegistered(path: path, options: options, key: key, handled: [], lock: lock, sharing: sharing)
+                try sharing?.claimSlot()
                 engine.publishOpenedState()
                 handedOver = true
                 return engine

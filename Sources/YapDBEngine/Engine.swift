@@ -152,6 +152,7 @@ package final class Engine: Sendable {
             if !state.closed { Self.shutDown(state) }
         }
         index.close()
+        sharing?.releaseSlot()
         OpenDatabases.remove(openKey)
     }
 
@@ -361,6 +362,7 @@ package final class Engine: Sendable {
             Self.shutDown(state)
         }
         maintenance.withLock { _ in index.close() }
+        sharing?.releaseSlot()
         OpenDatabases.remove(openKey)
         if let failure { throw failure }
     }

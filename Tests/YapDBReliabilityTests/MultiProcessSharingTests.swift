@@ -208,6 +208,48 @@ import TestSupport
         try reopened.close()
     }
 
+    /// Compaction removes segments only while no other process has the database open; a
+    /// process killed while it had it open leaves a slot in the reader table that is
+    /// reclaimed (its process is gone), and compaction then goes ahead.
+    @Test func aKilledProcessSlotIsReclaimedAndCompactionRunsOnlyAlone() throws {
+        let directory = TemporaryDirectory("yapdb-mproc")
+        defer { directory.remove() }
+        let path = directory.file("db")
+        let database = try YapDatabase.open(path: path, options: Self.sharedOptions(), segmentLimit: 4096)
+        let connection = database.newConnection()
+        // Many versions of ten rows (values that do not compress) over many small segments:
+        // the sealed ones are mostly dead.
+        var random = SeededRandom(seed: 27)
+        var last: [String] = []
+        for _ in 0..<30 {
+            last = (0..<10).map { _ in String((0..<200).map { _ in Character(UnicodeScalar(UInt8.random(in: 33...126, using: &random))) }) }
+            try connection.write { tx in
+                for i in 0..<10 { tx.setObject(last[i], forKey: "k\(i)", inCollection: "rows") }
+            }
+        }
+        func segments() -> Int {
+            ((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []).filter { $0.contains("-seg-") }.count
+        }
+        let before = segments()
+        #expect(before > 3)
+
+        let other = try ChildProcess(["mpserve", path])
+        #expect(other.readLine(timeout: 60) == "ready")
+        try database.compact()
+        #expect(segments() == before, "another process is open: nothing removed")
+
+        other.kill()
+        try database.compact()
+        #expect(segments() < before, "the dead process's slot is reclaimed: compaction ran")
+        #expect(connection.read { $0.object(forKey: "k3", inCollection: "rows") as? String } == last[3])
+        try database.close()
+
+        let reopened = try YapDatabase.open(url: URL(fileURLWithPath: path))
+        #expect(reopened.newConnection().read { $0.numberOfKeys(inCollection: "rows") } == 10)
+        #expect(try reopened.verify().isValid)
+        try reopened.close()
+    }
+
     /// Without the option a database is still one process's: a process with it gets `locked`,
     /// and the other way round.
     @Test func anOpenWithoutTheOptionExcludesProcessesWithIt() throws {

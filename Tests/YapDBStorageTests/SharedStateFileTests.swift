@@ -84,3 +84,42 @@ import TestSupport
         #expect(try SharedStateFile.open(path: path).read() == nil)
     }
 }
+
+/// The reader table of the shared-state file: slots claimed, released, and reclaimed from
+/// processes that are gone or whose id another process now has.
+@Suite struct SharedStateReaderTableTests {
+    @Test func slotsAreClaimedReleasedAndReclaimed() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let file = try SharedStateFile.open(path: directory.file("db-shm"))
+        let me = ProcessIdentity.current()
+        #expect(ProcessIdentity.isLive(me))
+        let mine = try #require(file.claimSlot(me, isLive: ProcessIdentity.isLive))
+        #expect(file.slot(mine) == me)
+        // A process that is gone, and one whose id is now another process's (this one's id,
+        // another start time): both slots are freed at the next claim.
+        let gone = SharedStateFile.Slot(pid: Int32.max - 1, start: 1)
+        let reused = SharedStateFile.Slot(pid: me.pid, start: me.start &+ 1)
+        let goneIndex = try #require(file.claimSlot(gone, isLive: { _ in true }))
+        let reusedIndex = try #require(file.claimSlot(reused, isLive: { _ in true }))
+        #expect(!ProcessIdentity.isLive(gone))
+        #expect(me.start == 0 || !ProcessIdentity.isLive(reused), "a start time that differs is another process")
+        let live = file.reclaimStaleSlots(isLive: ProcessIdentity.isLive)
+        #expect(live[mine] == me)
+        #expect(live[goneIndex] == nil && file.slot(goneIndex) == nil)
+        if me.start != 0 { #expect(live[reusedIndex] == nil) }
+        file.releaseSlot(mine, holding: me)
+        #expect(file.slot(mine) == nil)
+        #expect(file.reclaimStaleSlots(isLive: ProcessIdentity.isLive).isEmpty || me.start == 0)
+    }
+
+    @Test func aFullTableRefusesAClaim() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let file = try SharedStateFile.open(path: directory.file("db-shm"))
+        for n in 0..<SharedStateFile.slotCount {
+            #expect(file.claimSlot(.init(pid: Int32(100 + n), start: 7), isLive: { _ in true }) == n)
+        }
+        #expect(file.claimSlot(.init(pid: 99, start: 7), isLive: { _ in true }) == nil)
+    }
+}

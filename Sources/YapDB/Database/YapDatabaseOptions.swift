@@ -318,9 +318,11 @@ public final class YapDatabaseOptions: Sendable {
     ///   carry no key list). With a ``YapDatabaseCrossProcessNotification`` registered,
     ///   `Notification.Name.YapDatabaseModifiedExternally` is posted on
     ///   ``YapDatabase/notificationQueue``.
-    /// - Checkpoints run only at ``YapDatabase/checkpoint()`` and close (not automatically), and
-    ///   only in a process that has seen every checkpoint written so far; ``YapDatabase/compact()``
-    ///   does nothing; files are removed only by an open without this option.
+    /// - Checkpoints run only at ``YapDatabase/checkpoint()`` and close (not automatically), under
+    ///   the writer lock; a process that finds another's newer checkpoint reloads from it first.
+    ///   ``YapDatabase/compact()`` and the removal of old log segments happen only in a process
+    ///   that is the only one with the database open (a table of live processes in `NAME-shm`,
+    ///   from which a killed process's entry is reclaimed); otherwise they do nothing.
     /// - Same host only (a shared memory map); the real file system only.
     ///
     /// Not yet: extensions whose state lives on index pages (views, secondary indexes, full-text

@@ -147,6 +147,74 @@ package final class SharedStateFile: @unchecked Sendable {
         yapdb_shared_store_release(base + Self.sequenceOffset, begun &+ 1)
     }
 
+    // MARK: The reader table
+
+    /// Slots of the reader table (docs/format.md §13): one per process that has the database
+    /// open with multi-process support.
+    package static let slotCount = 64
+    static let slotsOffset = 512
+    static let slotSize = 32
+
+    /// A process in the reader table: its id and its start time (`ProcessIdentity.startTime`;
+    /// 0 where the system cannot tell), which tells a live process from a new one that reuses
+    /// a dead one's id.
+    package struct Slot: Sendable, Equatable {
+        package var pid: Int32
+        package var start: UInt64
+        package init(pid: Int32, start: UInt64) {
+            self.pid = pid
+            self.start = start
+        }
+    }
+
+    /// The slot at `index`, nil when it is free.
+    package func slot(_ index: Int) -> Slot? {
+        precondition(index >= 0 && index < Self.slotCount, "reader slot \(index) out of range")
+        let at = Self.slotsOffset + index * Self.slotSize
+        let pid = Int32(bitPattern: UInt32(littleEndian: base.loadUnaligned(fromByteOffset: at, as: UInt32.self)))
+        guard pid > 0 else { return nil }
+        return Slot(pid: pid, start: UInt64(littleEndian: base.loadUnaligned(fromByteOffset: at + 8, as: UInt64.self)))
+    }
+
+    /// Frees every slot whose process is gone (`isLive` false), then takes the first free one
+    /// for `slot` (call with the writer lock held). Returns its index; nil when every slot
+    /// holds a live process.
+    package func claimSlot(_ slot: Slot, isLive: (Slot) -> Bool) -> Int? {
+        _ = reclaimStaleSlots(isLive: isLive)
+        for index in 0..<Self.slotCount where self.slot(index) == nil {
+            let at = Self.slotsOffset + index * Self.slotSize
+            base.storeBytes(of: slot.start.littleEndian, toByteOffset: at + 8, as: UInt64.self)
+            base.storeBytes(of: UInt64(0), toByteOffset: at + 16, as: UInt64.self)
+            base.storeBytes(of: UInt64(0), toByteOffset: at + 24, as: UInt64.self)
+            base.storeBytes(of: UInt32(0), toByteOffset: at + 4, as: UInt32.self)
+            base.storeBytes(of: UInt32(bitPattern: slot.pid).littleEndian, toByteOffset: at, as: UInt32.self)
+            return index
+        }
+        return nil
+    }
+
+    /// Frees slot `index` if it still holds `slot` (a process letting go of its own slot; no
+    /// lock needed: nobody else writes a live process's slot).
+    package func releaseSlot(_ index: Int, holding slot: Slot) {
+        guard self.slot(index) == slot else { return }
+        base.storeBytes(of: UInt32(0), toByteOffset: Self.slotsOffset + index * Self.slotSize, as: UInt32.self)
+    }
+
+    /// Frees the slots of processes that are gone (call with the writer lock held); returns
+    /// the live ones, by index.
+    package func reclaimStaleSlots(isLive: (Slot) -> Bool) -> [Int: Slot] {
+        var live: [Int: Slot] = [:]
+        for index in 0..<Self.slotCount {
+            guard let slot = slot(index) else { continue }
+            if isLive(slot) {
+                live[index] = slot
+            } else {
+                base.storeBytes(of: UInt32(0), toByteOffset: Self.slotsOffset + index * Self.slotSize, as: UInt32.self)
+            }
+        }
+        return live
+    }
+
     private var hasHeader: Bool {
         UnsafeRawBufferPointer(start: base, count: Self.magic.count).elementsEqual(Self.magic)
             && UInt32(littleEndian: base.loadUnaligned(fromByteOffset: Self.versionOffset, as: UInt32.self)) == Self.version
@@ -182,5 +250,44 @@ package final class SharedStateFile: @unchecked Sendable {
         return PublishedState(uuid: Array(bytes[0..<16]), generation: u64(16), snapshot: u64(24),
                               logEnd: LogPosition(segment: u32(32), offset: u32(36)),
                               durableThrough: LogPosition(segment: u32(40), offset: u32(44)), checkpoint: u32(48))
+    }
+}
+
+/// Telling a live process from a dead one, or from a new one that reuses its id (the reader
+/// table's slots, `SharedStateFile.Slot`).
+package enum ProcessIdentity {
+    /// This process's slot.
+    package static func current() -> SharedStateFile.Slot {
+        let pid = getpid()
+        return SharedStateFile.Slot(pid: pid, start: startTime(of: pid) ?? 0)
+    }
+
+    /// Whether the process `slot` names still runs: its id answers `kill(pid, 0)` and, where
+    /// the system tells start times (Linux: `/proc/PID/stat`), it started when the slot says.
+    package static func isLive(_ slot: SharedStateFile.Slot) -> Bool {
+        guard kill(slot.pid, 0) == 0 || errno == EPERM else { return false }
+        guard slot.start != 0, let start = startTime(of: slot.pid) else { return true }
+        return start == slot.start
+    }
+
+    /// The process's start time in clock ticks since boot (field 22 of `/proc/PID/stat`), or
+    /// nil where there is no such file.
+    static func startTime(of pid: Int32) -> UInt64? {
+        #if os(Linux)
+        let descriptor = Glibc.open("/proc/\(pid)/stat", O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { _ = Glibc.close(descriptor) }
+        var bytes = [UInt8](repeating: 0, count: 1024)
+        let count = bytes.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
+        guard count > 0 else { return nil }
+        // The command name (field 2) is in parentheses and may hold spaces: count after its end.
+        guard let close = bytes[..<count].lastIndex(of: UInt8(ascii: ")")) else { return nil }
+        let fields = bytes[(close + 1)..<count].split(separator: UInt8(ascii: " "))
+        // fields[0] is field 3 (state), so field 22 is fields[19].
+        guard fields.count > 19 else { return nil }
+        return UInt64(String(decoding: fields[19], as: UTF8.self))
+        #else
+        return nil
+        #endif
     }
 }
