@@ -84,6 +84,7 @@ extension Engine {
                 if onlyIfLogGrew, case .locked = error { return }
                 throw error
             }
+            // Held until the checkpoint is installed and published.
             defer { sharing.release() }
             let allowed = try writer.withLock { (state: inout WriterState) throws(StorageError) -> Bool in
                 guard !state.closed, !state.readOnly else { return true }   // the capture refuses
@@ -91,6 +92,8 @@ extension Engine {
                 return mayCheckpoint(state, sharing)
             }
             guard allowed else { return }
+            try checkpointHoldingLocks(onlyIfLogGrew: onlyIfLogGrew)
+            return
         }
         try checkpointHoldingLocks(onlyIfLogGrew: onlyIfLogGrew)
     }
