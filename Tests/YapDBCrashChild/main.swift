@@ -52,6 +52,11 @@
 //                                   KEY and three 600 KB rows, writes "inside" and never ends:
 //                                   the parent kills it), "checkpoint" (→ "checkpointed" or
 //                                   "error …"), "quit" (closes, exits 0).
+//   YapDBCrashChild mpbank PATH N   opens PATH with multi-process support, creates ten accounts
+//                                   ("bank", "0"…"9", 1,000 each) when missing, writes "ready",
+//                                   then N transfers, one per read-write transaction (which also
+//                                   rewrites 64 KB of random bytes in ("pad", "p")), writing
+//                                   "transfers K" after every tenth; then "done", closes.
 //
 // Exit status: 0 normal end, 2 usage, 3 open failed, 4 commit failed (the error on stderr).
 #if canImport(Glibc)
@@ -148,6 +153,9 @@ case "mpcount" where arguments.count == 4:
     multiProcessCount(path: arguments[2], count: count)
 case "mpserve":
     multiProcessServe(path: arguments[2])
+case "mpbank" where arguments.count == 4:
+    guard let count = Int(arguments[3]), count <= 100_000 else { exit(2) }
+    multiProcessBank(path: arguments[2], transfers: count)
 case "hold":
     let database = open(arguments[2])
     report("ready")
@@ -469,4 +477,42 @@ func multiProcessServe(path: String) {
             report("error unknown command \(line)")
         }
     }
+}
+
+/// The `mpbank` command: transfers between ten accounts whose sum stays 10,000, for readers in
+/// another process to check.
+func multiProcessBank(path: String, transfers: Int) {
+    let database = openShared(path)
+    let connection = database.newConnection()
+    var random = SeededRandom(seed: UInt64(getpid()))
+    do {
+        try connection.write { tx in
+            guard tx.object(forKey: "0", inCollection: "bank") == nil else { return }
+            for account in 0..<10 { tx.setObject("1000", forKey: "\(account)", inCollection: "bank") }
+        }
+    } catch {
+        report("setup failed: \(error)", to: 2)
+        exit(4)
+    }
+    report("ready")
+    for number in 1...max(1, transfers) {
+        let from = Int.random(in: 0..<10, using: &random), to = Int.random(in: 0..<10, using: &random)
+        let amount = Int.random(in: 1...100, using: &random)
+        let pad = Data((0..<65_536).map { _ in UInt8.random(in: 0...255, using: &random) })
+        do {
+            try connection.write { tx in
+                let a = Int(tx.object(forKey: "\(from)", inCollection: "bank") as? String ?? "") ?? 0
+                tx.setObject(String(a - amount), forKey: "\(from)", inCollection: "bank")
+                let b = Int(tx.object(forKey: "\(to)", inCollection: "bank") as? String ?? "") ?? 0
+                tx.setObject(String(b + amount), forKey: "\(to)", inCollection: "bank")
+                tx.setObject(pad, forKey: "p", inCollection: "pad")
+            }
+        } catch {
+            report("transfer \(number) failed: \(error)", to: 2)
+            exit(4)
+        }
+        if number % 10 == 0 { report("transfers \(number)") }
+    }
+    report("done")
+    try? database.close()
 }

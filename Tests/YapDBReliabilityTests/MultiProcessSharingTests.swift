@@ -252,6 +252,86 @@ import TestSupport
         try reopened.close()
     }
 
+    /// The sum of all accounts, read in one transaction (nil when an account is missing).
+    static func bankTotal(_ connection: YapDatabaseConnection) -> Int? {
+        connection.read { tx in
+            var total = 0
+            for account in 0..<10 {
+                guard let value = tx.object(forKey: "\(account)", inCollection: "bank") as? String, let amount = Int(value) else {
+                    return nil
+                }
+                total += amount
+            }
+            return total
+        }
+    }
+
+    /// A writer process makes transfers while this process reads: every read transaction sees
+    /// the accounts sum to 10,000 and the snapshot never goes back. Then the writer is killed
+    /// in the middle of its work: reads go on, a write here repairs what it left, and the
+    /// database reopens alone with the same sum and passes verify().
+    @Test func readersSeeWholeTransfersWhileAnotherProcessWritesAndIsKilled() throws {
+        let directory = TemporaryDirectory("yapdb-mproc")
+        defer { directory.remove() }
+        let path = directory.file("db")
+        let writer = try ChildProcess(["mpbank", path, "100000"])
+        #expect(writer.readLine(timeout: 60) == "ready")
+        let database = try YapDatabase.open(url: URL(fileURLWithPath: path), options: Self.sharedOptions())
+        let connections = (0..<2).map { _ in database.newConnection() }
+        var last: UInt64 = 0
+        var reads = 0
+        var wrong = 0
+        var seen = Set<UInt64>()
+        let deadline = Date().addingTimeInterval(1.5)
+        while Date() < deadline {
+            for connection in connections {
+                if Self.bankTotal(connection) != 10_000 { wrong += 1 }
+                let snapshot = connection.snapshot
+                if snapshot < last { wrong += 1 }
+                last = max(last, snapshot)
+                seen.insert(snapshot)
+                reads += 1
+            }
+        }
+        #expect(wrong == 0, "\(wrong) of \(reads) reads saw a partial transfer or went back")
+        #expect(seen.count > 3, "the reads saw the writer's commits as they came")
+        // Killed while it writes (it never stops on its own before this).
+        writer.kill()
+        #expect(Self.bankTotal(connections[0]) == 10_000)
+        try connections[1].write { tx in tx.setObject("here", forKey: "after", inCollection: "rows") }
+        #expect(Self.bankTotal(connections[1]) == 10_000)
+        let snapshot = database.snapshot
+        try database.close()
+
+        let reopened = try YapDatabase.open(url: URL(fileURLWithPath: path))
+        #expect(Self.bankTotal(reopened.newConnection()) == 10_000)
+        #expect(reopened.snapshot == snapshot)
+        #expect(try reopened.verify().isValid)
+        try reopened.close()
+    }
+
+    /// Two processes open a database that does not exist yet at the same moment: one creates
+    /// it, the other opens it, and both write.
+    @Test func twoProcessesCreateTheDatabaseAtOnce() throws {
+        for round in 0..<3 {
+            let directory = TemporaryDirectory("yapdb-mproc")
+            defer { directory.remove() }
+            let path = directory.file("db")
+            let first = try ChildProcess(["mpcount", path, "5"])
+            let second = try ChildProcess(["mpcount", path, "5"])
+            #expect(first.readLine(timeout: 60) == "ready", "round \(round)")
+            #expect(second.readLine(timeout: 60) == "ready", "round \(round)")
+            first.send("go")
+            second.send("go")
+            #expect(first.waitForExit() == 0)
+            #expect(second.waitForExit() == 0)
+            let database = try YapDatabase.open(url: URL(fileURLWithPath: path))
+            #expect(database.newConnection().read { $0.object(forKey: "n", inCollection: "count") as? String } == "10")
+            #expect(try database.verify().isValid)
+            try database.close()
+        }
+    }
+
     /// Without the option a database is still one process's: a process with it gets `locked`,
     /// and the other way round.
     @Test func anOpenWithoutTheOptionExcludesProcessesWithIt() throws {
