@@ -332,6 +332,33 @@ import TestSupport
         }
     }
 
+    /// A read-only process with the option follows a writer process's commits; its own writes
+    /// are refused.
+    @Test func aReadOnlyProcessFollowsAWriterProcess() throws {
+        let directory = TemporaryDirectory("yapdb-mproc")
+        defer { directory.remove() }
+        let path = directory.file("db")
+        let other = try ChildProcess(["mpserve", path])
+        #expect(other.readLine(timeout: 60) == "ready")
+        other.send("put k one")
+        #expect(other.readLine(timeout: 60) == "put 1")
+        let options = Self.sharedOptions()
+        options.readOnly = true
+        let database = try YapDatabase.open(url: URL(fileURLWithPath: path), options: options)
+        let connection = database.newConnection()
+        #expect(connection.read { $0.object(forKey: "k", inCollection: "rows") as? String } == "one")
+        other.send("put k two")
+        #expect(other.readLine(timeout: 60) == "put 2")
+        #expect(connection.read { $0.object(forKey: "k", inCollection: "rows") as? String } == "two")
+        #expect(throws: YapDatabaseError.readOnly) { try connection.write { tx in tx.setObject("x", forKey: "k", inCollection: "rows") } }
+        other.send("put k three")
+        #expect(other.readLine(timeout: 60) == "put 3")
+        #expect(connection.read { $0.object(forKey: "k", inCollection: "rows") as? String } == "three")
+        try database.close()
+        other.send("quit")
+        #expect(other.waitForExit() == 0)
+    }
+
     /// Without the option a database is still one process's: a process with it gets `locked`,
     /// and the other way round.
     @Test func anOpenWithoutTheOptionExcludesProcessesWithIt() throws {
