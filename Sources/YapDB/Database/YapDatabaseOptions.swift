@@ -280,9 +280,9 @@ public final class YapDatabaseOptions: Sendable {
     ///
     /// A writer and a read-only open exclude each other: while one process has the database
     /// open read-write, a read-only open elsewhere waits up to ``busyTimeout`` and then fails
-    /// with ``YapDatabaseError/locked``, and the other way round. (Readers beside a live
-    /// writer come with multi-process support.) A read-only open sees the database as it was
-    /// when it opened.
+    /// with ``YapDatabaseError/locked``, and the other way round. A read-only open sees the
+    /// database as it was when it opened, unless it also sets ``enableMultiProcessSupport``:
+    /// then it opens beside processes that write with that option and follows their commits.
     public var readOnly: Bool {
         get { storage.withLock { $0.readOnly } }
         set { storage.withLock { $0.readOnly = newValue } }
@@ -293,6 +293,8 @@ public final class YapDatabaseOptions: Sendable {
     /// timeout; YapDatabase had none). Default 0: fail at once. The wait retries every few
     /// milliseconds (1 ms at first, doubling up to 50 ms); it applies to read-write opens
     /// waiting for a writer or readers to close, and to read-only opens waiting for a writer.
+    /// With ``enableMultiProcessSupport`` it is also how long a read-write transaction (and
+    /// `checkpoint()`, `compact()`) waits for another process's transaction to end.
     /// Negative values and NaN act as 0; values above a day act as a day.
     public var busyTimeout: TimeInterval {
         get { storage.withLock { $0.busyTimeout } }
