@@ -22,7 +22,7 @@ extension Engine {
     /// With `options.multiProcess` the lock is shared, and the load runs under the writer lock
     /// shared by the processes (Engine+MultiProcess.swift), which is then let go.
     package static func open(path: String, options: EngineOptions = EngineOptions()) throws(StorageError) -> Engine {
-        let options = multiProcessOptions(options)
+        let options = multiProcessOptions(options, path: path)
         if options.idleCheckpointDelay != nil && !options.readOnly { _ = dispatchTimersStarted }
         let key = openKey(path, options.fileSystem)
         guard OpenDatabases.insert(key) else { throw .alreadyOpen(path: path) }
@@ -140,9 +140,17 @@ extension Engine {
     /// checkpoint, no spill and no index compaction (each would write index pages the other
     /// processes do not know of); checkpoints run at `checkpoint()` and close, under the
     /// writer lock.
-    static func multiProcessOptions(_ options: EngineOptions) -> EngineOptions {
-        guard options.multiProcess else { return options }
+    ///
+    /// A read-only open of a database that has a shared-state file it may map (processes with
+    /// multi-process support may have it open) joins them the same way: it takes a slot in the
+    /// reader table, so none of them removes a file it reads, and it follows their commits.
+    static func multiProcessOptions(_ options: EngineOptions, path: String) -> EngineOptions {
         var options = options
+        if options.readOnly && !options.multiProcess && options.fileSystem is PosixFileSystem {
+            let shared = DatabaseFiles(mainPath: path).sharedStatePath
+            options.multiProcess = options.fileSystem.kind(of: shared) == .file && access(shared, R_OK | W_OK) == 0
+        }
+        guard options.multiProcess else { return options }
         options.checkpointThreshold = 0
         options.dirtyPageBudget = 0
         options.idleCheckpointDelay = nil

@@ -359,6 +359,30 @@ import TestSupport
         #expect(other.waitForExit() == 0)
     }
 
+    /// The tool reads a database that a process with the option has open (its read-only open
+    /// joins the processes), and sees that process's newest commit; `put`, which opens
+    /// read-write without the option, waits for the lock and fails.
+    @Test func theToolReadsBesideAProcessWithTheOption() throws {
+        let directory = TemporaryDirectory("yapdb-mproc")
+        defer { directory.remove() }
+        let path = directory.file("db")
+        let database = try YapDatabase.open(url: URL(fileURLWithPath: path), options: Self.sharedOptions())
+        let connection = database.newConnection()
+        try connection.write { tx in
+            for key in ["a", "b", "c"] { tx.setObject("value \(key)", forKey: key, inCollection: "rows") }
+        }
+        let stats = try MultiProcessLockTests.tool(["stats", path])
+        #expect(stats.status == 0)
+        #expect(stats.output.contains("rows: 3 in 1 collection(s)"))
+        #expect(try MultiProcessLockTests.tool(["get", path, "rows", "b"]).output == ["value b"])
+        #expect(try MultiProcessLockTests.tool(["verify", path]).status == 0)
+        #expect(try MultiProcessLockTests.tool(["put", "--busy-timeout", "0", path, "rows", "d", "value d"]).status == 5)
+        // While the tool reads, this process goes on writing.
+        try connection.write { tx in tx.setObject("value d", forKey: "d", inCollection: "rows") }
+        #expect(try MultiProcessLockTests.tool(["get", path, "rows", "d"]).output == ["value d"])
+        try database.close()
+    }
+
     /// Without the option a database is still one process's: a process with it gets `locked`,
     /// and the other way round.
     @Test func anOpenWithoutTheOptionExcludesProcessesWithIt() throws {

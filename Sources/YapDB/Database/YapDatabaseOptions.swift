@@ -281,8 +281,9 @@ public final class YapDatabaseOptions: Sendable {
     /// A writer and a read-only open exclude each other: while one process has the database
     /// open read-write, a read-only open elsewhere waits up to ``busyTimeout`` and then fails
     /// with ``YapDatabaseError/locked``, and the other way round. A read-only open sees the
-    /// database as it was when it opened, unless it also sets ``enableMultiProcessSupport``:
-    /// then it opens beside processes that write with that option and follows their commits.
+    /// database as it was when it opened, unless processes with ``enableMultiProcessSupport``
+    /// use the database (it has a `NAME-shm` file): then it opens beside them as one of them
+    /// (whether or not it sets the option) and follows their commits.
     public var readOnly: Bool {
         get { storage.withLock { $0.readOnly } }
         set { storage.withLock { $0.readOnly = newValue } }
