@@ -80,7 +80,10 @@ extension Engine {
                         return report
                     }
                 }
-                let scanner = LogScanner(files: files, fileSystem: fileSystem, uuid: uuid)
+                var scanner = LogScanner(files: files, fileSystem: fileSystem, uuid: uuid)
+                // Shared by processes: what a writer that died left past the published end
+                // (which this state has reached) is not part of the database.
+                if sharing != nil { scanner.limit = LogPosition(segment: state.log.segmentNumber, offset: state.log.end) }
                 do throws(StorageError) {
                     let scan = try scanner.scan(segments: listing.segments, from: start, baseSnapshot: base, repair: false) { (commit) throws(StorageError) in
                         try replayer.apply(commit)

@@ -7,7 +7,8 @@
 //                                   output after commit N returned, until killed (or 120 s
 //                                   pass). OPTIONS: comma-separated `durability=full|normal|off`,
 //                                   `read=mapped|cached`, `checkpoint=BYTES`, `idle=SECONDS`
-//                                   (0: off), `compression=lz4|none`.
+//                                   (0: off), `compression=lz4|none`, `multiprocess=1`
+//                                   (`enableMultiProcessSupport`, busy timeout 60 s).
 //   YapDBCrashChild serve PATH SEED mapped|cached [nobody]
 //                                   (with "nobody", run by root: first drops to user and group
 //                                   65534, so file permissions apply to it)
@@ -89,6 +90,9 @@ func open(_ path: String, settings: String = "") -> YapDatabase {
         case ("checkpoint", let bytes): options.checkpointThreshold = Int(bytes) ?? options.checkpointThreshold
         case ("idle", let seconds): options.idleCheckpointDelay = Double(seconds) ?? options.idleCheckpointDelay
         case ("compression", "none"): options.compression = .none
+        case ("multiprocess", "1"):
+            options.enableMultiProcessSupport = true
+            options.busyTimeout = 60
         default: break
         }
     }

@@ -383,6 +383,46 @@ import TestSupport
         try database.close()
     }
 
+    /// A writer with the option SIGKILLed at random moments (opening, writing, compacting
+    /// alone) while this process has the database open too: every reported commit is there,
+    /// the state is the script's after some k, and the database passes verify(), read here
+    /// (catching up) and after a lone reopen.
+    @Test func aWriterWithTheOptionKilledAtRandomLosesNoReportedCommit() throws {
+        let seed: UInt64 = 0x27
+        var rng = SeededRandom(seed: seed)
+        let directory = TemporaryDirectory("yapdb-mproc")
+        defer { directory.remove() }
+        let path = directory.file("db")
+        var expected: UInt64 = 0
+        for kill in 0..<Scale.pick(small: 12, full: 120) {
+            let watcher = try YapDatabase.open(url: URL(fileURLWithPath: path), options: Self.sharedOptions())
+            let child = try ChildProcess(["run", path, String(seed), "multiprocess=1,checkpoint=65536"])
+            let deadline = Date().addingTimeInterval(Double(10 + rng.next() % 150) / 1000)
+            var reported = expected
+            while Date() < deadline, let line = child.readLine(timeout: deadline.timeIntervalSinceNow) {
+                reported = max(reported, UInt64(line) ?? reported)
+            }
+            child.kill()
+            for line in child.remainingLines() { reported = max(reported, UInt64(line) ?? reported) }
+            // This process catches up with what the killed one published.
+            let seen = watcher.snapshot
+            #expect(seen >= reported, "kill \(kill): reported \(reported), seen \(seen)")
+            #expect(ProcessKillTests.contents(watcher) == CrashChildScript.state(seed: seed, after: seen), "kill \(kill)")
+            let watched = try watcher.verify()
+            #expect(watched.isValid, "kill \(kill): \(watched.problems)")
+            try watcher.close()
+
+            let database = try YapDatabase.open(url: URL(fileURLWithPath: path))
+            let k = database.snapshot
+            #expect(k >= reported && k <= reported + 1, "kill \(kill): reported \(reported), recovered \(k)")
+            #expect(ProcessKillTests.contents(database) == CrashChildScript.state(seed: seed, after: k), "kill \(kill)")
+            #expect(try database.verify().isValid, "kill \(kill)")
+            try database.close()
+            expected = k
+        }
+        #expect(expected > 0, "the kills landed after commits")
+    }
+
     /// Without the option a database is still one process's: a process with it gets `locked`,
     /// and the other way round.
     @Test func anOpenWithoutTheOptionExcludesProcessesWithIt() throws {
