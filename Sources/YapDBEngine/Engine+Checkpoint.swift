@@ -79,8 +79,9 @@ extension Engine {
     /// newest (`mayCheckpoint`).
     func checkpoint(onlyIfLogGrew: Bool) throws(StorageError) {
         if let sharing {
-            // A checkpoint no caller asked for (close) is skipped while another process writes.
-            do throws(StorageError) { try sharing.acquire() } catch {
+            // A checkpoint no caller asked for (close) is skipped, without waiting, while
+            // another process writes.
+            do throws(StorageError) { try sharing.acquire(wait: onlyIfLogGrew ? .zero : nil) } catch {
                 if onlyIfLogGrew, case .locked = error { return }
                 throw error
             }

@@ -52,13 +52,13 @@ package final class ProcessSharing: Sendable {
     /// shared memory, no system call).
     var isBehind: Bool { shared.sequence != seenSequence.load(ordering: .acquiring) }
 
-    /// Takes the writer lock for this process (waiting up to `busyTimeout` when another
-    /// process holds it), or joins this process's hold of it.
-    /// - Throws: `locked` after `busyTimeout`; `io`.
-    func acquire() throws(StorageError) {
+    /// Takes the writer lock for this process (waiting up to `busyTimeout`, or `wait` when
+    /// given, while another process holds it), or joins this process's hold of it.
+    /// - Throws: `locked` after the wait; `io`.
+    func acquire(wait: Duration? = nil) throws(StorageError) {
         try writerLock.withLock { (held: inout (lock: (any FileLock)?, holders: Int)) throws(StorageError) in
             if held.holders == 0 {
-                held.lock = try LockFile.acquireWriter(mainPath: mainPath, fileSystem: fileSystem, busyTimeout: busyTimeout)
+                held.lock = try LockFile.acquireWriter(mainPath: mainPath, fileSystem: fileSystem, busyTimeout: wait ?? busyTimeout)
             }
             held.holders += 1
         }
