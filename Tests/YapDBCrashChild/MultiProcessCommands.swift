@@ -126,3 +126,51 @@ func multiProcessBank(path: String, transfers: Int) {
     report("done")
     try? database.close()
 }
+
+/// CLOCK_MONOTONIC in nanoseconds (one clock for every process of the host).
+func monotonicNanoseconds() -> UInt64 {
+    var now = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &now)
+    return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
+}
+
+/// The `mplatency` command: how long after a commit returns in one process another process's
+/// next read sees it.
+func multiProcessLatency(path: String, role: String, samples: Int) {
+    let database = openShared(path)
+    let connection = database.newConnection()
+    if role == "write" {
+        report("ready")
+        _ = readLine()
+        for i in 1...max(1, samples) {
+            do {
+                // The time goes in the commit, so it is taken before: the figure includes the commit's sync.
+                try connection.write { tx in tx.setObject("\(i) \(monotonicNanoseconds())", forKey: "t", inCollection: "lat") }
+            } catch {
+                report("commit failed: \(error)", to: 2)
+                exit(4)
+            }
+            usleep(2_000)
+        }
+        report("done")
+    } else {
+        report("ready")
+        var last = 0
+        var delays: [UInt64] = []
+        var reads = 0
+        let started = monotonicNanoseconds()
+        while delays.count < samples && monotonicNanoseconds() - started < 60_000_000_000 {
+            let value = connection.read { tx in tx.object(forKey: "t", inCollection: "lat") as? String }
+            let seen = monotonicNanoseconds()
+            reads += 1
+            guard let parts = value?.split(separator: " "), parts.count == 2, let i = Int(parts[0]), let sent = UInt64(parts[1]),
+                  i != last else { continue }
+            last = i
+            delays.append((seen &- sent) / 1000)
+        }
+        delays.sort()
+        guard !delays.isEmpty else { report("no samples"); exit(4) }
+        report("median \(delays[delays.count / 2]) p90 \(delays[delays.count * 9 / 10]) max \(delays.last!) reads \(reads)")
+    }
+    try? database.close()
+}

@@ -58,6 +58,15 @@
 //                                   then N transfers, one per read-write transaction (which also
 //                                   rewrites 64 KB of random bytes in ("pad", "p")), writing
 //                                   "transfers K" after every tenth; then "done", closes.
+//   YapDBCrashChild mplatency PATH write|read N
+//                                   a measurement, not a test: "write" waits for a line on
+//                                   standard input, then commits N times ("lat", "t") = "I NS"
+//                                   (NS: CLOCK_MONOTONIC nanoseconds taken inside the
+//                                   transaction, so the figure includes the commit's sync),
+//                                   2 ms apart; "read" writes
+//                                   "ready", then reads ("lat", "t") in a loop until it saw N
+//                                   new values (or 60 s pass) and writes "median US p90 US
+//                                   max US reads R": commit-to-visible times in microseconds.
 //
 // Exit status: 0 normal end, 2 usage, 3 open failed, 4 commit failed (the error on stderr).
 #if canImport(Glibc)
@@ -157,6 +166,9 @@ case "mpcount" where arguments.count == 4:
     multiProcessCount(path: arguments[2], count: count)
 case "mpserve":
     multiProcessServe(path: arguments[2])
+case "mplatency" where arguments.count == 5:
+    guard let count = Int(arguments[4]), count <= 100_000 else { exit(2) }
+    multiProcessLatency(path: arguments[2], role: arguments[3], samples: count)
 case "mpbank" where arguments.count == 4:
     guard let count = Int(arguments[3]), count <= 100_000 else { exit(2) }
     multiProcessBank(path: arguments[2], transfers: count)
