@@ -277,6 +277,8 @@ extension Engine {
                 try file.truncate(to: Int64(state.log.end))
                 try file.sync()
             }
+            // The main file's mark as the last writer left it: this writer's updates follow it.
+            try state.log.highWaterMark?.reload()
             // A segment another writer created and rolled back out of keeps its number taken.
             if Int(state.log.end) >= state.log.segmentLimit,
                let newest = try files.list(fileSystem).segments.last, newest >= state.log.nextSegmentNumber {
