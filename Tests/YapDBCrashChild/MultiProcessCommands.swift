@@ -61,6 +61,12 @@ func multiProcessServe(path: String) {
             }
         case "get" where words.count == 2:
             report(connection.read { tx in tx.object(forKey: words[1], inCollection: "rows") as? String } ?? "nil")
+        case "longread":
+            connection.beginLongLivedReadTransaction()
+            report("reading \(connection.snapshot)")
+        case "endlongread":
+            connection.endLongLivedReadTransaction()
+            report("ended")
         case "hang" where words.count == 2:
             try? connection.write { tx in
                 tx.setObject("partial", forKey: words[1], inCollection: "rows")

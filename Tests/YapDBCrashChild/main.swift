@@ -52,7 +52,9 @@
 //                                   value or "nil"), "hang KEY" (a write transaction that sets
 //                                   KEY and three 600 KB rows, writes "inside" and never ends:
 //                                   the parent kills it), "checkpoint" (→ "checkpointed" or
-//                                   "error …"), "quit" (closes, exits 0).
+//                                   "error …"), "longread" (begins a long-lived read
+//                                   transaction → "reading SNAPSHOT"), "endlongread" (→
+//                                   "ended"), "quit" (closes, exits 0).
 //   YapDBCrashChild mpbank PATH N   opens PATH with multi-process support, creates ten accounts
 //                                   ("bank", "0"…"9", 1,000 each) when missing, writes "ready",
 //                                   then N transfers, one per read-write transaction (which also

@@ -423,6 +423,46 @@ import TestSupport
         #expect(expected > 0, "the kills landed after commits")
     }
 
+    /// A long-lived read transaction in another process keeps reading its snapshot while this
+    /// process overwrites every row many times over small segments, checkpoints and compacts
+    /// (which does nothing while that process is open); once it ends, it reads the newest rows.
+    @Test func aLongLivedReaderInAnotherProcessKeepsItsSnapshotThroughCheckpointsAndCompaction() throws {
+        let directory = TemporaryDirectory("yapdb-mproc")
+        defer { directory.remove() }
+        let path = directory.file("db")
+        let database = try YapDatabase.open(path: path, options: Self.sharedOptions(), segmentLimit: 4096)
+        let connection = database.newConnection()
+        try connection.write { tx in tx.setObject("old", forKey: "k", inCollection: "rows") }
+        let reader = try ChildProcess(["mpserve", path])
+        #expect(reader.readLine(timeout: 60) == "ready")
+        reader.send("longread")
+        #expect(reader.readLine(timeout: 60) == "reading 1")
+        var random = SeededRandom(seed: 5)
+        for round in 0..<40 {
+            let filler = String((0..<300).map { _ in Character(UnicodeScalar(UInt8.random(in: 33...126, using: &random))) })
+            try connection.write { tx in
+                tx.setObject("new \(round)", forKey: "k", inCollection: "rows")
+                tx.setObject(filler, forKey: "filler", inCollection: "rows")
+            }
+            if round % 10 == 9 {
+                try database.checkpoint()
+                try database.compact()
+            }
+        }
+        reader.send("get k")
+        #expect(reader.readLine(timeout: 60) == "old", "the long-lived snapshot still reads its rows")
+        reader.send("endlongread")
+        #expect(reader.readLine(timeout: 60) == "ended")
+        reader.send("get k")
+        #expect(reader.readLine(timeout: 60) == "new 39")
+        reader.send("quit")
+        #expect(reader.waitForExit() == 0)
+        try database.close()
+        let reopened = try YapDatabase.open(url: URL(fileURLWithPath: path))
+        #expect(try reopened.verify().isValid)
+        try reopened.close()
+    }
+
     /// Without the option a database is still one process's: a process with it gets `locked`,
     /// and the other way round.
     @Test func anOpenWithoutTheOptionExcludesProcessesWithIt() throws {
