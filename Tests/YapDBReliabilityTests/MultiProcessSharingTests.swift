@@ -474,5 +474,14 @@ import TestSupport
         #expect(holder.readLine(timeout: 60) == nil, "the exclusive open fails while a shared one is open")
         #expect(holder.waitForExit() >> 8 & 0xFF == 3)
         try shared.close()
+
+        // The other way round: a process without the option has it, one with it gets `locked`.
+        let exclusive = try ChildProcess(["hold", path])
+        #expect(exclusive.readLine(timeout: 60) == "ready")
+        let options = Self.sharedOptions()
+        options.busyTimeout = 0
+        #expect(throws: YapDatabaseError.locked) { _ = try YapDatabase.open(url: URL(fileURLWithPath: path), options: options) }
+        exclusive.closeInput()
+        #expect(exclusive.waitForExit() == 0)
     }
 }
