@@ -53,6 +53,9 @@ package struct Changeset: Sendable {
     package var removedCollections: Set<String> = []
     /// Everything was removed.
     package var allKeysRemoved = false
+    /// Commits of another process that this process caught up with (multi-process support):
+    /// no keys are listed, and every connection empties its caches (YapDatabase's rule).
+    package var external = false
     /// Row ids of the rows removed one by one or with their collection (for extensions that
     /// catch up with the rows changed since their roots were written: `ExtensionCatchUp`).
     package var removedRowids: [UInt64] = []

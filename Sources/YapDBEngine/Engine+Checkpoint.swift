@@ -44,6 +44,17 @@ extension Engine {
     /// records). Throws as `checkpoint()`.
     package func compactIndex() throws(EngineError) {
         try engineBoundary { () throws(StorageError) in
+            // Multi-process support: only while no other process has the database open, caught up.
+            if let sharing { try sharing.acquire() }
+            defer { sharing?.release() }
+            if let sharing {
+                let alone = try writer.withLock { (state: inout WriterState) throws(StorageError) -> Bool in
+                    guard !state.closed, !state.readOnly else { return true }   // the capture refuses
+                    _ = try prepareToWrite(state, sharing)
+                    return sharing.isAlone() && mayCheckpoint(state, sharing)
+                }
+                guard alone else { return }
+            }
             try maintenance.withLock { (_: inout Void) throws(StorageError) in
                 guard let source = try captureForCheckpoint(onlyIfLogGrew: false, copyIndex: true) else { return }
                 try finishCheckpoint(source)
@@ -65,7 +76,32 @@ extension Engine {
         if due { try checkpoint(onlyIfLogGrew: true) }
     }
 
+    /// With multi-process support it holds the processes' writer lock throughout, catches up
+    /// first, and writes nothing when another process wrote a checkpoint since this one's
+    /// newest (`mayCheckpoint`).
     func checkpoint(onlyIfLogGrew: Bool) throws(StorageError) {
+        if let sharing {
+            // A checkpoint no caller asked for (close) is skipped, without waiting, while
+            // another process writes.
+            do throws(StorageError) { try sharing.acquire(wait: onlyIfLogGrew ? .zero : nil) } catch {
+                if onlyIfLogGrew, case .locked = error { return }
+                throw error
+            }
+            // Held until the checkpoint is installed and published.
+            defer { sharing.release() }
+            let allowed = try writer.withLock { (state: inout WriterState) throws(StorageError) -> Bool in
+                guard !state.closed, !state.readOnly else { return true }   // the capture refuses
+                _ = try prepareToWrite(state, sharing)
+                return mayCheckpoint(state, sharing)
+            }
+            guard allowed else { return }
+            try checkpointHoldingLocks(onlyIfLogGrew: onlyIfLogGrew)
+            return
+        }
+        try checkpointHoldingLocks(onlyIfLogGrew: onlyIfLogGrew)
+    }
+
+    private func checkpointHoldingLocks(onlyIfLogGrew: Bool) throws(StorageError) {
         try maintenance.withLock { (_: inout Void) throws(StorageError) in
             let copyIndex = index.isCompactionDue(slack: options.indexCompactionSlack)
             guard let source = try captureForCheckpoint(onlyIfLogGrew: onlyIfLogGrew, copyIndex: copyIndex) else { return }
@@ -255,6 +291,9 @@ extension Engine {
                            extensionPages: [String: ExtensionPagesWritten], removingIndexFiles replaced: [UInt32]) throws(StorageError) {
         let extensionSource = self.extensionSource(pages)
         var rebindFailure: PageError?
+        // With multi-process support, files go only while no other process has the database
+        // open (the writer lock is held: none can open meanwhile).
+        let mayRemoveFiles = sharing?.isAlone() ?? true
         let (oldCheckpoint, retired, mark) = writer.withLock { state -> (UInt32, [UInt32], HighWaterMarkWriter?) in
             let old = state.checkpointNumber
             state.checkpointNumber = source.number
@@ -283,8 +322,10 @@ extension Engine {
                 state.extensions[name] = paged.reading(from: extensionSource)
             }
             // Log segments at or after the replay position hold commits to replay: never retired.
+            // With another process open nothing is retired: its older snapshots may still
+            // read it.
             let retired = state.segments.numbers.filter { number in
-                number != state.log.segmentNumber
+                mayRemoveFiles && number != state.log.segmentNumber
                     && (number < source.replay.segment || state.compactionSegments.contains(number))
                     && (source.usage[number] ?? 0) == 0 && (state.usage[number] ?? 0) == 0
             }
@@ -300,6 +341,7 @@ extension Engine {
             state.dirtyPages.record(WriterState.dirtyPageCount(keydir: state.keydir, extensions: state.extensions))
             state.generation += 1
             publish(state)
+            publishShared(state)
             return (old, retired.sorted(), state.log.highWaterMark)
         }
         do throws(IOFailure) {

@@ -33,11 +33,31 @@ extension Engine {
     /// and to swap in the new locations. A crash at any step loses nothing: until the
     /// checkpoint's rename the old checkpoint and log still describe everything, and the
     /// unreferenced copies are removed at the next open.
+    ///
+    /// With multi-process support it holds the processes' writer lock throughout (`locked`
+    /// after `busyTimeout`) and does nothing (an empty report) while another process has the
+    /// database open: that process's key directory still points into the segments it would
+    /// remove.
     package func compact(force: Bool = false) throws(EngineError) -> CompactionReport {
         try engineBoundary { () throws(StorageError) in try compactOnStorage(force: force) }
     }
 
     private func compactOnStorage(force: Bool) throws(StorageError) -> CompactionReport {
+        if let sharing {
+            try sharing.acquire()
+            defer { sharing.release() }
+            let alone = try writer.withLock { (state: inout WriterState) throws(StorageError) -> Bool in
+                guard !state.closed, !state.readOnly else { return true }   // refused below
+                _ = try prepareToWrite(state, sharing)
+                return sharing.isAlone() && mayCheckpoint(state, sharing)
+            }
+            guard alone else { return CompactionReport() }
+            return try compactHoldingLocks(force: force)
+        }
+        return try compactHoldingLocks(force: force)
+    }
+
+    private func compactHoldingLocks(force: Bool) throws(StorageError) -> CompactionReport {
         try maintenance.withLock { (_: inout Void) throws(StorageError) -> CompactionReport in
             var report = CompactionReport()
             // 1. Pick victims and the state to copy from.

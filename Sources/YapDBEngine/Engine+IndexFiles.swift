@@ -183,6 +183,21 @@ final class IndexFiles: @unchecked Sendable {
         }
     }
 
+    /// Takes in the files of a checkpoint another process published (multi-process support):
+    /// they become the published extents, this process's writer (if any) is dropped, since
+    /// the files no longer end where it believed, and new files are opened by the store.
+    /// Files this process knew stay readable.
+    func adoptForeign(_ extents: [IndexFileExtent]) throws(StorageError) {
+        try appending.withLock { (_: inout Void) throws(StorageError) in
+            writer?.close()
+            writer = nil
+            nextFileNumber = max(nextFileNumber, (extents.map(\.number).max() ?? 0) + 1)
+            publishedExtents.withLock { $0 = extents }
+            synced = extents
+            do throws(IndexFileError) { try store.adopt(extents) } catch { throw error.storageError }
+        }
+    }
+
     /// Writes pages for a write transaction's spill (docs/architecture.md, "Dirty pages and
     /// spills"): `body` flushes the transaction's dirty nodes through the page writer it is
     /// given; the pages are appended after everything synced so far, synced, and mapped (or

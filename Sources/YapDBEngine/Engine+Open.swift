@@ -18,12 +18,16 @@ extension Engine {
     /// `createIfMissing` false or read-only), `notADatabase`, `unsupportedVersion`,
     /// `corrupted` (unless `corruptAction` replaces the files; never in a read-only open),
     /// `io`.
+    ///
+    /// With `options.multiProcess` the lock is shared, and the load runs under the writer lock
+    /// shared by the processes (Engine+MultiProcess.swift), which is then let go.
     package static func open(path: String, options: EngineOptions = EngineOptions()) throws(EngineError) -> Engine {
         try engineBoundary { () throws(StorageError) in try openOnStorage(path: path, options: options) }
     }
 
     /// `open`, throwing the storage layer's errors (`open` wraps them).
     static func openOnStorage(path: String, options: EngineOptions) throws(StorageError) -> Engine {
+        let options = multiProcessOptions(options, path: path)
         if options.idleCheckpointDelay != nil && !options.readOnly { _ = dispatchTimersStarted }
         let key = openKey(path, options.fileSystem)
         guard OpenDatabases.insert(key) else { throw .alreadyOpen(path: path) }
@@ -33,14 +37,21 @@ extension Engine {
             let lock = try takeLock(path: path, options: options)
             var handedOver = false
             defer { if !handedOver { lock?.unlock() } }
+            // Multi-process support: the load (creation, recovery, repair) holds the writer lock.
+            let sharing = options.multiProcess ? try ProcessSharing.open(path: path, options: options) : nil
+            try sharing?.acquire()
+            defer { sharing?.release() }
             do throws(StorageError) {
-                let engine = try openRegistered(path: path, options: options, key: key, handled: [], lock: lock)
+                let engine = try openRegistered(path: path, options: options, key: key, handled: [], lock: lock, sharing: sharing)
+                try sharing?.claimSlot()
+                engine.publishOpenedState()
                 handedOver = true
                 return engine
             } catch {
                 switch error {
                 case .corrupted, .notADatabase:
-                    guard options.corruptAction != .fail, !options.readOnly,
+                    // Other processes may be reading the files: never set aside under them.
+                    guard options.corruptAction != .fail, !options.readOnly, !options.multiProcess,
                           options.fileSystem.kind(of: path) == .file else { throw error }
                     // A main file that is not ours, with none of our files beside it, is a
                     // wrong path to somebody else's file: never rename or delete it.
@@ -74,7 +85,7 @@ extension Engine {
         case .file:
             if isForeignFile(path, fs: fs) { throw .notADatabase(path: path) }
         }
-        return try LockFile.acquire(mainPath: path, fileSystem: options.fileSystem, shared: options.readOnly,
+        return try LockFile.acquire(mainPath: path, fileSystem: options.fileSystem, shared: options.readOnly || options.multiProcess,
                                     busyTimeout: options.busyTimeout)
     }
 
@@ -135,8 +146,30 @@ extension Engine {
         return names
     }
 
+    /// `options` as a database shared by processes runs: no automatic, idle or dirty-page
+    /// checkpoint, no spill and no index compaction (each would write index pages the other
+    /// processes do not know of); checkpoints run at `checkpoint()` and close, under the
+    /// writer lock.
+    ///
+    /// A read-only open of a database that has a shared-state file it may map (processes with
+    /// multi-process support may have it open) joins them the same way: it takes a slot in the
+    /// reader table, so none of them removes a file it reads, and it follows their commits.
+    static func multiProcessOptions(_ options: EngineOptions, path: String) -> EngineOptions {
+        var options = options
+        if options.readOnly && !options.multiProcess && options.fileSystem is PosixFileSystem {
+            let shared = DatabaseFiles(mainPath: path).sharedStatePath
+            options.multiProcess = options.fileSystem.kind(of: shared) == .file && access(shared, R_OK | W_OK) == 0
+        }
+        guard options.multiProcess else { return options }
+        options.checkpointThreshold = 0
+        options.dirtyPageBudget = 0
+        options.idleCheckpointDelay = nil
+        options.indexCompactionSlack = .max
+        return options
+    }
+
     private static func openRegistered(path: String, options: EngineOptions, key: String, handled: [String],
-                                       lock: (any FileLock)?) throws(StorageError) -> Engine {
+                                       lock: (any FileLock)?, sharing: ProcessSharing? = nil) throws(StorageError) -> Engine {
         let fs = options.fileSystem
         let files = DatabaseFiles(mainPath: path)
         var storeOptions = LogStore.Options()
@@ -226,7 +259,8 @@ extension Engine {
                     compactionSegments.insert(number)
                 }
                 if !referenced {
-                    if number < replay.segment {
+                    // Another process's older snapshot may still read it (multi-process support).
+                    if number < replay.segment && !options.multiProcess {
                         try removeOrphan(files.segmentPath(number))
                         continue
                     }
@@ -277,7 +311,7 @@ extension Engine {
         }
         let previous = Set(roots.keys).union(pending.keys).sorted()
         let engine = Engine(path: path, files: files, options: options, uuid: opened.header.uuid, state: state, index: index!,
-                            report: report, openKey: key, previousExtensionStates: previous)
+                            report: report, openKey: key, previousExtensionStates: previous, sharing: sharing)
         engine.unclaimed.load(roots: roots, pending: pending, catchUp: replayer.catchUp ?? ExtensionCatchUp())
         // Runs inside a roll, under the writer lock: the new segment joins the read table, and
         // the one rolled away from is sealed: read through the descriptor cache from now on,

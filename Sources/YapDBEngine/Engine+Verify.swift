@@ -33,9 +33,14 @@ extension Engine {
     }
 
     private func verify(_ meter: VerifyMeter) throws(StorageError) -> IntegrityReport {
-        try maintenance.withLock { (_: inout Void) throws(StorageError) -> IntegrityReport in
+        // Multi-process support: no other process commits meanwhile, and the state compared
+        // with the log is caught up with theirs.
+        if let sharing { try sharing.acquire() }
+        defer { sharing?.release() }
+        return try maintenance.withLock { (_: inout Void) throws(StorageError) -> IntegrityReport in
             try writer.withLock { (state: inout WriterState) throws(StorageError) -> IntegrityReport in
                 if state.closed { throw .closed }
+                if let sharing { _ = try catchUp(state, sharing) }
                 var report = IntegrityReport()
                 // Every page read below goes through the meter (counted as walked).
                 let source = meter.counting(index.source())
@@ -75,7 +80,10 @@ extension Engine {
                         return report
                     }
                 }
-                let scanner = LogScanner(files: files, fileSystem: fileSystem, uuid: uuid)
+                var scanner = LogScanner(files: files, fileSystem: fileSystem, uuid: uuid)
+                // Shared by processes: what a writer that died left past the published end
+                // (which this state has reached) is not part of the database.
+                if sharing != nil { scanner.limit = LogPosition(segment: state.log.segmentNumber, offset: state.log.end) }
                 do throws(StorageError) {
                     let scan = try scanner.scan(segments: listing.segments, from: start, baseSnapshot: base, repair: false) { (commit) throws(StorageError) in
                         try replayer.apply(commit)

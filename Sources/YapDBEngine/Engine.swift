@@ -137,10 +137,14 @@ package final class Engine: Sendable {
     /// The extension states the database held at open (roots and records of the newest
     /// checkpoint and the log after it), by state name, sorted.
     package let previousExtensionStates: [String]
+    /// Multi-process support (`EngineOptions.multiProcess`, Engine+MultiProcess.swift): nil
+    /// for a database this process has to itself.
+    let sharing: ProcessSharing?
 
     init(path: String, files: DatabaseFiles, options: EngineOptions, uuid: [UInt8], state: WriterState, index: IndexFiles,
-         report: OpenReport, openKey: String, previousExtensionStates: [String] = []) {
+         report: OpenReport, openKey: String, previousExtensionStates: [String] = [], sharing: ProcessSharing? = nil) {
         self.previousExtensionStates = previousExtensionStates
+        self.sharing = sharing
         self.path = path
         self.files = files
         self.fileSystem = options.fileSystem
@@ -161,19 +165,24 @@ package final class Engine: Sendable {
             if !state.closed { Self.shutDown(state) }
         }
         index.close()
+        sharing?.releaseSlot()
         OpenDatabases.remove(openKey)
     }
 
     // MARK: Reading
 
-    /// The newest published snapshot. Never blocks on the writer.
+    /// The newest published snapshot. Never blocks on the writer. With multi-process support,
+    /// commits another process published are caught up with first (`catchUpIfBehind`).
     package func snapshot() -> EngineSnapshot {
-        published.withLock { $0 }
+        if sharing != nil { catchUpIfBehind() }
+        return published.withLock { $0 }
     }
 
     /// The newest snapshot, registered as in use for as long as the returned lease lives.
+    /// With multi-process support, commits another process published are caught up with first.
     package func acquireSnapshot() -> SnapshotLease {
-        published.withLock { snapshot in
+        if sharing != nil { catchUpIfBehind() }
+        return published.withLock { snapshot in
             registry.acquire(generation: snapshot.generation)
             return SnapshotLease(snapshot: snapshot, registry: registry)
         }
@@ -202,12 +211,32 @@ package final class Engine: Sendable {
     ///   something (`markChanged` included). One that commits nothing ends as usual: extension
     ///   state published without a commit (`publishExtensionsWithoutCommit`: an extension
     ///   registering over its stored trees) is published.
+    /// - With multi-process support the transaction first takes the writer lock shared by the
+    ///   processes (waiting up to `busyTimeout`; `locked` after it, a refusal like the others)
+    ///   and catches up with their commits; it holds the lock until its commit is published.
     /// - Returns: the body's value and the changeset, nil when nothing was committed.
     package func write<T, E: Error>(_ body: (WriteTransaction) throws(E) -> T, runsBodyWhenRefused: Bool = false,
                                     didCommit: (Changeset) -> Void = { _ in }) throws(WriteFailure<E>) -> (value: T, changeset: Changeset?) {
+        var caughtUp: UInt64?
         let outcome: (value: T, changeset: Changeset?) = try writer.withLock { (state) throws(WriteFailure<E>) in
-            let refusal: EngineError? = state.closed ? .closed : state.readOnly ? .readOnly
+            var refusal: EngineError? = state.closed ? .closed : state.readOnly ? .readOnly
                 : (state.poisoned || state.log.isPoisoned) ? .poisoned : nil
+            // Multi-process support: the shared writer lock, then the other processes' commits.
+            var holdsSharedLock = false
+            defer { if holdsSharedLock { sharing?.release() } }
+            if let sharing, refusal == nil || refusal == .readOnly {
+                do throws(StorageError) {
+                    if refusal == nil {
+                        try sharing.acquire()
+                        holdsSharedLock = true
+                        caughtUp = try prepareToWrite(state, sharing)
+                    } else {
+                        caughtUp = try catchUp(state, sharing)
+                    }
+                } catch {
+                    refusal = EngineError(error)
+                }
+            }
             if let refusal, !runsBodyWhenRefused, refusal != .readOnly { throw .engine(refusal) }
             let tx = WriteTransaction(state: state, refusal: refusal, spillTarget: state.readOnly ? nil : spillTarget)
             let value: T
@@ -244,6 +273,7 @@ package final class Engine: Sendable {
             didCommit(changeset)
             return (value, changeset)
         }
+        if let caughtUp, let sharing { notifyExternalChange(caughtUp, sharing) }
         // The commit is durable and published: a failed automatic checkpoint must not report
         // it as failed. The log is intact, a failed log sync has poisoned the engine (later
         // writes throw `poisoned`), and the next checkpoint — due, explicit or at close —
@@ -309,6 +339,7 @@ package final class Engine: Sendable {
         registry.append(changeset)
         unclaimed.recordChanges(changeset, records: tx.extensionRecords)
         publish(state)
+        publishShared(state)
         return changeset
     }
 
@@ -349,6 +380,7 @@ package final class Engine: Sendable {
             Self.shutDown(state)
         }
         maintenance.withLock { _ in index.close() }
+        sharing?.releaseSlot()
         OpenDatabases.remove(openKey)
         if let failure { throw failure }
     }

@@ -7,7 +7,8 @@
 //                                   output after commit N returned, until killed (or 120 s
 //                                   pass). OPTIONS: comma-separated `durability=full|normal|off`,
 //                                   `read=mapped|cached`, `checkpoint=BYTES`, `idle=SECONDS`
-//                                   (0: off), `compression=lz4|none`.
+//                                   (0: off), `compression=lz4|none`, `multiprocess=1`
+//                                   (`enableMultiProcessSupport`, busy timeout 60 s).
 //   YapDBCrashChild serve PATH SEED mapped|cached [nobody]
 //                                   (with "nobody", run by root: first drops to user and group
 //                                   65534, so file permissions apply to it)
@@ -40,6 +41,34 @@
 //                                   by root: first drops to user and group 65534), writes
 //                                   "ready N\n" (N: the rows it reads) or "error E\n", holds it
 //                                   open until standard input closes.
+//   YapDBCrashChild mpcount PATH N   opens PATH with multi-process support (busy timeout 60 s),
+//                                   writes "ready", waits for a line on standard input, then
+//                                   runs N read-write transactions, each adding 1 to the count
+//                                   in ("count", "n") and setting ("rows", "PID-I"); writes
+//                                   "done SNAPSHOT", closes.
+//   YapDBCrashChild mpserve PATH    opens PATH with multi-process support, writes "ready", then
+//                                   answers one line per command: "put KEY VALUE" (one write
+//                                   transaction → "put SNAPSHOT" or "error …"), "get KEY" (→ the
+//                                   value or "nil"), "hang KEY" (a write transaction that sets
+//                                   KEY and three 600 KB rows, writes "inside" and never ends:
+//                                   the parent kills it), "checkpoint" (→ "checkpointed" or
+//                                   "error …"), "longread" (begins a long-lived read
+//                                   transaction → "reading SNAPSHOT"), "endlongread" (→
+//                                   "ended"), "quit" (closes, exits 0).
+//   YapDBCrashChild mpbank PATH N   opens PATH with multi-process support, creates ten accounts
+//                                   ("bank", "0"…"9", 1,000 each) when missing, writes "ready",
+//                                   then N transfers, one per read-write transaction (which also
+//                                   rewrites 64 KB of random bytes in ("pad", "p")), writing
+//                                   "transfers K" after every tenth; then "done", closes.
+//   YapDBCrashChild mplatency PATH write|read N
+//                                   a measurement, not a test: "write" waits for a line on
+//                                   standard input, then commits N times ("lat", "t") = "I NS"
+//                                   (NS: CLOCK_MONOTONIC nanoseconds taken inside the
+//                                   transaction, so the figure includes the commit's sync),
+//                                   2 ms apart; "read" writes
+//                                   "ready", then reads ("lat", "t") in a loop until it saw N
+//                                   new values (or 60 s pass) and writes "median US p90 US
+//                                   max US reads R": commit-to-visible times in microseconds.
 //
 // Exit status: 0 normal end, 2 usage, 3 open failed, 4 commit failed (the error on stderr).
 #if canImport(Glibc)
@@ -72,6 +101,9 @@ func open(_ path: String, settings: String = "") -> YapDatabase {
         case ("checkpoint", let bytes): options.checkpointThreshold = Int(bytes) ?? options.checkpointThreshold
         case ("idle", let seconds): options.idleCheckpointDelay = Double(seconds) ?? options.idleCheckpointDelay
         case ("compression", "none"): options.compression = .none
+        case ("multiprocess", "1"):
+            options.enableMultiProcessSupport = true
+            options.busyTimeout = 60
         default: break
         }
     }
@@ -131,6 +163,17 @@ case "fdlimit" where arguments.count == 4:
 case "fdcache" where arguments.count == 4:
     guard let seed = UInt64(arguments[3]) else { exit(2) }
     descriptorCache(path: arguments[2], seed: seed)
+case "mpcount" where arguments.count == 4:
+    guard let count = Int(arguments[3]), count <= 10_000 else { exit(2) }
+    multiProcessCount(path: arguments[2], count: count)
+case "mpserve":
+    multiProcessServe(path: arguments[2])
+case "mplatency" where arguments.count == 5:
+    guard let count = Int(arguments[4]), count <= 100_000 else { exit(2) }
+    multiProcessLatency(path: arguments[2], role: arguments[3], samples: count)
+case "mpbank" where arguments.count == 4:
+    guard let count = Int(arguments[3]), count <= 100_000 else { exit(2) }
+    multiProcessBank(path: arguments[2], transfers: count)
 case "hold":
     let database = open(arguments[2])
     report("ready")

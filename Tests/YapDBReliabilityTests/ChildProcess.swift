@@ -13,6 +13,9 @@ final class ChildProcess {
     private let input: Int32
     private var pending: [UInt8] = []
     private(set) var exited = false
+    /// Whether `closeInput()` closed the input pipe: it is never closed twice (a descriptor
+    /// number closed twice may by then be another test's pipe, run in parallel).
+    private var inputClosed = false
 
     /// The child's executable: beside the running test binary.
     static var executable: String {
@@ -95,13 +98,18 @@ final class ChildProcess {
     /// Writes `line` and a newline to the child's standard input. A child that died makes
     /// the write fail with `EPIPE` (SIGPIPE is ignored in this process from the first call).
     func send(_ line: String) {
+        guard !inputClosed else { return }
         _ = signal(SIGPIPE, SIG_IGN)
         let bytes = Array((line + "\n").utf8)
         _ = bytes.withUnsafeBytes { write(input, $0.baseAddress, $0.count) }
     }
 
     /// Closes the child's standard input (the `hold` command's signal to exit).
-    func closeInput() { close(input) }
+    func closeInput() {
+        guard !inputClosed else { return }
+        inputClosed = true
+        close(input)
+    }
 
     /// Waits for the child to end; returns its wait status.
     @discardableResult
@@ -115,7 +123,7 @@ final class ChildProcess {
 
     deinit {
         if !exited { kill() }
-        close(input)
+        closeInput()
         close(output)
     }
 }

@@ -62,4 +62,25 @@ import YapDBSimulatedDisk
         try writer.update { $0.checkpoint = 3 }
         #expect(writer.current.sequence == 3)
     }
+
+    /// Two writers of one main file (two processes with multi-process support): one that
+    /// reloads before updating follows the other's newest mark instead of writing an older
+    /// sequence into its slot.
+    @Test func aWriterThatReloadsFollowsAnotherWritersNewerMark() throws {
+        let disk = SimulatedDisk(seed: 4)
+        try disk.mkdir("/db")
+        _ = try MainFile.create(at: "/db/main", fileSystem: disk)
+        let first = HighWaterMarkWriter(file: try disk.open("/db/main", mode: .readWrite), mark: HighWaterMark())
+        let second = HighWaterMarkWriter(file: try disk.open("/db/main", mode: .readWrite), mark: HighWaterMark())
+        try first.update { $0.checkpoint = 1 }
+        try first.update { $0.checkpoint = 2 }
+        try first.update { $0.segment = 4 }
+        // Without a reload the second writer's sequence 1 would go over the first's slot 1 and
+        // lose to its sequence 2, an older mark.
+        try second.reload()
+        #expect(second.current == first.current)
+        try second.update { $0.segment = 5 }
+        let opened = try MainFile.open(at: "/db/main", file: try disk.open("/db/main", mode: .readOnly))
+        #expect(opened.mark.sequence == 4 && opened.mark.segment == 5 && opened.mark.checkpoint == 2)
+    }
 }

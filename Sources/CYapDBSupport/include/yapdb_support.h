@@ -24,4 +24,23 @@ static inline void yapdb_prefetch(const void *address, size_t length) {
 /// blocks that sit among live ones, which the allocator would otherwise keep resident.
 void yapdb_return_free_memory(void);
 
+/// Atomic access to 64-bit words of memory shared between processes (the `NAME-shm` map): the
+/// sequence number of its seqlock. `address` must be 8-byte aligned.
+static inline uint64_t yapdb_shared_load_acquire(const void *address) {
+    return __atomic_load_n((const uint64_t *)address, __ATOMIC_ACQUIRE);
+}
+static inline uint64_t yapdb_shared_load_relaxed(const void *address) {
+    return __atomic_load_n((const uint64_t *)address, __ATOMIC_RELAXED);
+}
+static inline void yapdb_shared_store_release(void *address, uint64_t value) {
+    __atomic_store_n((uint64_t *)address, value, __ATOMIC_RELEASE);
+}
+static inline void yapdb_shared_store_relaxed(void *address, uint64_t value) {
+    __atomic_store_n((uint64_t *)address, value, __ATOMIC_RELAXED);
+}
+/// Fences around the seqlock's plain copies: release after marking a write begun, acquire
+/// before re-reading the sequence number.
+static inline void yapdb_fence_release(void) { __atomic_thread_fence(__ATOMIC_RELEASE); }
+static inline void yapdb_fence_acquire(void) { __atomic_thread_fence(__ATOMIC_ACQUIRE); }
+
 #endif

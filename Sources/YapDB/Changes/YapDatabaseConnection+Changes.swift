@@ -28,7 +28,8 @@ extension YapDatabaseConnection {
     /// cache; touches leave the caches alone.
     func apply(_ changeset: Changeset) {
         let record = changeset.commitRecord
-        if changeset.allKeysRemoved {
+        // Another process's commits list no keys: everything goes (multi-process support).
+        if changeset.allKeysRemoved || changeset.external {
             objectCache.removeAll()
             metadataCache.removeAll()
         }

@@ -9,9 +9,12 @@ extension Notification.Name {
     /// Threading: posted on the thread that committed (the writer's), with `NotificationCenter.default`.
     public static let YapDatabaseModified = Notification.Name("YapDatabaseModifiedNotification")
 
-    /// YapDatabase posts it when another process changed the database. YapDB never posts it:
-    /// one process at a time opens a database (another gets `locked`). Declared so that apps
-    /// observing it compile unchanged. Raw value `"YapDatabaseModifiedExternallyNotification"`.
+    /// Posted when this process caught up with commits another process made, with
+    /// ``YapDatabaseOptions/enableMultiProcessSupport`` on and a
+    /// ``YapDatabaseCrossProcessNotification`` registered. The object is the database; no
+    /// `userInfo`. Raw value `"YapDatabaseModifiedExternallyNotification"`, as in YapDatabase.
+    ///
+    /// Threading: posted on ``YapDatabase/notificationQueue``.
     public static let YapDatabaseModifiedExternally = Notification.Name("YapDatabaseModifiedExternallyNotification")
 }
 

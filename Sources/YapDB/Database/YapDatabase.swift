@@ -78,6 +78,7 @@ public final class YapDatabase: Sendable {
             YapDatabaseLogging.log(.info, "\(url.path): recovery cut a torn tail of \(engine.openReport.recoveredTruncatedBytes) bytes")
         }
         registrationQueue.setSpecific(key: Self.registrationQueueKey, value: ObjectIdentifier(self))
+        engine.setExternalChangeHandler { [weak self] _ in self?.didCatchUpExternally() }
     }
 
     /// - Parameters:
@@ -131,6 +132,7 @@ public final class YapDatabase: Sendable {
         if let descriptorCacheLimit { engineOptions.descriptorCacheLimit = descriptorCacheLimit }
         engineOptions.readOnly = options.readOnly
         engineOptions.busyTimeout = YapDatabaseOptions.busyTimeoutDuration(options.busyTimeout)
+        engineOptions.multiProcess = options.enableMultiProcessSupport
         do throws(EngineError) {
             return try Engine.open(path: url.path, options: engineOptions)
         } catch {

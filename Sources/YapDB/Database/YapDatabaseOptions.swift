@@ -120,6 +120,7 @@ public final class YapDatabaseOptions: Sendable {
         var writeBufferLimit = YapDatabaseOptions.defaultWriteBufferLimit
         var readOnly = false
         var busyTimeout: TimeInterval = 0
+        var enableMultiProcessSupport = false
     }
 
     /// Default of ``maxValueSize``: 1 GiB.
@@ -279,9 +280,10 @@ public final class YapDatabaseOptions: Sendable {
     ///
     /// A writer and a read-only open exclude each other: while one process has the database
     /// open read-write, a read-only open elsewhere waits up to ``busyTimeout`` and then fails
-    /// with ``YapDatabaseError/locked``, and the other way round. (Readers beside a live
-    /// writer come with multi-process support.) A read-only open sees the database as it was
-    /// when it opened.
+    /// with ``YapDatabaseError/locked``, and the other way round. A read-only open sees the
+    /// database as it was when it opened, unless processes with ``enableMultiProcessSupport``
+    /// use the database (it has a `NAME-shm` file): then it opens beside them as one of them
+    /// (whether or not it sets the option) and follows their commits.
     public var readOnly: Bool {
         get { storage.withLock { $0.readOnly } }
         set { storage.withLock { $0.readOnly = newValue } }
@@ -292,10 +294,45 @@ public final class YapDatabaseOptions: Sendable {
     /// timeout; YapDatabase had none). Default 0: fail at once. The wait retries every few
     /// milliseconds (1 ms at first, doubling up to 50 ms); it applies to read-write opens
     /// waiting for a writer or readers to close, and to read-only opens waiting for a writer.
+    /// With ``enableMultiProcessSupport`` it is also how long a read-write transaction (and
+    /// `checkpoint()`, `compact()`) waits for another process's transaction to end.
     /// Negative values and NaN act as 0; values above a day act as a day.
     public var busyTimeout: TimeInterval {
         get { storage.withLock { $0.busyTimeout } }
         set { storage.withLock { $0.busyTimeout = newValue } }
+    }
+
+    /// Lets several processes open the database at once and read and write it (YapDatabase's
+    /// option of the same name; default false). Every process that opens the database must set
+    /// it, and must register the same extensions.
+    ///
+    /// What YapDB does:
+    /// - The lock file `NAME-lock` is held shared while the database is open, so a process
+    ///   without this option (which takes it exclusively) gets ``YapDatabaseError/locked``.
+    /// - A read-write transaction takes the writer lock shared by the processes (an exclusive
+    ///   lock on `NAME-shm`) for its duration only: processes take turns, a transaction waits
+    ///   up to ``busyTimeout`` for another process's and then fails with `locked`
+    ///   (`readWrite(_:)` reports it to the log handler). Nothing is locked for writing while a
+    ///   process sits idle.
+    /// - Each commit's end is published in the shared-memory file `NAME-shm` after it is synced.
+    ///   At the start of each transaction a process compares it with its own state and, when
+    ///   another process committed, replays those commits from the log; every connection then
+    ///   empties its object and metadata caches (YapDatabase's rule: other processes' changes
+    ///   carry no key list). With a ``YapDatabaseCrossProcessNotification`` registered,
+    ///   `Notification.Name.YapDatabaseModifiedExternally` is posted on
+    ///   ``YapDatabase/notificationQueue``.
+    /// - Checkpoints run only at ``YapDatabase/checkpoint()`` and close (not automatically), under
+    ///   the writer lock; a process that finds another's newer checkpoint reloads from it first.
+    ///   ``YapDatabase/compact()`` and the removal of old log segments happen only in a process
+    ///   that is the only one with the database open (a table of live processes in `NAME-shm`,
+    ///   from which a killed process's entry is reclaimed); otherwise they do nothing.
+    /// - Same host only (a shared memory map); the real file system only.
+    ///
+    /// Not yet: extensions whose state lives on index pages (views, secondary indexes, full-text
+    /// search, relationships) do not see rows another process committed.
+    public var enableMultiProcessSupport: Bool {
+        get { storage.withLock { $0.enableMultiProcessSupport } }
+        set { storage.withLock { $0.enableMultiProcessSupport = newValue } }
     }
 
     /// `seconds` as the engine's wait: 0 for negative or NaN values, at most a day.

@@ -137,6 +137,9 @@ extension YapDatabase {
             YapDatabaseLogging.log(.error, "an extension named \(name) is already registered")
             return false
         }
+        if engine.sharesProcesses && !(ext is YapDatabaseCrossProcessNotification) && !(ext is YapDatabaseHooks) {
+            YapDatabaseLogging.log(.warning, "extension \(name) on a database shared by processes: it does not yet see rows other processes commit")
+        }
         let connection = newConnection(config)
         var accepted = false
         do {

@@ -38,6 +38,8 @@ package enum Format {
     package static let creatingSuffix = "-creating"
     /// The lock file's suffix: `NAME-lock`, empty, never deleted by the engine.
     package static let lockSuffix = "-lock"
+    /// The shared-state file of multi-process support (§13).
+    package static let sharedStateSuffix = "-shm"
     package static let temporarySuffix = ".tmp"
     package static let fileNumberDigits = 10
 

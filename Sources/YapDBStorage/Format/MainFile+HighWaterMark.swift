@@ -126,6 +126,19 @@ package final class HighWaterMarkWriter: Sendable {
     /// The mark last written.
     package var current: HighWaterMark { state.withLock { $0 } }
 
+    /// Takes in a newer mark another process wrote to the same main file (multi-process
+    /// support; call with the writer lock held), so that this writer's next update follows
+    /// it, with the next sequence, instead of going to the slot of the newest mark with an
+    /// older one. A file whose slots cannot be read or are both damaged leaves the mark as it is.
+    package func reload() throws(IOFailure) {
+        let first = HighWaterMark.decode(try file.readExactly(Format.mainMarkSize, at: HighWaterMark.slotOffset(sequence: 1)))
+        let second = HighWaterMark.decode(try file.readExactly(Format.mainMarkSize, at: HighWaterMark.slotOffset(sequence: 2)))
+        guard let newest = try? HighWaterMark.newest(first, second, path: file.path) else { return }
+        state.withLock { mark in
+            if newest.sequence > mark.sequence { mark = newest }
+        }
+    }
+
     /// Applies `change`; when it changed anything, writes the mark with the next sequence to
     /// that sequence's slot and syncs the main file. Call only once what the new mark promises
     /// is durable. On failure nothing changes in memory: the next update rewrites the same

@@ -36,6 +36,24 @@ package enum LockFile {
             if shared && cannotCreate(error.errno) { return nil }
             throw .io(error)
         }
+        return try waitForLock(path, reporting: mainPath, fileSystem: fs, shared: shared, busyTimeout: busyTimeout)
+    }
+
+    /// Takes the writer lock of a database opened with multi-process support: an exclusive
+    /// `flock` on its shared-state file `NAME-shm` (docs/format.md §13), which the caller has
+    /// created. Held only while a process changes files (a read-write transaction, its open's
+    /// recovery, a checkpoint), so processes take turns; the `NAME-lock` lock stays shared.
+    /// - Throws: `locked` when `busyTimeout` passes with another process holding it; `io`.
+    package static func acquireWriter(mainPath: String, fileSystem fs: any FileSystem,
+                                      busyTimeout: Duration) throws(StorageError) -> any FileLock {
+        try waitForLock(DatabaseFiles(mainPath: mainPath).sharedStatePath, reporting: mainPath, fileSystem: fs,
+                        shared: false, busyTimeout: busyTimeout)
+    }
+
+    /// Tries to lock `path` until `busyTimeout` passes (1 ms between the first attempts,
+    /// doubling up to 50 ms); `locked(path: reporting)` when it stays taken.
+    static func waitForLock(_ path: String, reporting mainPath: String, fileSystem fs: any FileSystem, shared: Bool,
+                            busyTimeout: Duration) throws(StorageError) -> any FileLock {
         let clock = ContinuousClock()
         let deadline = clock.now.advanced(by: max(.zero, busyTimeout))
         var wait = firstWait

@@ -52,7 +52,9 @@ extension LogScanner {
         var pendingChecksum: UInt32 = 0
         var position = startOffset
         var lastSnapshot = report.lastSnapshot
-        while position < window.size {
+        // A limit in this segment ends the scan there.
+        let stop = limit.map { $0.segment == number ? min(window.size, Int($0.offset)) : window.size } ?? window.size
+        while position < stop {
             let record: ScannedRecord
             switch try readRecord(window, at: position, number: number, pendingChecksum: pendingChecksum) {
             case .success(let read): record = read

@@ -55,6 +55,9 @@ package struct LogScanner {
     /// that whose payload it needs (an extension data record; value records larger than the
     /// window are checked in window-sized pieces).
     package var windowSize = LogScanner.defaultWindowSize
+    /// Where the scan stops, when set: no byte at or after it is read (a process catching up
+    /// with another's commits reads only up to the published end, never a commit being written).
+    package var limit: LogPosition?
     package static let defaultWindowSize = 1 << 20
 
     package init(files: DatabaseFiles, fileSystem: any FileSystem, uuid: [UInt8]) {
@@ -135,7 +138,7 @@ package struct LogScanner {
         repair: Bool, apply: (ScannedCommit) throws(StorageError) -> Void
     ) throws(StorageError) -> ScanReport {
         var report = ScanReport(lastSnapshot: baseSnapshot, end: nil)
-        let inRange = segments.filter { $0 >= start.segment }
+        let inRange = segments.filter { $0 >= start.segment && $0 <= (limit?.segment ?? .max) }
         var index = 0
         while index < inRange.count {
             let number = inRange[index]

@@ -365,6 +365,30 @@ package final class LogWriter {
         try roll()
     }
 
+    /// Moves the writer past commits another process appended (multi-process support): to
+    /// `end` of segment `number` with `lastSnapshot`, the log synced up to `durableThrough`.
+    /// When `number` is a later segment, `file` is it, opened by the caller; the active
+    /// segment is sealed at its current `end` (call once per segment, in order, with the end
+    /// of its last commit first) and `onNewSegment` runs as after a roll. Never writes.
+    package func follow(segment number: UInt32, file newFile: (any StorageFile)?, end newEnd: UInt32, lastSnapshot snapshot: UInt64,
+                        durableThrough durable: LogPosition) {
+        precondition(!inTransaction, "LogWriter.follow inside a transaction")
+        if number != segmentNumber, let newFile {
+            let sealed = LogPosition(segment: segmentNumber, offset: end)
+            segmentNumber = number
+            file = newFile
+            end = newEnd
+            nextSegmentNumber = max(nextSegmentNumber, number + 1)
+            durableThrough = min(durable, LogPosition(segment: number, offset: newEnd))
+            lastSnapshot = snapshot
+            onNewSegment?(number, newFile, sealed)
+        } else {
+            end = newEnd
+            durableThrough = max(durableThrough, min(durable, LogPosition(segment: segmentNumber, offset: newEnd)))
+            lastSnapshot = snapshot
+        }
+    }
+
     /// Hands out the next unused segment number (compaction writes its segments under numbers
     /// from the same sequence as log segments). Call only while no transaction is open.
     package func allocateSegmentNumber() -> UInt32 {
