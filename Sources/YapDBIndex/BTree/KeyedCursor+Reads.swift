@@ -1,0 +1,155 @@
+// KeyedCursor+Reads: what the trees' reads do with a cursor — a lookup, a rank, an entry by
+// position or at an edge, and the ordered walks across leaves.
+
+extension KeyedCursor {
+    /// Calls `body` with the value stored for `key`, if present; says whether it was.
+    @inline(__always)
+    mutating func find(_ key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) -> Void) throws(PageError) -> Bool {
+        var target = KeyedSeek.key(key)
+        try seek(&target)
+        return try withLeaf { leaf throws(PageError) -> Bool in
+            let (index, found) = try leaf.slot(target)
+            if found { try leaf.value(index, body) }
+            return found
+        }
+    }
+
+    /// The number of keys less than `key`, and whether `key` is present (a cursor made with
+    /// `counting`).
+    @inline(__always)
+    mutating func rank(_ key: UnsafeRawBufferPointer) throws(PageError) -> (index: Int, found: Bool) {
+        var target = KeyedSeek.key(key)
+        try seek(&target)
+        let (index, found) = try withLeaf { leaf throws(PageError) in try leaf.slot(target) }
+        return (before &+ index, found)
+    }
+
+    /// Calls `body` with the entry at position `index` (which the caller checked against the
+    /// tree's count).
+    @inline(__always)
+    mutating func element(at index: Int, _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> Void) throws(PageError) {
+        var target = KeyedSeek.position(index)
+        try seek(&target)
+        try withLeaf { leaf throws(PageError) in
+            let (i, _) = try leaf.slot(target)
+            try leaf.entry(i, body)
+        }
+    }
+
+    /// Calls `body` with the first entry (the last when `last` is set) and says whether there
+    /// was one; the cursor then stands on the leaf that holds it.
+    @inline(__always)
+    mutating func edge(last: Bool, _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> Void) throws(PageError) -> Bool {
+        var target: KeyedSeek = last ? .last : .first
+        try seek(&target)
+        return try withLeaf { leaf throws(PageError) -> Bool in
+            let (i, found) = try leaf.slot(target)
+            if found { try leaf.entry(i, body) }
+            return found
+        }
+    }
+
+    /// Calls `body` with the entries at `range` (within `0..<root.count`), ascending or
+    /// `reversed`, until it returns false; false if it did. Needs a path.
+    /// - Throws: `.positionOutOfRange` when the tree's pages hold fewer entries than their
+    ///   counts claim; `PageError` from a page.
+    mutating func walk(
+        positions range: Range<Int>, reversed: Bool, _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> Bool
+    ) throws(PageError) -> Bool {
+        var target = KeyedSeek.position(reversed ? range.upperBound &- 1 : range.lowerBound)
+        try seek(&target)
+        guard case .position(let start) = target else { return true }
+        let (stopped, left) = try walk(from: start, reversed: reversed, limit: range.count, upper: nil, upperInclusive: false, body)
+        if stopped { return false }
+        guard left == 0 else { throw .corrupt(page: root.page, reason: .positionOutOfRange) }
+        return true
+    }
+
+    /// Calls `body` with each entry from the first key at or above `key` (above it when not
+    /// `inclusive`) in ascending order, up to `upper` (nil: the end of the tree; included when
+    /// `upperInclusive`), until `body` returns false. Needs a path.
+    mutating func walk(
+        from key: UnsafeRawBufferPointer, inclusive: Bool, upper: UnsafeRawBufferPointer?, upperInclusive: Bool,
+        _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> Bool
+    ) throws(PageError) {
+        var target = KeyedSeek.key(key)
+        try seek(&target)
+        let (index, found) = try withLeaf { leaf throws(PageError) in try leaf.slot(target) }
+        _ = try walk(from: found && !inclusive ? index &+ 1 : index, reversed: false, limit: Int.max,
+                     upper: upper, upperInclusive: upperInclusive, body)
+    }
+
+    /// Passes entries to `body` from entry `start` of the cursor's leaf (nil: the leaf's first,
+    /// or its last when `reversed`) onward, across leaves, until `body` returns false or an
+    /// entry lies past `upper` (`stopped`), `limit` entries have passed, or the tree ends.
+    /// Returns whether it stopped, and how many of `limit` were left.
+    private mutating func walk(
+        from start: Int?, reversed: Bool, limit: Int, upper: UnsafeRawBufferPointer?, upperInclusive: Bool,
+        _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> Bool
+    ) throws(PageError) -> (stopped: Bool, left: Int) {
+        var first = start
+        var left = limit
+        let step = reversed ? -1 : 1
+        @inline(__always)
+        func emit(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) -> Bool {
+            if let upper {
+                let order = compareBytes(key, upper)
+                if order > 0 || (order == 0 && !upperInclusive) { return false }
+            }
+            return body(key, value)
+        }
+        while left > 0 {
+            let go = try withLeaf { leaf throws(PageError) -> Bool in
+                let count = leaf.count
+                var i = first ?? (reversed ? count &- 1 : 0)
+                switch leaf {
+                case .node(let node):
+                    let entries = node.takeUnretainedValue().entries
+                    while left > 0 && i >= 0 && i < count {
+                        guard entries.read(i, emit) else { return false }
+                        left &-= 1
+                        i &+= step
+                    }
+                case .page(let view):
+                    while left > 0 && i >= 0 && i < count {
+                        guard try view.withLeafEntry(i, { emit($0, $1) }) else { return false }
+                        left &-= 1
+                        i &+= step
+                    }
+                }
+                return true
+            }
+            guard go else { return (true, left) }
+            guard left > 0 else { break }
+            first = nil
+            guard try moveToNextLeaf(reversed: reversed) else { break }
+        }
+        return (false, left)
+    }
+}
+
+extension PagedBTree {
+    /// The root as a cursor frame.
+    @inline(__always)
+    var rootFrame: KeyedFrame { KeyedFrame(root, level: height &- 1) }
+
+    /// A cursor that descends only (no path), over the mapped table.
+    @inline(__always)
+    func descent(_ table: MappedPages.Table, counting: Bool = false) -> KeyedCursor<MappedPages.Table> {
+        KeyedCursor(pages: table, pageSize: format.pageSize, root: rootFrame, path: .init(start: nil, count: 0), counting: counting)
+    }
+
+    /// A cursor that descends only (no path), through the source.
+    @inline(__always)
+    func descent(counting: Bool = false) -> KeyedCursor<PageReader> {
+        KeyedCursor(pages: pages, pageSize: format.pageSize, root: rootFrame, path: .init(start: nil, count: 0), counting: counting)
+    }
+}
+
+extension MappedTree {
+    /// A cursor over this tree, with `path` as room for its path (empty: it only descends).
+    @inline(__always)
+    func descent(path: UnsafeMutableBufferPointer<KeyedFrame> = .init(start: nil, count: 0)) -> KeyedCursor<MappedPages.Table> {
+        KeyedCursor(pages: table, pageSize: pageSize, root: KeyedFrame(page: root, count: entries, level: height &- 1), path: path)
+    }
+}
