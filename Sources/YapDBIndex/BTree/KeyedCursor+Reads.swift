@@ -4,10 +4,10 @@
 extension KeyedCursor {
     /// Calls `body` with the value stored for `key`, if present; says whether it was.
     @inline(__always)
-    mutating func find(_ key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) -> Void) throws(PageError) -> Bool {
+    mutating func find<Pages: KeyedPages>(_ key: UnsafeRawBufferPointer, _ pages: Pages, _ body: (UnsafeRawBufferPointer) -> Void) throws(PageError) -> Bool {
         var target = KeyedSeek.key(key)
-        try seek(&target)
-        return try withLeaf { leaf throws(PageError) -> Bool in
+        try seek(&target, pages)
+        return try Self.withLeaf(pages, leaf, pageSize: pageSize) { leaf throws(PageError) -> Bool in
             let (index, found) = try leaf.slot(target)
             if found { try leaf.value(index, body) }
             return found
@@ -17,20 +17,20 @@ extension KeyedCursor {
     /// The number of keys less than `key`, and whether `key` is present (a cursor made with
     /// `counting`).
     @inline(__always)
-    mutating func rank(_ key: UnsafeRawBufferPointer) throws(PageError) -> (index: Int, found: Bool) {
+    mutating func rank<Pages: KeyedPages>(_ key: UnsafeRawBufferPointer, _ pages: Pages) throws(PageError) -> (index: Int, found: Bool) {
         var target = KeyedSeek.key(key)
-        try seek(&target)
-        let (index, found) = try withLeaf { leaf throws(PageError) in try leaf.slot(target) }
+        try seek(&target, pages)
+        let (index, found) = try Self.withLeaf(pages, leaf, pageSize: pageSize) { leaf throws(PageError) in try leaf.slot(target) }
         return (before &+ index, found)
     }
 
     /// Calls `body` with the entry at position `index` (which the caller checked against the
     /// tree's count).
     @inline(__always)
-    mutating func element(at index: Int, _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> Void) throws(PageError) {
+    mutating func element<Pages: KeyedPages>(at index: Int, _ pages: Pages, _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> Void) throws(PageError) {
         var target = KeyedSeek.position(index)
-        try seek(&target)
-        try withLeaf { leaf throws(PageError) in
+        try seek(&target, pages)
+        try Self.withLeaf(pages, leaf, pageSize: pageSize) { leaf throws(PageError) in
             let (i, _) = try leaf.slot(target)
             try leaf.entry(i, body)
         }
@@ -39,10 +39,10 @@ extension KeyedCursor {
     /// Calls `body` with the first entry (the last when `last` is set) and says whether there
     /// was one; the cursor then stands on the leaf that holds it.
     @inline(__always)
-    mutating func edge(last: Bool, _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> Void) throws(PageError) -> Bool {
+    mutating func edge<Pages: KeyedPages>(last: Bool, _ pages: Pages, _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> Void) throws(PageError) -> Bool {
         var target: KeyedSeek = last ? .last : .first
-        try seek(&target)
-        return try withLeaf { leaf throws(PageError) -> Bool in
+        try seek(&target, pages)
+        return try Self.withLeaf(pages, leaf, pageSize: pageSize) { leaf throws(PageError) -> Bool in
             let (i, found) = try leaf.slot(target)
             if found { try leaf.entry(i, body) }
             return found
@@ -53,13 +53,13 @@ extension KeyedCursor {
     /// `reversed`, until it returns false; false if it did. Needs a path.
     /// - Throws: `.positionOutOfRange` when the tree's pages hold fewer entries than their
     ///   counts claim; `PageError` from a page.
-    mutating func walk(
-        positions range: Range<Int>, reversed: Bool, _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> Bool
+    mutating func walk<Pages: KeyedPages>(
+        positions range: Range<Int>, reversed: Bool, _ pages: Pages, _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> Bool
     ) throws(PageError) -> Bool {
         var target = KeyedSeek.position(reversed ? range.upperBound &- 1 : range.lowerBound)
-        try seek(&target)
+        try seek(&target, pages)
         guard case .position(let start) = target else { return true }
-        let (stopped, left) = try walk(from: start, reversed: reversed, limit: range.count, upper: nil, upperInclusive: false, body)
+        let (stopped, left) = try walk(from: start, reversed: reversed, limit: range.count, upper: nil, upperInclusive: false, pages, body)
         if stopped { return false }
         guard left == 0 else { throw .corrupt(page: root.page, reason: .positionOutOfRange) }
         return true
@@ -68,24 +68,24 @@ extension KeyedCursor {
     /// Calls `body` with each entry from the first key at or above `key` (above it when not
     /// `inclusive`) in ascending order, up to `upper` (nil: the end of the tree; included when
     /// `upperInclusive`), until `body` returns false. Needs a path.
-    mutating func walk(
+    mutating func walk<Pages: KeyedPages>(
         from key: UnsafeRawBufferPointer, inclusive: Bool, upper: UnsafeRawBufferPointer?, upperInclusive: Bool,
-        _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> Bool
+        _ pages: Pages, _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> Bool
     ) throws(PageError) {
         var target = KeyedSeek.key(key)
-        try seek(&target)
-        let (index, found) = try withLeaf { leaf throws(PageError) in try leaf.slot(target) }
+        try seek(&target, pages)
+        let (index, found) = try Self.withLeaf(pages, leaf, pageSize: pageSize) { leaf throws(PageError) in try leaf.slot(target) }
         _ = try walk(from: found && !inclusive ? index &+ 1 : index, reversed: false, limit: Int.max,
-                     upper: upper, upperInclusive: upperInclusive, body)
+                     upper: upper, upperInclusive: upperInclusive, pages, body)
     }
 
     /// Passes entries to `body` from entry `start` of the cursor's leaf (nil: the leaf's first,
     /// or its last when `reversed`) onward, across leaves, until `body` returns false or an
     /// entry lies past `upper` (`stopped`), `limit` entries have passed, or the tree ends.
     /// Returns whether it stopped, and how many of `limit` were left.
-    private mutating func walk(
+    private mutating func walk<Pages: KeyedPages>(
         from start: Int?, reversed: Bool, limit: Int, upper: UnsafeRawBufferPointer?, upperInclusive: Bool,
-        _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> Bool
+        _ pages: Pages, _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> Bool
     ) throws(PageError) -> (stopped: Bool, left: Int) {
         var first = start
         var left = limit
@@ -99,7 +99,7 @@ extension KeyedCursor {
             return body(key, value)
         }
         while left > 0 {
-            let go = try withLeaf { leaf throws(PageError) -> Bool in
+            let go = try Self.withLeaf(pages, leaf, pageSize: pageSize) { leaf throws(PageError) -> Bool in
                 let count = leaf.count
                 var i = first ?? (reversed ? count &- 1 : 0)
                 switch leaf {
@@ -122,7 +122,7 @@ extension KeyedCursor {
             guard go else { return (true, left) }
             guard left > 0 else { break }
             first = nil
-            guard try moveToNextLeaf(reversed: reversed) else { break }
+            guard try moveToNextLeaf(reversed: reversed, pages) else { break }
         }
         return (false, left)
     }
@@ -133,23 +133,19 @@ extension PagedBTree {
     @inline(__always)
     var rootFrame: KeyedFrame { KeyedFrame(root, level: height &- 1) }
 
-    /// A cursor that descends only (no path), over the mapped table.
+    /// A cursor on this tree, with `path` as room for its path (empty: it only descends); its
+    /// calls read pages from `pages.table` when there is one, else from `pages`.
     @inline(__always)
-    func descent(_ table: MappedPages.Table, counting: Bool = false) -> KeyedCursor<MappedPages.Table> {
-        KeyedCursor(pages: table, pageSize: format.pageSize, root: rootFrame, path: .init(start: nil, count: 0), counting: counting)
-    }
-
-    /// A cursor that descends only (no path), through the source.
-    @inline(__always)
-    func descent(counting: Bool = false) -> KeyedCursor<PageReader> {
-        KeyedCursor(pages: pages, pageSize: format.pageSize, root: rootFrame, path: .init(start: nil, count: 0), counting: counting)
+    func cursor(path: UnsafeMutableBufferPointer<KeyedFrame> = .init(start: nil, count: 0), counting: Bool = false) -> KeyedCursor {
+        KeyedCursor(pageSize: format.pageSize, root: rootFrame, path: path, counting: counting)
     }
 }
 
 extension MappedTree {
-    /// A cursor over this tree, with `path` as room for its path (empty: it only descends).
+    /// A cursor on this tree, with `path` as room for its path (empty: it only descends); its
+    /// calls read pages from `table`.
     @inline(__always)
-    func descent(path: UnsafeMutableBufferPointer<KeyedFrame> = .init(start: nil, count: 0)) -> KeyedCursor<MappedPages.Table> {
-        KeyedCursor(pages: table, pageSize: pageSize, root: KeyedFrame(page: root, count: entries, level: height &- 1), path: path)
+    func cursor(path: UnsafeMutableBufferPointer<KeyedFrame> = .init(start: nil, count: 0)) -> KeyedCursor {
+        KeyedCursor(pageSize: pageSize, root: KeyedFrame(page: root, count: entries, level: height &- 1), path: path)
     }
 }

@@ -133,15 +133,16 @@ enum KeyedLeaf {
 }
 
 /// A position in a keyed tree: the leaf it stands on and, when it walks, the branch frames
-/// above it (its path). Made by `PagedBTree.withCursor` / `MappedTree.withCursor`, used inside
-/// the call, never kept.
+/// above it (its path). Made by the tree's reads (`PagedBTree.cursor`, `MappedTree.cursor`),
+/// used inside the call, never kept. Plain data: the pages it reads come with each call (a
+/// `PageReader` or a mapped table), so a cursor is copied and dropped without reference
+/// counting.
 ///
 /// Every clean page it enters is checked as the parent implies (`PageView`: size, kind, level,
 /// count; then the subtree count the parent recorded) before anything in it is read; a damaged
 /// page gives `PageError.corrupt`, never a trap. A branch page a walk leaves at its end is also
 /// checked to have children whose counts make up its own.
-struct KeyedCursor<Pages: KeyedPages> {
-    let pages: Pages
+struct KeyedCursor {
     let pageSize: Int
     /// The root, as a frame.
     let root: KeyedFrame
@@ -157,8 +158,7 @@ struct KeyedCursor<Pages: KeyedPages> {
     /// Whether descents sum `before`.
     let counting: Bool
 
-    init(pages: Pages, pageSize: Int, root: KeyedFrame, path: UnsafeMutableBufferPointer<KeyedFrame>, counting: Bool = false) {
-        self.pages = pages
+    init(pageSize: Int, root: KeyedFrame, path: UnsafeMutableBufferPointer<KeyedFrame> = .init(start: nil, count: 0), counting: Bool = false) {
         self.pageSize = pageSize
         self.root = root
         self.path = path
@@ -166,49 +166,51 @@ struct KeyedCursor<Pages: KeyedPages> {
         self.counting = counting
     }
 
-    /// Reads the clean page of `frame`, checks it against what its parent recorded (level and
-    /// subtree count), and calls `body` with it.
+    /// The clean page of `frame` as a view, checked against what its parent recorded (size,
+    /// kind, level, entry count; then the subtree count): the one check every page a cursor
+    /// enters goes through.
     @inline(__always)
-    static func withPage<R>(
-        _ pages: Pages, _ frame: KeyedFrame, pageSize: Int, _ body: (PageView) throws(PageError) -> R
-    ) throws(PageError) -> R {
-        try pages.read(frame.page) { bytes throws(PageError) -> R in
-            let view = try PageView(bytes, id: frame.page, pageSize: pageSize, family: .keyed, level: frame.level)
-            try view.requireSubtreeCount(frame.count)
-            return try body(view)
-        }
+    static func checkedView(_ bytes: UnsafeRawBufferPointer, _ frame: KeyedFrame, pageSize: Int) throws(PageError) -> PageView {
+        let view = try PageView(bytes, id: frame.page, pageSize: pageSize, family: .keyed, level: frame.level)
+        try view.requireSubtreeCount(frame.count)
+        return view
     }
 
-    /// Calls `body` with the leaf the cursor stands on.
+    /// Calls `body` with `leaf` (a dirty node, or its page read from `pages` and checked). Static,
+    /// with the pages passed in, so a call from a mutating method copies nothing.
     @inline(__always)
-    func withLeaf<R>(_ body: (KeyedLeaf) throws(PageError) -> R) throws(PageError) -> R {
+    static func withLeaf<Pages: KeyedPages, R>(
+        _ pages: Pages, _ leaf: KeyedFrame, pageSize: Int, _ body: (KeyedLeaf) throws(PageError) -> R
+    ) throws(PageError) -> R {
         if let node = leaf.node { return try body(.node(node)) }
-        return try Self.withPage(pages, leaf, pageSize: pageSize) { view throws(PageError) -> R in try body(.page(view)) }
+        return try pages.read(leaf.page) { bytes throws(PageError) -> R in
+            try body(.page(checkedView(bytes, leaf, pageSize: pageSize)))
+        }
     }
 
     /// Descends from the root to the leaf `seek` leads to (`seek` becomes what is left of it
     /// at the leaf, for `KeyedLeaf.slot`).
     @inline(__always)
-    mutating func seek(_ seek: inout KeyedSeek) throws(PageError) {
+    mutating func seek<Pages: KeyedPages>(_ seek: inout KeyedSeek, _ pages: Pages) throws(PageError) {
         depth = 0
         before = 0
-        try descend(from: root, &seek)
+        try descend(from: root, &seek, pages)
     }
 
     /// Descends from `start` to a leaf by `seek`, pushing the branch frames passed on the path
     /// (when it has room) and, when `counting`, adding to `before` the entries left of them.
     @inline(__always)
-    private mutating func descend(from start: KeyedFrame, _ seek: inout KeyedSeek) throws(PageError) {
+    private mutating func descend<Pages: KeyedPages>(from start: KeyedFrame, _ seek: inout KeyedSeek, _ pages: Pages) throws(PageError) {
         var frame = start
         var left = 0
-        let counting = self.counting, pages = self.pages, pageSize = self.pageSize
+        let counting = self.counting, pageSize = self.pageSize
         while frame.level > 0 {
             let child: KeyedFrame
             if let node = frame.node {
                 child = Self.branchStep(node.takeUnretainedValue(), &frame, &seek, counting: counting, before: &left)
             } else {
-                child = try Self.withPage(pages, frame, pageSize: pageSize) { view throws(PageError) -> KeyedFrame in
-                    try Self.branchStep(view, &frame, &seek, counting: counting, before: &left)
+                child = try pages.read(frame.page) { bytes throws(PageError) -> KeyedFrame in
+                    try Self.branchStep(Self.checkedView(bytes, frame, pageSize: pageSize), &frame, &seek, counting: counting, before: &left)
                 }
             }
             if depth < path.count {
@@ -284,7 +286,7 @@ struct KeyedCursor<Pages: KeyedPages> {
     /// False at the end of the tree. Needs a path (a cursor made with room for one).
     /// - Throws: `PageError` from a page entered, or `.subtreeCountMismatch` for a branch page
     ///   left at its end whose children's counts do not make up its own.
-    mutating func moveToNextLeaf(reversed: Bool) throws(PageError) -> Bool {
+    mutating func moveToNextLeaf<Pages: KeyedPages>(reversed: Bool, _ pages: Pages) throws(PageError) -> Bool {
         while depth > 0 {
             var frame = path[depth &- 1]
             depth &-= 1
@@ -292,7 +294,7 @@ struct KeyedCursor<Pages: KeyedPages> {
             path[depth] = frame
             depth &+= 1
             var edge: KeyedSeek = reversed ? .last : .first
-            try descend(from: next, &edge)
+            try descend(from: next, &edge, pages)
             return true
         }
         return false
@@ -300,7 +302,7 @@ struct KeyedCursor<Pages: KeyedPages> {
 
     /// The child after (before, `reversed`) the slot of branch `frame` that holds entries, its
     /// slot moved to it; nil when none is left (a clean page is then checked whole).
-    private static func sibling(of frame: inout KeyedFrame, reversed: Bool, pages: Pages, pageSize: Int) throws(PageError) -> KeyedFrame? {
+    private static func sibling<Pages: KeyedPages>(of frame: inout KeyedFrame, reversed: Bool, pages: Pages, pageSize: Int) throws(PageError) -> KeyedFrame? {
         let step = reversed ? -1 : 1
         if let unmanaged = frame.node {
             let node = unmanaged.takeUnretainedValue()
@@ -315,7 +317,8 @@ struct KeyedCursor<Pages: KeyedPages> {
             return nil
         }
         let k = frame.slot &+ step
-        let next = try withPage(pages, frame, pageSize: pageSize) { view throws(PageError) -> KeyedFrame? in
+        let next = try pages.read(frame.page) { bytes throws(PageError) -> KeyedFrame? in
+            let view = try checkedView(bytes, frame, pageSize: pageSize)
             guard k >= 0 && k < view.count else {
                 let total = try view.countsBefore(view.count, childSize: PageLayout.keyedChildSize)
                 guard total == view.subtreeCount else {

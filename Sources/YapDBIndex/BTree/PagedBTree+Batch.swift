@@ -154,9 +154,9 @@ extension PagedBTree {
     /// fewer than the leaves and mostly in the CPU's caches: stepping through them as well
     /// measured no faster.
     private func start(_ key: UnsafeRawBufferPointer, table: MappedPages.Table, dirtyLeaves: inout [KeyedNode]) throws(PageError) -> BatchSearch {
-        var cursor = descent(table)
+        var cursor = cursor()
         var target = KeyedSeek.key(key)
-        try cursor.seek(&target)
+        try cursor.seek(&target, table)
         let leaf = cursor.leaf
         if let unmanaged = leaf.node {
             let node = unmanaged.takeUnretainedValue()

@@ -12,12 +12,9 @@ extension PagedBTree {
         last: Bool, _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) -> Void
     ) throws(PageError) -> Bool {
         guard height > 0, count > 0 else { return false }
-        if let table = pages.table {
-            var cursor = descent(table)
-            return try cursor.edge(last: last, body)
-        }
-        var cursor = descent()
-        return try cursor.edge(last: last, body)
+        var cursor = cursor()
+        if let table = pages.table { return try cursor.edge(last: last, table, body) }
+        return try cursor.edge(last: last, pages, body)
     }
 }
 
@@ -97,8 +94,8 @@ package struct MappedTree: Sendable {
     private func descend(
         last: Bool, _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) -> Void
     ) throws(PageError) -> Bool {
-        var cursor = descent()
-        let found = try cursor.edge(last: last, body)
+        var cursor = cursor()
+        let found = try cursor.edge(last: last, table, body)
         if height > 1 { table.edges.remember(cursor.leaf.page, under: root, last: last) }
         return found
     }

@@ -38,8 +38,8 @@ extension PagedBTree {
             if let tree = mapped { return try tree.forEachInKeyRange(from: lower, to: upper, body) }
             try withBytes(lower.key) { target throws(PageError) in
                 try withPathRoom(height: height) { path throws(PageError) in
-                    var cursor = KeyedCursor(pages: pages, pageSize: format.pageSize, root: rootFrame, path: path)
-                    try cursor.walk(from: target, inclusive: lower.inclusive, upper: nil, upperInclusive: false, within)
+                    var cursor = cursor(path: path)
+                    try cursor.walk(from: target, inclusive: lower.inclusive, upper: nil, upperInclusive: false, pages, within)
                 }
             }
         }
@@ -91,12 +91,12 @@ extension MappedTree {
     ) throws(PageError) {
         try withBytes(lower.key) { target throws(PageError) in
             try withPathRoom(height: height) { path throws(PageError) in
-                var cursor = descent(path: path)
+                var cursor = cursor(path: path)
                 guard let upper else {
-                    return try cursor.walk(from: target, inclusive: lower.inclusive, upper: nil, upperInclusive: false, body)
+                    return try cursor.walk(from: target, inclusive: lower.inclusive, upper: nil, upperInclusive: false, table, body)
                 }
                 try withBytes(upper.key) { end throws(PageError) in
-                    try cursor.walk(from: target, inclusive: lower.inclusive, upper: end, upperInclusive: upper.inclusive, body)
+                    try cursor.walk(from: target, inclusive: lower.inclusive, upper: end, upperInclusive: upper.inclusive, table, body)
                 }
             }
         }

@@ -40,12 +40,9 @@ extension PagedBTree {
     /// The search of `withValue`, over a key already in raw form: one cursor descent.
     func find(_ key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) -> Void) throws(PageError) -> Bool {
         guard height > 0 else { return false }
-        if let table = pages.table {
-            var cursor = descent(table)
-            return try cursor.find(key, body)
-        }
-        var cursor = descent()
-        return try cursor.find(key, body)
+        var cursor = cursor()
+        if let table = pages.table { return try cursor.find(key, table, body) }
+        return try cursor.find(key, pages, body)
     }
 
     /// The position `key` has or would have: the number of keys less than it, and whether it is
@@ -54,12 +51,9 @@ extension PagedBTree {
     package func rank(of key: [UInt8]) throws(PageError) -> (index: Int, found: Bool) {
         guard height > 0 else { return (0, false) }
         return try withBytes(key) { target throws(PageError) -> (index: Int, found: Bool) in
-            if let table = pages.table {
-                var cursor = descent(table, counting: true)
-                return try cursor.rank(target)
-            }
-            var cursor = descent(counting: true)
-            return try cursor.rank(target)
+            var cursor = cursor(counting: true)
+            if let table = pages.table { return try cursor.rank(target, table) }
+            return try cursor.rank(target, pages)
         }
     }
 
@@ -75,12 +69,9 @@ extension PagedBTree {
     ///   disagree (`.positionOutOfRange`).
     package func withElement(at index: Int, _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) -> Void) throws(PageError) {
         precondition(index >= 0 && index < count, "PagedBTree: index \(index) out of range 0..<\(count)")
-        if let table = pages.table {
-            var cursor = descent(table)
-            return try cursor.element(at: index, body)
-        }
-        var cursor = descent()
-        try cursor.element(at: index, body)
+        var cursor = cursor()
+        if let table = pages.table { return try cursor.element(at: index, table, body) }
+        try cursor.element(at: index, pages, body)
     }
 
     /// The key and value at position `index`. O(log n).
@@ -138,12 +129,11 @@ extension PagedBTree {
         let range = positions.clamped(to: 0..<count)
         guard !range.isEmpty else { return }
         try withPathRoom(height: height) { path throws(PageError) in
+            var cursor = cursor(path: path)
             if let table = pages.table {
-                var cursor = KeyedCursor(pages: table, pageSize: format.pageSize, root: rootFrame, path: path)
-                _ = try cursor.walk(positions: range, reversed: reversed, body)
+                _ = try cursor.walk(positions: range, reversed: reversed, table, body)
             } else {
-                var cursor = KeyedCursor(pages: pages, pageSize: format.pageSize, root: rootFrame, path: path)
-                _ = try cursor.walk(positions: range, reversed: reversed, body)
+                _ = try cursor.walk(positions: range, reversed: reversed, pages, body)
             }
         }
     }
