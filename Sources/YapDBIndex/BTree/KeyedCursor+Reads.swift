@@ -58,8 +58,8 @@ extension KeyedCursor {
     ) throws(PageError) -> Bool {
         var target = KeyedSeek.position(reversed ? range.upperBound &- 1 : range.lowerBound)
         try seek(&target, pages)
-        guard case .position(let start) = target else { return true }
-        let (stopped, left) = try walk(from: start, reversed: reversed, limit: range.count, upper: nil, upperInclusive: false, pages, body)
+        let (stopped, left) = try walk(from: target, skippingEqual: false, reversed: reversed, limit: range.count,
+                                       upper: nil, upperInclusive: false, pages, body)
         if stopped { return false }
         guard left == 0 else { throw .corrupt(page: root.page, reason: .positionOutOfRange) }
         return true
@@ -74,45 +74,43 @@ extension KeyedCursor {
     ) throws(PageError) {
         var target = KeyedSeek.key(key)
         try seek(&target, pages)
-        let (index, found) = try Self.withLeaf(pages, leaf, pageSize: pageSize) { leaf throws(PageError) in try leaf.slot(target) }
-        _ = try walk(from: found && !inclusive ? index &+ 1 : index, reversed: false, limit: Int.max,
+        _ = try walk(from: target, skippingEqual: !inclusive, reversed: false, limit: Int.max,
                      upper: upper, upperInclusive: upperInclusive, pages, body)
     }
 
-    /// Passes entries to `body` from entry `start` of the cursor's leaf (nil: the leaf's first,
-    /// or its last when `reversed`) onward, across leaves, until `body` returns false or an
-    /// entry lies past `upper` (`stopped`), `limit` entries have passed, or the tree ends.
-    /// Returns whether it stopped, and how many of `limit` were left.
+    /// Passes entries to `body` from where `start` (what is left of the seek at the cursor's
+    /// leaf; past an equal key when `skippingEqual`) lands in the leaf onward, across leaves,
+    /// until `body` returns false or an entry lies past `upper` (`stopped`), `limit` entries
+    /// have passed, or the tree ends. Returns whether it stopped, and how many of `limit` were
+    /// left. The leaf the seek ended on is read once: searched and walked in the same read.
     private mutating func walk<Pages: KeyedPages>(
-        from start: Int?, reversed: Bool, limit: Int, upper: UnsafeRawBufferPointer?, upperInclusive: Bool,
+        from start: KeyedSeek, skippingEqual: Bool, reversed: Bool, limit: Int, upper: UnsafeRawBufferPointer?, upperInclusive: Bool,
         _ pages: Pages, _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> Bool
     ) throws(PageError) -> (stopped: Bool, left: Int) {
-        var first = start
+        var first: KeyedSeek? = start
         var left = limit
         let step = reversed ? -1 : 1
-        @inline(__always)
-        func emit(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) -> Bool {
-            if let upper {
-                let order = compareBytes(key, upper)
-                if order > 0 || (order == 0 && !upperInclusive) { return false }
-            }
-            return body(key, value)
-        }
         while left > 0 {
             let go = try Self.withLeaf(pages, leaf, pageSize: pageSize) { leaf throws(PageError) -> Bool in
                 let count = leaf.count
-                var i = first ?? (reversed ? count &- 1 : 0)
+                var i: Int
+                if let first {
+                    let (index, found) = try leaf.slot(first)
+                    i = found && skippingEqual ? index &+ 1 : index
+                } else {
+                    i = reversed ? count &- 1 : 0
+                }
                 switch leaf {
                 case .node(let node):
                     let entries = node.takeUnretainedValue().entries
                     while left > 0 && i >= 0 && i < count {
-                        guard entries.read(i, emit) else { return false }
+                        guard entries.read(i, { Self.emit($0, $1, upper, upperInclusive, body) }) else { return false }
                         left &-= 1
                         i &+= step
                     }
                 case .page(let view):
                     while left > 0 && i >= 0 && i < count {
-                        guard try view.withLeafEntry(i, { emit($0, $1) }) else { return false }
+                        guard try view.withLeafEntry(i, { Self.emit($0, $1, upper, upperInclusive, body) }) else { return false }
                         left &-= 1
                         i &+= step
                     }
@@ -125,6 +123,20 @@ extension KeyedCursor {
             guard try moveToNextLeaf(reversed: reversed, pages) else { break }
         }
         return (false, left)
+    }
+
+    /// Passes an entry to `body` unless it lies past `upper` (nil: no bound; included when
+    /// `upperInclusive`); false once the walk ends (past the bound, or `body` stops).
+    @inline(__always)
+    private static func emit(
+        _ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, _ upper: UnsafeRawBufferPointer?, _ upperInclusive: Bool,
+        _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> Bool
+    ) -> Bool {
+        if let upper {
+            let order = compareBytes(key, upper)
+            if order > 0 || (order == 0 && !upperInclusive) { return false }
+        }
+        return body(key, value)
     }
 }
 
