@@ -37,13 +37,14 @@ package struct EngineOptions: Sendable {
     /// is applied before one would double past the limit), not only on what its rows use.
     /// Tests lower it to make transactions spill.
     package var writeBufferLimit = 32 << 20
-    /// Bytes of index pages changed since the last index checkpoint that may be held in
-    /// memory (dirty pages, counted as pages × `indexPageSize`, of the key directory and of
-    /// extension trees; 0 = no such limit). Between commits, passing it triggers an index
-    /// checkpoint; inside one write transaction, passing it spills the transaction's dirty
-    /// pages to unreferenced places in the index files (docs/architecture.md, "Dirty pages
-    /// and spills"). A dirty node takes about 1.75 times its page in memory, so the index
-    /// changes of a transaction hold about 1.75 × this, on top of `writeBufferLimit`.
+    /// Bytes of memory the index pages changed since the last index checkpoint may hold (0 =
+    /// no such limit): the key directory's dirty nodes are charged their heap bytes (whole
+    /// keys and values, arrays with their spare capacity, the node objects:
+    /// `Keydir.unwrittenNodes`), extension trees' dirty pages `indexPageSize` each. Between
+    /// commits, passing it triggers an index checkpoint; inside one write transaction, passing
+    /// it spills the transaction's dirty pages to unreferenced places in the index files
+    /// (docs/architecture.md, "Dirty pages and spills"). The index changes of a transaction
+    /// thus hold about this much, on top of `writeBufferLimit`.
     package var dirtyPageBudget = 32 << 20
     /// The least work (rows applied to the trees, extension states replaced) between two
     /// counts of the dirty pages (`DirtyPageGauge`); tests set 1 to count after every change.

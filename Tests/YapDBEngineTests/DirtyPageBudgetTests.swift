@@ -165,6 +165,39 @@ import TestSupport
         try reopened.close()
     }
 
+    @Test func aLargeTransactionIsChargedItsDirtyNodesHeapBytes() throws {
+        let disk = try EngineTesting.simulated()
+        let budget = 64 << 10   // 128 pages of 512 bytes
+        let engine = try Engine.open(path: "/db/main", options: Self.options(disk, budget: budget, cachedPages: 0))
+        var largestBuffer = 0
+        var counts = 0
+        _ = try engine.write { tx in
+            for (key, value) in Self.rows(6_000, seed: 11) {
+                try EngineTesting.set(tx, "c", key, value)
+                largestBuffer = max(largestBuffer, tx.bufferedRowCount)
+                let gauge = tx.dirtyPages
+                guard gauge.countedPages > 0 else { continue }
+                counts += 1
+                // The charge is the nodes' heap bytes: every dirty node holds its object and
+                // arrays beside what its page would hold.
+                #expect(gauge.countedBytes >= gauge.countedPages * KeyedNode.objectBytes)
+                #expect(gauge.counted * Self.pageSize >= gauge.countedBytes)
+            }
+            #expect(tx.dirtyPages.spills > 3, "the transaction spilled (\(tx.dirtyPages.spills) times)")
+        }
+        #expect(counts > 0)
+        // A spill comes at the first count past the budget: the peak is the budget plus what one
+        // application of the write buffer can dirty (a node of a 512-byte page holds well under
+        // 4 pages' worth of heap).
+        let slack = Self.onePageSet(rows: largestBuffer, keydir: engine.snapshot().keydir) * 4 * Self.pageSize
+        let peakBytes = engine.peakDirtyBytes
+        #expect(peakBytes >= budget, "the budget was reached before each spill")
+        #expect(peakBytes <= budget + slack, "peak \(peakBytes) bytes; budget \(budget) + slack \(slack)")
+        // Charged by heap bytes, the budget holds fewer pages than its size in pages.
+        #expect(engine.peakDirtyPages * Self.pageSize < peakBytes)
+        try engine.close()
+    }
+
     @Test func dirtyPagesTriggerACheckpointBetweenCommits() throws {
         let disk = try EngineTesting.simulated()
         let budget = 8 << 10   // 16 pages

@@ -192,7 +192,7 @@ private func throwsMissing(_ body: () throws -> Void) -> Bool {
                 answer.append("\(Array(key)) \(Array(value))")
                 return true
             }
-            // Key-range walks (through the table: `MappedWalk`): bounds in and between keys,
+            // Key-range walks (a cursor over the table: `MappedTree`): bounds in and between keys,
             // inclusive or not, before the first key and past the last, walks across many
             // leaves, and a walk stopped early.
             let bounds: [(KeyBound, KeyBound?, stop: Int)] = [

@@ -165,6 +165,36 @@ private func store<T: FixedWidthInteger>(_ value: T, at offset: Int, in bytes: i
     #expect(throws: PageError.self) { _ = try PagedRowTree(rootPage: tree3.cleanRootPage!, format: tree3.format, source: source3) }
 }
 
+/// A root page whose own count claims more entries than its children hold: a walk that runs to
+/// the end of the root (the cursor checks a branch page's children when it leaves it) or a
+/// position past what the children hold is refused with a typed reason, never a trap or a
+/// short answer.
+@Test func aBranchWhoseChildrenDoNotMakeUpItsCountFailsTheWalksThatReachItsEnd() throws {
+    let (tree, source) = try writtenKeyedTree()
+    let root = tree.cleanRootPage!
+    let claimed = tree.count + 5
+    forge(source, root) { store(UInt64(claimed), at: PageLayout.subtreeCountOffset, in: &$0) }
+    let forged = try PagedBTree(rootPage: root, format: tree.format, source: source)
+    #expect(forged.count == claimed)
+    func reason(_ body: () throws(PageError) -> Void) -> PageCorruption? {
+        do throws(PageError) { try body() } catch {
+            if case .corrupt(let page, let reason) = error, page == root { return reason }
+            Issue.record("unexpected \(error)")
+        }
+        return nil
+    }
+    let forward = reason { () throws(PageError) in try forged.forEach { _, _ in true } }
+    #expect(forward == .subtreeCountMismatch(expected: claimed, found: tree.count))
+    let fromKey = reason { () throws(PageError) in try forged.forEachInKeyRange(from: KeyBound(Array("key1".utf8)), to: nil) { _, _ in true } }
+    #expect(fromKey == .subtreeCountMismatch(expected: claimed, found: tree.count))
+    #expect(reason { () throws(PageError) in try forged.forEach(reversed: true) { _, _ in true } } == .positionOutOfRange)
+    #expect(reason { () throws(PageError) in _ = try forged.element(at: claimed - 1) } == .positionOutOfRange)
+    // A walk that stops before the end reads what is there.
+    var seen = 0
+    try forged.forEach { _, _ in seen += 1; return seen < 10 }
+    #expect(seen == 10)
+}
+
 @Test(arguments: [11, 12, 13] as [UInt64])
 func hostileKeyedPagesFuzz(seed: UInt64) throws {
     var rng = SeededRandom(seed: seed)

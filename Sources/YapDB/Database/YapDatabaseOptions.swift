@@ -218,8 +218,8 @@ public final class YapDatabaseOptions: Sendable {
     /// checkpoint writes the changed pages; when one large read-write transaction (a bulk
     /// import, building an extension) passes it, the transaction writes its changed pages to
     /// free space in the index files and reads them back from there when it needs them, so
-    /// its memory stays near this budget (about 1.75 times it, plus ``writeBufferLimit`` of
-    /// buffered rows) however many rows it writes. Pages written that way by a transaction that rolls
+    /// its memory stays near this budget (the changed pages' memory as held, plus
+    /// ``writeBufferLimit`` of buffered rows) however many rows it writes. Pages written that way by a transaction that rolls
     /// back are free space that compaction reclaims. Smaller budgets cost more index writes.
     public var dirtyPageBudget: Int {
         get { storage.withLock { $0.dirtyPageBudget } }

@@ -154,31 +154,24 @@ extension PagedBTree {
     /// fewer than the leaves and mostly in the CPU's caches: stepping through them as well
     /// measured no faster.
     private func start(_ key: UnsafeRawBufferPointer, table: MappedPages.Table, dirtyLeaves: inout [KeyedNode]) throws(PageError) -> BatchSearch {
-        var ref = root
-        var level = height - 1
-        while let node = ref.node {
-            if node.isLeaf {
-                let (index, found) = node.search(key)
-                guard found else { return BatchSearch(.absent) }
-                var search = BatchSearch(.foundInNode)
-                (search.low, search.mid) = (dirtyLeaves.count, index)
-                dirtyLeaves.append(node)
-                return search
-            }
-            ref = node.children[node.childIndex(key)]
-            level -= 1
+        var cursor = cursor()
+        var target = KeyedSeek.key(key)
+        try cursor.seek(&target, table)
+        let leaf = cursor.leaf
+        if let unmanaged = leaf.node {
+            let node = unmanaged.takeUnretainedValue()
+            let (index, found) = node.search(key)
+            guard found else { return BatchSearch(.absent) }
+            var search = BatchSearch(.foundInNode)
+            (search.low, search.mid) = (dirtyLeaves.count, index)
+            dirtyLeaves.append(node)
+            return search
         }
-        var page = ref.page, expected = ref.count
-        while level > 0 {
-            let bytes = try table.page(page)
-            let view = try PageView(bytes, id: page, pageSize: format.pageSize, family: .keyed, level: level)
-            try view.requireSubtreeCount(expected)
-            (page, expected) = try view.keyedChild(view.branchSearch(key))
-            level -= 1
-        }
-        let bytes = try table.page(page)
+        // The leaf page is not read yet: its header and first slots are asked for, and `step`
+        // checks it as the cursor would.
+        let bytes = try table.page(leaf.page)
         table.prefetch(bytes.baseAddress.unsafelyUnwrapped, Self.startPrefetch)
-        return BatchSearch(key: key, bytes: bytes, page: page, expected: expected)
+        return BatchSearch(key: key, bytes: bytes, page: leaf.page, expected: leaf.count)
     }
 
     /// The bytes of a leaf's start asked for with its location: the header and the first slots.

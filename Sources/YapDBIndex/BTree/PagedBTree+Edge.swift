@@ -12,49 +12,9 @@ extension PagedBTree {
         last: Bool, _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) -> Void
     ) throws(PageError) -> Bool {
         guard height > 0, count > 0 else { return false }
-        var ref = root, level = height - 1
-        while let node = ref.node {
-            if node.isLeaf {
-                let entries = node.entries.count
-                guard entries > 0 else { return false }
-                node.entries.read(last ? entries - 1 : 0, body)
-                return true
-            }
-            // In-memory branches may hold an emptied child until they are rebalanced: skip it.
-            let children = node.children
-            guard let k = last ? children.lastIndex(where: { $0.count > 0 }) : children.firstIndex(where: { $0.count > 0 }) else {
-                return false
-            }
-            ref = children[k]
-            level -= 1
-        }
-        var page = ref.page, expected = ref.count
-        while true {
-            let next = try pages.read(page) { bytes throws(PageError) in
-                try Self.edgeStep(bytes, page: page, expected: expected, level: level, pageSize: format.pageSize, last: last, body)
-            }
-            guard let next else { return true }
-            (page, expected) = (next.page, next.count)
-            level -= 1
-        }
-    }
-
-    /// One page of an edge descent: checks page `page` (at `level`, holding `expected` entries)
-    /// and returns its edge child, or passes its edge entry to `body` and returns nil (a leaf).
-    @inline(__always)
-    static func edgeStep(
-        _ bytes: UnsafeRawBufferPointer, page: PageID, expected: Int, level: Int, pageSize: Int, last: Bool,
-        _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> Void
-    ) throws(PageError) -> (page: PageID, count: Int)? {
-        let view = try PageView(bytes, id: page, pageSize: pageSize, family: .keyed, level: level)
-        try view.requireSubtreeCount(expected)
-        // A page holds at least one entry (two children): `view.count - 1` is a slot.
-        let i = last ? view.count - 1 : 0
-        if level == 0 {
-            try view.withLeafEntry(i) { body($0, $1) }
-            return nil
-        }
-        return try view.keyedChild(i)
+        var cursor = cursor()
+        if let table = pages.table { return try cursor.edge(last: last, table, body) }
+        return try cursor.edge(last: last, pages, body)
     }
 }
 
@@ -134,14 +94,9 @@ package struct MappedTree: Sendable {
     private func descend(
         last: Bool, _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) -> Void
     ) throws(PageError) -> Bool {
-        var next: (page: PageID, count: Int)? = (root, entries)
-        var level = height - 1
-        while let (page, expected) = next {
-            let bytes = try table.page(page)
-            next = try PagedBTree.edgeStep(bytes, page: page, expected: expected, level: level, pageSize: pageSize, last: last, body)
-            if next == nil, height > 1 { table.edges.remember(page, under: root, last: last) }
-            level -= 1
-        }
-        return true
+        var cursor = cursor()
+        let found = try cursor.edge(last: last, table, body)
+        if height > 1 { table.edges.remember(cursor.leaf.page, under: root, last: last) }
+        return found
     }
 }

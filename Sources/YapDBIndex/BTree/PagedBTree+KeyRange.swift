@@ -32,57 +32,16 @@ extension PagedBTree {
                 try forEach(in: 0..<count, within)
                 return
             }
-            // Descend by key (no rank: a rank sums the counts of every child left of the path).
+            // Descend by key (no rank: a rank sums the counts of every child left of the path),
+            // then walk on across the leaves.
             guard height > 0 else { return }
             if let tree = mapped { return try tree.forEachInKeyRange(from: lower, to: upper, body) }
-            _ = try withBytes(lower.key) { target throws(PageError) -> Bool in
-                try visit(root, level: height - 1, from: target, inclusive: lower.inclusive, within)
-            }
-        }
-    }
-
-    /// Walks the subtree of `ref` in ascending order from the first key at or above `target`
-    /// (above it when not `inclusive`); returns false once `body` stops. The child holding
-    /// `target` is searched by key; the children after it are walked whole.
-    private func visit(
-        _ ref: ChildRef<KeyedNode>, level: Int, from target: UnsafeRawBufferPointer, inclusive: Bool,
-        _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> Bool
-    ) throws(PageError) -> Bool {
-        if let node = ref.node {
-            if node.isLeaf {
-                let (index, found) = node.search(target)
-                for i in (found && !inclusive ? index + 1 : index)..<node.entries.count where !node.entries.read(i, body) {
-                    return false
+            try withBytes(lower.key) { target throws(PageError) in
+                try withPathRoom(height: height) { path throws(PageError) in
+                    var cursor = cursor(path: path)
+                    try cursor.walk(from: target, inclusive: lower.inclusive, upper: nil, upperInclusive: false, pages, within)
                 }
-                return true
             }
-            let k = node.childIndex(target)
-            guard try visit(node.children[k], level: level - 1, from: target, inclusive: inclusive, body) else { return false }
-            for child in node.children[(k + 1)...] where child.count > 0 {
-                guard try forEach(child, level: level - 1, body) else { return false }
-            }
-            return true
-        }
-        return try pages.read(ref.page) { bytes throws(PageError) -> Bool in
-            let view = try PageView(bytes, id: ref.page, pageSize: format.pageSize, family: .keyed, level: level)
-            try view.requireSubtreeCount(ref.count)
-            if level == 0 {
-                let (index, found) = try view.leafSearch(target)
-                for i in (found && !inclusive ? index + 1 : index)..<view.count {
-                    if try !view.withLeafEntry(i, { body($0, $1) }) { return false }
-                }
-                return true
-            }
-            let k = try view.branchSearch(target)
-            let first = try view.keyedChild(k)
-            guard try visit(.clean(first.page, count: first.count), level: level - 1, from: target, inclusive: inclusive, body) else { return false }
-            var next = k + 1
-            while next < view.count {
-                let child = try view.keyedChild(next)
-                if child.count > 0 { guard try forEach(.clean(child.page, count: child.count), level: level - 1, body) else { return false } }
-                next += 1
-            }
-            return true
         }
     }
 
@@ -124,111 +83,22 @@ extension Array where Element == PagedBTree {
 }
 
 extension MappedTree {
-    /// `PagedBTree.forEachInKeyRange(from:to:reversed:_:)` forward from `lower` (`MappedWalk`).
+    /// `PagedBTree.forEachInKeyRange(from:to:reversed:_:)` forward from `lower`, on a cursor
+    /// over the mapped table, the upper bound passed as bytes (a closure holding the bound would
+    /// retain it around every page's search).
     func forEachInKeyRange(
         from lower: KeyBound, to upper: KeyBound?, _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> Bool
     ) throws(PageError) {
         try withBytes(lower.key) { target throws(PageError) in
-            guard let upper else {
-                let walk = MappedWalk(table: table, pageSize: pageSize, upper: nil, upperInclusive: false)
-                _ = try walk.visit(root, count: entries, level: height - 1, from: target, inclusive: lower.inclusive, body)
-                return
+            try withPathRoom(height: height) { path throws(PageError) in
+                var cursor = cursor(path: path)
+                guard let upper else {
+                    return try cursor.walk(from: target, inclusive: lower.inclusive, upper: nil, upperInclusive: false, table, body)
+                }
+                try withBytes(upper.key) { end throws(PageError) in
+                    try cursor.walk(from: target, inclusive: lower.inclusive, upper: end, upperInclusive: upper.inclusive, table, body)
+                }
             }
-            try withBytes(upper.key) { end throws(PageError) in
-                let walk = MappedWalk(table: table, pageSize: pageSize, upper: end, upperInclusive: upper.inclusive)
-                _ = try walk.visit(root, count: entries, level: height - 1, from: target, inclusive: lower.inclusive, body)
-            }
         }
-    }
-}
-
-/// The key-range walk of a `MappedTree`: the table's lookup, the page size and the upper bound
-/// as bytes (a closure holding the bound would retain it around every page's search). The same
-/// page checks as the tree's own walk, plus, for a subtree walked whole, that its children's
-/// counts make up the page's.
-struct MappedWalk {
-    let table: MappedPages.Table
-    let pageSize: Int
-    /// The key the walk stops at (nil: the end of the tree), and whether it is included.
-    let upper: UnsafeRawBufferPointer?
-    let upperInclusive: Bool
-
-    /// Passes an entry to `body` unless it lies beyond the upper bound; false once the walk
-    /// ends (beyond the bound, or `body` stops).
-    @inline(__always)
-    func emit(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer,
-              _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> Bool) -> Bool {
-        if let upper {
-            let order = compareBytes(key, upper)
-            if order > 0 || (order == 0 && !upperInclusive) { return false }
-        }
-        return body(key, value)
-    }
-
-    /// The bytes of `page`, or `.missing`.
-    @inline(__always)
-    func bytes(_ page: PageID) throws(PageError) -> UnsafeRawBufferPointer {
-        let bytes = try table.page(page)
-        return bytes
-    }
-
-    /// `PagedBTree.visit(_:level:from:inclusive:_:)` for the clean subtree at `page` (holding
-    /// `count` entries): ascending from the first key at or above `target` (above it when not
-    /// `inclusive`); false once `body` stops.
-    func visit(
-        _ page: PageID, count: Int, level: Int, from target: UnsafeRawBufferPointer, inclusive: Bool,
-        _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> Bool
-    ) throws(PageError) -> Bool {
-        let view = try PageView(bytes(page), id: page, pageSize: pageSize, family: .keyed, level: level)
-        try view.requireSubtreeCount(count)
-        if level == 0 {
-            let (index, found) = try view.leafSearch(target)
-            for i in (found && !inclusive ? index + 1 : index)..<view.count {
-                if try !view.withLeafEntry(i, { emit($0, $1, body) }) { return false }
-            }
-            return true
-        }
-        let k = try view.branchSearch(target)
-        let first = try view.keyedChild(k)
-        guard try visit(first.page, count: first.count, level: level - 1, from: target, inclusive: inclusive, body) else { return false }
-        var total = 0
-        return try walkChildren(of: view, after: k, level: level, total: &total, body)
-    }
-
-    /// Every entry of the clean subtree at `page` (holding `count` entries), ascending; false
-    /// once `body` stops.
-    func walk(
-        _ page: PageID, count: Int, level: Int, _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> Bool
-    ) throws(PageError) -> Bool {
-        let view = try PageView(bytes(page), id: page, pageSize: pageSize, family: .keyed, level: level)
-        try view.requireSubtreeCount(count)
-        if level == 0 {
-            for i in 0..<view.count {
-                if try !view.withLeafEntry(i, { emit($0, $1, body) }) { return false }
-            }
-            return true
-        }
-        var total = 0
-        guard try walkChildren(of: view, after: -1, level: level, total: &total, body) else { return false }
-        // Walked whole: the children's counts must make up the page's (as the positional walk checks).
-        guard total == view.subtreeCount else {
-            throw .corrupt(page: page, reason: .subtreeCountMismatch(expected: view.subtreeCount, found: total))
-        }
-        return true
-    }
-
-    /// The children of branch `view` after child `k`, each walked whole; `total` gains their
-    /// counts.
-    private func walkChildren(
-        of view: PageView, after k: Int, level: Int, total: inout Int, _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> Bool
-    ) throws(PageError) -> Bool {
-        var next = k + 1
-        while next < view.count {
-            let child = try view.keyedChild(next)
-            total += child.count
-            if child.count > 0 { guard try walk(child.page, count: child.count, level: level - 1, body) else { return false } }
-            next += 1
-        }
-        return true
     }
 }

@@ -20,7 +20,18 @@ extension PagedBTree {
             return nil
         }
         let node = try root.makeDirty(level: height - 1, format: format, pages: pages)
-        let old = try node.upsert(key, value, self)
+        let old = try withBytes(key) { target throws(PageError) -> [UInt8]? in
+            try changeLeaf(under: node, key: target, fixesWhenAbsent: true) { leaf in
+                let (index, found) = leaf.search(target)
+                if found {
+                    leaf.appendedLast = false
+                    return (leaf.entries.replaceValue(at: index, with: value), 0)
+                }
+                leaf.appendedLast = index == leaf.entries.count
+                leaf.entries.insert(key, value, at: index)
+                return (nil, 1)
+            }
+        }
         if old == nil { root.count += 1 }
         if node.byteSize > format.pageSize {
             while let top = root.node, top.byteSize > format.pageSize { growRoot(top) }
@@ -47,7 +58,13 @@ extension PagedBTree {
     package mutating func removeFound(_ key: [UInt8]) throws(PageError) -> [UInt8]? {
         guard height > 0 else { return nil }
         let node = try root.makeDirty(level: height - 1, format: format, pages: pages)
-        let old = try node.remove(key, self)
+        let old = try withBytes(key) { target throws(PageError) -> [UInt8]? in
+            try changeLeaf(under: node, key: target, fixesWhenAbsent: false) { leaf in
+                let (index, found) = leaf.search(target)
+                guard found else { return (nil, 0) }
+                return (leaf.entries.remove(at: index), -1)
+            }
+        }
         if old != nil { root.count -= 1 }
         shrinkRoot()
         return old
@@ -79,43 +96,47 @@ extension PagedBTree {
     }
 }
 
-extension KeyedNode {
-    /// Inserts or replaces below this (dirty, exclusively owned) node; returns the old value.
-    func upsert(_ key: [UInt8], _ value: [UInt8], _ tree: PagedBTree) throws(PageError) -> [UInt8]? {
-        if isLeaf {
-            let (index, found) = key.withUnsafeBytes { search($0) }
-            if found {
-                let old = entries.replaceValue(at: index, with: value)
-                appendedLast = false
-                return old
+extension PagedBTree {
+    /// The descent of a change: from `top`, the root node (dirty, owned by this tree alone), by
+    /// `key` to the leaf that holds or would hold it, making each node on the way dirty and owned
+    /// (`ChildRef.makeDirty`) and keeping the path as cursor frames on the stack. `change` then
+    /// changes the leaf and returns its result and how the leaf's entry count changed; each
+    /// branch on the path, from the bottom up, takes that change into its count of the child
+    /// and splits or merges the child as its size now needs (`KeyedNode.fixChild`). A nil result
+    /// with `fixesWhenAbsent` false (a removal of an absent key) leaves the path as it is.
+    private func changeLeaf<R>(
+        under top: KeyedNode, key: UnsafeRawBufferPointer, fixesWhenAbsent: Bool,
+        _ change: (KeyedNode) -> (result: R?, delta: Int)
+    ) throws(PageError) -> R? {
+        try withPathRoom(height: height) { path throws(PageError) -> R? in
+            var depth = 0
+            // Held unretained (the tree owns every node on the path), so a merge below can find
+            // a sibling uniquely referenced and change it in place.
+            var node = Unmanaged.passUnretained(top)
+            while true {
+                let branch = node.takeUnretainedValue()
+                guard !branch.isLeaf else { break }
+                var frame = KeyedFrame(dirty: branch)
+                frame.slot = branch.childIndex(key)
+                path[depth] = frame
+                depth &+= 1
+                node = Unmanaged.passUnretained(try branch.children[frame.slot].makeDirty(level: branch.level &- 1, format: format, pages: pages))
             }
-            appendedLast = index == entries.count
-            entries.insert(key, value, at: index)
-            return nil
+            let (result, delta) = change(node.takeUnretainedValue())
+            guard result != nil || fixesWhenAbsent else { return nil }
+            while depth > 0 {
+                depth &-= 1
+                let frame = path[depth]
+                let branch = frame.node.unsafelyUnwrapped.takeUnretainedValue()
+                branch.children[frame.slot].count &+= delta
+                try branch.fixChild(frame.slot, self)
+            }
+            return result
         }
-        let k = key.withUnsafeBytes { childIndex($0) }
-        let child = try children[k].makeDirty(level: level - 1, format: tree.format, pages: tree.pages)
-        let old = try child.upsert(key, value, tree)
-        if old == nil { children[k].count += 1 }
-        try fixChild(k, tree)
-        return old
     }
+}
 
-    /// Removes `key` (known to be present) below this dirty, exclusively owned node.
-    func remove(_ key: [UInt8], _ tree: PagedBTree) throws(PageError) -> [UInt8]? {
-        if isLeaf {
-            let (index, found) = key.withUnsafeBytes { search($0) }
-            guard found else { return nil }
-            return entries.remove(at: index)
-        }
-        let k = key.withUnsafeBytes { childIndex($0) }
-        let child = try children[k].makeDirty(level: level - 1, format: tree.format, pages: tree.pages)
-        guard let old = try child.remove(key, tree) else { return nil }
-        children[k].count -= 1
-        try fixChild(k, tree)
-        return old
-    }
-
+extension KeyedNode {
     /// After child `k` (dirty) changed: splits it if it overflows a page, or merges it with a
     /// sibling (and splits the result again if that overflows) if it fell below the fill bound.
     func fixChild(_ k: Int, _ tree: PagedBTree) throws(PageError) {

@@ -37,38 +37,12 @@ extension PagedBTree {
         try withValue(forKey: key) { _ in }
     }
 
-    /// The search of `withValue`, over a key already in raw form.
+    /// The search of `withValue`, over a key already in raw form: one cursor descent.
     func find(_ key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) -> Void) throws(PageError) -> Bool {
         guard height > 0 else { return false }
-        var ref = root
-        var level = height - 1
-        while let node = ref.node {
-            if node.isLeaf {
-                let (index, found) = node.search(key)
-                if found { node.entries.read(index) { _, value in body(value) } }
-                return found
-            }
-            ref = node.children[node.childIndex(key)]
-            level -= 1
-        }
-        var page = ref.page, expected = ref.count
-        var found = false
-        while true {
-            let next = try pages.read(page) { bytes throws(PageError) -> (page: PageID, count: Int)? in
-                let view = try PageView(bytes, id: page, pageSize: format.pageSize, family: .keyed, level: level)
-                try view.requireSubtreeCount(expected)
-                if level == 0 {
-                    let (index, hit) = try view.leafSearch(key)
-                    if hit { try view.withLeafValue(index) { body($0) } }
-                    found = hit
-                    return nil
-                }
-                return try view.keyedChild(view.branchSearch(key))
-            }
-            guard let next else { return found }
-            (page, expected) = (next.page, next.count)
-            level -= 1
-        }
+        var cursor = cursor()
+        if let table = pages.table { return try cursor.find(key, table, body) }
+        return try cursor.find(key, pages, body)
     }
 
     /// The position `key` has or would have: the number of keys less than it, and whether it is
@@ -77,38 +51,9 @@ extension PagedBTree {
     package func rank(of key: [UInt8]) throws(PageError) -> (index: Int, found: Bool) {
         guard height > 0 else { return (0, false) }
         return try withBytes(key) { target throws(PageError) -> (index: Int, found: Bool) in
-            var ref = root, level = height - 1, before = 0
-            while let node = ref.node {
-                if node.isLeaf {
-                    let (index, found) = node.search(target)
-                    return (before + index, found)
-                }
-                let k = node.childIndex(target)
-                for i in 0..<k { before += node.children[i].count }
-                ref = node.children[k]
-                level -= 1
-            }
-            var page = ref.page, expected = ref.count
-            while true {
-                var leafResult: (index: Int, found: Bool)? = nil
-                let next = try pages.read(page) { bytes throws(PageError) -> (page: PageID, count: Int)? in
-                    let view = try PageView(bytes, id: page, pageSize: format.pageSize, family: .keyed, level: level)
-                    try view.requireSubtreeCount(expected)
-                    if level == 0 {
-                        leafResult = try view.leafSearch(target)
-                        return nil
-                    }
-                    let k = try view.branchSearch(target)
-                    before += try view.countsBefore(k, childSize: PageLayout.keyedChildSize)
-                    return try view.keyedChild(k)
-                }
-                guard let next else {
-                    let (index, found) = leafResult.unsafelyUnwrapped
-                    return (before + index, found)
-                }
-                (page, expected) = (next.page, next.count)
-                level -= 1
-            }
+            var cursor = cursor(counting: true)
+            if let table = pages.table { return try cursor.rank(target, table) }
+            return try cursor.rank(target, pages)
         }
     }
 
@@ -124,38 +69,9 @@ extension PagedBTree {
     ///   disagree (`.positionOutOfRange`).
     package func withElement(at index: Int, _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) -> Void) throws(PageError) {
         precondition(index >= 0 && index < count, "PagedBTree: index \(index) out of range 0..<\(count)")
-        var ref = root, level = height - 1, i = index
-        while let node = ref.node {
-            if node.isLeaf {
-                node.entries.read(i, body)
-                return
-            }
-            var k = 0
-            while i >= node.children[k].count { i -= node.children[k].count; k += 1 }
-            ref = node.children[k]
-            level -= 1
-        }
-        var page = ref.page, expected = ref.count
-        while true {
-            let next = try pages.read(page) { bytes throws(PageError) -> (page: PageID, count: Int)? in
-                let view = try PageView(bytes, id: page, pageSize: format.pageSize, family: .keyed, level: level)
-                try view.requireSubtreeCount(expected)
-                guard i < view.subtreeCount else { throw .corrupt(page: page, reason: .positionOutOfRange) }
-                if level == 0 {
-                    try view.withLeafEntry(i) { body($0, $1) }
-                    return nil
-                }
-                for k in 0..<view.count {
-                    let child = try view.keyedChild(k)
-                    if i < child.count { return child }
-                    i -= child.count
-                }
-                throw .corrupt(page: page, reason: .positionOutOfRange)
-            }
-            guard let next else { return }
-            (page, expected) = (next.page, next.count)
-            level -= 1
-        }
+        var cursor = cursor()
+        if let table = pages.table { return try cursor.element(at: index, table, body) }
+        try cursor.element(at: index, pages, body)
     }
 
     /// The key and value at position `index`. O(log n).
@@ -212,50 +128,12 @@ extension PagedBTree {
     ) throws(PageError) {
         let range = positions.clamped(to: 0..<count)
         guard !range.isEmpty else { return }
-        _ = try visit(root, level: height - 1, range, reversed: reversed, body)
-    }
-
-    /// Walks the whole subtree of `ref` in ascending order; returns false once `body` stops.
-    func forEach(
-        _ ref: ChildRef<KeyedNode>, level: Int, _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> Bool
-    ) throws(PageError) -> Bool {
-        try visit(ref, level: level, 0..<ref.count, reversed: false, body)
-    }
-
-    /// Walks `range` (positions within the subtree of `ref`); returns false once `body` stops.
-    private func visit(
-        _ ref: ChildRef<KeyedNode>, level: Int, _ range: Range<Int>, reversed: Bool,
-        _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> Bool
-    ) throws(PageError) -> Bool {
-        if let node = ref.node {
-            if node.isLeaf {
-                for j in 0..<range.count {
-                    let i = reversed ? range.upperBound - 1 - j : range.lowerBound + j
-                    let go = node.entries.read(i, body)
-                    if !go { return false }
-                }
-                return true
-            }
-            return try visitChildren(node.children.count, total: ref.count, range, reversed: reversed) { k throws(PageError) in
-                (node.children[k], node.children[k].count)
-            } recurse: { child, sub, _ throws(PageError) in
-                try visit(child, level: level - 1, sub, reversed: reversed, body)
-            }
-        }
-        return try pages.read(ref.page) { bytes throws(PageError) -> Bool in
-            let view = try PageView(bytes, id: ref.page, pageSize: format.pageSize, family: .keyed, level: level)
-            try view.requireSubtreeCount(ref.count)
-            if level == 0 {
-                for j in 0..<range.count {
-                    if try !view.withLeafEntry(reversed ? range.upperBound - 1 - j : range.lowerBound + j, { body($0, $1) }) { return false }
-                }
-                return true
-            }
-            return try visitChildren(view.count, total: view.subtreeCount, range, reversed: reversed) { k throws(PageError) in
-                let child = try view.keyedChild(k)
-                return (.clean(child.page, count: child.count), child.count)
-            } recurse: { child, sub, _ throws(PageError) in
-                try visit(child, level: level - 1, sub, reversed: reversed, body)
+        try withPathRoom(height: height) { path throws(PageError) in
+            var cursor = cursor(path: path)
+            if let table = pages.table {
+                _ = try cursor.walk(positions: range, reversed: reversed, table, body)
+            } else {
+                _ = try cursor.walk(positions: range, reversed: reversed, pages, body)
             }
         }
     }

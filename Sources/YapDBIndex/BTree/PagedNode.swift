@@ -21,6 +21,9 @@ protocol PagedNode: AnyObject, Sendable {
     static func decode(_ view: PageView, format: PageFormat) throws(PageError) -> Self
     /// The first row id of the subtree of a checked page (row trees; 0 for keyed trees).
     static func firstRowid(_ view: PageView) throws(PageError) -> UInt64
+    /// Heap bytes the node holds (`PagedTree+Memory.swift`): what a dirty node is charged
+    /// against the engine's dirty-page budget.
+    var memoryBytes: Int { get }
 }
 
 extension PagedNode {
