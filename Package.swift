@@ -6,9 +6,9 @@ import PackageDescription
 //        CLZ4   CYapDBSupport                                      swift-crypto
 //           \    /                                                    |
 //        YapDBStorage      YapDBIndex      YapDBQuery   YapDBFullText  YapDBCrypto
-//              \            /                  |             |
-//               YapDBEngine                    |             |
-//                    \_____________ YapDB _____/_____________/
+//              \            /                  |             |              |
+//               YapDBEngine                    |             |              |
+//                    \_____________ YapDB _____/_____________/______________/
 //                                     |
 //                  yapdb, YapDBMeasure (tools), YapDBFuzzEntry (fuzz harness only)
 //
@@ -67,7 +67,7 @@ let package = Package(
         // brute-force matcher (the reference for the index), bm25 and snippets. No storage.
         .target(name: "YapDBFullText", exclude: ["generate_diacritics.py"]),
         .target(name: "YapDBEngine", dependencies: ["YapDBStorage", "YapDBIndex"]),
-        .target(name: "YapDB", dependencies: ["YapDBEngine", "YapDBIndex", "YapDBStorage", "YapDBQuery", "YapDBFullText"]),
+        .target(name: "YapDB", dependencies: ["YapDBEngine", "YapDBIndex", "YapDBStorage", "YapDBQuery", "YapDBFullText", "YapDBCrypto"]),
         .target(name: "YapDBFuzzEntry", dependencies: ["YapDB", "YapDBStorage", "YapDBIndex", "YapDBSimulatedDisk", "YapDBFullText"]),
         .executableTarget(
             name: "yapdb",
