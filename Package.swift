@@ -48,6 +48,7 @@ let package = Package(
         .target(name: "YapDBStorage", dependencies: [
             .target(name: "CLZ4", condition: .when(platforms: [.linux, .android, .windows, .openbsd, .wasi])),
             "CYapDBSupport",
+            "YapDBCrypto",
         ]),
         // The in-memory disk with power cuts and scripted faults, for tests and fuzzing only:
         // kept out of the production library.
