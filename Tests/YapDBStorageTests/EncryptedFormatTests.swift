@@ -141,3 +141,36 @@ import YapDBSimulatedDisk
         #expect(throws: StorageError.self) { try cipher.sealer(dataKey: .generate(id: 2), header: header) }
     }
 }
+
+/// Sealed index pages (docs/format.md §12): round trip, a swapped or moved page refused, a
+/// page rewritten under the same number (the index writer resuming) with a new nonce.
+@Suite struct SealedPageTests {
+    @Test func pagesOpenOnlyUnderTheirOwnNumberAndFile() throws {
+        let header = FileHeader(kind: .index, uuid: FileHeader.randomUUID(), fileNumber: 3, baseSnapshot: 0)
+        let dataKey = DataKey.generate()
+        let sealer = try CipherHeader.fresh(dataKeyID: dataKey.id).sealer(dataKey: dataKey, header: header)
+        let pageSize = 256
+        let first = (0..<SealedPage.plainSize(pageSize: pageSize)).map { UInt8(truncatingIfNeeded: $0) }
+        let second = first.map { $0 ^ 0xFF }
+        let sealedFirst = try SealedPage.seal(first, page: 1, pageSize: pageSize, sealer: sealer, header: header)
+        let sealedSecond = try SealedPage.seal(second, page: 2, pageSize: pageSize, sealer: sealer, header: header)
+        #expect(sealedFirst.count == pageSize)
+        #expect(try SealedPage.open(sealedFirst, page: 1, sealer: sealer, header: header, path: "/db/main-index-0000000003") == first)
+        // Swapped pages, and page 1 presented as page 1 of another index file.
+        #expect(throws: StorageError.self) { try SealedPage.open(sealedFirst, page: 2, sealer: sealer, header: header, path: "/db/i") }
+        #expect(throws: StorageError.self) { try SealedPage.open(sealedSecond, page: 1, sealer: sealer, header: header, path: "/db/i") }
+        var otherFile = header
+        otherFile.fileNumber = 4
+        #expect(throws: StorageError.self) { try SealedPage.open(sealedFirst, page: 1, sealer: sealer, header: otherFile, path: "/db/i") }
+        // A flipped bit anywhere.
+        for index in stride(from: 0, to: pageSize, by: 7) {
+            var damaged = sealedFirst
+            damaged[index] ^= 0x04
+            #expect(throws: StorageError.self) { try SealedPage.open(damaged, page: 1, sealer: sealer, header: header, path: "/db/i") }
+        }
+        // Page 1 written again after a resume: a new nonce, so new bytes for the same plaintext.
+        let rewritten = try SealedPage.seal(first, page: 1, pageSize: pageSize, sealer: sealer, header: header)
+        #expect(Array(rewritten.prefix(CipherFormat.nonceSize)) != Array(sealedFirst.prefix(CipherFormat.nonceSize)))
+        #expect(try SealedPage.open(rewritten, page: 1, sealer: sealer, header: header, path: "/db/i") == first)
+    }
+}
