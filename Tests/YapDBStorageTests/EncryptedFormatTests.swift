@@ -174,3 +174,57 @@ import YapDBSimulatedDisk
         #expect(try SealedPage.open(rewritten, page: 1, sealer: sealer, header: header, path: "/db/i") == first)
     }
 }
+
+/// `MainFile.rekey` (docs/format.md §12, "Rekey"): both slots end under the new key, and a
+/// crash at any I/O call leaves a main file that opens with the old key or the new one.
+@Suite struct RekeyTests {
+    static let oldKey = UserKey.raw(Array(0..<32))
+    static let newKey = UserKey.passphrase(Array("new passphrase".utf8))
+
+    @Test func aRekeyLeavesNoSlotUnderTheOldKey() throws {
+        let disk = SimulatedDisk(seed: 5)
+        let (file, dataKey) = try EncryptedFormatTests.mainFile(disk, key: Self.oldKey)
+        let uuid = EncryptedFormatTests.uuid
+        let written = try MainFile.rekey(file: file, path: "/db/main", uuid: uuid, current: Self.oldKey, new: Self.newKey, iterations: 1000)
+        #expect(written.sequence == 3)
+        #expect(try MainFile.unlock(file: file, path: "/db/main", uuid: uuid, key: Self.newKey).dataKey == dataKey)
+        #expect(throws: StorageError.wrongKey) { try MainFile.unlock(file: file, path: "/db/main", uuid: uuid, key: Self.oldKey) }
+        // Neither stored slot unwraps with the old key.
+        for page in [0, Format.mainHeaderCopyOffset] {
+            guard case .valid(let stored) = StoredKeySlot.decode(try file.readExactly(Format.mainKeySlotSize, at: Int64(page + Format.mainKeySlotOffset))) else {
+                Issue.record("slot in page \(page) is not valid"); continue
+            }
+            #expect(throws: CipherError.wrongKey) { try stored.slot.unwrap(with: Self.oldKey, databaseUUID: uuid) }
+        }
+        // A wrong current key writes nothing.
+        let before = try EncryptedFormatTests.contents(file)
+        #expect(throws: StorageError.wrongKey) {
+            try MainFile.rekey(file: file, path: "/db/main", uuid: uuid, current: Self.oldKey, new: Self.oldKey, iterations: 1000)
+        }
+        #expect(try EncryptedFormatTests.contents(file) == before)
+    }
+
+    @Test func aCrashAtAnyCallLeavesTheOldKeyOrTheNewOne() throws {
+        let uuid = EncryptedFormatTests.uuid
+        var crashes = 0
+        for mode in [PowerCutMode.drop, .torn, .garble, .keepAll] {
+            for point in 0... {
+                let disk = SimulatedDisk(seed: UInt64(point) + 100)
+                let (file, dataKey) = try EncryptedFormatTests.mainFile(disk, key: Self.oldKey)
+                try file.sync()
+                try disk.syncDirectory("/db")
+                disk.crashAfter(operations: point)
+                let finished = (try? MainFile.rekey(file: file, path: "/db/main", uuid: uuid, current: Self.oldKey, new: Self.newKey, iterations: 1000)) != nil
+                disk.powerCut(seed: UInt64(point) * 31 + 7, mode: mode)
+                let reopened = try disk.open("/db/main", mode: .readWrite)
+                let withOld = try? MainFile.unlock(file: reopened, path: "/db/main", uuid: uuid, key: Self.oldKey)
+                let withNew = try? MainFile.unlock(file: reopened, path: "/db/main", uuid: uuid, key: Self.newKey)
+                #expect(withOld != nil || withNew != nil, "\(mode) crash after \(point) calls: neither key opens")
+                #expect((withOld?.dataKey ?? withNew?.dataKey) == dataKey)
+                if finished { break }
+                crashes += 1
+            }
+        }
+        #expect(crashes >= 8, "the sweep crashed at \(crashes) points in all")
+    }
+}

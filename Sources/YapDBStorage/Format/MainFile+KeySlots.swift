@@ -122,3 +122,49 @@ extension MainFile {
         throw .wrongKey
     }
 }
+
+extension MainFile {
+    /// Changes the key that wraps the data key (docs/format.md §12, "Rekey"): unwraps it with
+    /// `current`, writes it wrapped under `new` into the older slot with the next sequence and
+    /// syncs, checks that `new` opens the main file, then overwrites the other slot the same
+    /// way (so no slot wraps the data key under `current` any more) and syncs again. No data
+    /// file changes.
+    ///
+    /// Crashes: after a crash, or a failure, at any call the database opens with `current` or
+    /// with `new` (a torn slot is damage the other slot survives); keep both keys until this
+    /// returns. The data key itself does not change: someone who read it with the old key
+    /// still can (rotating it is later work).
+    ///
+    /// - Returns: the newest slot written.
+    /// - Throws: `keyUnavailable`/`wrongKey` when `current` does not open the database (nothing
+    ///   written); `wrongKey` when `new` cannot be used (a raw key under 32 bytes); `io` when a
+    ///   write or sync fails; `corrupted` when the new slot does not read back.
+    @discardableResult
+    package static func rekey(file: any StorageFile, path: String, uuid: [UInt8], current: UserKey?, new newKey: UserKey,
+                              iterations: UInt32 = UInt32(CipherFormat.defaultKDFIterations),
+                              kdfSalt: [UInt8]? = nil) throws(StorageError) -> StoredKeySlot {
+        let (dataKey, newest) = try unlock(file: file, path: path, uuid: uuid, key: current)
+        var written = newest
+        for _ in 0..<2 {
+            let next: StoredKeySlot
+            do {
+                next = StoredKeySlot(sequence: written.sequence + 1,
+                                     slot: try KeySlot.wrapping(dataKey, with: newKey, databaseUUID: uuid, iterations: iterations, kdfSalt: kdfSalt))
+            } catch {
+                throw .wrongKey
+            }
+            do {
+                try file.write(next.encoded(), at: StoredKeySlot.offset(sequence: next.sequence))
+                try file.sync()
+            } catch {
+                throw .io(error)
+            }
+            let check = try unlock(file: file, path: path, uuid: uuid, key: newKey)
+            guard check.dataKey == dataKey, check.slot == next else {
+                throw .corrupted(offset: StoredKeySlot.offset(sequence: next.sequence), reason: "\(Paths.fileName(of: path)): the new key slot did not read back")
+            }
+            written = next
+        }
+        return written
+    }
+}
