@@ -81,7 +81,7 @@ let package = Package(
         .executableTarget(
             name: "YapDBMeasure",
             dependencies: [
-                "YapDBEngine", "YapDBStorage", "YapDBIndex", "YapDBFullText",
+                "YapDBEngine", "YapDBStorage", "YapDBIndex", "YapDBFullText", "YapDBCrypto",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
