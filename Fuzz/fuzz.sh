@@ -4,6 +4,7 @@
 #   Fuzz/fuzz.sh run SECONDS [TARGET…] runs each target SECONDS seconds; prints one line per
 #                                       target: executions, corpus size, crashes. Exits 1 when
 #                                       a target crashed (the input is in .build/artifacts/).
+#                                       FUZZ_JOBS=N runs N targets at a time (default 1).
 # The working corpus of a target is .build/corpus/TARGET, seeded from Corpus/TARGET and
 # Crashes/TARGET and kept between runs; the repository's Corpus/ is only read (see README.md
 # for merging new coverage back).
@@ -23,34 +24,47 @@ build() {
     return 0
 }
 
+# Runs one target for SECONDS seconds and prints its line; returns 1 when it crashed.
+one() {
+    local target=$1 seconds=$2
+    local corpus=.build/corpus/$target log=.build/logs/$target.log
+    mkdir -p "$corpus"
+    cp -n Corpus/"$target"/* "$corpus"/ 2>/dev/null
+    cp -n Crashes/"$target"/* "$corpus"/ 2>/dev/null
+    ASAN_OPTIONS=detect_leaks=1 SWIFT_BACKTRACE=enable=no ./.build/debug/fuzz-"$target" "$corpus" -max_total_time="$seconds" "${FLAGS[@]}" -detect_leaks=1 \
+        -artifact_prefix=.build/artifacts/"$target"- >"$log" 2>&1
+    local status=$?
+    local executions=$(grep -o 'stat::number_of_executed_units: [0-9]*' "$log" | grep -o '[0-9]*$')
+    # libFuzzer's own count of the corpus it keeps ("corp: N/SIZE" on its last status line).
+    local kept=$(grep -o 'corp: [0-9]*/[0-9]*[a-zA-Z]*' "$log" | tail -1 | cut -d' ' -f2)
+    local crashes=0
+    if [ $status -ne 0 ]; then crashes=1; fi
+    local report="fuzz $target: ${executions:-0} executions in ${seconds} s, corpus ${kept%%/*} inputs (${kept#*/}), ${crashes} crashes"
+    if [ $status -ne 0 ]; then
+        report+=$'\n'"$(grep -E "FUZZ FINDING|Fatal error|ERROR: |SUMMARY" "$log" | head -3 | sed 's/^/    /')"
+        report+=$'\n'"    input: $(ls -t .build/artifacts/"$target"-* 2>/dev/null | head -1); log: Fuzz/$log"
+    fi
+    echo "$report"
+    return $crashes
+}
+
 run() {
     local seconds=$1; shift
     local selected=("$@")
     [ ${#selected[@]} -eq 0 ] && selected=("${TARGETS[@]}")
-    local failed=0
+    local jobs=${FUZZ_JOBS:-1} failed=0 running=0
     mkdir -p .build/artifacts .build/logs
     for target in "${selected[@]}"; do
-        local corpus=.build/corpus/$target log=.build/logs/$target.log
-        mkdir -p "$corpus"
-        cp -n Corpus/"$target"/* "$corpus"/ 2>/dev/null
-        cp -n Crashes/"$target"/* "$corpus"/ 2>/dev/null
-        # maintenance: leak checks off until the leak it found in the secondary index's query
-        # parsing is fixed (Fuzz/README.md, "Open findings"); traps and sanitizer errors still fail it.
-        local leaks=1
-        [ "$target" = maintenance ] && leaks=0
-        ASAN_OPTIONS=detect_leaks=$leaks SWIFT_BACKTRACE=enable=no ./.build/debug/fuzz-"$target" "$corpus" -max_total_time="$seconds" "${FLAGS[@]}" -detect_leaks=$leaks \
-            -artifact_prefix=.build/artifacts/"$target"- >"$log" 2>&1
-        local status=$?
-        local executions=$(grep -o 'stat::number_of_executed_units: [0-9]*' "$log" | grep -o '[0-9]*$')
-        # libFuzzer's own count of the corpus it keeps ("corp: N/SIZE" on its last status line).
-        local kept=$(grep -o 'corp: [0-9]*/[0-9]*[a-zA-Z]*' "$log" | tail -1 | cut -d' ' -f2)
-        local crashes=0
-        if [ $status -ne 0 ]; then crashes=1; failed=1; fi
-        echo "fuzz $target: ${executions:-0} executions in ${seconds} s, corpus ${kept%%/*} inputs (${kept#*/}), ${crashes} crashes"
-        if [ $status -ne 0 ]; then
-            grep -E "FUZZ FINDING|Fatal error|ERROR: |SUMMARY" "$log" | head -3 | sed 's/^/    /'
-            echo "    input: $(ls -t .build/artifacts/"$target"-* 2>/dev/null | head -1); log: Fuzz/$log"
+        if [ "$running" -ge "$jobs" ]; then
+            wait -n || failed=1
+            running=$((running - 1))
         fi
+        one "$target" "$seconds" &
+        running=$((running + 1))
+    done
+    while [ "$running" -gt 0 ]; do
+        wait -n || failed=1
+        running=$((running - 1))
     done
     return $failed
 }

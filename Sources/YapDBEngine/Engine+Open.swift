@@ -83,7 +83,9 @@ extension Engine {
     }
 
     /// Whether `path` is a file that does not start with YapDB's magic and has none of our
-    /// files beside it (a read that fails says nothing: the open reports it).
+    /// files beside it. A read that fails says nothing (the open reports it), and neither does
+    /// one that stops before the end the file's size promises: a short read is the kernel's or
+    /// the device's failure, not a verdict on the file (the header read reports it as I/O).
     static func isForeignFile(_ path: String, fs: any FileSystem) -> Bool {
         guard let file = try? fs.open(path, mode: .readOnly) else { return false }
         defer { file.close() }
@@ -91,6 +93,9 @@ extension Engine {
         let count = magic.withUnsafeMutableBytes { buffer in (try? file.read(into: buffer, at: 0)) ?? -1 }
         guard count >= 0 else { return false }
         if count == magic.count && magic == Format.magic { return false }
+        if count < magic.count {
+            guard let size = try? file.size(), size == Int64(count) else { return false }
+        }
         return !hasDatabaseFiles(beside: path, fs: fs)
     }
 

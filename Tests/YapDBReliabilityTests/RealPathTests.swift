@@ -50,6 +50,20 @@ import YapDBEngine
         figures.write(to: "real-path-faults")
     }
 
+    /// A read that returns fewer bytes than the file holds is an I/O failure, never a verdict
+    /// on the file: the first read of the workload (the magic of the main file, read at the
+    /// first reopen to tell a foreign file from ours) returning half its bytes once made the open
+    /// throw `notADatabase` (found by the full-scale run above, seed 21, read #1).
+    @Test func aShortReadOfTheMainFilesMagicIsNotAForeignFile() throws {
+        let matrix = RealPathMatrix(workload: Workload(seed: 21, transactions: 16, bigValues: false), mode: .full)
+        for persistent in [false, true] {
+            var tally = FaultMatrix.Tally()
+            matrix.run(RealFault(call: .read, nth: 1, persistent: persistent, effect: .shortRead), into: &tally)
+            for failure in tally.failures { Issue.record(Comment(rawValue: failure)) }
+            #expect(tally.untyped == 0 && tally.lost == 0 && tally.partial == 0 && tally.verifyFailures == 0)
+        }
+    }
+
     /// (seed, durability, transactions, 1 MiB values, seeded resolutions per kind and crash
     /// point). The 1 MiB values span 256 blocks, so their torn and reordered states are many.
     static let traceCases: [(UInt64, String, Int, Bool, Int)] = Scale.pick(
