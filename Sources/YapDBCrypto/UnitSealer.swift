@@ -17,6 +17,7 @@ package struct UnitAddress: Sendable, Equatable {
     package var unitType: SealedUnitType
 
     package init(databaseUUID: [UInt8], fileKind: UInt8, fileNumber: UInt32, position: UInt64, unitType: SealedUnitType) {
+        precondition(databaseUUID.count == 16, "a database UUID is 16 bytes, got \(databaseUUID.count)")
         self.databaseUUID = databaseUUID
         self.fileKind = fileKind
         self.fileNumber = fileNumber
@@ -29,7 +30,7 @@ package struct UnitAddress: Sendable, Equatable {
     package var associatedData: [UInt8] {
         var bytes = [UInt8]()
         bytes.reserveCapacity(CipherFormat.addressSize)
-        bytes += databaseUUID.count == 16 ? databaseUUID : [UInt8](repeating: 0, count: 16)
+        bytes += databaseUUID
         bytes.append(fileKind)
         bytes.append(unitType.rawValue)
         bytes += [0, 0]
