@@ -74,12 +74,9 @@ package struct UnitSealer: Sendable {
         do {
             let box = try AES.GCM.seal(plaintext, using: SymmetricKey(data: keyBytes), nonce: AES.GCM.Nonce(),
                                        authenticating: associatedData)
-            var sealed = [UInt8]()
-            sealed.reserveCapacity(plaintext.count + CipherFormat.sealOverhead)
-            box.nonce.withUnsafeBytes { sealed += $0 }
-            sealed += box.ciphertext
-            sealed += box.tag
-            return sealed
+            // A 96-bit nonce makes `combined` exactly nonce ‖ ciphertext ‖ tag, in one buffer.
+            guard let combined = box.combined else { throw CipherError.malformed(reason: "a sealed box without its combined form") }
+            return [UInt8](combined)
         } catch {
             throw .malformed(reason: "sealing failed: \(error)")
         }
