@@ -96,13 +96,10 @@ package struct UnitSealer: Sendable {
         guard sealed.count >= CipherFormat.sealOverhead else {
             throw .malformed(reason: "a sealed unit of \(sealed.count) bytes is shorter than its nonce and tag")
         }
-        let bytes = [UInt8](sealed)
-        let tagStart = bytes.count - CipherFormat.tagSize
         let box: AES.GCM.SealedBox
         do {
-            box = try AES.GCM.SealedBox(nonce: AES.GCM.Nonce(data: bytes[0..<CipherFormat.nonceSize]),
-                                        ciphertext: bytes[CipherFormat.nonceSize..<tagStart],
-                                        tag: bytes[tagStart...])
+            // nonce (12) ‖ ciphertext ‖ tag (16) is the combined form of a 96-bit-nonce box.
+            box = try AES.GCM.SealedBox(combined: sealed)
         } catch {
             throw .malformed(reason: "a sealed unit's nonce or tag: \(error)")
         }
