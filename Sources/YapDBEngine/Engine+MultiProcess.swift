@@ -8,7 +8,7 @@ import YapDBStorage
 import YapDBIndex
 
 /// What a process holds to share its database with other processes
-/// (`EngineOptions.multiProcess`; docs/format.md §13): the mapped
+/// (`EngineOptions.multiProcess`; docs/format.md §14): the mapped
 /// shared-state file, the writer lock taken only while this process changes files, and the
 /// shared sequence number it last caught up with.
 ///

@@ -13,7 +13,7 @@ struct Measure: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "yapdb-measure",
         abstract: "Measure the storage and engine layers (build with -c release).",
-        subcommands: [MeasureStorage.self, MeasureEngine.self, MeasureIndex.self, MeasureOpen.self, MeasureVisit.self, MeasureTokenize.self]
+        subcommands: [MeasureStorage.self, MeasureEngine.self, MeasureIndex.self, MeasureOpen.self, MeasureVisit.self, MeasureTokenize.self, MeasureCrypto.self]
     )
 }
 

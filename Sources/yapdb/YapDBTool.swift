@@ -11,7 +11,7 @@ struct YapDBTool: ParsableCommand {
         discussion: """
         Exit codes: 0 success; 1 usage or other error; 2 no database at the path; 3 not a YapDB \
         database or a newer format; 4 damaged (verify found problems, or the file is corrupt); \
-        5 locked by another process; 6 read-only or permission denied; 7 disk full or I/O error.
+        5 locked by another process; 6 read-only or permission denied; 7 disk full or I/O error; 8 encrypted: no key, or a wrong key.
         stats, dump, get, verify and search open the database read-only (a shared lock on PATH-lock: \
         several at once, also on read-only media, but not beside a read-write open); put and compact \
         wait for the lock (--busy-timeout, 5 s by default).
@@ -45,6 +45,8 @@ struct ToolFailure: Error, CustomStringConvertible {
         case .permissionDenied(let operation): self.init("\(path) is not accessible (permission denied during \(operation))", code: 6)
         case .missingFiles(let names): self.init("\(path) is missing files: \(names.joined(separator: ", "))", code: 4)
         case .diskFull: self.init("the disk is full", code: 7)
+        case .keyUnavailable: self.init("\(path) is encrypted and no key was given", code: 8)
+        case .wrongKey: self.init("the key does not open \(path)", code: 8)
         case .io(let errno, let operation): self.init("I/O error during \(operation): \(String(cString: strerror(errno)))", code: 7)
         default: self.init("\(path): \(error)", code: 1)
         }

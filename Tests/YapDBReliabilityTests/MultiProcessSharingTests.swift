@@ -9,7 +9,7 @@ import Testing
 @testable import YapDB
 import TestSupport
 
-/// Several processes on one database with `enableMultiProcessSupport` (docs/format.md §13):
+/// Several processes on one database with `enableMultiProcessSupport` (docs/format.md §14):
 /// writers take turns, a process sees another's commit at its next transaction with its caches
 /// emptied, `YapDatabaseModifiedExternally` is posted, and a writer killed inside its
 /// transaction leaves the writer lock free and nothing of its transaction. Every child does a

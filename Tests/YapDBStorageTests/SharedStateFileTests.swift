@@ -8,7 +8,7 @@ import Testing
 import TestSupport
 @testable import YapDBStorage
 
-/// The shared-state file of multi-process support (docs/format.md §13): round trip through
+/// The shared-state file of multi-process support (docs/format.md §14): round trip through
 /// two mappings, the seqlock left odd by a dead publisher, bytes that are not a state.
 @Suite struct SharedStateFileTests {
     static func state(_ generation: UInt64) -> PublishedState {

@@ -59,7 +59,9 @@ public final class YapDatabase: Sendable {
     ///
     /// - Throws: `fileNotFound`, `notADatabase`, `unsupportedVersion`, `corrupted` (with
     ///   `corruptAction` `.fail`), `locked` (another process has it), `alreadyOpen` (this process
-    ///   has it), `readOnly`, `io`.
+    ///   has it), `readOnly`, `io`; `keyUnavailable` (a cipher key source gave no key) and, while
+    ///   the storage layer does not seal units yet, `io(errno: ENOTSUP, operation: "encrypt")`
+    ///   for any open that asks for encryption (docs/format.md §12).
     public static func open(url: URL, options: YapDatabaseOptions = YapDatabaseOptions()) throws(YapDatabaseError) -> YapDatabase {
         YapDatabase(engine: try openEngine(url: url, options: options), url: url, options: options)
     }
@@ -95,6 +97,7 @@ public final class YapDatabase: Sendable {
                            mappedFileCheckInterval: Duration? = nil,
                            descriptorCacheLimit: Int? = nil) throws(YapDatabaseError) -> Engine {
         guard url.isFileURL else { throw .io(errno: EINVAL, operation: "open: not a file URL") }
+        try refuseEncryptionUntilSealed(options)
         PosixFileSystem.reportIgnoredErrors { failure in
             YapDatabaseLogging.log(.warning, "directory sync not possible here, ignored: \(failure)")
         }

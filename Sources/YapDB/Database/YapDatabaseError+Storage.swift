@@ -25,6 +25,8 @@ extension YapDatabaseError {
         case .closed: self = .closed
         case .readOnly: self = .readOnly
         case .missingFiles(let names): self = .missingFiles(names: names)
+        case .keyUnavailable: self = .keyUnavailable
+        case .wrongKey: self = .wrongKey
         }
     }
 }

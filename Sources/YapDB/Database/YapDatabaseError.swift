@@ -95,6 +95,19 @@ public enum YapDatabaseError: Error, Sendable, Equatable, Hashable {
     /// text where the problem is (the text's length when it has no single place); `reason`
     /// names it. Nothing was read; fix the query.
     case invalidQuery(offset: Int, reason: String)
+
+    /// The database is encrypted and no key was given, or the key source gave none: a
+    /// ``YapDatabaseOptions/cipherKeyBlock`` (or key spec block) returned empty data, as a
+    /// keychain does while the device is locked before its first unlock, or the key set is
+    /// empty. Nothing was read past the headers and nothing was changed, whatever
+    /// `corruptAction` says; open again once the key is available.
+    case keyUnavailable
+
+    /// The key given does not open the database: another key, a passphrase for a database
+    /// created with a raw key (or the other way round), or a key for a database that is not
+    /// encrypted. Nothing was changed, whatever `corruptAction` says (a wrong key is never
+    /// taken for damage); open with the right key.
+    case wrongKey
 }
 
 extension YapDatabaseError: CustomStringConvertible, LocalizedError {
@@ -136,6 +149,10 @@ extension YapDatabaseError: CustomStringConvertible, LocalizedError {
             return "YapDB: a previous commit failed; the database refuses writes until it is reopened"
         case let .invalidQuery(offset, reason):
             return "YapDB: invalid query at character \(offset): \(reason)"
+        case .keyUnavailable:
+            return "YapDB: the database is encrypted and no key is available (nothing was changed)"
+        case .wrongKey:
+            return "YapDB: the key does not open this database (nothing was changed)"
         }
     }
 

@@ -121,6 +121,8 @@ public final class YapDatabaseOptions: Sendable {
         var readOnly = false
         var busyTimeout: TimeInterval = 0
         var enableMultiProcessSupport = false
+        /// The cipher options (`YapDatabaseOptions+Cipher.swift`).
+        var cipher = CipherValues()
     }
 
     /// Default of ``maxValueSize``: 1 GiB.
@@ -136,7 +138,7 @@ public final class YapDatabaseOptions: Sendable {
     /// Default of ``compactionThreshold``: half of a segment's bytes dead.
     public static let defaultCompactionThreshold = 0.5
 
-    private let storage: Mutex<Values>
+    let storage: Mutex<Values>
 
     /// Options with every default: create if missing, fail on corruption, full durability,
     /// LZ4 compression, 1 GiB values, 64 MiB checkpoint threshold, 0.5 compaction threshold,

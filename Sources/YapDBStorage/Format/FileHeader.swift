@@ -11,6 +11,10 @@ package struct FileHeader: Hashable, Sendable {
     package var fileNumber: UInt32
     package var baseSnapshot: UInt64
     package var createdAtMilliseconds: UInt64
+    /// Whether the file belongs to an encrypted database: its version carries
+    /// `Format.encryptedVersionFlag` (docs/format.md §12). Decoding does not accept such
+    /// headers yet (they are `unsupportedVersion`) until the storage layer reads sealed units.
+    package var encrypted = false
 
     package init(kind: FileKindByte, uuid: [UInt8], fileNumber: UInt32, baseSnapshot: UInt64, createdAtMilliseconds: UInt64 = FileHeader.nowMilliseconds()) {
         precondition(uuid.count == 16, "a database UUID is 16 bytes")
@@ -24,7 +28,7 @@ package struct FileHeader: Hashable, Sendable {
     /// The header's 64 bytes.
     package func encoded() -> [UInt8] {
         var bytes = Format.magic
-        bytes.appendLE(Format.version)
+        bytes.appendLE(encrypted ? Format.version | Format.encryptedVersionFlag : Format.version)
         bytes.append(kind.rawValue)
         bytes.append(contentsOf: [0, 0, 0])
         bytes.append(contentsOf: uuid)

@@ -38,7 +38,7 @@ package enum Format {
     package static let creatingSuffix = "-creating"
     /// The lock file's suffix: `NAME-lock`, empty, never deleted by the engine.
     package static let lockSuffix = "-lock"
-    /// The shared-state file of multi-process support (§13).
+    /// The shared-state file of multi-process support (§14).
     package static let sharedStateSuffix = "-shm"
     package static let temporarySuffix = ".tmp"
     package static let fileNumberDigits = 10
@@ -142,6 +142,36 @@ package enum Format {
         + rootMaximumTrees * (rootTreeEntryFixedSize + rootTreeNameMaximum)
         + rootMaximumFiles * rootFileEntrySize
         + 4 + rootMaximumExtensions * (rootExtensionEntryFixedSize + rootTreeNameMaximum) + rootExtensionTotalBytes + 4
+
+    // MARK: Encrypted databases (docs/format.md §12; sizes of sealed units in YapDBCrypto's CipherFormat)
+
+    /// Set in the header's format version of every file of an encrypted database, so that a
+    /// reader without encryption refuses it (`unsupportedVersion`) before reading anything.
+    package static let encryptedVersionFlag: UInt32 = 0x0001_0000
+    /// Size of the cipher header of an encrypted segment, checkpoint or index file.
+    package static let cipherHeaderSize = 64
+    /// Offset of the cipher header in segments and checkpoints (right after the file header;
+    /// their first record then starts at `cipherHeaderOffset + cipherHeaderSize`).
+    package static let cipherHeaderOffset = 64
+    /// Offset of the cipher header in an index file's header page.
+    package static let indexCipherHeaderOffset = 128
+    /// Offset, in a cipher header, of the crc of the bytes before it.
+    package static let cipherHeaderChecksumOffset = 60
+    /// Smallest index page size of an encrypted database (a page holds its nonce and tag, and
+    /// the header page the cipher header).
+    package static let encryptedIndexMinimumPageSize = 256
+    /// Offset, in each of the main file's two pages, of its key slot.
+    package static let mainKeySlotOffset = 128
+    /// Size of a key slot.
+    package static let mainKeySlotSize = 128
+    /// Offset, in a key slot, of the slot body (`KeySlot.encoded()`), after the u64 sequence.
+    package static let mainKeySlotBodyOffset = 8
+    /// Offset, in a key slot, of the crc of the bytes before it.
+    package static let mainKeySlotChecksumOffset = 124
+    /// Offset, in each of the main file's two pages, of the key-check block.
+    package static let mainKeyCheckOffset = 256
+    /// Bytes before a sealed record: its u32 sealed length.
+    package static let sealedRecordLengthSize = 4
 
     // MARK: CRC masking (docs/format.md, introduction)
 

@@ -26,6 +26,12 @@ package enum StorageError: Error, Equatable, Sendable, CustomStringConvertible {
     /// names, or a description such as a log segment shorter than promised. Not corruption:
     /// `corruptAction` never handles it, and open deletes nothing.
     case missingFiles([String])
+    /// The database is encrypted and no key was given (docs/format.md §12). Not damage:
+    /// `corruptAction` never handles it, and nothing is changed.
+    case keyUnavailable
+    /// The key given does not open the database's key slot or key check (docs/format.md §12).
+    /// Not damage: `corruptAction` never handles it, and nothing is changed.
+    case wrongKey
 
     package var description: String {
         switch self {
@@ -43,6 +49,8 @@ package enum StorageError: Error, Equatable, Sendable, CustomStringConvertible {
         case .closed: return "the database is closed"
         case .readOnly: return "the database was opened read-only"
         case .missingFiles(let names): return "files of the database are missing: \(names.joined(separator: ", "))"
+        case .keyUnavailable: return "the database is encrypted and no key was given"
+        case .wrongKey: return "the key does not open the database"
         }
     }
 }

@@ -40,7 +40,7 @@ package enum LockFile {
     }
 
     /// Takes the writer lock of a database opened with multi-process support: an exclusive
-    /// `flock` on its shared-state file `NAME-shm` (docs/format.md §13), which the caller has
+    /// `flock` on its shared-state file `NAME-shm` (docs/format.md §14), which the caller has
     /// created. Held only while a process changes files (a read-write transaction, its open's
     /// recovery, a checkpoint), so processes take turns; the `NAME-lock` lock stays shared.
     /// - Throws: `locked` when `busyTimeout` passes with another process holding it; `io`.

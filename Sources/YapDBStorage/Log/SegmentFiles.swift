@@ -18,7 +18,7 @@ package struct DatabaseFiles: Sendable {
     /// The lock file, `NAME-lock` (docs/format.md §1): what every open locks.
     package var lockPath: String { mainPath + Format.lockSuffix }
 
-    /// The shared-state file, `NAME-shm` (docs/format.md §13): the published state and the
+    /// The shared-state file, `NAME-shm` (docs/format.md §14): the published state and the
     /// writer lock of a database opened with multi-process support.
     package var sharedStatePath: String { mainPath + Format.sharedStateSuffix }
 

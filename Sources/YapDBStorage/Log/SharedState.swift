@@ -6,7 +6,7 @@ import Darwin
 import CYapDBSupport
 
 /// What the writer of a database shared by several processes publishes for the others after
-/// each commit (docs/format.md §13): where the log ends and which checkpoint is newest. A
+/// each commit (docs/format.md §14): where the log ends and which checkpoint is newest. A
 /// process compares it with its own state at the start of each transaction and catches up
 /// from the log when another process committed.
 package struct PublishedState: Sendable, Equatable {
@@ -35,7 +35,7 @@ package struct PublishedState: Sendable, Equatable {
     }
 }
 
-/// The shared-memory file `NAME-shm` (docs/format.md §13): a `MAP_SHARED` mapping that every
+/// The shared-memory file `NAME-shm` (docs/format.md §14): a `MAP_SHARED` mapping that every
 /// process of a database opened with multi-process support maps, holding the published state
 /// as a seqlock (a sequence number, odd while a publish is under way, and two copies of the
 /// state, each with its CRC32C). Same host only: a network file system does not share the
@@ -149,7 +149,7 @@ package final class SharedStateFile: @unchecked Sendable {
 
     // MARK: The reader table
 
-    /// Slots of the reader table (docs/format.md §13): one per process that has the database
+    /// Slots of the reader table (docs/format.md §14): one per process that has the database
     /// open with multi-process support.
     package static let slotCount = 64
     static let slotsOffset = 512
@@ -225,7 +225,7 @@ package final class SharedStateFile: @unchecked Sendable {
     }
 
     /// A copy's 64 bytes: UUID, generation, snapshot, log end, durable position, checkpoint,
-    /// 8 reserved bytes, CRC32C of the first 60 bytes (docs/format.md §13).
+    /// 8 reserved bytes, CRC32C of the first 60 bytes (docs/format.md §14).
     static func encode(_ state: PublishedState) -> [UInt8] {
         var bytes: [UInt8] = state.uuid.count == 16 ? state.uuid : [UInt8](repeating: 0, count: 16)
         bytes.appendLE(state.generation)
