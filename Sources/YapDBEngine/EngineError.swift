@@ -53,6 +53,10 @@ package enum EngineError: Error, Equatable, Sendable, CustomStringConvertible {
     case alreadyOpen(path: String)
     /// The main file does not exist and creating it was not allowed.
     case fileNotFound(path: String)
+    /// The database is encrypted and no key was given (never damage: no file is changed).
+    case keyUnavailable
+    /// The key given does not open the database (never damage: no file is changed).
+    case wrongKey
 
     // MARK: Limits
 
@@ -80,6 +84,8 @@ extension EngineError {
         case .closed: self = .closed
         case .readOnly: self = .readOnly
         case .missingFiles(let names): self = .missingFiles(names)
+        case .keyUnavailable: self = .keyUnavailable
+        case .wrongKey: self = .wrongKey
         }
     }
 
@@ -130,6 +136,8 @@ extension StorageError {
         case .closed: self = .closed
         case .readOnly: self = .readOnly
         case .missingFiles(let names): self = .missingFiles(names)
+        case .keyUnavailable: self = .keyUnavailable
+        case .wrongKey: self = .wrongKey
         }
     }
 }
