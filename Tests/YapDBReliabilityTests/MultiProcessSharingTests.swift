@@ -15,6 +15,14 @@ import TestSupport
 /// transaction leaves the writer lock free and nothing of its transaction. Every child does a
 /// bounded amount of work and is reaped (`ChildProcess.deinit` kills one a failed test left).
 @Suite(.serialized) struct MultiProcessSharingTests {
+    /// A child process (`YapDBCrashChild ARGUMENTS`) that has opened the database and said
+    /// "ready" (expected within 60 s).
+    static func readyChild(_ arguments: [String], sourceLocation: SourceLocation = #_sourceLocation) throws -> ChildProcess {
+        let child = try ChildProcess(arguments)
+        #expect(child.readLine(timeout: 60) == "ready", sourceLocation: sourceLocation)
+        return child
+    }
+
     static func sharedOptions() -> YapDatabaseOptions {
         let options = YapDatabaseOptions()
         options.enableMultiProcessSupport = true
@@ -29,10 +37,8 @@ import TestSupport
         let directory = TemporaryDirectory("yapdb-mproc")
         defer { directory.remove() }
         let path = directory.file("db")
-        let first = try ChildProcess(["mpcount", path, "100"])
-        #expect(first.readLine(timeout: 60) == "ready")
-        let second = try ChildProcess(["mpcount", path, "100"])
-        #expect(second.readLine(timeout: 60) == "ready")
+        let first = try Self.readyChild(["mpcount", path, "100"])
+        let second = try Self.readyChild(["mpcount", path, "100"])
         first.send("go")
         second.send("go")
         #expect(first.readLine(timeout: 120)?.hasPrefix("done") == true)
@@ -61,8 +67,7 @@ import TestSupport
         #expect(connection.read { $0.object(forKey: "k", inCollection: "rows") as? String } == "one")
         #expect(connection.isCached(key: "k", inCollection: "rows"))
 
-        let other = try ChildProcess(["mpserve", path])
-        #expect(other.readLine(timeout: 60) == "ready")
+        let other = try Self.readyChild(["mpserve", path])
         other.send("get k")
         #expect(other.readLine(timeout: 60) == "one")
         other.send("put k two")
@@ -99,8 +104,7 @@ import TestSupport
         }
         defer { NotificationCenter.default.removeObserver(observer) }
 
-        let other = try ChildProcess(["mpserve", path])
-        #expect(other.readLine(timeout: 60) == "ready")
+        let other = try Self.readyChild(["mpserve", path])
         other.send("put k external")
         #expect(other.readLine(timeout: 60)?.hasPrefix("put ") == true)
         let deadline = Date().addingTimeInterval(30)
@@ -132,8 +136,7 @@ import TestSupport
         let connection = database.newConnection()
         try connection.write { tx in tx.setObject("before", forKey: "k", inCollection: "rows") }
 
-        let writer = try ChildProcess(["mpserve", path])
-        #expect(writer.readLine(timeout: 60) == "ready")
+        let writer = try Self.readyChild(["mpserve", path])
         writer.send("hang partial")
         #expect(writer.readLine(timeout: 60) == "inside")
         // The transaction holds the writer lock: a write here fails at once (busy timeout 0).
@@ -171,8 +174,7 @@ import TestSupport
         try connection.write { tx in
             for i in 0..<50 { tx.setObject("v\(i)", forKey: "k\(i)", inCollection: "rows") }
         }
-        let other = try ChildProcess(["mpserve", path])
-        #expect(other.readLine(timeout: 60) == "ready")
+        let other = try Self.readyChild(["mpserve", path])
         func checkpointFile(_ number: Int) -> Bool {
             FileManager.default.fileExists(atPath: path + "-checkpoint-" + String(format: "%010d", number))
         }
@@ -235,8 +237,7 @@ import TestSupport
         let before = segments()
         #expect(before > 3)
 
-        let other = try ChildProcess(["mpserve", path])
-        #expect(other.readLine(timeout: 60) == "ready")
+        let other = try Self.readyChild(["mpserve", path])
         try database.compact()
         #expect(segments() == before, "another process is open: nothing removed")
 
@@ -274,8 +275,7 @@ import TestSupport
         let directory = TemporaryDirectory("yapdb-mproc")
         defer { directory.remove() }
         let path = directory.file("db")
-        let writer = try ChildProcess(["mpbank", path, "100000"])
-        #expect(writer.readLine(timeout: 60) == "ready")
+        let writer = try Self.readyChild(["mpbank", path, "100000"])
         let database = try YapDatabase.open(url: URL(fileURLWithPath: path), options: Self.sharedOptions())
         let connections = (0..<2).map { _ in database.newConnection() }
         var last: UInt64 = 0
@@ -338,8 +338,7 @@ import TestSupport
         let directory = TemporaryDirectory("yapdb-mproc")
         defer { directory.remove() }
         let path = directory.file("db")
-        let other = try ChildProcess(["mpserve", path])
-        #expect(other.readLine(timeout: 60) == "ready")
+        let other = try Self.readyChild(["mpserve", path])
         other.send("put k one")
         #expect(other.readLine(timeout: 60) == "put 1")
         let options = Self.sharedOptions()
@@ -433,8 +432,7 @@ import TestSupport
         let database = try YapDatabase.open(path: path, options: Self.sharedOptions(), segmentLimit: 4096)
         let connection = database.newConnection()
         try connection.write { tx in tx.setObject("old", forKey: "k", inCollection: "rows") }
-        let reader = try ChildProcess(["mpserve", path])
-        #expect(reader.readLine(timeout: 60) == "ready")
+        let reader = try Self.readyChild(["mpserve", path])
         reader.send("longread")
         #expect(reader.readLine(timeout: 60) == "reading 1")
         var random = SeededRandom(seed: 5)
@@ -476,8 +474,7 @@ import TestSupport
         try shared.close()
 
         // The other way round: a process without the option has it, one with it gets `locked`.
-        let exclusive = try ChildProcess(["hold", path])
-        #expect(exclusive.readLine(timeout: 60) == "ready")
+        let exclusive = try Self.readyChild(["hold", path])
         let options = Self.sharedOptions()
         options.busyTimeout = 0
         #expect(throws: YapDatabaseError.locked) { _ = try YapDatabase.open(url: URL(fileURLWithPath: path), options: options) }
