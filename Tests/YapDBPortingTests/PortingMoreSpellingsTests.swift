@@ -5,6 +5,15 @@ import YapDB
 /// The other members of YapDatabase's headers that YapDB spells as Swift imports them: change
 /// queries, the `ObjCBool` enumerations, view-transaction lookups and mapping arithmetic.
 final class PortingMoreSpellingsTests: PortingTestCase {
+    /// The header's notification names are `String` constants in Swift; code built on them names
+    /// the same notifications YapDB posts.
+    func testTheHeadersNotificationNameConstants() {
+        XCTAssertEqual(NSNotification.Name(rawValue: YapDatabaseModifiedNotification), .YapDatabaseModified)
+        XCTAssertEqual(YapDatabaseModifiedNotification, "YapDatabaseModifiedNotification")
+        XCTAssertEqual(NSNotification.Name(rawValue: YapDatabaseModifiedExternallyNotification), .YapDatabaseModifiedExternally)
+        XCTAssertEqual(YapDatabaseModifiedExternallyNotification, "YapDatabaseModifiedExternallyNotification")
+    }
+
     func testChangeQueriesAndEnumerationsOfConnections() throws {
         let database = try XCTUnwrap(YapDatabase(url: directory.appendingPathComponent("changes.sqlite")))
         database.registerSerializer({ _, _, object in Data(((object as? String) ?? "").utf8) }, deserializer: { _, _, data in

@@ -18,6 +18,15 @@ extension Notification.Name {
     public static let YapDatabaseModifiedExternally = Notification.Name("YapDatabaseModifiedExternallyNotification")
 }
 
+/// `Notification.Name.YapDatabaseModified`'s raw value under the name YapDatabase's header gives
+/// it (`extern NSString *const YapDatabaseModifiedNotification`, a `String` in Swift), for code
+/// that writes `Notification.Name(YapDatabaseModifiedNotification)`.
+public let YapDatabaseModifiedNotification = Notification.Name.YapDatabaseModified.rawValue
+
+/// `Notification.Name.YapDatabaseModifiedExternally`'s raw value under the header's name
+/// (`YapDatabaseModifiedExternallyNotification`, a `String` in Swift).
+public let YapDatabaseModifiedExternallyNotification = Notification.Name.YapDatabaseModifiedExternally.rawValue
+
 /// The `userInfo` key YapDatabase uses to flag a change made by another process
 /// (`"YapDatabaseModifiedExternallyKey"`); never present in YapDB's notifications.
 public let YapDatabaseModifiedExternallyKey = "YapDatabaseModifiedExternallyKey"
