@@ -15,6 +15,11 @@ import TestSupport
 /// transaction leaves the writer lock free and nothing of its transaction. Every child does a
 /// bounded amount of work and is reaped (`ChildProcess.deinit` kills one a failed test left).
 @Suite(.serialized) struct MultiProcessSharingTests {
+    /// The database at `path`, opened in this process with `sharedOptions()`.
+    static func openShared(_ path: String) throws -> YapDatabase {
+        try YapDatabase.open(url: URL(fileURLWithPath: path), options: sharedOptions())
+    }
+
     /// A child process (`YapDBCrashChild ARGUMENTS`) that has opened the database and said
     /// "ready" (expected within 60 s).
     static func readyChild(_ arguments: [String], sourceLocation: SourceLocation = #_sourceLocation) throws -> ChildProcess {
@@ -61,7 +66,7 @@ import TestSupport
         let directory = TemporaryDirectory("yapdb-mproc")
         defer { directory.remove() }
         let path = directory.file("db")
-        let database = try YapDatabase.open(url: URL(fileURLWithPath: path), options: Self.sharedOptions())
+        let database = try Self.openShared(path)
         let connection = database.newConnection()
         try connection.write { tx in tx.setObject("one", forKey: "k", inCollection: "rows") }
         #expect(connection.read { $0.object(forKey: "k", inCollection: "rows") as? String } == "one")
@@ -95,7 +100,7 @@ import TestSupport
         let directory = TemporaryDirectory("yapdb-mproc")
         defer { directory.remove() }
         let path = directory.file("db")
-        let database = try YapDatabase.open(url: URL(fileURLWithPath: path), options: Self.sharedOptions())
+        let database = try Self.openShared(path)
         #expect(database.register(YapDatabaseCrossProcessNotification(identifier: "test"), withName: "crossProcess"))
         let received = Mutex<[UInt64]>([])
         let observer = NotificationCenter.default.addObserver(forName: .YapDatabaseModifiedExternally, object: database,
@@ -169,7 +174,7 @@ import TestSupport
         let directory = TemporaryDirectory("yapdb-mproc")
         defer { directory.remove() }
         let path = directory.file("db")
-        let database = try YapDatabase.open(url: URL(fileURLWithPath: path), options: Self.sharedOptions())
+        let database = try Self.openShared(path)
         let connection = database.newConnection()
         try connection.write { tx in
             for i in 0..<50 { tx.setObject("v\(i)", forKey: "k\(i)", inCollection: "rows") }
@@ -276,7 +281,7 @@ import TestSupport
         defer { directory.remove() }
         let path = directory.file("db")
         let writer = try Self.readyChild(["mpbank", path, "100000"])
-        let database = try YapDatabase.open(url: URL(fileURLWithPath: path), options: Self.sharedOptions())
+        let database = try Self.openShared(path)
         let connections = (0..<2).map { _ in database.newConnection() }
         var last: UInt64 = 0
         var reads = 0
@@ -365,7 +370,7 @@ import TestSupport
         let directory = TemporaryDirectory("yapdb-mproc")
         defer { directory.remove() }
         let path = directory.file("db")
-        let database = try YapDatabase.open(url: URL(fileURLWithPath: path), options: Self.sharedOptions())
+        let database = try Self.openShared(path)
         let connection = database.newConnection()
         try connection.write { tx in
             for key in ["a", "b", "c"] { tx.setObject("value \(key)", forKey: key, inCollection: "rows") }
@@ -394,7 +399,7 @@ import TestSupport
         let path = directory.file("db")
         var expected: UInt64 = 0
         for kill in 0..<Scale.pick(small: 12, full: 120) {
-            let watcher = try YapDatabase.open(url: URL(fileURLWithPath: path), options: Self.sharedOptions())
+            let watcher = try Self.openShared(path)
             let child = try ChildProcess(["run", path, String(seed), "multiprocess=1,checkpoint=65536"])
             let deadline = Date().addingTimeInterval(Double(10 + rng.next() % 150) / 1000)
             var reported = expected
@@ -467,7 +472,7 @@ import TestSupport
         let directory = TemporaryDirectory("yapdb-mproc")
         defer { directory.remove() }
         let path = directory.file("db")
-        let shared = try YapDatabase.open(url: URL(fileURLWithPath: path), options: Self.sharedOptions())
+        let shared = try Self.openShared(path)
         let holder = try ChildProcess(["hold", path])
         #expect(holder.readLine(timeout: 60) == nil, "the exclusive open fails while a shared one is open")
         #expect(holder.waitForExit() >> 8 & 0xFF == 3)
