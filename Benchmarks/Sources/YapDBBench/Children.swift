@@ -84,6 +84,11 @@ func runChildModeIfAsked(_ arguments: [String]) {
     case ("child-load", 3): childMain { try childLoad(engine: rest[0], folder: rest[1], rows: Int(rest[2]) ?? 0) }
     case ("child-fts", 4): childMain { try childFullText(engine: rest[0], folder: rest[1], documents: Int(rest[2]) ?? 0, corpus: rest[3]) }
     case ("child-view", 2): childMain { try childView(folder: rest[0], probePath: rest[1]) }
+    case ("child-xp", 4):
+        do { try childCrossProcess(engine: rest[0], durable: rest[1] == "1", folder: rest[2], role: rest[3]) } catch {
+            print("error: \(error)")
+            exit(1)
+        }
     case ("child-micro", 3), ("child-micro", 4):
         if rest.count == 4, rest[3] == "--lending" { YapReader.lends = true }
         childMain { try childMicro(op: rest[0], rows: Int(rest[1]) ?? 0, folder: rest[2]) }

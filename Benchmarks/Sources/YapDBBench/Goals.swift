@@ -185,6 +185,17 @@ func goals(rows: Int, hugeRows: Int?) -> [Goal] {
         Goal(issue: "24", workload: "W8", text: "open + first read after a clean close, \(big) rows ≤ 2× the \(n)-row figure",
              direction: .atMost, target: 2, measure: { $0.yapOver("W8", "\(big) rows, after a clean close", "\(n) rows, after a clean close") },
              unit: .ratio, missing: "not run (`make bench SIZE=huge`)"),
+        // Issue 27 (several processes), beside SQLite WAL with two processes.
+        Goal(issue: "27", workload: "W15", text: "commit-to-visible, durable commits, ≤ SQLite WAL's (YapDB ÷ SQLite FULL)", direction: .atMost,
+             target: 1, measure: { $0.timeOver("W15", "durable commits (YapDB .full, SQLite WAL FULL), median", .sqliteFull) }, unit: .ratio),
+        Goal(issue: "27", workload: "W15", text: "commit-to-visible, non-durable commits, ≤ SQLite WAL's (YapDB ÷ SQLite NORMAL)", direction: .atMost,
+             target: 1, measure: { $0.timeOver("W15", "non-durable commits (YapDB .normal, SQLite WAL NORMAL), median", .sqliteNormal) },
+             unit: .ratio),
+        Goal(issue: "27", workload: "W15", text: "point reads with a second process reading ≤ 1.1× with none", direction: .atMost, target: 1.1,
+             measure: { $0.yapOver("W15", "with another process reading", "multi-process support on, no other process") }, unit: .ratio),
+        Goal(issue: "27", workload: "W15", text: "point reads with multi-process support on ≤ 1.1× with it off (no other process)",
+             direction: .atMost, target: 1.1,
+             measure: { $0.yapOver("W15", "multi-process support on, no other process", "multi-process support off") }, unit: .ratio),
         // Issue 23 (full-text search), against SQLite FTS5 through the system SQLite.
         Goal.atLeast(issue: "23", "W14", "build in one transaction ≥ 2× SQLite FTS5", 2, row: "with the index in one transaction", than: .sqliteNormal),
         Goal.atLeast(issue: "23", "W14", "build in transactions of 500 ≥ 2× SQLite FTS5", 2, row: "with the index in transactions of 500",

@@ -67,7 +67,7 @@ let workloads: [(String, () throws -> Void)] = [
     ("W1", runner.runW1), ("W2", runner.runW2), ("W3", runner.runW3), ("W4", runner.runW4),
     ("W5", runner.runW5), ("W6", runner.runW6), ("W8", runner.runW8), ("W7", runner.runW7),
     ("W9", runner.runW9), ("W10", runner.runW10), ("W11", runner.runW11), ("W12", runner.runW12), ("W13", runner.runW13),
-    ("W14", runner.runW14),
+    ("W14", runner.runW14), ("W15", runner.runW15),
     // W12's queries alone (no maintenance loads), for profiling: only when named.
     ("W12Q", runner.runW12QueriesOnly),
     // W13's cascades and writes, YapDB alone, for profiling: only when named.
