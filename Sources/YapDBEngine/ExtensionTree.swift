@@ -15,7 +15,13 @@ package struct ExtensionTree: Sendable {
     /// The tree itself (the engine's side of the door).
     @usableFromInline var base: PagedBTree
 
-    init(_ base: PagedBTree) { self.base = base }
+    /// The door around a tree of the index layer (for a probe that opens trees at page ids
+    /// of its own choosing; extensions open theirs from a claim).
+    package init(_ base: PagedBTree) { self.base = base }
+
+    /// The tree of the index layer behind the door (for the same probe, which writes it as
+    /// pages of its own).
+    package var pagedTree: PagedBTree { base }
 
     /// An empty tree in the default page format, reading no page (until a checkpoint writes
     /// it, it lives in memory).
@@ -43,6 +49,9 @@ package struct ExtensionTree: Sendable {
 
     /// The largest key plus value an entry may hold (bytes).
     package var maximumEntrySize: Int { base.format.maximumEntrySize }
+
+    /// The size of the tree's pages (bytes).
+    package var pageSize: Int { base.format.pageSize }
 
     // MARK: Reads
 
@@ -174,6 +183,15 @@ package typealias OrderedKeyEncoding = YapDBIndex.OrderedKeyEncoding
 /// Byte keys appended one after another into one buffer (a value helper of the index layer,
 /// named through the engine).
 package typealias KeyBatch = YapDBIndex.KeyBatch
+
+extension ExtensionTreesState {
+    /// The pages every tree occupies: those written (read from the pages) plus the unwritten
+    /// nodes.
+    /// - Throws: `EngineError` when a written page cannot be read.
+    package func occupiedPageCount() throws(EngineError) -> Int {
+        try mappingPageErrors { () throws(PageError) in try writtenPageCount() } + unwrittenPageCount
+    }
+}
 
 extension Array where Element == ExtensionTree {
     /// `self[index].forEachInKeyRange(from:to:reversed:_:)`, on the tree in place: a call on

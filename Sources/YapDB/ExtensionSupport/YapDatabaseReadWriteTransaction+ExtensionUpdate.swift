@@ -1,4 +1,3 @@
-import YapDBIndex
 import YapDBEngine
 
 // The extensions' door into the read-write transaction: what an extension may do to the commit
