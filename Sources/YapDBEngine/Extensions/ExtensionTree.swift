@@ -13,9 +13,15 @@ import YapDBIndex
 /// Threading: a value; reading one from several threads is safe, changing it is the owner's.
 package struct ExtensionTree: Sendable {
     /// The tree itself (the engine's side of the door).
-    var base: PagedBTree
+    @usableFromInline var base: PagedBTree
 
-    init(_ base: PagedBTree) { self.base = base }
+    /// The door around a tree of the index layer (for a probe that opens trees at page ids
+    /// of its own choosing; extensions open theirs from a claim).
+    package init(_ base: PagedBTree) { self.base = base }
+
+    /// The tree of the index layer behind the door (for the same probe, which writes it as
+    /// pages of its own).
+    package var pagedTree: PagedBTree { base }
 
     /// An empty tree in the default page format, reading no page (until a checkpoint writes
     /// it, it lives in memory).
@@ -43,6 +49,9 @@ package struct ExtensionTree: Sendable {
 
     /// The largest key plus value an entry may hold (bytes).
     package var maximumEntrySize: Int { base.format.maximumEntrySize }
+
+    /// The size of the tree's pages (bytes).
+    package var pageSize: Int { base.format.pageSize }
 
     // MARK: Reads
 
@@ -75,6 +84,48 @@ package struct ExtensionTree: Sendable {
     /// Calls `body` with every key and value in key order until it returns false.
     package func forEach(_ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) -> Bool) throws(EngineError) {
         try forEach(from: nil, below: nil, body)
+    }
+
+    /// The value stored for `key` (a copy), or nil. O(log n).
+    package func value(forKey key: [UInt8]) throws(EngineError) -> [UInt8]? {
+        try mappingPageErrors { () throws(PageError) in try base.value(forKey: key) }
+    }
+
+    /// Whether `key` is stored. O(log n).
+    package func contains(_ key: [UInt8]) throws(EngineError) -> Bool {
+        try mappingPageErrors { () throws(PageError) in try base.contains(key) }
+    }
+
+    /// Calls `body` with each key and value (lent for the call) between `lower` and `upper`
+    /// (each inclusive or not; nil: unbounded), in key order or `reversed`, until it returns
+    /// false. One search, at the end the walk starts from: a walk that stops early costs that
+    /// search plus the entries it visits.
+    /// - Throws: `EngineError` for a damaged or unreadable page (the entries before it were
+    ///   handed to `body`).
+    @inlinable
+    package func forEachInKeyRange(from lower: KeyBound?, to upper: KeyBound?, reversed: Bool = false,
+                                   _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) -> Bool) throws(EngineError) {
+        do throws(PageError) { try base.forEachInKeyRange(from: lower, to: upper, reversed: reversed, body) } catch {
+            throw EngineError(error)
+        }
+    }
+
+    /// The positions (ranks in key order) of the keys between `lower` and `upper` (nil:
+    /// unbounded); its count is the number of such entries. O(log n), from subtree counts.
+    package func positions(from lower: KeyBound?, to upper: KeyBound?) throws(EngineError) -> Range<Int> {
+        try mappingPageErrors { () throws(PageError) in try base.positions(from: lower, to: upper) }
+    }
+
+    /// The first entry in key order (copies), or nil when the tree is empty.
+    package func firstEntry() throws(EngineError) -> (key: [UInt8], value: [UInt8])? {
+        try mappingPageErrors { () throws(PageError) in try base.firstEntry() }
+    }
+
+    /// Calls `body` with the first entry in key order (the last when `last` is set), lent for
+    /// the call, and says whether the tree had one. One descent along the tree's edge.
+    @discardableResult
+    package func withEdgeEntry(last: Bool, _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) -> Void) throws(EngineError) -> Bool {
+        try mappingPageErrors { () throws(PageError) in try base.withEdgeEntry(last: last, body) }
     }
 
     // MARK: Changes
@@ -121,7 +172,95 @@ package struct ExtensionTree: Sendable {
 /// (`append(to:)`, `read(_:_:)`; docs/format.md §10).
 package typealias ExtensionTreeRoot = PagedTreeRoot
 
+/// A bound of a key range: a key, and whether the range includes it (a value helper of the
+/// index layer, named through the engine).
+package typealias KeyBound = YapDBIndex.KeyBound
+
+/// The order-preserving byte encoding of SQL values and row ids that index keys are made of
+/// (a value helper of the index layer, named through the engine).
+package typealias OrderedKeyEncoding = YapDBIndex.OrderedKeyEncoding
+
+/// Byte keys appended one after another into one buffer (a value helper of the index layer,
+/// named through the engine).
+package typealias KeyBatch = YapDBIndex.KeyBatch
+
+extension ExtensionTreesState {
+    /// The pages every tree occupies: those written (read from the pages) plus the unwritten
+    /// nodes.
+    /// - Throws: `EngineError` when a written page cannot be read.
+    package func occupiedPageCount() throws(EngineError) -> Int {
+        try mappingPageErrors { () throws(PageError) in try writtenPageCount() } + unwrittenPageCount
+    }
+}
+
+extension Array where Element == ExtensionTree {
+    /// `self[index].forEachInKeyRange(from:to:reversed:_:)`, on the tree in place: a call on
+    /// `self[index]` copies the tree out of the array first, retaining and releasing each
+    /// reference it holds, which a short walk (a query's range) notices. A written tree whose
+    /// pages are mapped is read through a few plain fields instead.
+    /// - Precondition: `index` is a valid index.
+    package func forEachInKeyRange(
+        ofTree index: Int, from lower: KeyBound?, to upper: KeyBound?, reversed: Bool = false,
+        _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) -> Bool
+    ) throws(EngineError) {
+        try mappingPageErrors { () throws(PageError) in
+            try baseTrees.forEachInKeyRange(ofTree: index, from: lower, to: upper, reversed: reversed, body)
+        }
+    }
+
+    /// `self[index].withEdgeEntry(last:_:)`, on the tree in place (as `forEachInKeyRange(ofTree:…)`).
+    /// - Precondition: `index` is a valid index.
+    @discardableResult
+    package func withEdgeEntry(
+        ofTree index: Int, last: Bool, _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) -> Void
+    ) throws(EngineError) -> Bool {
+        try mappingPageErrors { () throws(PageError) in try baseTrees.withEdgeEntry(ofTree: index, last: last, body) }
+    }
+
+    /// Tree `index` as plain values, its fields read in place (no reference counted): nil when
+    /// its root is not a written page or its pages are not mapped. Valid while the snapshot
+    /// that holds the mapped pages lives.
+    /// - Precondition: `index` is a valid index.
+    package func mappedTree(ofTree index: Int) -> MappedExtensionTree? {
+        baseTrees.mappedTree(ofTree: index).map { MappedExtensionTree(base: $0) }
+    }
+
+    /// The same array seen as the trees the door wraps. `ExtensionTree` is one stored
+    /// `PagedBTree` and nothing else, so the two element types share size, stride and
+    /// alignment and the array's single buffer reference reads the same either way (checked).
+    private var baseTrees: [PagedBTree] {
+        precondition(MemoryLayout<ExtensionTree>.size == MemoryLayout<PagedBTree>.size
+                     && MemoryLayout<ExtensionTree>.stride == MemoryLayout<PagedBTree>.stride
+                     && MemoryLayout<ExtensionTree>.alignment == MemoryLayout<PagedBTree>.alignment,
+                     "ExtensionTree must wrap PagedBTree alone")
+        return unsafeBitCast(self, to: [PagedBTree].self)
+    }
+}
+
+/// A written extension tree whose pages are mapped, reduced to plain values
+/// (`[ExtensionTree].mappedTree(ofTree:)`): reading it counts no reference, for a reader that
+/// asks the same tree again and again within one snapshot. Valid while that snapshot lives.
+package struct MappedExtensionTree: Sendable {
+    @usableFromInline let base: MappedTree
+
+    init(base: MappedTree) { self.base = base }
+
+    /// Calls `body` with the first entry (the last when `last` is set), lent for the call;
+    /// true (a written root has entries).
+    @inlinable
+    package func withEdgeEntry(last: Bool, _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) -> Void) throws(EngineError) -> Bool {
+        do throws(PageError) { return try base.withEdgeEntry(last: last, body) } catch { throw EngineError(error) }
+    }
+}
+
 extension EngineError {
+    /// A tree of an extension whose entry count disagrees with the count the extension's own
+    /// records promise (trees that must hold one entry per row): damage, as a page's wrong
+    /// subtree count is.
+    package static func extensionTreeCountMismatch(expected: Int, found: Int) -> EngineError {
+        EngineError(PageError.corrupt(page: .none, reason: .subtreeCountMismatch(expected: expected, found: found)))
+    }
+
     /// An entry of an extension's tree (or a record of its own) that does not decode: the same
     /// damage a page's undecodable entry is.
     package static let damagedExtensionEntry = EngineError(PageError.corrupt(page: .none, reason: .badEntry))
