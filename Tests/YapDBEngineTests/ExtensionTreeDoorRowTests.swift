@@ -24,7 +24,7 @@ struct MixedDoorState: ExtensionTreesState {
 
     /// The keyed tree holds as many entries as the row tree.
     func validateState() throws(EngineError) {
-        guard names.count == order.count else { throw .rowTreesCountMismatch(expected: names.count, found: order.count) }
+        guard names.count == order.count else { throw .extensionTreeCountMismatch(expected: names.count, found: order.count) }
     }
 
     init(names: ExtensionTree, order: ExtensionRowTree) {

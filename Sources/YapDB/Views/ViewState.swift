@@ -205,7 +205,7 @@ struct ViewState: Sendable {
             groups += 1
         }
         guard rows == rowGroups.count, groups == groupCount else {
-            throw .rowTreesCountMismatch(expected: rowGroups.count, found: rows)
+            throw .extensionTreeCountMismatch(expected: rowGroups.count, found: rows)
         }
     }
 }

@@ -162,10 +162,3 @@ package struct ExtensionRowTree: Sendable {
 /// engine; the same case names as Foundation's `ComparisonResult`).
 package typealias RowComparison = YapDBIndex.RowComparison
 
-extension EngineError {
-    /// An extension's row trees that hold, together, another number of row ids than the
-    /// extension's record of its rows (`expected`): damage, as a page's wrong subtree count is.
-    package static func rowTreesCountMismatch(expected: Int, found: Int) -> EngineError {
-        EngineError(PageError.corrupt(page: .none, reason: .subtreeCountMismatch(expected: expected, found: found)))
-    }
-}

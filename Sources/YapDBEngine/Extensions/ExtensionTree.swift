@@ -254,9 +254,9 @@ package struct MappedExtensionTree: Sendable {
 }
 
 extension EngineError {
-    /// A tree of an extension whose entry count disagrees with the count the extension's own
-    /// records promise (trees that must hold one entry per row): damage, as a page's wrong
-    /// subtree count is.
+    /// An extension's tree (or trees, together) whose entry count disagrees with the count the
+    /// extension's own records promise (a secondary index's trees hold one entry per row, a
+    /// view's row trees one row id per row): damage, as a page's wrong subtree count is.
     package static func extensionTreeCountMismatch(expected: Int, found: Int) -> EngineError {
         EngineError(PageError.corrupt(page: .none, reason: .subtreeCountMismatch(expected: expected, found: found)))
     }
