@@ -203,8 +203,11 @@ extension Array where Element == ExtensionTree {
         ofTree index: Int, from lower: KeyBound?, to upper: KeyBound?, reversed: Bool = false,
         _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) -> Bool
     ) throws(EngineError) {
-        try mappingPageErrors { () throws(PageError) in
-            try baseTrees.forEachInKeyRange(ofTree: index, from: lower, to: upper, reversed: reversed, body)
+        precondition(index >= 0 && index < count, "forEachInKeyRange: tree \(index) of \(count)")
+        try withBaseTree(index) { tree throws(EngineError) in
+            try mappingPageErrors { () throws(PageError) in
+                try PagedBTree.forEachInKeyRange(at: tree, from: lower, to: upper, reversed: reversed, body)
+            }
         }
     }
 
@@ -214,7 +217,10 @@ extension Array where Element == ExtensionTree {
     package func withEdgeEntry(
         ofTree index: Int, last: Bool, _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) -> Void
     ) throws(EngineError) -> Bool {
-        try mappingPageErrors { () throws(PageError) in try baseTrees.withEdgeEntry(ofTree: index, last: last, body) }
+        precondition(index >= 0 && index < count, "withEdgeEntry: tree \(index) of \(count)")
+        return try withBaseTree(index) { tree throws(EngineError) in
+            try mappingPageErrors { () throws(PageError) in try PagedBTree.withEdgeEntry(at: tree, last: last, body) }
+        }
     }
 
     /// Tree `index` as plain values, its fields read in place (no reference counted): nil when
@@ -222,18 +228,16 @@ extension Array where Element == ExtensionTree {
     /// that holds the mapped pages lives.
     /// - Precondition: `index` is a valid index.
     package func mappedTree(ofTree index: Int) -> MappedExtensionTree? {
-        baseTrees.mappedTree(ofTree: index).map { MappedExtensionTree(base: $0) }
+        precondition(index >= 0 && index < count, "mappedTree: tree \(index) of \(count)")
+        return withBaseTree(index) { tree in PagedBTree.mappedTree(at: tree) }.map { MappedExtensionTree(base: $0) }
     }
 
-    /// The same array seen as the trees the door wraps. `ExtensionTree` is one stored
-    /// `PagedBTree` and nothing else, so the two element types share size, stride and
-    /// alignment and the array's single buffer reference reads the same either way (checked).
-    private var baseTrees: [PagedBTree] {
-        precondition(MemoryLayout<ExtensionTree>.size == MemoryLayout<PagedBTree>.size
-                     && MemoryLayout<ExtensionTree>.stride == MemoryLayout<PagedBTree>.stride
-                     && MemoryLayout<ExtensionTree>.alignment == MemoryLayout<PagedBTree>.alignment,
-                     "ExtensionTree must wrap PagedBTree alone")
-        return unsafeBitCast(self, to: [PagedBTree].self)
+    /// Calls `body` with a pointer to the tree that element `index` wraps, in place in the
+    /// array's storage (no copy, so no reference counted). The pointer is valid only during the call.
+    private func withBaseTree<R, E: Error>(_ index: Int, _ body: (UnsafePointer<PagedBTree>) throws(E) -> R) throws(E) -> R {
+        try withUnsafeBufferPointer { trees throws(E) in
+            try body(UnsafePointer(trees.baseAddress! + index).pointer(to: \.base)!)
+        }
     }
 }
 
