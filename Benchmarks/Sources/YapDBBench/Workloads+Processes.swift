@@ -118,7 +118,7 @@ final class SQLiteCrossProcessStore: CrossProcessStore {
     init(folder: URL, synchronous: String) throws {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         // The table and index as SQLiteStore makes them.
-        try SQLiteStore(folder: folder, synchronous: synchronous).connection.close()
+        try SQLiteStore(folder: folder, synchronous: synchronous).close()
         connection = try SQLiteConnection(path: SQLiteStore.fileURL(in: folder).path, synchronous: synchronous)
         try connection.execute("PRAGMA busy_timeout = 30000;")
         upsert = try connection.prepare("""
@@ -271,6 +271,13 @@ final class CrossProcessChild {
         }
     }
 
+    /// Terminates the child if it still runs after `seconds` (then its pipe closes and `line()`
+    /// returns nil), so a stuck child fails the workload instead of stopping the run.
+    func watch(seconds: Double) {
+        let process = process
+        DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { if process.isRunning { process.terminate() } }
+    }
+
     /// Ends a child that runs until told (SIGTERM) and reaps it.
     func stop() {
         process.terminate()
@@ -301,7 +308,8 @@ extension Runner {
                     try store.putClock()
                     usleep(2_000)
                 }
-                let result = try child.line() ?? ""
+                child.watch(seconds: 90)
+                let result = try child.line() ?? "(the child was stopped after 90 s)"
                 child.process.waitUntilExit()
                 try store.close()
                 var out: [String: Double] = [:]
