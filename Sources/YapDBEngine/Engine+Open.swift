@@ -177,6 +177,7 @@ extension Engine {
         storeOptions.syncMode = options.syncMode
         storeOptions.segmentLimit = options.segmentLimit
         storeOptions.readOnly = options.readOnly
+        storeOptions.cipherKey = options.cipherKey
 
         var replayer = Replayer(keydir: Keydir())
         replayer.extensionRecords = [:]

@@ -40,6 +40,11 @@ package enum CheckpointReader {
         // Header: magic, version, checksum (FileHeader.decode), then our fields.
         let headerBytes = Array(try input.load(at: 0, count: Int(min(input.size, Int64(Format.headerSize)))))
         let header = try FileHeader.decode(headerBytes, path: path)
+        // Sealed checkpoint records are not read yet (docs/format.md §12): refused as an
+        // unknown version, as before the header knew the flag.
+        guard !header.encrypted else {
+            throw .unsupportedVersion(found: Int(Format.version | Format.encryptedVersionFlag), supported: Int(Format.version))
+        }
         guard header.kind == .checkpoint else { throw corrupt(Int64(Format.headerKindOffset), "not a checkpoint (kind \(header.kind.rawValue))") }
         guard header.uuid == uuid else { throw corrupt(Int64(Format.headerUUIDOffset), "belongs to another database") }
         guard header.fileNumber == number else { throw corrupt(Int64(Format.headerFileNumberOffset), "header names checkpoint \(header.fileNumber)") }

@@ -45,6 +45,10 @@ package enum IndexFileHeader {
             default: throw .notADatabase(path: path)
             }
         }
+        // Sealed pages are not read yet (docs/format.md §12): refused as an unknown version.
+        guard !header.encrypted else {
+            throw .unsupportedVersion(found: Int(Format.version | Format.encryptedVersionFlag), supported: Int(Format.version))
+        }
         guard header.kind == kind else {
             throw .corrupted(path: path, offset: Int64(Format.headerKindOffset), reason: .wrongKind(header.kind.rawValue))
         }

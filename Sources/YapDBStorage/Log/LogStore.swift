@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import YapDBCrypto
 
 /// Opening a database's files: main file, lock, recovery scan of the log, and a writer
 /// positioned after the last valid commit (docs/format.md §5).
@@ -23,6 +24,8 @@ package enum LogStore {
         /// Segment numbers present after recovery (log and compaction), sorted.
         package var segments: [UInt32]
         package var checkpoints: [UInt32]
+        /// The unlocked keys of an encrypted database; nil for a plain one.
+        package var cipher: DatabaseCipher?
     }
 
     /// How to open.
@@ -35,6 +38,10 @@ package enum LogStore {
         package var readOnly = false
         /// How long to wait for the lock (`LockFile.acquire`).
         package var busyTimeout: Duration = .zero
+        /// The key of an encrypted database (docs/format.md §12): a database created by this
+        /// open is encrypted under it, an existing one must be encrypted and open with it.
+        /// nil: the database must be plain (an encrypted one is `keyUnavailable`).
+        package var cipherKey: CipherKeyOptions?
         package init() {}
     }
 
@@ -69,12 +76,20 @@ package enum LogStore {
         // A lock the caller took stays the caller's to release.
         defer { if !success, case .take = source { lock?.unlock() } }
         var created = false
+        var createdKey: DataKey?
         switch fs.kind(of: path) {
         case .missing:
             guard options.createIfMissing && !options.readOnly else { throw .fileNotFound(path: path) }
             // The creation's own lock (on `-creating`) guards only the creation: the lock
             // file guards the database.
-            try MainFile.create(at: path, fileSystem: fs).lock.unlock()
+            let uuid = FileHeader.randomUUID()
+            var image: [UInt8]?
+            if let cipherKey = options.cipherKey {
+                let made = try MainFile.newEncrypted(uuid: uuid, options: cipherKey)
+                image = made.image
+                createdKey = made.dataKey
+            }
+            try MainFile.create(at: path, fileSystem: fs, uuid: uuid, image: image).lock.unlock()
             created = true
         case .file: break
         case .directory, .other: throw .notADatabase(path: path)
@@ -87,6 +102,9 @@ package enum LogStore {
         defer { if !success || options.readOnly { main.close() } }
         let opened = try MainFile.open(at: path, file: main)
         let header = opened.header
+        // The key is decided before any other file is read, removed or truncated: a missing or
+        // wrong key changes nothing and is never damage (docs/format.md §12).
+        let cipher = try unlock(header: header, main: main, path: path, key: options.cipherKey, created: createdKey)
 
         var listing: DatabaseFiles.Listing
         var missing: [String]
@@ -116,7 +134,7 @@ package enum LogStore {
                                             fileSystem: fs, uuid: header.uuid, options: options)
             success = true
             return Opened(header: header, created: false, damagedHeaderCopy: opened.damagedCopy, lock: lock, writer: writer,
-                          report: report, segments: segments, checkpoints: listing.checkpoints)
+                          report: report, segments: segments, checkpoints: listing.checkpoints, cipher: cipher)
         }
         var writer: LogWriter!
         do throws(IOFailure) {
@@ -158,7 +176,24 @@ package enum LogStore {
         if !allSegments.contains(writer.segmentNumber) { allSegments.append(writer.segmentNumber); allSegments.sort() }
         success = true
         return Opened(header: header, created: created, damagedHeaderCopy: opened.damagedCopy, lock: lock, writer: writer,
-                      report: report, segments: allSegments, checkpoints: listing.checkpoints)
+                      report: report, segments: allSegments, checkpoints: listing.checkpoints, cipher: cipher)
+    }
+
+    /// The keys of the database whose main file is `main`: nil for a plain database opened
+    /// without a key; the data key just made (`created`) or unlocked with `key` for an
+    /// encrypted one. Reads only the main file.
+    ///
+    /// - Throws: `keyUnavailable` for an encrypted database opened without a key; `wrongKey`
+    ///   for a key that does not open it, or a key given for a plain database.
+    static func unlock(header: FileHeader, main: any StorageFile, path: String, key: CipherKeyOptions?,
+                       created: DataKey?) throws(StorageError) -> DatabaseCipher? {
+        guard header.encrypted else {
+            if key != nil { throw .wrongKey }
+            return nil
+        }
+        if let created { return DatabaseCipher(dataKey: created, uuid: header.uuid) }
+        let unlocked = try MainFile.unlock(file: main, path: path, uuid: header.uuid, key: key?.key)
+        return DatabaseCipher(dataKey: unlocked.dataKey, uuid: header.uuid)
     }
 
 }
