@@ -155,7 +155,11 @@ extension Engine {
                 for (number, file) in outputs {
                     // Finished and synced: sealed, mapped whole.
                     let size = try? file.size()
-                    state.segments = state.segments.adding(number, file, mapping: size.flatMap { state.segmentMapping(file, length: $0) })
+                    let sealing = try state.log.cipher.map { (cipher) throws(StorageError) in
+                        try RecordSealing.read(file, cipher: cipher, unitType: .logRecord)
+                    }
+                    state.segments = state.segments.adding(number, file, mapping: size.flatMap { state.segmentMapping(file, length: $0) },
+                                                           sealing: sealing)
                     if let descriptors { state.readThroughCache(number, descriptors) }
                     state.compactionSegments.insert(number)
                 }
@@ -198,6 +202,10 @@ extension Engine {
         // Moves are sorted by location: each victim is read sequentially, a window at a time.
         var reader: SequentialRecordReader?
         var readerSegment: UInt32?
+        // An encrypted database's records are opened from their old place and sealed again at
+        // the new one (new file key, address and nonce): sealed bytes are never copied.
+        let cipher = writer.withLock { $0.log.cipher }
+        var sealing: RecordSealing?
         func io<T>(_ body: () throws(IOFailure) -> T) throws(StorageError) -> T {
             do { return try body() } catch { throw .io(error) }
         }
@@ -216,22 +224,27 @@ extension Engine {
                     number = next
                     let created = try io { () throws(IOFailure) in
                         try LogWriter.createSegment(next, kind: .compactionSegment, files: files, fileSystem: fileSystem,
-                                                    uuid: uuid, baseSnapshot: 0, sync: false)
+                                                    uuid: uuid, baseSnapshot: 0, sync: false, cipher: cipher)
                     }
-                    file = created
-                    outputs.append((number, created))
-                    written = Int64(Format.headerSize)
+                    file = created.file
+                    sealing = created.sealing
+                    outputs.append((number, created.file))
+                    written = Int64(Format.firstRecordOffset(encrypted: cipher != nil))
                 }
                 let from = moves[index].from
                 if readerSegment != from.segment {
                     guard let source = table.segments[from.segment]?.file else {
                         throw .corrupted(offset: Int64(from.offset), reason: "segment \(from.segment) is referenced but missing")
                     }
-                    reader = SequentialRecordReader(file: source)
+                    reader = SequentialRecordReader(file: source, sealing: table.segments[from.segment]?.sealing)
                     readerSegment = from.segment
                 }
                 try reader!.withRecord(at: RecordLocation(from)) { (bytes, _) throws(StorageError) in
-                    buffer.append(contentsOf: bytes)
+                    if let sealing {
+                        try sealing.seal([UInt8](bytes), at: written + Int64(buffer.count), into: &buffer)
+                    } else {
+                        buffer.append(contentsOf: bytes)
+                    }
                 }
                 moves[index].to = ValueLocation(segment: number, offset: UInt32(written + Int64(buffer.count)) - from.length, length: from.length)
                 if buffer.count >= 4 << 20 { try flush() }

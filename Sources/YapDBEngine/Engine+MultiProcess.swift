@@ -189,6 +189,7 @@ extension Engine {
         let listing: DatabaseFiles.Listing
         do throws(IOFailure) { listing = try files.list(fileSystem) } catch { throw .io(error) }
         var scanner = LogScanner(files: files, fileSystem: fileSystem, uuid: uuid)
+        scanner.cipher = state.log.cipher
         scanner.limit = published.logEnd
         let ours = LogPosition(segment: state.log.segmentNumber, offset: state.log.end)
         var ends: [UInt32: UInt32] = [:]
@@ -203,12 +204,19 @@ extension Engine {
         }
         for (segment, end) in ends.sorted(by: { $0.key < $1.key }) {
             var file: (any StorageFile)?
+            var sealing: RecordSealing?
             if segment != state.log.segmentNumber {
                 do { file = try fileSystem.open(files.segmentPath(segment), mode: state.readOnly ? .readOnly : .readWrite) } catch {
                     throw .io(error)
                 }
+                if let cipher = state.log.cipher, let file {
+                    do throws(StorageError) { sealing = try RecordSealing.read(file, cipher: cipher, unitType: .logRecord) } catch {
+                        file.close()
+                        throw error
+                    }
+                }
             }
-            state.log.follow(segment: segment, file: file, end: end, lastSnapshot: report.lastSnapshot,
+            state.log.follow(segment: segment, file: file, sealing: sealing, end: end, lastSnapshot: report.lastSnapshot,
                              durableThrough: published.durableThrough)
         }
         return report

@@ -287,16 +287,27 @@ extension Engine {
                 handles[number] = try descriptors.open(files.segmentPath(number))
             }
         } catch { throw .io(error) }
+        // An encrypted database's segments are read through their sealing, never mapped.
+        var table = SegmentTable(files: handles)
+        if let cipher = opened.cipher {
+            var sealed: [UInt32: SegmentTable.Segment] = [:]
+            for (number, file) in handles {
+                let sealing = number == opened.writer.segmentNumber ? opened.writer.sealing
+                    : try RecordSealing.read(file, cipher: cipher, unitType: .logRecord)
+                sealed[number] = SegmentTable.Segment(file: file, sealing: sealing)
+            }
+            table = SegmentTable(segments: sealed)
+        }
 
         let state = WriterState(log: opened.writer, keydir: replayer.keydir, snapshotNumber: opened.report.lastSnapshot,
-                                nextRowid: replayer.nextRowid, usage: replayer.usage, segments: SegmentTable(files: handles),
+                                nextRowid: replayer.nextRowid, usage: replayer.usage, segments: table,
                                 lock: opened.lock, compression: options.compression, maxValueSize: options.maxValueSize,
                                 checkpointNumber: checkpointNumber, checkpointReplay: replay)
         state.readOnly = options.readOnly
         state.bytesSinceCheckpoint = UInt64(opened.report.bytesScanned)
         state.rowsSinceCheckpoint = opened.report.records
         state.compactionSegments = compactionSegments
-        state.mapsSegments = options.mapsSegments
+        state.mapsSegments = options.mapsSegments && opened.cipher == nil
         state.writeBufferLimit = options.writeBufferLimit
         state.dirtyPages.minimumWork = max(1, options.dirtyPageCountWork)
         state.dirtyPages.note(work: opened.report.records)   // the replayed rows dirtied pages
@@ -318,7 +329,7 @@ extension Engine {
         // the one rolled away from is sealed: read through the descriptor cache from now on,
         // mapped whole.
         opened.writer.onNewSegment = { [unowned state] (number: UInt32, file: any StorageFile, sealed: LogPosition) in
-            state.segments = state.segments.adding(number, file)
+            state.segments = state.segments.adding(number, file, sealing: state.log.sealing)
             state.readThroughCache(sealed.segment, descriptors)
             state.mapSealedSegment(sealed)
         }

@@ -123,7 +123,8 @@ package enum LogStore {
         listing.temporaries = []
 
         let begin = try start(listing, header)
-        let scanner = LogScanner(files: files, fileSystem: fs, uuid: header.uuid)
+        var scanner = LogScanner(files: files, fileSystem: fs, uuid: header.uuid)
+        scanner.cipher = cipher
         let report = try scanner.scan(segments: listing.segments, from: begin.position, baseSnapshot: begin.baseSnapshot,
                                       protected: begin.protected, repair: !options.readOnly, apply: apply)
         let removed = Set(report.removedSegments)
@@ -131,7 +132,7 @@ package enum LogStore {
 
         if options.readOnly {
             let writer = try readOnlyWriter(report: report, begin: begin.position, segments: segments, files: files,
-                                            fileSystem: fs, uuid: header.uuid, options: options)
+                                            fileSystem: fs, uuid: header.uuid, options: options, cipher: cipher)
             success = true
             return Opened(header: header, created: false, damagedHeaderCopy: opened.damagedCopy, lock: lock, writer: writer,
                           report: report, segments: segments, checkpoints: listing.checkpoints, cipher: cipher)
@@ -140,6 +141,13 @@ package enum LogStore {
         do throws(IOFailure) {
             if let end = report.end {
                 let file = try fs.open(files.segmentPath(end.segment), mode: .readWrite)
+                var sealing: RecordSealing?
+                if let cipher {
+                    do throws(StorageError) { sealing = try RecordSealing.read(file, cipher: cipher, unitType: .logRecord) } catch {
+                        file.close()
+                        throw IOFailure(errno: EIO, operation: "read the segment's cipher header: \(error)", path: file.path)
+                    }
+                }
                 // What recovery read may still be only in the page cache: sync it, and the
                 // directory (the segment's name may never have been made durable), before new
                 // commits claim it as durable.
@@ -149,14 +157,14 @@ package enum LogStore {
                 }
                 writer = LogWriter(files: files, fileSystem: fs, uuid: header.uuid, segmentNumber: end.segment, file: file,
                                    end: end.offset, lastSnapshot: report.lastSnapshot, syncMode: options.syncMode,
-                                   segmentLimit: options.segmentLimit)
+                                   segmentLimit: options.segmentLimit, cipher: cipher, sealing: sealing)
             } else {
                 let number = max(begin.position.segment, (segments.last ?? 0) + 1)
-                let file = try LogWriter.createSegment(number, files: files, fileSystem: fs, uuid: header.uuid,
-                                                       baseSnapshot: report.lastSnapshot, sync: true)
+                let (file, sealing) = try LogWriter.createSegment(number, files: files, fileSystem: fs, uuid: header.uuid,
+                                                                  baseSnapshot: report.lastSnapshot, sync: true, cipher: cipher)
                 writer = LogWriter(files: files, fileSystem: fs, uuid: header.uuid, segmentNumber: number, file: file,
-                                   end: UInt32(Format.headerSize), lastSnapshot: report.lastSnapshot, syncMode: options.syncMode,
-                                   segmentLimit: options.segmentLimit)
+                                   end: UInt32(Format.firstRecordOffset(encrypted: cipher != nil)), lastSnapshot: report.lastSnapshot,
+                                   syncMode: options.syncMode, segmentLimit: options.segmentLimit, cipher: cipher, sealing: sealing)
             }
             // The log is durable up to the writer's position now (except in `.off` mode, which
             // promises nothing about the log): the mark says so before new commits go in.
