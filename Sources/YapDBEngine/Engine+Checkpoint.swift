@@ -173,7 +173,7 @@ extension Engine {
         // Roots written now, and the unclaimed ones carried as they were (never the same name:
         // a live state supersedes an unclaimed one at the capture).
         let recorded = extensionPages.mapValues(\.rootBytes).merging(source.carriedRoots) { written, _ in written }
-        let root = IndexRoot(uuid: uuid, pageSize: index.format.pageSize, sequence: UInt64(source.number), snapshot: source.snapshot,
+        let root = IndexRoot(uuid: uuid, pageSize: index.pageSize, sequence: UInt64(source.number), snapshot: source.snapshot,
                              replay: source.replay, nextRowID: source.nextRowid,
                              trees: [IndexRoot.Tree(name: Self.rowsTreeName, root: IndexPageID(rawValue: roots.rows),
                                                     count: UInt64(source.keydir.rows.count), height: UInt32(heights.rows)),
@@ -258,7 +258,7 @@ extension Engine {
             unpublishedCheckpoint.withLock { $0 = nil }
         }
         do throws(StorageError) {
-            return try Self.writeCheckpoint(source, root: root, files: files, fs: fileSystem, uuid: uuid)
+            return try Self.writeCheckpoint(source, root: root, files: files, fs: fileSystem, uuid: uuid, cipher: cipher)
         } catch {
             if fileSystem.kind(of: path) != .missing { unpublishedCheckpoint.withLock { $0 = source.number } }
             throw error
@@ -268,9 +268,10 @@ extension Engine {
     /// Writes checkpoint file `source.number` (docs/format.md §4): the info record, the segment
     /// usage, the carried extension records and the index root `root` (the rows themselves are in the
     /// index files' pages); returns its path once it is durable under its final name.
-    static func writeCheckpoint(_ source: CheckpointSource, root: IndexRoot, files: DatabaseFiles, fs: any FileSystem, uuid: [UInt8]) throws(StorageError) -> String {
+    static func writeCheckpoint(_ source: CheckpointSource, root: IndexRoot, files: DatabaseFiles, fs: any FileSystem, uuid: [UInt8],
+                                cipher: DatabaseCipher? = nil) throws(StorageError) -> String {
         let info = CheckpointInfo(snapshot: source.snapshot, nextRowid: source.nextRowid, replay: source.replay)
-        let writer = try CheckpointWriter(files: files, fileSystem: fs, uuid: uuid, number: source.number, info: info)
+        let writer = try CheckpointWriter(files: files, fileSystem: fs, uuid: uuid, number: source.number, info: info, cipher: cipher)
         do throws(StorageError) {
             try writer.setSegmentUsage(source.usage)
             for pending in source.carriedPending { try writer.addPendingExtension(pending) }
@@ -375,12 +376,13 @@ extension Engine {
     }
 
     /// Reads checkpoint `number` and checks its index root against its info record.
-    static func loadCheckpoint(_ number: UInt32, files: DatabaseFiles, fs: any FileSystem, uuid: [UInt8]) throws(StorageError) -> LoadedCheckpoint {
+    static func loadCheckpoint(_ number: UInt32, files: DatabaseFiles, fs: any FileSystem, uuid: [UInt8],
+                               cipher: DatabaseCipher? = nil) throws(StorageError) -> LoadedCheckpoint {
         var rootBytes: [UInt8]?
         var pending: [String: CheckpointPendingExtension] = [:]
         let path = files.checkpointPath(number)
         let name = Paths.fileName(of: path)
-        let (info, usage) = try CheckpointReader.read(files: files, fileSystem: fs, uuid: uuid, number: number, indexRoot: { (bytes) throws(StorageError) in
+        let (info, usage) = try CheckpointReader.read(files: files, fileSystem: fs, uuid: uuid, number: number, cipher: cipher, indexRoot: { (bytes) throws(StorageError) in
             rootBytes = bytes
         }, pendingExtension: { (carried) throws(StorageError) in
             pending[carried.name] = carried

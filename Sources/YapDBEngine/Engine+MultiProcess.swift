@@ -245,8 +245,8 @@ extension Engine {
     /// root record; the index files it names are taken in, `IndexFiles.adoptForeign`) and
     /// replays the log from its replay position to the published end.
     private func reloadFromCheckpoint(_ state: WriterState, _ published: PublishedState) throws(StorageError) -> UInt64? {
-        let loaded = try Engine.loadCheckpoint(published.checkpoint, files: files, fs: fileSystem, uuid: uuid)
-        guard loaded.root.pageSize == index.format.pageSize else {
+        let loaded = try Engine.loadCheckpoint(published.checkpoint, files: files, fs: fileSystem, uuid: uuid, cipher: cipher)
+        guard loaded.root.pageSize == index.pageSize else {
             throw .corrupted(offset: 0, reason: "checkpoint \(published.checkpoint): page size \(loaded.root.pageSize)")
         }
         try index.adoptForeign(loaded.root.files.map(\.extent))

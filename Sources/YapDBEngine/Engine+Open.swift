@@ -189,6 +189,9 @@ extension Engine {
         var index: IndexFiles?
         var orphanIndexFiles: [UInt32] = []
         let descriptors = DescriptorCache(fileSystem: fs, limit: options.descriptorCacheLimit)
+        // The database's keys, set by `LogStore.open` once it has unlocked the main file (before
+        // `start` runs); nil for a plain database.
+        var unlocked: DatabaseCipher?
         let opened = try LogStore.open(path: path, fileSystem: fs, options: storeOptions, start: { (listing, header) throws(StorageError) in
             replay = LogPosition(segment: listing.segments.first ?? 1, offset: UInt32(Format.headerSize))
             let indexFileNumbers: [UInt32]
@@ -196,21 +199,24 @@ extension Engine {
             guard let newest = listing.checkpoints.last else {
                 // No checkpoint: an empty directory; index files are left from a first
                 // checkpoint that never published.
-                let files = IndexFiles(files: files, fileSystem: fs, uuid: header.uuid, format: Engine.pageFormat(options.indexPageSize),
+                let files = IndexFiles(files: files, fileSystem: fs, uuid: header.uuid,
+                                       format: Engine.pageFormat(options.indexPageSize, encrypted: unlocked != nil),
                                        mode: options.indexReadMode, fileSizeLimit: options.indexFileSizeLimit, published: [],
-                                       nextFileNumber: (indexFileNumbers.max() ?? 0) + 1, descriptors: descriptors)
+                                       nextFileNumber: (indexFileNumbers.max() ?? 0) + 1, descriptors: descriptors,
+                                       cipher: unlocked, pageSize: options.indexPageSize)
                 replayer = Replayer(keydir: Keydir(format: files.format, source: files.source()))
                 replayer.extensionRecords = [:]
                 orphanIndexFiles = indexFileNumbers
                 index = files
                 return (replay, 0, [])
             }
-            let loaded = try loadCheckpoint(newest, files: files, fs: fs, uuid: header.uuid)
-            let format = Engine.pageFormat(loaded.root.pageSize)
+            let loaded = try loadCheckpoint(newest, files: files, fs: fs, uuid: header.uuid, cipher: unlocked)
+            let format = Engine.pageFormat(loaded.root.pageSize, encrypted: unlocked != nil)
             let extents = loaded.root.files.map(\.extent)
             let opened = IndexFiles(files: files, fileSystem: fs, uuid: header.uuid, format: format, mode: options.indexReadMode,
                                     fileSizeLimit: options.indexFileSizeLimit, published: extents,
-                                    nextFileNumber: (indexFileNumbers.max() ?? 0) + 1, descriptors: descriptors)
+                                    nextFileNumber: (indexFileNumbers.max() ?? 0) + 1, descriptors: descriptors,
+                                    cipher: unlocked, pageSize: loaded.root.pageSize)
             do throws(IndexFileError) { try opened.store.open(root: loaded.root) } catch { throw error.storageError }
             let keydir = try Engine.keydir(of: loaded.root, format: format, source: opened.source())
             replayer = Replayer(keydir: keydir, usage: loaded.usage, nextRowid: max(loaded.info.nextRowid, 1))
@@ -227,7 +233,7 @@ extension Engine {
             let missing = protected.filter { !listing.segments.contains($0) }.sorted()
             if !missing.isEmpty { throw .missingFiles(missing.map { Paths.fileName(of: files.segmentPath($0)) }) }
             return (replay, loaded.info.snapshot, protected)
-        }, lock: .held(lock), apply: { (commit) throws(StorageError) in
+        }, lock: .held(lock), unlocked: { unlocked = $0 }, apply: { (commit) throws(StorageError) in
             try replayer.apply(commit)
         })
         var success = false
@@ -323,7 +329,8 @@ extension Engine {
         }
         let previous = Set(roots.keys).union(pending.keys).sorted()
         let engine = Engine(path: path, files: files, options: options, uuid: opened.header.uuid, state: state, index: index!,
-                            report: report, openKey: key, previousExtensionStates: previous, sharing: sharing)
+                            report: report, openKey: key, previousExtensionStates: previous, sharing: sharing,
+                            cipher: opened.cipher)
         engine.unclaimed.load(roots: roots, pending: pending, catchUp: replayer.catchUp ?? ExtensionCatchUp())
         // Runs inside a roll, under the writer lock: the new segment joins the read table, and
         // the one rolled away from is sealed: read through the descriptor cache from now on,

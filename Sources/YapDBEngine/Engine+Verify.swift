@@ -70,7 +70,7 @@ extension Engine {
                 start.segment = listing.segments.first ?? 1
                 if state.checkpointNumber > 0 {
                     do throws(StorageError) {
-                        let loaded = try Self.loadCheckpoint(state.checkpointNumber, files: files, fs: fileSystem, uuid: uuid)
+                        let loaded = try Self.loadCheckpoint(state.checkpointNumber, files: files, fs: fileSystem, uuid: uuid, cipher: cipher)
                         let keydir = try Self.keydir(of: loaded.root, format: index.format, source: source)
                         replayer = Replayer(keydir: keydir, usage: loaded.usage, nextRowid: max(loaded.info.nextRowid, 1))
                         start = loaded.info.replay

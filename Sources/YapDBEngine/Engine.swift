@@ -108,6 +108,8 @@ package final class Engine: Sendable {
     package let fileSystem: any FileSystem
     package let options: EngineOptions
     package let uuid: [UInt8]
+    /// The keys of an encrypted database (docs/format.md §12); nil for a plain one.
+    package let cipher: DatabaseCipher?
     package let registry = SnapshotRegistry()
     package let openReport: OpenReport
     let published: Mutex<EngineSnapshot>
@@ -142,7 +144,9 @@ package final class Engine: Sendable {
     let sharing: ProcessSharing?
 
     init(path: String, files: DatabaseFiles, options: EngineOptions, uuid: [UInt8], state: WriterState, index: IndexFiles,
-         report: OpenReport, openKey: String, previousExtensionStates: [String] = [], sharing: ProcessSharing? = nil) {
+         report: OpenReport, openKey: String, previousExtensionStates: [String] = [], sharing: ProcessSharing? = nil,
+         cipher: DatabaseCipher? = nil) {
+        self.cipher = cipher
         self.previousExtensionStates = previousExtensionStates
         self.sharing = sharing
         self.path = path

@@ -64,6 +64,7 @@ package enum LogStore {
             (LogPosition(segment: 1, offset: UInt32(Format.headerSize)), 0, [])
         },
         lock source: LockSource = .take,
+        unlocked: (DatabaseCipher?) -> Void = { _ in },
         apply: (ScannedCommit) throws(StorageError) -> Void
     ) throws(StorageError) -> Opened {
         let files = DatabaseFiles(mainPath: path)
@@ -105,6 +106,7 @@ package enum LogStore {
         // The key is decided before any other file is read, removed or truncated: a missing or
         // wrong key changes nothing and is never damage (docs/format.md §12).
         let cipher = try unlock(header: header, main: main, path: path, key: options.cipherKey, created: createdKey)
+        unlocked(cipher)
 
         var listing: DatabaseFiles.Listing
         var missing: [String]
