@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import Testing
 import YapDBCrypto
 import YapDBStorage
@@ -172,5 +177,35 @@ import YapDBSimulatedDisk
             Self.close(opened)
         }
         #expect(writes == 7 && nonces[start]?.count == 7)
+    }
+
+    /// The cut-back after a failed sync: the commit's bytes are truncated away and the next
+    /// commit (after a reopen) is written at the same offset, with a new nonce.
+    @Test func theCutBackAfterAFailedSyncNeverRepeatsANonce() throws {
+        let disk = SimulatedDisk(seed: 16)
+        let harness = try Self.harness(disk)
+        var (opened, _) = try harness.open()
+        try LogHarness.commit(opened.writer, [("a", Self.value(0))])
+        let start = Int(opened.writer.end)
+        var nonces: Set<[UInt8]> = []
+        func nonce(_ file: any StorageFile) throws -> [UInt8] {
+            try file.readExactly(CipherFormat.nonceSize, at: Int64(start + Format.sealedRecordLengthSize))
+        }
+        for round in 0..<3 {
+            opened.writer.flushThreshold = 1
+            disk.inject(Fault(.sync, pathContains: "-seg-", effect: .error(EIO)))
+            try opened.writer.begin()
+            _ = try Self.value(round).withUnsafeBytes { try opened.writer.appendValue(.object, rowid: 1, collection: "c", key: "b", value: $0, noMetadata: true, compress: false) }
+            nonces.insert(try nonce(opened.writer.file))
+            #expect(throws: StorageError.self) { try opened.writer.commit(snapshot: opened.writer.lastSnapshot + 1) }
+            #expect(try opened.writer.file.size() == Int64(start))
+            disk.clearFaults()
+            Self.close(opened)
+            (opened, _) = try harness.open()
+        }
+        try LogHarness.commit(opened.writer, [("b", Self.value(9))])
+        nonces.insert(try nonce(opened.writer.file))
+        Self.close(opened)
+        #expect(nonces.count == 4)
     }
 }
