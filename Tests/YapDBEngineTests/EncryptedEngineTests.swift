@@ -55,6 +55,29 @@ import TestSupport
         try engine.close()
     }
 
+    @Test func aReadOnlyOpenReadsWithTheKeyAndRefusesAWrongOne() throws {
+        let disk = try EngineTesting.simulated()
+        var engine = try Engine.open(path: "/db/main", options: Self.options(disk))
+        var model = Model()
+        for n in 0..<20 {
+            _ = try engine.write { tx in try EngineTesting.set(tx, "c", "k\(n)", [UInt8](repeating: UInt8(n), count: 100)) }
+            model["c", "k\(n)"] = .init(object: [UInt8](repeating: UInt8(n), count: 100))
+        }
+        try engine.checkpoint()
+        _ = try engine.write { tx in try EngineTesting.set(tx, "c", "late", [9]) }
+        model["c", "late"] = .init(object: [9])
+        try engine.close()
+        let before = try Self.everyFile(disk)
+        var readOnly = Self.options(disk)
+        readOnly.readOnly = true
+        engine = try Engine.open(path: "/db/main", options: readOnly)
+        #expect(try engine.snapshot().materialize() == model)
+        try engine.close()
+        readOnly.cipherKey = CipherKeyOptions(key: .raw(Array(repeating: 0x35, count: 32)))
+        #expect(throws: EngineError.wrongKey) { try Engine.open(path: "/db/main", options: readOnly) }
+        #expect(try Self.everyFile(disk) == before)
+    }
+
     @Test(arguments: [CorruptAction.fail, .rename, .delete])
     func aWrongOrMissingKeyNeverReachesCorruptAction(action: CorruptAction) throws {
         let disk = try EngineTesting.simulated()

@@ -57,7 +57,10 @@ package enum LogStore {
     /// checks the main file, removes temporary files (only under the lock, and only the names
     /// the engine writes), then lets `start(listing)` pick the replay start (the engine loads
     /// its checkpoint there) and scans the log from it, calling `apply` per commit. With
-    /// `options.readOnly` nothing on disk changes (`Options.readOnly`).
+    /// `options.readOnly` nothing on disk changes (`Options.readOnly`). `unlocked` is called with
+    /// the database's keys (nil: plain) once the main file is unlocked, before `start`; a
+    /// missing or wrong key (`keyUnavailable`, `wrongKey`) is thrown before any other file is
+    /// read, removed or truncated.
     package static func open(
         path: String, fileSystem fs: any FileSystem, options: Options,
         start: (DatabaseFiles.Listing, FileHeader) throws(StorageError) -> (position: LogPosition, baseSnapshot: UInt64, protected: Set<UInt32>) = { _, _ throws(StorageError) in
