@@ -5,9 +5,9 @@ import YapDBIndex
 @testable import YapDBEngine
 import TestSupport
 
-/// The engine over an encrypted log (docs/format.md §12): rows written, rolled across
-/// segments, compacted (records opened and sealed again at their new place) and read back
-/// after a reopen; a wrong or missing key is its own error whatever `corruptAction` says, and
+/// The engine over an encrypted database (docs/format.md §12): rows written, rolled across
+/// segments, compacted (records opened and sealed again at their new place), checkpointed and
+/// index-compacted (pages sealed again) and read back after a reopen; a wrong or missing key is its own error whatever `corruptAction` says, and
 /// changes no file.
 @Suite struct EncryptedEngineTests {
     static let key = CipherKeyOptions(key: .raw(Array(repeating: 0x33, count: 32)))
@@ -47,6 +47,11 @@ import TestSupport
         #expect(try engine.snapshot().materialize() == model)
         let report = try engine.compact()
         #expect(!report.victims.isEmpty && report.recordsMoved > 0)
+        #expect(try engine.snapshot().materialize() == model)
+        #expect(try engine.verify().isValid)
+        // Index compaction copies the trees into a new index file: every page sealed again.
+        try engine.checkpoint()
+        try engine.compactIndex()
         #expect(try engine.snapshot().materialize() == model)
         #expect(try engine.verify().isValid)
         try engine.close()
