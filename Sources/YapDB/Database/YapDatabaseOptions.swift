@@ -353,7 +353,9 @@ public final class YapDatabaseOptions: Sendable {
     /// systems where a memory map is unsafe. A YapDB addition (YapDatabase has no index
     /// files). Both modes read the same files with the same checks; a database may be opened
     /// in either. The default is ``YapDatabaseIndexReadMode/platformDefault``: `.cached` on
-    /// iOS, tvOS, watchOS and visionOS.
+    /// iOS, tvOS, watchOS and visionOS. An encrypted database (``cipherKey``) is always read
+    /// with `pread` (ciphertext cannot be read in place): `.memoryMapped` then reads index
+    /// pages through a cache of 4,096 pages, each opened once as it enters it.
     ///
     /// ```swift
     /// let options = YapDatabaseOptions()
