@@ -213,4 +213,31 @@ import TestSupport
         #expect(!ran)
         try? engine.close()
     }
+
+    /// The non-generic form the public layer's `readWrite` calls: a body that says it threw is
+    /// rolled back with no changeset and no engine error, even on an engine that would refuse
+    /// it; one that returns commits; a refusal before the body is the engine's error.
+    @Test func theNonGenericFormRollsBackABodyThatThrew() throws {
+        let disk = try EngineTesting.simulated()
+        let engine = try EngineErrorBoundaryTests.open(disk)
+        let dropped = try engine.runWriteTransaction { tx in
+            Self.set(tx, "dropped")
+            return .threw
+        }
+        #expect(dropped == nil)
+        #expect(engine.snapshot().number == 0, "nothing committed")
+        #expect(try engine.snapshot().entry(collection: "c", key: "dropped") == nil)
+        let kept = try engine.runWriteTransaction { tx in
+            Self.set(tx, "kept")
+            return .returned
+        }
+        #expect(kept?.snapshot == 1)
+        #expect(try engine.snapshot().object(collection: "c", key: "kept") == [1, 2, 3])
+        try engine.close()
+        var ran = false
+        #expect(throws: EngineError.closed) { _ = try engine.runWriteTransaction { _ in ran = true; return .returned } }
+        #expect(!ran)
+        let threw = try engine.runWriteTransaction(runsBodyWhenRefused: true) { _ in .threw }
+        #expect(threw == nil, "a body that threw is the caller's, whatever the engine would have refused")
+    }
 }

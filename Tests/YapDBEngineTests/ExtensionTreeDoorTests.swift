@@ -82,6 +82,67 @@ struct DoorState: ExtensionTreesState {
         try engine.close()
     }
 
+    /// The walks a secondary index and a full-text index make: bounds inclusive or not, walks
+    /// from either end, positions, the first and last entry, and the same reads of a tree in an
+    /// array in place, on unwritten nodes and on written, mapped pages after a reopen.
+    @Test func keyRangesPositionsAndEdgesWithBoundsOfEitherKind() throws {
+        func names(_ trees: [ExtensionTree], _ index: Int, _ lower: KeyBound?, _ upper: KeyBound?,
+                   reversed: Bool = false) throws -> [String] {
+            var viaTree: [String] = [], viaArray: [String] = []
+            try trees[index].forEachInKeyRange(from: lower, to: upper, reversed: reversed) { key, _ in
+                viaTree.append(String(decoding: key, as: UTF8.self))
+                return true
+            }
+            try trees.forEachInKeyRange(ofTree: index, from: lower, to: upper, reversed: reversed) { key, _ in
+                viaArray.append(String(decoding: key, as: UTF8.self))
+                return true
+            }
+            #expect(viaTree == viaArray, "a tree in an array walks as the tree itself")
+            return viaTree
+        }
+        func check(_ trees: [ExtensionTree]) throws {
+            let tree = trees[1]
+            #expect(try names(trees, 1, KeyBound(Self.key(10)), KeyBound(Self.key(13))) == ["k1010", "k1011", "k1012", "k1013"])
+            #expect(try names(trees, 1, KeyBound(Self.key(10), inclusive: false), KeyBound(Self.key(13), inclusive: false))
+                    == ["k1011", "k1012"])
+            #expect(try names(trees, 1, KeyBound(Self.key(10)), KeyBound(Self.key(12)), reversed: true) == ["k1012", "k1011", "k1010"])
+            #expect(try names(trees, 1, nil, KeyBound(Self.key(1), inclusive: false)) == ["k1000"])
+            #expect(try names(trees, 1, KeyBound(Self.key(199), inclusive: false), nil).isEmpty)
+            #expect(try tree.positions(from: KeyBound(Self.key(10)), to: KeyBound(Self.key(13), inclusive: false)) == 10..<13)
+            #expect(try tree.positions(from: nil, to: nil).count == 200)
+            var first = "", last = ""
+            #expect(try trees.withEdgeEntry(ofTree: 1, last: false) { key, _ in first = String(decoding: key, as: UTF8.self) })
+            #expect(try tree.withEdgeEntry(last: true) { key, _ in last = String(decoding: key, as: UTF8.self) })
+            #expect((first, last) == ("k1000", "k1199"))
+            #expect(try tree.firstEntry()?.key == Self.key(0))
+            #expect(try tree.value(forKey: Self.key(42)) == [42] && tree.contains(Self.key(42)))
+            #expect(try tree.value(forKey: Self.key(200)) == nil && !tree.contains(Self.key(200)))
+            #expect(try !trees.withEdgeEntry(ofTree: 0, last: true) { _, _ in }, "an empty tree has no edge entry")
+        }
+        let disk = try EngineTesting.simulated()
+        var options = EngineTesting.options(disk, segmentLimit: 64 << 10)
+        options.indexPageSize = 512
+        var engine = try Engine.open(path: "/db/main", options: options)
+        _ = try engine.write { tx in
+            var state = DoorState(tree: ExtensionTree(emptyLike: tx.keydir))
+            for i in 0..<200 { try state.tree.upsert(Self.key(i), [UInt8(i)]) }
+            try check([ExtensionTree(emptyLike: tx.keydir), state.tree])
+            tx.extensions["door"] = state
+            tx.markChanged()
+        }
+        try engine.checkpoint()
+        try engine.close()
+        engine = try Engine.open(path: "/db/main", options: options)
+        let claimed = try #require(engine.claimExtensionRoots("door"))
+        let state = try #require(DoorState(claimed: claimed))
+        try check([ExtensionTree(emptyIn: claimed), state.tree])
+        let mapped = try #require([ExtensionTree(emptyIn: claimed), state.tree].mappedTree(ofTree: 1), "written pages are mapped")
+        var lastKey: [UInt8] = []
+        #expect(try mapped.withEdgeEntry(last: true) { key, _ in lastKey = Array(key) })
+        #expect(lastKey == Self.key(199))
+        try engine.close()
+    }
+
     @Test func anEntryTooLargeForAPageIsTooLarge() throws {
         var tree = ExtensionTree()
         #expect(throws: Never.self) { try tree.upsert([1], [2]) }
@@ -93,5 +154,9 @@ struct DoorState: ExtensionTreesState {
         }
         #expect(tree.count == 1, "nothing changed")
         guard case .corrupted = EngineError.damagedExtensionEntry else { Issue.record("damage is corrupted"); return }
+        guard case .corrupted = EngineError.extensionTreeCountMismatch(expected: 2, found: 1) else {
+            Issue.record("a count that disagrees is corrupted")
+            return
+        }
     }
 }

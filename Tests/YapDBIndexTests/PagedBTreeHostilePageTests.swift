@@ -195,6 +195,35 @@ private func store<T: FixedWidthInteger>(_ value: T, at offset: Int, in bytes: i
     #expect(seen == 10)
 }
 
+/// The same forgery on a row tree (a view group): the row cursor's walk checks a branch page's
+/// children when it leaves it, and a position past what the children hold is refused.
+@Test func aRowBranchWhoseChildrenDoNotMakeUpItsCountFailsTheWalksThatReachItsEnd() throws {
+    let format = PageFormat(pageSize: 256)
+    let source = MemoryPageSource(format: format)
+    var tree = PagedRowTree(format: format, source: source)
+    for rowid in 1...600 as ClosedRange<UInt64> { try tree.append(rowid) }
+    let root = source.flush(tree).root
+    let claimed = tree.count + 5
+    forge(source, root) { store(UInt64(claimed), at: PageLayout.subtreeCountOffset, in: &$0) }
+    let forged = try PagedRowTree(rootPage: root, format: format, source: source)
+    #expect(forged.height > 1 && forged.count == claimed)
+    func reason(_ body: () throws(PageError) -> Void) -> PageCorruption? {
+        do throws(PageError) { try body() } catch {
+            if case .corrupt(let page, let reason) = error, page == root { return reason }
+            Issue.record("unexpected \(error)")
+        }
+        return nil
+    }
+    let forward = reason { () throws(PageError) in try forged.forEach(in: 0..<claimed) { _, _ in true } }
+    #expect(forward == .subtreeCountMismatch(expected: claimed, found: tree.count))
+    #expect(reason { () throws(PageError) in try forged.forEach(in: 0..<claimed, reversed: true) { _, _ in true } } == .positionOutOfRange)
+    #expect(reason { () throws(PageError) in _ = try forged.element(at: claimed - 1) } == .positionOutOfRange)
+    // A walk that stops before the end reads what is there, in order.
+    var seen: [UInt64] = []
+    try forged.forEach(in: 0..<claimed) { index, rowid in seen.append(rowid); return index == seen.count - 1 && seen.count < 300 }
+    #expect(seen == Array(1...300))
+}
+
 @Test(arguments: [11, 12, 13] as [UInt64])
 func hostileKeyedPagesFuzz(seed: UInt64) throws {
     var rng = SeededRandom(seed: seed)

@@ -4,9 +4,10 @@ import TestSupport
 import YapDBIndex
 import YapDBFullText
 @testable import YapDB
+import YapDBEngine
 
 /// Hostile bytes in a full-text index's entries (a damaged or forged page that still passes its
-/// checksum): every decoder and every query over them ends in a value or a typed `PageError`,
+/// checksum): every decoder and every query over them ends in a value or a typed `EngineError`,
 /// never a trap, a hang or a huge allocation.
 @Suite struct FullTextHostileEntryTests {
     static let tokenizer = FTSTokenizer(.default)
@@ -52,7 +53,7 @@ import YapDBFullText
         // A count of 2^40 rows: refused before anything is allocated.
         var huge: [UInt8] = []
         huge.appendVarint(1 << 40)
-        #expect(throws: PageError.self) { try huge.withUnsafeBytes { raw in try FullTextPostingBlock.header(of: raw) } }
+        #expect(throws: EngineError.self) { try huge.withUnsafeBytes { raw in try FullTextPostingBlock.header(of: raw) } }
         // A block filed under a row id it does not hold.
         var state = try Self.state()
         _ = try state.postings.upsert(FullTextState.postingsKey(try #require(try state.termID("alpha")), lastRowid: 2), FullTextPostingBlock(
@@ -68,22 +69,22 @@ import YapDBFullText
         let rows: [[UInt8]] = [[0, 1, 3], [1, 2, 0, 4], []]
         let bytes = FullTextBlockPositions.encode(rows)
         #expect(try FullTextBlockPositions.split(bytes, count: 3) == rows)
-        #expect(throws: PageError.self) { try FullTextBlockPositions.split(bytes, count: 2) }   // bytes left over
-        #expect(throws: PageError.self) { try FullTextBlockPositions.split(bytes, count: 4) }   // a row missing
+        #expect(throws: EngineError.self) { try FullTextBlockPositions.split(bytes, count: 2) }   // bytes left over
+        #expect(throws: EngineError.self) { try FullTextBlockPositions.split(bytes, count: 4) }   // a row missing
         var long = bytes
         long[0] = 0x7F   // a length past the end
-        #expect(throws: PageError.self) { try FullTextBlockPositions.split(long, count: 3) }
+        #expect(throws: EngineError.self) { try FullTextBlockPositions.split(long, count: 3) }
         var huge: [UInt8] = []
         huge.appendVarint(1 << 40)
-        #expect(throws: PageError.self) { try FullTextBlockPositions.split(huge, count: 1) }
+        #expect(throws: EngineError.self) { try FullTextBlockPositions.split(huge, count: 1) }
         // A block whose positions entry is gone: phrase queries and removals fail typed.
         var state = try Self.state()
         var keys: [[UInt8]] = []
         try state.positions.forEach { key, _ in keys.append(Array(key)); return true }
         for key in keys { _ = try state.positions.remove(key) }
         let query = try FTSQuery.parse("\"beta alpha\"", columnNames: ["a", "b"], tokenizer: Self.tokenizer)
-        #expect(throws: PageError.self) { try FullTextSearcher(state: state, query: query).count() }
-        #expect(throws: PageError.self) { try state.removeRow(2) }
+        #expect(throws: EngineError.self) { try FullTextSearcher(state: state, query: query).count() }
+        #expect(throws: EngineError.self) { try state.removeRow(2) }
     }
 
     /// Positions live one entry per postings block (not per row), and a phrase reads each

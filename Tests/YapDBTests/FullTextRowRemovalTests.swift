@@ -3,6 +3,7 @@ import Testing
 import YapDBIndex
 import YapDBStorage
 @testable import YapDB
+import YapDBEngine
 
 /// A row taken out of (or put into) a postings block by editing the block's bytes and its
 /// positions entry gives the same bytes as the block re-encoded without (with) it, wherever the
@@ -29,7 +30,7 @@ import YapDBStorage
             let bytes = whole.encoded(), positions = FullTextBlockPositions.encode(whole.positions)
             for index in 0..<count {
                 let rowid = whole.postings[index].rowid
-                let cut = try #require(try bytes.withBytes { raw throws(PageError) in
+                let cut = try #require(try bytes.withBytes { raw throws(EngineError) in
                     try FullTextPostingBlock.removing(rowid, from: raw, columnCount: 3)
                 })
                 #expect(cut.index == index && cut.count == count)
@@ -48,7 +49,7 @@ import YapDBStorage
                 #expect(rows == FullTextBlockPositions.encode(rest.positions), "positions of row \(index) of \(count)")
             }
             // A row id the block does not hold: nothing to cut.
-            let absent = try bytes.withBytes { raw throws(PageError) in
+            let absent = try bytes.withBytes { raw throws(EngineError) in
                 try FullTextPostingBlock.removing(whole.postings[0].rowid + 1, from: raw, columnCount: 3)
             }
             #expect(absent == nil)
@@ -65,7 +66,7 @@ import YapDBStorage
             for rowid in places {
                 let posting = FullTextPosting(rowid: rowid, hits: [(column: 1, count: 9)])
                 let rowPositions = FullTextPositions.encode([(column: 1, positions: Array(1...9))])
-                let edit = try bytes.withBytes { raw throws(PageError) in
+                let edit = try bytes.withBytes { raw throws(EngineError) in
                     try FullTextPostingBlock.inserting(posting, length: 2, into: raw, columnCount: 3)
                 }
                 guard count < FullTextPostingBlock.maximumEntries else {
@@ -85,7 +86,7 @@ import YapDBStorage
             }
             // A row id the block holds: left to the decoding path.
             if count < FullTextPostingBlock.maximumEntries {
-                let present = try bytes.withBytes { raw throws(PageError) in
+                let present = try bytes.withBytes { raw throws(EngineError) in
                     try FullTextPostingBlock.inserting(whole.postings[count - 1], length: 9, into: raw, columnCount: 3)
                 }
                 #expect(present == nil)
@@ -97,20 +98,20 @@ import YapDBStorage
         let whole = Self.block(9), bytes = whole.encoded(), first = whole.postings[0].rowid
         for end in [1, 4, 8, bytes.count - 1] {
             let short = Array(bytes[0..<end])
-            #expect(throws: PageError.self) {
-                try short.withBytes { raw throws(PageError) in _ = try FullTextPostingBlock.removing(first, from: raw, columnCount: 3) }
+            #expect(throws: EngineError.self) {
+                try short.withBytes { raw throws(EngineError) in _ = try FullTextPostingBlock.removing(first, from: raw, columnCount: 3) }
             }
         }
         // A column past the index's.
-        #expect(throws: PageError.self) {
-            try bytes.withBytes { raw throws(PageError) in _ = try FullTextPostingBlock.removing(first, from: raw, columnCount: 2) }
+        #expect(throws: EngineError.self) {
+            try bytes.withBytes { raw throws(EngineError) in _ = try FullTextPostingBlock.removing(first, from: raw, columnCount: 2) }
         }
-        #expect(throws: PageError.self) { _ = try FullTextBlockPositions.removing(row: 0, of: 3, from: [5, 1]) }
+        #expect(throws: EngineError.self) { _ = try FullTextBlockPositions.removing(row: 0, of: 3, from: [5, 1]) }
         let posting = FullTextPosting(rowid: first + 1, hits: [(column: 0, count: 1)])
         for end in [1, 4, bytes.count - 1] {
             let short = Array(bytes[0..<end])
-            #expect(throws: PageError.self) {
-                try short.withBytes { raw throws(PageError) in _ = try FullTextPostingBlock.inserting(posting, length: 1, into: raw, columnCount: 3) }
+            #expect(throws: EngineError.self) {
+                try short.withBytes { raw throws(EngineError) in _ = try FullTextPostingBlock.inserting(posting, length: 1, into: raw, columnCount: 3) }
             }
         }
     }

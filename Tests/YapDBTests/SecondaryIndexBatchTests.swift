@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import YapDB
 import YapDBIndex
+import YapDBEngine
 
 /// Queries that hand out objects or metadata hold their matches back and look their entries up
 /// in batches (`forEachMatch`, `PendingMatches`): the rows still come in the query's order, each
@@ -66,7 +67,7 @@ import YapDBIndex
             // Some column entries carry the row key and some do not (the long keys).
             var carried = 0, missing = 0
             let bound = try idx.index.bind(query)
-            try idx.reading { executor throws(PageError) in
+            try idx.reading { executor throws(EngineError) in
                 try executor.run(bound) { _, _, rowKey in
                     if rowKey.count > 0 { carried += 1 } else { missing += 1 }
                     return true

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 import YapDBIndex
+import YapDBEngine
 import YapDBQuery
 @testable import YapDB
 
@@ -193,7 +194,7 @@ import YapDBQuery
     static let somewhere = ValueLocation(segment: 1, offset: 64, length: 40)
 
     /// The parts of a column entry's value held in `bytes`.
-    static func parts(_ bytes: [UInt8]) throws(PageError) -> (object: ValueLocation, rowKey: [UInt8])? {
+    static func parts(_ bytes: [UInt8]) throws(EngineError) -> (object: ValueLocation, rowKey: [UInt8])? {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: bytes.count, alignment: 1)
         defer { buffer.deallocate() }
         buffer.copyBytes(from: bytes)
@@ -205,7 +206,7 @@ import YapDBQuery
     /// object rewrites the location in every column.
     @Test func columnEntriesCarryTheObjectLocationAndRowKeyWhenTheyFit() throws {
         var state = SecondaryIndexState(versionTag: "t", signature: "s", columnCount: 2)
-        let limit = state.rows.format.maximumEntrySize
+        let limit = state.rows.maximumEntrySize
         let short = RowKey.encode(collection: "c", key: "short")
         let long = RowKey.encode(collection: "c", key: String(repeating: "k", count: limit))
         // Fits with the key alone, but not with the location as well.
@@ -249,7 +250,7 @@ import YapDBQuery
     @Test func shortColumnEntryValuesAreDamage() throws {
         for count in 1..<(SecondaryIndexState.locationSize + 2) {
             let bytes = [UInt8](repeating: 1, count: count)
-            #expect(throws: PageError.self) { _ = try Self.parts(bytes) }
+            #expect(throws: EngineError.self) { _ = try Self.parts(bytes) }
         }
         #expect(try Self.parts([]) == nil)
         let value = SecondaryIndexState.entryValue(object: Self.somewhere, rowKey: [0, 1], keyCount: 10, limit: 100)

@@ -11,7 +11,8 @@ import YapDB
 // emptyWrite; `--lending` reads through the lending forms (as `yapdb-bench --lending`). W11's
 // view upkeep: loadSorted (the rows in key order), and viewLoad / viewLoadSorted (the same two
 // loads with W11's view sorted by key registered first); each load is one transaction, its
-// commit included.
+// commit included. viewRead: `getCollectionKey(atIndex:inGroup:)` at every position of W11's view
+// (registered before the load), in random order, in one read transaction.
 // The setup (the dataset, a loaded database) is not counted. Connections as in W1–W6: the
 // benchmark collection stores `Data` as it is, object and metadata caches off.
 
@@ -33,8 +34,9 @@ func childMicro(op: String, rows: Int, folder: String) throws -> [String: String
     var generator = SplitMix64(seed: 7)
     order.shuffle(using: &generator)
     var sum: UInt64 = 0
+    if op == "viewRead" { try Runner.registerKeyOrderView(store.database) }
     if !["load", "loadSorted", "viewLoad", "viewLoadSorted"].contains(op) { try store.write(data, rows: all) }
-    if op.hasPrefix("view") { try Runner.registerKeyOrderView(store.database) }
+    if op.hasPrefix("viewLoad") { try Runner.registerKeyOrderView(store.database) }
     let sorted = data.sortedOrder[...]
     switch op {
     case "loadSorted", "viewLoadSorted": try microMeasured { try store.write(data, rows: sorted) }
@@ -46,6 +48,13 @@ func childMicro(op: String, rows: Int, folder: String) throws -> [String: String
     case "iterate": try microMeasured { sum = try reader.enumerateAll().checksum }
     case "scan": try microMeasured { sum = try reader.shortScans(data, starts: order[..<1000], length: 10) ?? 0 }
     case "emptyRead": try microMeasured { try reader.emptyReadTransactions(rows) }
+    case "viewRead":
+        try microMeasured {
+            reader.connection.read { tx in
+                guard let view = tx.ext(Runner.viewName) as? YapDatabaseViewTransaction else { return }
+                for i in order { sum &+= UInt64(view.getCollectionKey(atIndex: i, inGroup: Runner.viewGroup)?.1.utf8.count ?? 0) }
+            }
+        }
     case "emptyWrite": try microMeasured { try store.emptyWriteTransactions(rows) }
     default: throw BenchError("unknown micro operation \(op)")
     }

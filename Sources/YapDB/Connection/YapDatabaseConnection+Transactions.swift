@@ -259,8 +259,16 @@ extension YapDatabaseConnection {
         }
         var transaction: YapDatabaseReadWriteTransaction?
         var value: T?
-        do throws(WriteFailure<BodyFailure<E>>) {
-            let result = try database.engine.write({ (engineTx) throws(BodyFailure<E>) -> Void in
+        // The block's own error, or a write inside it that failed: kept here, so the engine's
+        // transaction is its non-generic form (the generic one would look up `WriteFailure`'s
+        // metadata for `E` at run time on every transaction).
+        var blockError: E?
+        var failedWrite: YapDatabaseError?
+        let changeset: Changeset?
+        do throws(EngineError) {
+            changeset = try database.engine.runWriteTransaction(runsBodyWhenRefused: runsWhenRefused, didCommit: { changeset in
+                if let record = changeset.commitRecord { database.didCommit(record) }
+            }) { engineTx in
                 syncCaches(to: engineTx.baseSnapshot)
                 let tx = YapDatabaseReadWriteTransaction(connection: self, engineTransaction: engineTx)
                 transaction = tx
@@ -268,41 +276,43 @@ extension YapDatabaseConnection {
                 do throws(E) {
                     value = try block(tx)
                 } catch {
-                    throw .block(error)
+                    blockError = error
+                    return .threw
                 }
                 if !tx.isRolledBack, tx.pendingFailure == nil { tx.runWillCommitHooks() }
-                if let failure = tx.pendingFailure { throw .failedWrite(failure) }
-                if tx.isRolledBack { engineTx.rollback(); return }
+                if let failure = tx.pendingFailure {
+                    failedWrite = failure
+                    return .threw
+                }
+                if tx.isRolledBack { engineTx.rollback(); return .returned }
                 // Nothing to commit: the engine publishes nothing, so nothing is built for observers.
                 if engineTx.hasChanges { tx.prepareCommit() }
-            }, runsBodyWhenRefused: runsWhenRefused, didCommit: { changeset in
-                if let record = changeset.commitRecord { database.didCommit(record) }
-            })
-            if let changeset = result.changeset {
-                advance(to: changeset.snapshot)
-                transaction?.runAfterDurableCommit()
-                transaction?.runCompletionBlocks()
-            } else if transaction?.isRolledBack == true {
-                transaction?.discardCacheChanges()
+                return .returned
             }
-            return .finished(value!)
         } catch {
-            transaction?.discardCacheChanges()
-            let failure: YapDatabaseError
-            switch error {
-            case .body(.block(let blockError)): return .blockFailed(blockError)
-            case .body(.failedWrite(let pending)): failure = pending
-            case .engine(let engineError): failure = YapDatabaseError(engineError)
-            }
-            guard let value else { return .refused(failure) }
-            return .commitFailed(value, failure)
+            return failed(YapDatabaseError(error), value: value, transaction: transaction)
         }
+        if let blockError {
+            transaction?.discardCacheChanges()
+            return .blockFailed(blockError)
+        }
+        if let failedWrite { return failed(failedWrite, value: value, transaction: transaction) }
+        if let changeset {
+            advance(to: changeset.snapshot)
+            transaction?.runAfterDurableCommit()
+            transaction?.runCompletionBlocks()
+        } else if transaction?.isRolledBack == true {
+            transaction?.discardCacheChanges()
+        }
+        return .finished(value.unsafelyUnwrapped)
     }
 
-    /// Why the body of a read-write transaction stopped: the block's own error, or a write
-    /// inside it that failed (`YapDatabaseReadWriteTransaction.pendingFailure`).
-    enum BodyFailure<E: Error>: Error {
-        case block(E)
-        case failedWrite(YapDatabaseError)
+    /// The outcome of a read-write transaction that failed with `failure` after the block
+    /// returned `value` (`commitFailed`), or before it ran (`refused`); its cache changes are
+    /// dropped.
+    private func failed<T, E: Error>(_ failure: YapDatabaseError, value: T?, transaction: YapDatabaseReadWriteTransaction?) -> WriteOutcome<T, E> {
+        transaction?.discardCacheChanges()
+        guard let value else { return .refused(failure) }
+        return .commitFailed(value, failure)
     }
 }

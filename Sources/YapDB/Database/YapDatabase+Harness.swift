@@ -1,6 +1,5 @@
 import Foundation
 import YapDBEngine
-import YapDBIndex
 
 // Hooks for the harnesses inside this package (the fuzz entry points of `YapDBFuzzEntry`):
 // `package`, never `public`, so an application cannot pass a file system or abandon a
@@ -62,7 +61,7 @@ extension YapDatabaseViewTransaction {
     /// (tests). Returns the height of the tallest group tree. Reads the whole view.
     package func checkIndexInvariants() -> Int {
         let state = self.state
-        do throws(PageError) {
+        do throws(EngineError) {
             try state.validate()
             var height = 0
             for group in try state.groupNames() { height = max(height, try state.tree(group)?.height ?? 0) }

@@ -1,4 +1,3 @@
-import YapDBIndex
 import YapDBEngine
 
 // The extensions' door into the read-write transaction: what an extension may do to the commit
@@ -28,13 +27,13 @@ extension YapDatabaseReadWriteTransaction {
 
     /// Runs `body` on the extension state stored under `key` (taken out of the transaction so it
     /// is uniquely referenced and its trees change in place), then puts it back. Does nothing
-    /// when no `State` is stored there. A `PageError` (a damaged page) fails the transaction with
-    /// `.corrupted`, its reason starting with `label` (e.g. "secondary index tags").
-    func updateExtensionState<State: Sendable>(_ key: String, as _: State.Type, label: String,
-                                               _ body: (inout State) throws(PageError) -> Void) {
+    /// when no `State` is stored there. An error (a damaged page: an `EngineError`) fails the
+    /// transaction with `.corrupted`, its reason starting with `label` (e.g. "secondary index tags").
+    func updateExtensionState<State: Sendable, Failure: Error>(_ key: String, as _: State.Type, label: String,
+                                                               _ body: (inout State) throws(Failure) -> Void) {
         guard var state = extensionState(key) as? State else { return }
         setExtensionState(nil, forKey: key)
-        do throws(PageError) {
+        do throws(Failure) {
             try body(&state)
         } catch {
             fail(.corrupted(offset: 0, reason: "\(label): \(error)"))

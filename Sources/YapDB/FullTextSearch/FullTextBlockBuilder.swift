@@ -1,4 +1,3 @@
-import YapDBIndex
 import YapDBEngine
 
 /// A postings block and its positions entry being filled by the merge of pending postings, row
@@ -37,9 +36,9 @@ struct FullTextBlockBuilder {
     /// copying its sections whole (a merge that extends the block adds rows after it).
     /// - Throws: `.badEntry` when the block's header does not decode or its delta section runs
     ///   past its bytes.
-    mutating func start(from bytes: [UInt8], last: UInt64, positions stored: [UInt8]) throws(PageError) {
+    mutating func start(from bytes: [UInt8], last: UInt64, positions stored: [UInt8]) throws(EngineError) {
         reset()
-        try bytes.withBytes { raw throws(PageError) in
+        try bytes.withBytes { raw throws(EngineError) in
             var reader = ByteReader(raw)
             do {
                 let (count, maxCount, minLength, deltaLength) = try reader.readPostingBlockHeader()
@@ -130,7 +129,7 @@ struct FullTextStoredRows {
     /// Locates the rows of `block` (a postings block's bytes) and `rowPositions` (its positions
     /// entry, one row per posting).
     /// - Throws: `.badEntry` when either does not decode or they disagree on the rows.
-    mutating func read(block: UnsafeRawBufferPointer, positions rowPositions: UnsafeRawBufferPointer, columnCount: Int) throws(PageError) {
+    mutating func read(block: UnsafeRawBufferPointer, positions rowPositions: UnsafeRawBufferPointer, columnCount: Int) throws(EngineError) {
         rowids.removeAll(keepingCapacity: true)
         counts.removeAll(keepingCapacity: true)
         totals.removeAll(keepingCapacity: true)

@@ -1,4 +1,3 @@
-import YapDBIndex
 import YapDBEngine
 
 /// The positions of a postings block's rows, kept in the positions tree under the block's own
@@ -36,7 +35,7 @@ enum FullTextBlockPositions {
     /// Where each of the `count` rows' positions lies in `bytes`, into `out` (cleared first).
     /// - Throws: `.badEntry` when the bytes do not hold exactly `count` rows (a length past the
     ///   end, bytes left over); nothing is allocated beyond `count` ranges.
-    static func ranges(of bytes: UnsafeRawBufferPointer, count: Int, into out: inout [Range<Int>]) throws(PageError) {
+    static func ranges(of bytes: UnsafeRawBufferPointer, count: Int, into out: inout [Range<Int>]) throws(EngineError) {
         out.removeAll(keepingCapacity: true)
         var reader = ByteReader(bytes)
         do {
@@ -53,8 +52,8 @@ enum FullTextBlockPositions {
     }
 
     /// The rows' positions, one array each (for a block being edited).
-    static func split(_ bytes: [UInt8], count: Int) throws(PageError) -> [[UInt8]] {
-        try bytes.withBytes { raw throws(PageError) in
+    static func split(_ bytes: [UInt8], count: Int) throws(EngineError) -> [[UInt8]] {
+        try bytes.withBytes { raw throws(EngineError) in
             var ranges: [Range<Int>] = []
             ranges.reserveCapacity(count)
             try Self.ranges(of: raw, count: count, into: &ranges)
@@ -72,22 +71,22 @@ extension FullTextState {
     }
 
     /// The positions bytes of the block filed under `blockKey`, or nil when it has none.
-    func blockPositions(_ blockKey: [UInt8]) throws(PageError) -> [UInt8]? {
+    func blockPositions(_ blockKey: [UInt8]) throws(EngineError) -> [UInt8]? {
         try Self.chunked(positions, chunkSize: chunkSize) { Self.positionsKey(block: blockKey, chunk: $0) }
     }
 
     /// The rows' positions of the block filed under `blockKey` that holds `count` rows.
     /// - Throws: `.badEntry` when the entry is missing or does not hold `count` rows.
-    func blockRowPositions(_ blockKey: [UInt8], count: Int) throws(PageError) -> [[UInt8]] {
+    func blockRowPositions(_ blockKey: [UInt8], count: Int) throws(EngineError) -> [[UInt8]] {
         guard let bytes = try blockPositions(blockKey) else { throw FullTextPostingBlock.damaged }
         return try FullTextBlockPositions.split(bytes, count: count)
     }
 
-    mutating func storeBlockPositions(_ blockKey: [UInt8], _ bytes: [UInt8]) throws(PageError) {
+    mutating func storeBlockPositions(_ blockKey: [UInt8], _ bytes: [UInt8]) throws(EngineError) {
         try Self.storeChunked(&positions, bytes, chunkSize: chunkSize) { Self.positionsKey(block: blockKey, chunk: $0) }
     }
 
-    mutating func removeBlockPositions(_ blockKey: [UInt8]) throws(PageError) {
+    mutating func removeBlockPositions(_ blockKey: [UInt8]) throws(EngineError) {
         try Self.removeChunked(&positions) { Self.positionsKey(block: blockKey, chunk: $0) }
     }
 }
@@ -120,8 +119,8 @@ final class FullTextPositionsReader {
 
     /// Calls `body` with row `rowid`'s positions of the term (docs/format.md §11) and returns
     /// true, or returns false when the row does not hold the term.
-    /// - Throws: `PageError`; `.badEntry` when the block's entries do not agree.
-    func withPositions(of rowid: UInt64, _ body: (UnsafeRawBufferPointer) -> Void) throws(PageError) -> Bool {
+    /// - Throws: `EngineError`; `.badEntry` when the block's entries do not agree.
+    func withPositions(of rowid: UInt64, _ body: (UnsafeRawBufferPointer) -> Void) throws(EngineError) -> Bool {
         if !(covered?.contains(rowid) ?? false) {
             if let noneFrom, rowid >= noneFrom { return false }
             guard try load(atOrAfter: rowid) else { return false }
@@ -138,7 +137,7 @@ final class FullTextPositionsReader {
     }
 
     /// Reads the block whose last row id is the first at or above `rowid`; false when none.
-    private func load(atOrAfter rowid: UInt64) throws(PageError) -> Bool {
+    private func load(atOrAfter rowid: UInt64) throws(EngineError) -> Bool {
         if id == nil {
             id = try state.termID(term) ?? 0
             prefix = FullTextState.termPrefix(id ?? 0)
@@ -150,11 +149,11 @@ final class FullTextPositionsReader {
         var key: [UInt8]?
         rowids.removeAll(keepingCapacity: true)
         covered = nil
-        var failure: PageError?
+        var failure: EngineError?
         try state.postings.forEachInKeyRange(from: KeyBound(FullTextState.postingsKey(id, lastRowid: rowid)), to: nil) { found, value in
             guard FullTextState.key(found, hasPrefix: prefix, tail: 8) else { return false }
             key = Array(found)
-            do throws(PageError) { try FullTextPostingBlock.rowids(of: value, into: &rowids) } catch { failure = error }
+            do throws(EngineError) { try FullTextPostingBlock.rowids(of: value, into: &rowids) } catch { failure = error }
             return false
         }
         if let failure { throw failure }
@@ -166,7 +165,7 @@ final class FullTextPositionsReader {
         // Each block has a positions entry with one row per posting.
         guard !rowids.isEmpty, let stored = try state.blockPositions(key) else { throw FullTextPostingBlock.damaged }
         bytes = stored
-        try bytes.withBytes { raw throws(PageError) in try FullTextBlockPositions.ranges(of: raw, count: rowids.count, into: &ranges) }
+        try bytes.withBytes { raw throws(EngineError) in try FullTextBlockPositions.ranges(of: raw, count: rowids.count, into: &ranges) }
         covered = rowid...max(rowid, rowids[rowids.count - 1])
         return true
     }
@@ -178,7 +177,7 @@ final class FullTextPositionsReaders {
     private var expanded: [String]?
 
     /// The terms whose positions a query reads, made by `make` the first time.
-    func terms(_ make: () throws(PageError) -> [String]) throws(PageError) -> [String] {
+    func terms(_ make: () throws(EngineError) -> [String]) throws(EngineError) -> [String] {
         if let expanded { return expanded }
         let made = try make()
         expanded = made

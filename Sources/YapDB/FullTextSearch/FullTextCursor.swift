@@ -1,10 +1,9 @@
-import YapDBIndex
 import YapDBEngine
 
 /// A sorted stream of candidate row ids, read by seeking: `seek(target)` gives the smallest
 /// row id ≥ `target` (nil: none left). Targets never decrease, so each cursor only moves on.
 class FullTextCursor {
-    func seek(_ target: UInt64) throws(PageError) -> UInt64? { nil }
+    func seek(_ target: UInt64) throws(EngineError) -> UInt64? { nil }
 }
 
 /// One term's rows, read a block at a time from the postings tree. A seek past the current
@@ -27,7 +26,7 @@ final class FullTextTermCursor: FullTextCursor {
         self.term = term
     }
 
-    override func seek(_ target: UInt64) throws(PageError) -> UInt64? {
+    override func seek(_ target: UInt64) throws(EngineError) -> UInt64? {
         if finished { return nil }
         if id == nil {
             // The first seek looks the term's id up (its postings are filed under it).
@@ -53,7 +52,7 @@ final class FullTextTermCursor: FullTextCursor {
             return nil
         }
         rowids.removeAll(keepingCapacity: true)
-        try bytes.withBytes { raw throws(PageError) in try FullTextPostingBlock.rowids(of: raw, into: &rowids) }
+        try bytes.withBytes { raw throws(EngineError) in try FullTextPostingBlock.rowids(of: raw, into: &rowids) }
         blocksRead += 1
         index = 0
         while index < rowids.count, rowids[index] < target { index += 1 }
@@ -70,7 +69,7 @@ final class FullTextListCursor: FullTextCursor {
 
     init(_ rowids: [UInt64]) { self.rowids = rowids }
 
-    override func seek(_ target: UInt64) throws(PageError) -> UInt64? {
+    override func seek(_ target: UInt64) throws(EngineError) -> UInt64? {
         while index < rowids.count, rowids[index] < target { index += 1 }
         return index < rowids.count ? rowids[index] : nil
     }
@@ -78,10 +77,10 @@ final class FullTextListCursor: FullTextCursor {
 
 /// Every indexed row (the documents tree's first chunks).
 final class FullTextAllCursor: FullTextCursor {
-    private let documents: PagedBTree
+    private let documents: ExtensionTree
     init(_ state: FullTextState) { documents = state.documents }
 
-    override func seek(_ target: UInt64) throws(PageError) -> UInt64? {
+    override func seek(_ target: UInt64) throws(EngineError) -> UInt64? {
         var found: UInt64?
         try documents.forEachInKeyRange(from: KeyBound(FullTextState.documentKey(target, chunk: 0)), to: nil) { key, _ in
             guard key.count == 9 else { return false }
@@ -98,7 +97,7 @@ final class FullTextAndCursor: FullTextCursor {
     private let children: [FullTextCursor]
     init(_ children: [FullTextCursor]) { self.children = children }
 
-    override func seek(_ target: UInt64) throws(PageError) -> UInt64? {
+    override func seek(_ target: UInt64) throws(EngineError) -> UInt64? {
         var candidate = target
         var agreed = 0, i = 0
         while agreed < children.count {
@@ -120,7 +119,7 @@ final class FullTextOrCursor: FullTextCursor {
     private let children: [FullTextCursor]
     init(_ children: [FullTextCursor]) { self.children = children }
 
-    override func seek(_ target: UInt64) throws(PageError) -> UInt64? {
+    override func seek(_ target: UInt64) throws(EngineError) -> UInt64? {
         var best: UInt64?
         for child in children {
             if let found = try child.seek(target), best.map({ found < $0 }) ?? true { best = found }
@@ -138,7 +137,7 @@ final class FullTextNotCursor: FullTextCursor {
         self.excluded = excluded
     }
 
-    override func seek(_ target: UInt64) throws(PageError) -> UInt64? {
+    override func seek(_ target: UInt64) throws(EngineError) -> UInt64? {
         var target = target
         while let found = try base.seek(target) {
             guard try excluded.seek(found) == found else { return found }

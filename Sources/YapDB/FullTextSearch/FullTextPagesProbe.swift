@@ -1,9 +1,10 @@
-import YapDBIndex
+import YapDBIndex  // page ids, formats and sources: the probe opens trees at pages of its own
+import YapDBEngine
 import YapDBFullText
 
 /// The full-text index's trees over pages the caller supplies, for the `postings` fuzz target
 /// (`YapDBFuzzEntry`, which sees `package` API only): every query form, a verify, and changes
-/// run over them and must end in a value or a typed `PageError`, never a trap, a hang or a huge
+/// run over them and must end in a value or a typed error (`PageError` opening a tree, `EngineError` after), never a trap, a hang or a huge
 /// allocation.
 package enum FullTextPagesProbe {
     /// Queries run over the pages: one of each plan the searcher makes.
@@ -16,10 +17,11 @@ package enum FullTextPagesProbe {
     @discardableResult
     package static func exercise(roots: [PageID], columnCount: Int, format: PageFormat, source: any PageSource) -> Int {
         guard roots.count == 4, columnCount > 0 else { return 0 }
-        var state = FullTextState(versionTag: "", signature: "", columnCount: columnCount, format: format, source: source)
+        let empty = ExtensionTree(PagedBTree(format: format, source: source))
+        var state = FullTextState(versionTag: "", signature: "", columnCount: columnCount, empty: empty)
         do throws(PageError) {
-            func open(_ page: PageID) throws(PageError) -> PagedBTree {
-                page == .none ? PagedBTree(format: format, source: source) : try PagedBTree(rootPage: page, format: format, source: source)
+            func open(_ page: PageID) throws(PageError) -> ExtensionTree {
+                page == .none ? empty : ExtensionTree(try PagedBTree(rootPage: page, format: format, source: source))
             }
             state.terms = try open(roots[0])
             state.postings = try open(roots[1])
@@ -35,7 +37,7 @@ package enum FullTextPagesProbe {
         for text in queries {
             guard let query = try? FTSQuery.parse(text, columnNames: columns, tokenizer: tokenizer) else { continue }
             let searcher = FullTextSearcher(state: state, query: query)
-            do throws(PageError) {
+            do throws(EngineError) {
                 _ = try searcher.count()
                 _ = try searcher.ranked(weights: [2], limit: 3)
                 _ = try searcher.ranked(weights: [], limit: nil)
@@ -44,8 +46,8 @@ package enum FullTextPagesProbe {
                 errors += 1
             }
         }
-        do throws(PageError) {
-            try state.validatePages()
+        do throws(EngineError) {
+            try state.validateTrees()
             _ = try state.figures()
             var problems: [String] = []
             _ = try state.allPostings(checking: &problems)
@@ -53,7 +55,7 @@ package enum FullTextPagesProbe {
             errors += 1
         }
         // Changes over hostile pages: typed errors or a state that can still be written.
-        do throws(PageError) {
+        do throws(EngineError) {
             try state.removeRow(1)
             let texts: [String?] = Array(repeating: "alpha beta gamma", count: columnCount)
             let document = FTSDocument(texts: texts, tokenizer: tokenizer)
@@ -68,10 +70,11 @@ package enum FullTextPagesProbe {
     /// A real index of `rows` rows over `columnCount` columns, written as pages numbered from 1
     /// (the seeds of the fuzz target): its four roots and its pages.
     package static func writtenIndex(rows: Int, columnCount: Int, format: PageFormat) -> (roots: [PageID], pages: [PageID: [UInt8]])? {
-        var state = FullTextState(versionTag: "", signature: "", columnCount: columnCount, format: format)
+        var state = FullTextState(versionTag: "", signature: "", columnCount: columnCount,
+                                  empty: ExtensionTree(PagedBTree(format: format, source: EmptyPageSource())))
         let tokenizer = FTSTokenizer(.default)
         let words = ["alpha", "beta", "gamma", "delta", "alps", "Résumé"]
-        do throws(PageError) {
+        do throws(EngineError) {
             for i in 0..<rows {
                 let texts: [String?] = (0..<columnCount).map { c in
                     (0..<(1 + (i + c) % 5)).map { words[(i * 7 + c * 3 + $0) % words.count] }.joined(separator: " ")
@@ -86,8 +89,8 @@ package enum FullTextPagesProbe {
         var pages: [PageID: [UInt8]] = [:]
         var next: PageID = 0
         var roots: [PageID] = []
-        for tree in state.trees {
-            let flush = tree.flush(allocate: { () throws(Never) -> PageID in next += 1; return next },
+        for tree in state.extensionTrees {
+            let flush = tree.pagedTree.flush(allocate: { () throws(Never) -> PageID in next += 1; return next },
                                    write: { (id, bytes) throws(Never) in pages[id] = Array(bytes) })
             roots.append(flush.root)
         }

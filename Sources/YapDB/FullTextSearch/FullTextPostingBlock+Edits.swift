@@ -1,4 +1,3 @@
-import YapDBIndex
 import YapDBEngine
 
 // Taking one row out of a block, or putting one into it, by editing the block's bytes (as
@@ -27,7 +26,7 @@ extension FullTextPostingBlock {
     /// rows are walked for the latter); the length bound is kept as it was, which stays a lower
     /// bound of the remaining rows' lengths (docs/format.md §11: removals leave it lower).
     /// - Throws: `.badEntry` for bytes that are not a block of `columnCount` columns.
-    static func removing(_ rowid: UInt64, from raw: UnsafeRawBufferPointer, columnCount: Int) throws(PageError) -> FullTextRowRemoval? {
+    static func removing(_ rowid: UInt64, from raw: UnsafeRawBufferPointer, columnCount: Int) throws(EngineError) -> FullTextRowRemoval? {
         var reader = ByteReader(raw)
         do {
             let (count, _, minLength, deltaLength) = try reader.readPostingBlockHeader()
@@ -98,9 +97,9 @@ extension FullTextPostingBlock {
 extension FullTextBlockPositions {
     /// A block's positions bytes (`count` rows) without row `index` (its length and bytes).
     /// - Throws: `.badEntry` when the bytes do not hold exactly `count` rows.
-    static func removing(row index: Int, of count: Int, from bytes: [UInt8]) throws(PageError) -> [UInt8] {
+    static func removing(row index: Int, of count: Int, from bytes: [UInt8]) throws(EngineError) -> [UInt8] {
         precondition(index >= 0 && index < count, "FullTextBlockPositions: row \(index) of \(count)")
-        return try bytes.withBytes { raw throws(PageError) -> [UInt8] in
+        return try bytes.withBytes { raw throws(EngineError) -> [UInt8] in
             var ranges: [Range<Int>] = []
             ranges.reserveCapacity(count)
             try Self.ranges(of: raw, count: count, into: &ranges)
@@ -125,7 +124,7 @@ extension FullTextPostingBlock {
     /// when the block is full or already holds the row id (the caller decodes the block).
     /// - Throws: `.badEntry` for bytes that are not a block of `columnCount` columns.
     static func inserting(_ posting: FullTextPosting, length: Int, into raw: UnsafeRawBufferPointer,
-                          columnCount: Int) throws(PageError) -> (bytes: [UInt8], index: Int, count: Int)? {
+                          columnCount: Int) throws(EngineError) -> (bytes: [UInt8], index: Int, count: Int)? {
         var reader = ByteReader(raw)
         do {
             let (count, maxCount, minLength, deltaLength) = try reader.readPostingBlockHeader()
@@ -189,9 +188,9 @@ extension FullTextPostingBlock {
 extension FullTextBlockPositions {
     /// A block's positions bytes (`count` rows) with `row` put in at `index`.
     /// - Throws: `.badEntry` when the bytes do not hold exactly `count` rows.
-    static func inserting(_ row: [UInt8], at index: Int, of count: Int, into bytes: [UInt8]) throws(PageError) -> [UInt8] {
+    static func inserting(_ row: [UInt8], at index: Int, of count: Int, into bytes: [UInt8]) throws(EngineError) -> [UInt8] {
         precondition(index >= 0 && index <= count, "FullTextBlockPositions: row \(index) of \(count)")
-        return try bytes.withBytes { raw throws(PageError) -> [UInt8] in
+        return try bytes.withBytes { raw throws(EngineError) -> [UInt8] in
             var ranges: [Range<Int>] = []
             ranges.reserveCapacity(count)
             try Self.ranges(of: raw, count: count, into: &ranges)

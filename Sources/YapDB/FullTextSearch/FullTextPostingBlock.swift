@@ -1,4 +1,3 @@
-import YapDBIndex
 import YapDBEngine
 
 /// One row's entry in a term's postings: the row id and how often the term occurs in each
@@ -76,7 +75,7 @@ struct FullTextPostingBlock: Sendable {
 
     /// The header alone: (rows, largest count, length bound). Throws `.badEntry` for bytes that
     /// are not a block.
-    static func header(of bytes: UnsafeRawBufferPointer) throws(PageError) -> (count: Int, maximumCount: Int, minimumLength: Int) {
+    static func header(of bytes: UnsafeRawBufferPointer) throws(EngineError) -> (count: Int, maximumCount: Int, minimumLength: Int) {
         var reader = ByteReader(bytes)
         do {
             let count = try reader.readLength(max: maximumEntries)
@@ -90,9 +89,9 @@ struct FullTextPostingBlock: Sendable {
     }
 
     /// The row ids of a block, ascending, appended to `out`; nothing else is decoded.
-    /// - Throws: `.corrupt(page: .none, reason: .badEntry)` for hostile bytes (too many rows,
+    /// - Throws: `EngineError.damagedExtensionEntry` for hostile bytes (too many rows,
     ///   a delta of zero, an overflow, a delta section that does not end where it says).
-    static func rowids(of bytes: UnsafeRawBufferPointer, into out: inout [UInt64]) throws(PageError) {
+    static func rowids(of bytes: UnsafeRawBufferPointer, into out: inout [UInt64]) throws(EngineError) {
         var reader = ByteReader(bytes)
         do {
             let count = try reader.readLength(max: maximumEntries)
@@ -116,8 +115,8 @@ struct FullTextPostingBlock: Sendable {
     /// without decoding the rows: the header is rewritten and the new row's delta and counts
     /// are put at the ends of their sections. Nil when the block is full.
     /// - Throws: `.badEntry` when the header does not decode.
-    static func appending(_ posting: FullTextPosting, after last: UInt64, length: Int, to bytes: [UInt8]) throws(PageError) -> [UInt8]? {
-        try bytes.withBytes { raw throws(PageError) -> [UInt8]? in
+    static func appending(_ posting: FullTextPosting, after last: UInt64, length: Int, to bytes: [UInt8]) throws(EngineError) -> [UInt8]? {
+        try bytes.withBytes { raw throws(EngineError) -> [UInt8]? in
             var reader = ByteReader(raw)
             do {
                 let (count, maxCount, minLength, deltaLength) = try reader.readPostingBlockHeader()
@@ -150,8 +149,8 @@ struct FullTextPostingBlock: Sendable {
 
     /// The whole block.
     /// - Parameter columnCount: the index's columns (a hit in a column past them is damage).
-    /// - Throws: `.corrupt(page: .none, reason: .badEntry)` for hostile bytes.
-    init(decoding bytes: UnsafeRawBufferPointer, columnCount: Int) throws(PageError) {
+    /// - Throws: `EngineError.damagedExtensionEntry` for hostile bytes.
+    init(decoding bytes: UnsafeRawBufferPointer, columnCount: Int) throws(EngineError) {
         var ids: [UInt64] = []
         try Self.rowids(of: bytes, into: &ids)
         var reader = ByteReader(bytes)
@@ -202,7 +201,7 @@ struct FullTextPostingBlock: Sendable {
     /// The bytes of the rows' positions entry (`FullTextBlockPositions`).
     var positionsSize: Int { positions.reduce(0) { $0 + FullTextBlockPositions.size(of: $1) } }
 
-    static var damaged: PageError { .corrupt(page: .none, reason: .badEntry) }
+    static var damaged: EngineError { .damagedExtensionEntry }
     /// What the decoders throw inside, turned into `damaged` at their edge.
     static let bad = FullTextEntryDamage()
 }
@@ -232,7 +231,7 @@ enum FullTextPositions {
     }
 
     /// - Throws: `.badEntry` for hostile bytes (a column past the index's, positions out of order).
-    static func decode(_ bytes: UnsafeRawBufferPointer, columnCount: Int, maximumPosition: Int) throws(PageError) -> [(column: Int, positions: [Int])] {
+    static func decode(_ bytes: UnsafeRawBufferPointer, columnCount: Int, maximumPosition: Int) throws(EngineError) -> [(column: Int, positions: [Int])] {
         var reader = ByteReader(bytes)
         var out: [(column: Int, positions: [Int])] = []
         do {

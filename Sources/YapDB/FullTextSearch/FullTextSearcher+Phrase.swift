@@ -1,4 +1,3 @@
-import YapDBIndex
 import YapDBEngine
 import YapDBFullText
 
@@ -67,7 +66,7 @@ extension FullTextSearcher {
     /// Each term's positions come from its reader, which reads them a block at a time in step
     /// with the ascending candidates; the row's document entry is not read (positions carry
     /// their columns, and `^` is position 0).
-    func phraseMatches(_ rowid: UInt64, plan: FullTextPhrasePlan, scratch: FullTextPhraseScratch) throws(PageError) -> Bool {
+    func phraseMatches(_ rowid: UInt64, plan: FullTextPhrasePlan, scratch: FullTextPhraseScratch) throws(EngineError) -> Bool {
         if scratch.hits.count != plan.terms.count {
             scratch.hits = Array(repeating: [], count: plan.terms.count)
             scratch.readers = plan.terms.map { FullTextPositionsReader(state, term: $0) }

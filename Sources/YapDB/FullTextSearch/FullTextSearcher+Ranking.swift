@@ -1,4 +1,3 @@
-import YapDBIndex
 import YapDBEngine
 import YapDBFullText
 
@@ -16,17 +15,17 @@ extension FullTextSearcher {
 
     /// The matches in bm25 order (best first; equal scores by row id), at most `limit` of them.
     /// - Parameter weights: one per column (missing ones are 1; extra ones ignored).
-    func ranked(weights: [Double], limit: Int?) throws(PageError) -> (matches: [Ranked], blocksSkipped: Int) {
+    func ranked(weights: [Double], limit: Int?) throws(EngineError) -> (matches: [Ranked], blocksSkipped: Int) {
         guard let root = query.root, limit != 0 else { return ([], 0) }
         let weights = (0..<state.columnCount).map { $0 < weights.count ? weights[$0] : 1 }
         if case .phrase(let p, nil) = root, p.terms.count == 1, !p.lastIsPrefix, !p.mustStartColumn {
             return try rankTerm(p.terms[0], weights: weights, limit: limit)
         }
-        let idfs = try leaves.indices.map { i throws(PageError) in
+        let idfs = try leaves.indices.map { i throws(EngineError) in
             FTSRanking.idf(documentCount: state.documentCount, documentsMatching: try documentsMatching(leaf: i))
         }
         var all: [Ranked] = []
-        try forEachMatch { rowid throws(PageError) in
+        try forEachMatch { rowid throws(EngineError) in
             guard let document = try document(rowid), let length = try documentLength(rowid) else { return true }
             let hits = FTSMatcher.phraseHitCounts(query, document)
             all.append(Ranked(rowid: rowid, score: FTSRanking.bm25(hitCounts: hits, idfs: idfs, weights: weights,
@@ -44,7 +43,7 @@ extension FullTextSearcher {
     }
 
     /// The rows holding leaf phrase `i` (with its column filter) anywhere: bm25's `n` for its idf.
-    func documentsMatching(leaf i: Int) throws(PageError) -> Int {
+    func documentsMatching(leaf i: Int) throws(EngineError) -> Int {
         let (phrase, columns) = leaves[i]
         if phrase.terms.count == 1, !phrase.mustStartColumn, columns == nil {
             if !phrase.lastIsPrefix { return state.isIndexable(phrase.terms[0]) ? try state.frequency(phrase.terms[0]) : 0 }
@@ -71,15 +70,15 @@ extension FullTextSearcher {
     }
 
     /// Row `rowid`'s length over every column, from its document entry's first chunk only.
-    func documentLength(_ rowid: UInt64) throws(PageError) -> Int? {
+    func documentLength(_ rowid: UInt64) throws(EngineError) -> Int? {
         try documentLengths(rowid)?.reduce(0, +)
     }
 
     /// Row `rowid`'s length per column, from its document entry's first chunk only (nil: the
     /// row is not indexed).
-    func documentLengths(_ rowid: UInt64) throws(PageError) -> [Int]? {
+    func documentLengths(_ rowid: UInt64) throws(EngineError) -> [Int]? {
         guard let bytes = try state.documents.value(forKey: FullTextState.documentKey(rowid, chunk: 0)) else { return nil }
-        return try bytes.withBytes { raw throws(PageError) in
+        return try bytes.withBytes { raw throws(EngineError) in
             var reader = ByteReader(raw)
             do {
                 let columns = try reader.readLength(max: state.columnCount)
@@ -95,7 +94,7 @@ extension FullTextSearcher {
     }
 
     /// Top-`limit` rows of a one-word query, walking its blocks with their skip data.
-    private func rankTerm(_ term: String, weights: [Double], limit: Int?) throws(PageError) -> (matches: [Ranked], blocksSkipped: Int) {
+    private func rankTerm(_ term: String, weights: [Double], limit: Int?) throws(EngineError) -> (matches: [Ranked], blocksSkipped: Int) {
         guard let entry = state.isIndexable(term) ? try state.termEntry(Array(term.utf8)) : nil else { return ([], 0) }
         let id = entry.id
         let idf = FTSRanking.idf(documentCount: state.documentCount, documentsMatching: entry.count)
@@ -116,13 +115,13 @@ extension FullTextSearcher {
         var target: UInt64 = 0
         while let (key, bytes) = try state.block(id, atOrAfter: target) {
             let last = key.withUnsafeBytes { FullTextState.lastRowid(ofKey: $0) }
-            let header = try bytes.withBytes { raw throws(PageError) in try FullTextPostingBlock.header(of: raw) }
+            let header = try bytes.withBytes { raw throws(EngineError) in try FullTextPostingBlock.header(of: raw) }
             let full = limit.map { held.count >= $0 } ?? false
             // Every row of this block comes after the held ones: a tie loses too.
             if bounded, full, let worst = held.last, bound(header.maximumCount, header.minimumLength) <= worst.score {
                 skipped += 1
             } else {
-                let block = try bytes.withBytes { raw throws(PageError) in
+                let block = try bytes.withBytes { raw throws(EngineError) in
                     try FullTextPostingBlock(decoding: raw, columnCount: state.columnCount)
                 }
                 for posting in block.postings {

@@ -1,4 +1,3 @@
-import YapDBIndex
 import YapDBEngine
 import YapDBFullText
 
@@ -56,7 +55,7 @@ struct FullTextSearcher {
     // MARK: Plan
 
     /// The rows of one term, or of every term starting with it.
-    func cursor(term: String, prefix: Bool) throws(PageError) -> FullTextCursor {
+    func cursor(term: String, prefix: Bool) throws(EngineError) -> FullTextCursor {
         guard prefix else {
             return state.isIndexable(term) ? FullTextTermCursor(state, term: term) : FullTextCursor()
         }
@@ -78,7 +77,7 @@ struct FullTextSearcher {
                     return true
                 }
                 for block in blocks {
-                    try block.withBytes { raw throws(PageError) in try FullTextPostingBlock.rowids(of: raw, into: &all) }
+                    try block.withBytes { raw throws(EngineError) in try FullTextPostingBlock.rowids(of: raw, into: &all) }
                 }
             }
             all.sort()
@@ -90,7 +89,7 @@ struct FullTextSearcher {
     }
 
     /// The indexed terms that start with `prefix` (a key range of the term dictionary).
-    func expand(prefix: String) throws(PageError) -> [String] {
+    func expand(prefix: String) throws(EngineError) -> [String] {
         let bytes = Array(prefix.utf8)
         var found: [String] = []
         try state.terms.forEachInKeyRange(from: KeyBound(bytes), to: nil) { key, _ in
@@ -104,7 +103,7 @@ struct FullTextSearcher {
     }
 
     /// A cursor for `node` and whether every row it gives matches the node.
-    func plan(_ node: FTSQueryNode) throws(PageError) -> (cursor: FullTextCursor, exact: Bool) {
+    func plan(_ node: FTSQueryNode) throws(EngineError) -> (cursor: FullTextCursor, exact: Bool) {
         switch node {
         case .phrase(let p, let columns):
             if p.terms.isEmpty { return (FullTextCursor(), false) }
@@ -137,7 +136,7 @@ struct FullTextSearcher {
     }
 
     /// Rows holding every term of `phrases` (the last of each a prefix when it says so).
-    private func termsCursor(_ phrases: [FTSPhrase]) throws(PageError) -> FullTextCursor {
+    private func termsCursor(_ phrases: [FTSPhrase]) throws(EngineError) -> FullTextCursor {
         var cursors: [FullTextCursor] = []
         for phrase in phrases {
             for (i, term) in phrase.terms.enumerated() {
@@ -151,7 +150,7 @@ struct FullTextSearcher {
     // MARK: Matching
 
     /// Calls `body` with each matching row id, ascending, until it returns false.
-    func forEachMatch(_ body: (UInt64) throws(PageError) -> Bool) throws(PageError) {
+    func forEachMatch(_ body: (UInt64) throws(EngineError) -> Bool) throws(EngineError) {
         guard let root = query.root else { return }
         let (cursor, exact) = try plan(root)
         // Phrases (and `^`, column filters) are checked on the positions directly when the
@@ -178,7 +177,7 @@ struct FullTextSearcher {
 
     /// The number of matching rows (no row is loaded; positions only for inexact plans). A
     /// query of one plain word is answered from the term dictionary's row count alone.
-    func count() throws(PageError) -> Int {
+    func count() throws(EngineError) -> Int {
         if case .phrase(let p, nil)? = query.root, p.terms.count == 1, !p.lastIsPrefix, !p.mustStartColumn {
             return state.isIndexable(p.terms[0]) ? try state.frequency(p.terms[0]) : 0
         }
@@ -188,7 +187,7 @@ struct FullTextSearcher {
     }
 
     /// Whether row `rowid` matches.
-    func matches(_ rowid: UInt64) throws(PageError) -> Bool {
+    func matches(_ rowid: UInt64) throws(EngineError) -> Bool {
         guard let root = query.root else { return false }
         let (cursor, exact) = try plan(root)
         guard try cursor.seek(rowid) == rowid else { return false }
@@ -202,7 +201,7 @@ struct FullTextSearcher {
     /// Checks a candidate row against the whole query on its terms' positions, by rebuilding
     /// its token sequence and running `FTSMatcher` (the general path; the reference
     /// `phraseMatches(_:plan:scratch:)` is tested against).
-    func verify(_ rowid: UInt64) throws(PageError) -> Bool {
+    func verify(_ rowid: UInt64) throws(EngineError) -> Bool {
         guard let document = try document(rowid) else { return false }
         return FTSMatcher.matches(query, document)
     }
@@ -211,12 +210,12 @@ struct FullTextSearcher {
     /// terms (and the terms under its prefixes) at their positions, and a placeholder that
     /// matches nothing for each run of other tokens. Built from the positions tree and the
     /// row's stored lengths; nil when the row is not indexed.
-    func document(_ rowid: UInt64) throws(PageError) -> FTSDocument? {
+    func document(_ rowid: UInt64) throws(EngineError) -> FTSDocument? {
         // The query's terms and the indexed terms under its prefixes (expanded once per
         // searcher); a row without one has no positions for it.
         guard let lengths = try documentLengths(rowid) else { return nil }
         let terms = try positionsReaders.terms {
-            () throws(PageError) -> [String] in
+            () throws(EngineError) -> [String] in
             var all = Set(exactTerms.filter(state.isIndexable))
             for prefix in prefixes { all.formUnion(try expand(prefix: prefix)) }
             return all.sorted()
@@ -227,7 +226,7 @@ struct FullTextSearcher {
             var bytes: [UInt8] = []
             guard try positionsReaders.reader(term, state).withPositions(of: rowid, { bytes = Array($0) }) else { continue }
             let maximum = lengths.max() ?? 0
-            let decoded = try bytes.withBytes { raw throws(PageError) in
+            let decoded = try bytes.withBytes { raw throws(EngineError) in
                 try FullTextPositions.decode(raw, columnCount: state.columnCount, maximumPosition: maximum)
             }
             for (column, positions) in decoded {

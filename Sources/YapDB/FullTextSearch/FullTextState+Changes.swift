@@ -1,15 +1,14 @@
-import YapDBIndex
 import YapDBEngine
 
 // Indexing and un-indexing one row. Every change is made in the row's transaction, on the
-// transaction's copy of the state; a `PageError` leaves the copy half-changed, so the caller
+// transaction's copy of the state; a `EngineError` leaves the copy half-changed, so the caller
 // discards it (the transaction fails).
 
 extension FullTextState {
     // MARK: Documents
 
     /// Whether row `rowid` is indexed (one lookup).
-    func contains(_ rowid: UInt64) throws(PageError) -> Bool {
+    func contains(_ rowid: UInt64) throws(EngineError) -> Bool {
         try documents.contains(Self.documentKey(rowid, chunk: 0))
     }
 
@@ -19,7 +18,7 @@ extension FullTextState {
     /// - Parameter newest: the row was just inserted, so its row id is above every indexed one
     ///   (the engine hands out row ids in ascending order): nothing to replace, and each
     ///   posting goes at the end of its term's last block (one search fewer per term).
-    mutating func setRow(_ rowid: UInt64, _ analysis: FullTextAnalysis, newest: Bool = false) throws(PageError) {
+    mutating func setRow(_ rowid: UInt64, _ analysis: FullTextAnalysis, newest: Bool = false) throws(EngineError) {
         precondition(analysis.lengths.count == columnCount, "FullTextState: \(analysis.lengths.count) columns for \(columnCount)")
         if !newest { try removeRow(rowid) }
         // A new row's postings wait in `pending` only while every pending row id is below it.
@@ -49,7 +48,7 @@ extension FullTextState {
 
     /// Takes row `rowid` out of the index. Returns whether it was in it.
     @discardableResult
-    mutating func removeRow(_ rowid: UInt64) throws(PageError) -> Bool {
+    mutating func removeRow(_ rowid: UInt64) throws(EngineError) -> Bool {
         try mergePending()
         guard let stored = try document(rowid) else { return false }
         var names: [String] = []
@@ -81,7 +80,7 @@ extension FullTextState {
     // MARK: Postings blocks
 
     /// The block of term `id` whose last row id is the first at or above `rowid`: its key and bytes.
-    func block(_ id: UInt32, atOrAfter rowid: UInt64) throws(PageError) -> (key: [UInt8], bytes: [UInt8])? {
+    func block(_ id: UInt32, atOrAfter rowid: UInt64) throws(EngineError) -> (key: [UInt8], bytes: [UInt8])? {
         let prefix = Self.termPrefix(id)
         var found: (key: [UInt8], bytes: [UInt8])?
         try postings.forEachInKeyRange(from: KeyBound(Self.postingsKey(id, lastRowid: rowid)), to: nil) { key, value in
@@ -92,7 +91,7 @@ extension FullTextState {
     }
 
     /// The last block of term `id` (the highest row ids), if any.
-    func lastBlock(_ id: UInt32) throws(PageError) -> (key: [UInt8], bytes: [UInt8])? {
+    func lastBlock(_ id: UInt32) throws(EngineError) -> (key: [UInt8], bytes: [UInt8])? {
         let prefix = Self.termPrefix(id)
         var found: (key: [UInt8], bytes: [UInt8])?
         try postings.forEachInKeyRange(from: nil, to: KeyBound(Self.postingsKey(id, lastRowid: .max)), reversed: true) { key, value in
@@ -102,19 +101,19 @@ extension FullTextState {
         return found
     }
 
-    private func decode(_ bytes: [UInt8]) throws(PageError) -> FullTextPostingBlock {
-        try bytes.withBytes { raw throws(PageError) in try FullTextPostingBlock(decoding: raw, columnCount: columnCount) }
+    private func decode(_ bytes: [UInt8]) throws(EngineError) -> FullTextPostingBlock {
+        try bytes.withBytes { raw throws(EngineError) in try FullTextPostingBlock(decoding: raw, columnCount: columnCount) }
     }
 
     /// The block filed under `key` with its rows' positions, for editing.
-    private func editable(_ key: [UInt8], _ bytes: [UInt8]) throws(PageError) -> FullTextPostingBlock {
+    private func editable(_ key: [UInt8], _ bytes: [UInt8]) throws(EngineError) -> FullTextPostingBlock {
         var block = try decode(bytes)
         block.positions = try blockRowPositions(key, count: block.postings.count)
         return block
     }
 
     /// Takes the block filed under `key` (postings and positions) out of the trees.
-    mutating func removeBlock(_ key: [UInt8]) throws(PageError) {
+    mutating func removeBlock(_ key: [UInt8]) throws(EngineError) {
         _ = try postings.remove(key)
         try removeBlockPositions(key)
     }
@@ -126,7 +125,7 @@ extension FullTextState {
     /// that covers its row id, or at the end of the last block, or a new block; a block over
     /// the limits splits in two.
     mutating func insertPosting(_ id: UInt32, _ posting: FullTextPosting, positions rowPositions: [UInt8], length: Int,
-                                newest: Bool) throws(PageError) {
+                                newest: Bool) throws(EngineError) {
         var target = newest ? nil : try block(id, atOrAfter: posting.rowid)
         if target == nil { target = try lastBlock(id) }
         guard let (oldKey, bytes) = target else {
@@ -171,9 +170,9 @@ extension FullTextState {
     /// block's bytes and positions entry; false, changing nothing, when the block is full, holds
     /// the row already, or either part would pass its limit.
     private mutating func insertInPlace(_ key: [UInt8], _ bytes: [UInt8], _ posting: FullTextPosting, positions rowPositions: [UInt8],
-                                        length: Int) throws(PageError) -> Bool {
+                                        length: Int) throws(EngineError) -> Bool {
         let columns = columnCount
-        guard let edit = try bytes.withBytes({ raw throws(PageError) in
+        guard let edit = try bytes.withBytes({ raw throws(EngineError) in
             try FullTextPostingBlock.inserting(posting, length: length, into: raw, columnCount: columns)
         }), edit.bytes.count <= blockLimit else { return false }
         guard let stored = try blockPositions(key) else { throw FullTextPostingBlock.damaged }
@@ -187,7 +186,7 @@ extension FullTextState {
     /// Writes `block` (with its positions) under its key, split into as many blocks as the
     /// limits need: the postings bytes within `blockLimit`, at most `maximumEntries` rows, the
     /// positions within one chunk unless the block is one row.
-    mutating func writeBlocks(_ id: UInt32, _ block: FullTextPostingBlock) throws(PageError) {
+    mutating func writeBlocks(_ id: UInt32, _ block: FullTextPostingBlock) throws(EngineError) {
         precondition(block.positions.count == block.postings.count, "FullTextState: a block written without its positions")
         let limit = blockLimit
         var pending = [block]
@@ -211,10 +210,10 @@ extension FullTextState {
     /// Takes row `rowid` out of the term's block that holds it by editing the block's bytes and
     /// its positions entry (`FullTextPostingBlock.removing`); a block left empty is deleted, and
     /// a block whose last row went is filed again under its new last row id.
-    mutating func removePosting(_ id: UInt32, rowid: UInt64) throws(PageError) {
+    mutating func removePosting(_ id: UInt32, rowid: UInt64) throws(EngineError) {
         guard let (key, bytes) = try block(id, atOrAfter: rowid) else { return }
         let columns = columnCount
-        guard let cut = try bytes.withBytes({ raw throws(PageError) in
+        guard let cut = try bytes.withBytes({ raw throws(EngineError) in
             try FullTextPostingBlock.removing(rowid, from: raw, columnCount: columns)
         }) else { return }
         guard let edited = cut.bytes else {

@@ -1,4 +1,3 @@
-import YapDBIndex
 import YapDBEngine
 
 // How a merge of pending postings writes one term's rows. A block written at least 7/8 full is
@@ -23,7 +22,7 @@ extension FullTextState {
     /// Writes the entries `run` of `waiting` (one term's, row ids ascending, all above every
     /// indexed row) into the term's blocks and updates its entry. Returns the term's id.
     mutating func mergeTerm(_ term: String, _ waiting: FullTextPendingPostings, _ run: ArraySlice<Int32>,
-                            builder: inout FullTextBlockBuilder, stored: inout FullTextStoredRows) throws(PageError) -> UInt32 {
+                            builder: inout FullTextBlockBuilder, stored: inout FullTextStoredRows) throws(EngineError) -> UInt32 {
         let key = Array(term.utf8)
         let old = try termEntry(key)
         let id: UInt32
@@ -55,13 +54,13 @@ extension FullTextState {
     /// Writes `run` as new blocks after the term's last. Returns the number of blocks written,
     /// or nil, writing nothing, when the rows need more than one block and `mayFill` is false.
     private mutating func appendBlocks(_ id: UInt32, _ waiting: FullTextPendingPostings, _ run: ArraySlice<Int32>,
-                                       builder: inout FullTextBlockBuilder, mayFill: Bool) throws(PageError) -> Int? {
+                                       builder: inout FullTextBlockBuilder, mayFill: Bool) throws(EngineError) -> Int? {
         let limit = blockLimit, chunk = chunkSize
         builder.reset()
         var written = 0
         var refused = false
-        try waiting.counts.withBytes { counts throws(PageError) in
-            try waiting.positions.withBytes { positions throws(PageError) in
+        try waiting.counts.withBytes { counts throws(EngineError) in
+            try waiting.positions.withBytes { positions throws(EngineError) in
                 for i in run {
                     let entry = waiting.entries[Int(i)]
                     let countsRange = waiting.countsRange(Int(i)), positionsRange = waiting.positionsRange(Int(i))
@@ -90,7 +89,7 @@ extension FullTextState {
     /// written is not settled, else 0), or nil, changing nothing, when a stored block is not
     /// below the run's first row.
     private mutating func mergeTail(_ id: UInt32, blocks: Int, _ waiting: FullTextPendingPostings, _ run: ArraySlice<Int32>,
-                                    builder: inout FullTextBlockBuilder, stored: inout FullTextStoredRows) throws(PageError) -> Int? {
+                                    builder: inout FullTextBlockBuilder, stored: inout FullTextStoredRows) throws(EngineError) -> Int? {
         let prefix = Self.termPrefix(id)
         var tail: [(key: [UInt8], bytes: [UInt8])] = []
         try postings.forEachInKeyRange(from: nil, to: KeyBound(Self.postingsKey(id, lastRowid: .max)), reversed: true) { key, value in
@@ -111,7 +110,7 @@ extension FullTextState {
         for block in tail { try removeBlock(block.key) }
         let limit = blockLimit, chunk = chunkSize, columns = columnCount
         builder.reset()
-        func add(_ rowid: UInt64, _ counts: UnsafeRawBufferPointer, _ total: Int, _ length: Int, _ positions: UnsafeRawBufferPointer) throws(PageError) {
+        func add(_ rowid: UInt64, _ counts: UnsafeRawBufferPointer, _ total: Int, _ length: Int, _ positions: UnsafeRawBufferPointer) throws(EngineError) {
             if !builder.accepts(rowid: rowid, countsBytes: counts.count, total: total, length: length,
                                 positionsBytes: positions.count, limit: limit, chunkSize: chunk) {
                 try writeBlock(id, builder)
@@ -127,8 +126,8 @@ extension FullTextState {
                 try builder.start(from: block.bytes, last: block.key.withUnsafeBytes { Self.lastRowid(ofKey: $0) }, positions: positions)
                 continue
             }
-            try block.bytes.withBytes { raw throws(PageError) in
-                try positions.withBytes { rows throws(PageError) in
+            try block.bytes.withBytes { raw throws(EngineError) in
+                try positions.withBytes { rows throws(EngineError) in
                     try stored.read(block: raw, positions: rows, columnCount: columns)
                     for r in stored.rowids.indices {
                         try add(stored.rowids[r], UnsafeRawBufferPointer(rebasing: raw[stored.counts[r]]), stored.totals[r],
@@ -137,8 +136,8 @@ extension FullTextState {
                 }
             }
         }
-        try waiting.counts.withBytes { counts throws(PageError) in
-            try waiting.positions.withBytes { positions throws(PageError) in
+        try waiting.counts.withBytes { counts throws(EngineError) in
+            try waiting.positions.withBytes { positions throws(EngineError) in
                 for i in run {
                     let entry = waiting.entries[Int(i)]
                     try add(entry.rowid, UnsafeRawBufferPointer(rebasing: counts[waiting.countsRange(Int(i))]), entry.total, entry.length,
@@ -151,7 +150,7 @@ extension FullTextState {
     }
 
     /// Writes the builder's block (postings and positions) under its key.
-    private mutating func writeBlock(_ id: UInt32, _ builder: FullTextBlockBuilder) throws(PageError) {
+    private mutating func writeBlock(_ id: UInt32, _ builder: FullTextBlockBuilder) throws(EngineError) {
         guard !builder.isEmpty else { return }
         let key = Self.postingsKey(id, lastRowid: builder.last)
         _ = try postings.upsert(key, builder.encoded())

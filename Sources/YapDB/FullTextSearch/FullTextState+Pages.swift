@@ -1,23 +1,22 @@
-import YapDBIndex
 import YapDBEngine
 
-/// A full-text index on index pages (`KeyedTreesExtensionState`): the index checkpoint writes the
+/// A full-text index on index pages (`ExtensionTreesState`): the index checkpoint writes the
 /// four trees' unwritten nodes with the key directory's pages and records their roots; a
 /// reopen opens the trees from them without reading a page.
 ///
 /// Root bytes (docs/format.md §10, "Extension roots"): the tag and the signature (varint length
 /// + UTF-8 each), the column count, the document count and the total length (varints), then
-/// the `PagedTreeRoot` of `terms`, `postings`, `positions` and `documents`, then the layout
+/// the `ExtensionTreeRoot` of `terms`, `postings`, `positions` and `documents`, then the layout
 /// number (`layout`; roots without it, or with another, are an older layout: the index rebuilds).
-extension FullTextState: KeyedTreesExtensionState {
-    var trees: [PagedBTree] { [terms, postings, positions, documents] }
+extension FullTextState: ExtensionTreesState {
+    var extensionTrees: [ExtensionTree] { [terms, postings, positions, documents] }
 
     /// The layout of the trees' entries this build writes (docs/format.md §11): 4 since postings
     /// and positions are keyed by term id (3: term entries carry their tail count; 2: positions
     /// beside the postings blocks; layout 1 wrote no number).
     static let layout: UInt64 = 4
 
-    func rootBytes(_ roots: [PagedTreeRoot]) -> [UInt8] {
+    func rootBytes(_ roots: [ExtensionTreeRoot]) -> [UInt8] {
         var bytes: [UInt8] = []
         bytes.appendString(versionTag)
         bytes.appendString(signature)
@@ -29,14 +28,8 @@ extension FullTextState: KeyedTreesExtensionState {
         return bytes
     }
 
-    func validatePages() throws(PageError) { try validateTrees() }
-
-    var unwrittenPageCount: Int { treesUnwrittenPageCount }
-
-    func writtenPageCount() throws(PageError) -> Int { try treesWrittenPageCount() }
-
-    /// This state with `transform(i, tree)` applied to each tree (`trees` order).
-    func mapTrees(_ transform: (Int, PagedBTree) -> PagedBTree) -> FullTextState {
+    /// This state with `transform(i, tree)` applied to each tree (`extensionTrees` order).
+    func mapExtensionTrees(_ transform: (Int, ExtensionTree) -> ExtensionTree) -> FullTextState {
         var state = self
         state.terms = transform(0, terms)
         state.postings = transform(1, postings)
@@ -58,19 +51,19 @@ extension FullTextState: KeyedTreesExtensionState {
                 let documentCount = try reader.readLength(max: Int(Int64.max / 2))
                 let totalLength = try reader.readLength(max: Int(Int64.max / 2))
                 var cursor = reader.position
-                var roots: [PagedTreeRoot] = []
+                var roots: [ExtensionTreeRoot] = []
                 for _ in 0..<4 {
-                    guard let root = PagedTreeRoot.read(raw, &cursor) else { return }
+                    guard let root = ExtensionTreeRoot.read(raw, &cursor) else { return }
                     roots.append(root)
                 }
                 var tail = ByteReader(UnsafeRawBufferPointer(rebasing: raw[cursor...]))
                 guard columnCount > 0, (try? tail.readVarint()) == Self.layout, tail.isAtEnd else { return }
                 var state = FullTextState(versionTag: tag, signature: signature, columnCount: columnCount,
-                                          format: claimed.format, source: claimed.source)
-                state.terms = PagedBTree(root: roots[0], format: claimed.format, source: claimed.source)
-                state.postings = PagedBTree(root: roots[1], format: claimed.format, source: claimed.source)
-                state.positions = PagedBTree(root: roots[2], format: claimed.format, source: claimed.source)
-                state.documents = PagedBTree(root: roots[3], format: claimed.format, source: claimed.source)
+                                          empty: ExtensionTree(emptyIn: claimed))
+                state.terms = ExtensionTree(root: roots[0], in: claimed)
+                state.postings = ExtensionTree(root: roots[1], in: claimed)
+                state.positions = ExtensionTree(root: roots[2], in: claimed)
+                state.documents = ExtensionTree(root: roots[3], in: claimed)
                 state.documentCount = documentCount
                 state.totalLength = totalLength
                 decoded = state

@@ -1,4 +1,3 @@
-import YapDBIndex
 import YapDBEngine
 
 // The bulk-insert path. A row just inserted (its row id above every indexed one) does not touch
@@ -25,8 +24,8 @@ extension FullTextState {
     /// pending rows' document entries into the documents tree.
     /// - Parameter keepingCapacity: keep the buffer's memory for more rows of this transaction
     ///   (a merge for the budget); false before a commit, so no snapshot holds it.
-    /// - Throws: `PageError`; the state is then half-changed and the transaction fails.
-    mutating func mergePending(keepingCapacity: Bool = false) throws(PageError) {
+    /// - Throws: `EngineError`; the state is then half-changed and the transaction fails.
+    mutating func mergePending(keepingCapacity: Bool = false) throws(EngineError) {
         guard !pending.isEmpty else { return }
         var waiting = FullTextPendingPostings()
         swap(&waiting, &pending)

@@ -1,4 +1,3 @@
-import YapDBIndex
 import YapDBEngine
 
 // Term ids. Each indexed term has a number, kept in the terms tree twice: the term's entry
@@ -31,7 +30,7 @@ extension FullTextState {
         var tail: Int
     }
 
-    static func decodeTermEntry(_ bytes: UnsafeRawBufferPointer) throws(PageError) -> TermEntry {
+    static func decodeTermEntry(_ bytes: UnsafeRawBufferPointer) throws(EngineError) -> TermEntry {
         var reader = ByteReader(bytes)
         do {
             let count = try reader.readLength(max: Int(Int32.max))
@@ -53,31 +52,31 @@ extension FullTextState {
     }
 
     /// The entry of the term whose UTF-8 is `key`, or nil when no row holds it.
-    func termEntry(_ key: [UInt8]) throws(PageError) -> TermEntry? {
+    func termEntry(_ key: [UInt8]) throws(EngineError) -> TermEntry? {
         var entry: TermEntry?
-        var failure: PageError?
+        var failure: EngineError?
         _ = try terms.withValue(forKey: key) { raw in
-            do throws(PageError) { entry = try Self.decodeTermEntry(raw) } catch { failure = error }
+            do throws(EngineError) { entry = try Self.decodeTermEntry(raw) } catch { failure = error }
         }
         if let failure { throw failure }
         return entry
     }
 
     /// The id of `term`, or nil when no row holds it (one lookup in the terms tree).
-    func termID(_ term: String) throws(PageError) -> UInt32? {
+    func termID(_ term: String) throws(EngineError) -> UInt32? {
         guard isIndexable(term) else { return nil }
         return try termEntry(Array(term.utf8))?.id
     }
 
     /// The number of rows holding `term` (0 when none).
-    func frequency(_ term: String) throws(PageError) -> Int {
+    func frequency(_ term: String) throws(EngineError) -> Int {
         try termEntry(Array(term.utf8))?.count ?? 0
     }
 
     /// Changes `term`'s row count by `delta`, giving it an id when it is new and taking its
     /// entries out when no row holds it any more. Returns its id (0 when it left the index).
     @discardableResult
-    mutating func adjustFrequency(_ term: String, by delta: Int) throws(PageError) -> UInt32 {
+    mutating func adjustFrequency(_ term: String, by delta: Int) throws(EngineError) -> UInt32 {
         let key = Array(term.utf8)
         let old = try termEntry(key)
         let new = (old?.count ?? 0) + delta
@@ -95,14 +94,14 @@ extension FullTextState {
     }
 
     /// Gives the term whose UTF-8 is `key` a new id and writes its id entry.
-    mutating func newTermID(_ key: [UInt8]) throws(PageError) -> UInt32 {
+    mutating func newTermID(_ key: [UInt8]) throws(EngineError) -> UInt32 {
         let id = try takeTermID()
         _ = try terms.upsert(Self.termIDKey(id), key)
         return id
     }
 
     /// The next unused id (one above the highest in use, read from the tree the first time).
-    private mutating func takeTermID() throws(PageError) -> UInt32 {
+    private mutating func takeTermID() throws(EngineError) -> UInt32 {
         if nextTermID == nil {
             var highest: UInt32 = 0
             try terms.forEachInKeyRange(from: nil, to: KeyBound(Self.termIDKey(.max)), reversed: true) { key, _ in
@@ -120,7 +119,7 @@ extension FullTextState {
 
     /// The term with id `id`.
     /// - Throws: `.badEntry` when no term has it (a document entry naming a lost term).
-    func termName(_ id: UInt32) throws(PageError) -> String {
+    func termName(_ id: UInt32) throws(EngineError) -> String {
         var name: String?
         _ = try terms.withValue(forKey: Self.termIDKey(id)) { raw in name = String(validating: raw, as: UTF8.self) }
         guard let name, isIndexable(name) else { throw FullTextPostingBlock.damaged }
@@ -154,12 +153,12 @@ extension FullTextState {
     }
 
     /// The stored entry of row `rowid`, or nil when the row is not indexed.
-    /// - Throws: `PageError`; `.badEntry` when the entry does not decode.
-    func document(_ rowid: UInt64) throws(PageError) -> StoredDocument? {
+    /// - Throws: `EngineError`; `.badEntry` when the entry does not decode.
+    func document(_ rowid: UInt64) throws(EngineError) -> StoredDocument? {
         guard let bytes = try Self.chunked(documents, chunkSize: chunkSize, { Self.documentKey(rowid, chunk: $0) }) else {
             return nil
         }
-        return try bytes.withBytes { raw throws(PageError) in
+        return try bytes.withBytes { raw throws(EngineError) in
             var reader = ByteReader(raw)
             do {
                 let columns = try reader.readLength(max: columnCount)

@@ -1,4 +1,3 @@
-import YapDBIndex
 import YapDBEngine
 
 /// `YapDatabase.verify()`'s checks of a full-text index: the engine checks the trees' pages
@@ -10,8 +9,8 @@ extension FullTextState {
     /// The ways this index differs from `expected` (a rebuild), one line each; empty when equal.
     /// Postings are compared row by row (blocks may be cut differently after updates), and
     /// each block's skip data is checked against its rows.
-    /// - Throws: `PageError` when a page of either cannot be read.
-    func differences(from expected: FullTextState) throws(PageError) -> [String] {
+    /// - Throws: `EngineError` when a page of either cannot be read.
+    func differences(from expected: FullTextState) throws(EngineError) -> [String] {
         var problems: [String] = []
         if documentCount != expected.documentCount {
             problems.append("\(documentCount) documents counted, \(expected.documentCount) indexed by a rebuild")
@@ -37,7 +36,7 @@ extension FullTextState {
     }
 
     /// Every term's row count, each term's id entry checked to name it back.
-    func termCounts(checking problems: inout [String]) throws(PageError) -> [String: Int] {
+    func termCounts(checking problems: inout [String]) throws(EngineError) -> [String: Int] {
         var entries: [([UInt8], [UInt8])] = []
         try terms.forEach { key, value in entries.append((Array(key), Array(value))); return true }
         var counts: [String: Int] = [:]
@@ -47,7 +46,7 @@ extension FullTextState {
                 idEntries += 1
                 continue
             }
-            let entry = try value.withBytes { raw throws(PageError) in try Self.decodeTermEntry(raw) }
+            let entry = try value.withBytes { raw throws(EngineError) in try Self.decodeTermEntry(raw) }
             guard let term = String(validating: key, as: UTF8.self) else {
                 problems.append("a term is not UTF-8")
                 continue
@@ -61,7 +60,7 @@ extension FullTextState {
 
     /// Every document entry with its terms by name: row id → its lengths (as text), then its
     /// terms sorted.
-    func documentsByTerm() throws(PageError) -> [UInt64: [String]] {
+    func documentsByTerm() throws(EngineError) -> [UInt64: [String]] {
         var rowids: [UInt64] = []
         try documents.forEach { key, _ in
             if key.count == 9, key[8] == 0 { rowids.append(Self.lastRowid(ofKey: UnsafeRawBufferPointer(rebasing: key[0..<8]))) }
@@ -78,7 +77,7 @@ extension FullTextState {
     }
 
     /// Whether two trees hold the same entries.
-    static func sameEntries(_ a: PagedBTree, _ b: PagedBTree) throws(PageError) -> Bool {
+    static func sameEntries(_ a: ExtensionTree, _ b: ExtensionTree) throws(EngineError) -> Bool {
         guard a.count == b.count else { return false }
         var left: [([UInt8], [UInt8])] = []
         try a.forEach { key, value in left.append((Array(key), Array(value))); return true }
@@ -101,9 +100,9 @@ extension FullTextState {
     /// row id is its last, blocks of a term ascend, its header's largest count is right, its
     /// length bound holds, and its positions entry has one row per posting; and no positions
     /// entry is left without its block.
-    func allPostings(checking problems: inout [String]) throws(PageError) -> [String: [StoredRow]] {
+    func allPostings(checking problems: inout [String]) throws(EngineError) -> [String: [StoredRow]] {
         var all: [String: [StoredRow]] = [:]
-        var failure: PageError?
+        var failure: EngineError?
         var blocks: [([UInt8], [UInt8])] = []
         try postings.forEach { key, value in blocks.append((Array(key), Array(value))); return true }
         var names: [UInt32: String] = [:]
@@ -118,9 +117,9 @@ extension FullTextState {
                 problems.append("a postings block is filed under term id \(id), which names no term")
                 continue
             }
-            do throws(PageError) {
-                let block = try value.withBytes { raw throws(PageError) in try FullTextPostingBlock(decoding: raw, columnCount: columnCount) }
-                let header = try value.withBytes { raw throws(PageError) in try FullTextPostingBlock.header(of: raw) }
+            do throws(EngineError) {
+                let block = try value.withBytes { raw throws(EngineError) in try FullTextPostingBlock(decoding: raw, columnCount: columnCount) }
+                let header = try value.withBytes { raw throws(EngineError) in try FullTextPostingBlock.header(of: raw) }
                 let last = key.withUnsafeBytes { Self.lastRowid(ofKey: $0) }
                 if block.lastRowid != last { problems.append("a block of \"\(term)\" is filed under row \(last), ends at \(block.lastRowid)") }
                 if header.maximumCount != block.maximumCount { problems.append("a block of \"\(term)\" has a wrong largest count") }
@@ -154,17 +153,17 @@ extension FullTextState {
 
     /// Figures for `stats()`: terms, postings blocks, each tree's entry bytes, indexed rows and
     /// the pages the trees occupy.
-    func figures() throws(PageError) -> YapDatabaseFullTextSearchStats {
-        func bytes(_ tree: PagedBTree) throws(PageError) -> Int {
+    func figures() throws(EngineError) -> YapDatabaseFullTextSearchStats {
+        func bytes(_ tree: ExtensionTree) throws(EngineError) -> Int {
             var total = 0
             try tree.forEach { key, value in total += key.count + value.count; return true }
             return total
         }
         let ids = try terms.positions(from: KeyBound([Self.separator]), to: KeyBound([1], inclusive: false)).count
-        let pages = try treesWrittenPageCount() + treesUnwrittenPageCount
+        let pages = try occupiedPageCount()
         return YapDatabaseFullTextSearchStats(terms: terms.count - ids, postingsBlocks: postings.count, postingsBytes: try bytes(postings),
                                               positionsBytes: try bytes(positions), documents: documentCount,
                                               termsBytes: try bytes(terms), documentsBytes: try bytes(documents),
-                                              pageBytes: pages * format.pageSize)
+                                              pageBytes: pages * terms.pageSize)
     }
 }

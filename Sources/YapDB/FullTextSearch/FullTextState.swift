@@ -1,5 +1,4 @@
 import Foundation
-import YapDBIndex
 import YapDBEngine
 
 /// A full-text index's contents at one snapshot: four key-ordered trees on index pages and two
@@ -20,18 +19,18 @@ import YapDBEngine
 /// - `documents`: (row id, chunk) → the row's length per column and its distinct terms' ids,
 ///   so an update or removal finds its postings, and ranking finds the row's length.
 ///
-/// Errors: the trees' `PageError` (a damaged or unreadable page) passes through; a damaged
-/// entry is `.corrupt(page: .none, reason: .badEntry)`.
+/// Errors: the trees' `EngineError` (a damaged or unreadable page) passes through; a damaged
+/// entry is `EngineError.damagedExtensionEntry`.
 struct FullTextState: Sendable {
     /// The tag the index was built with.
     var versionTag: String
     /// The columns, the FTS version and the tokenizer: a different one rebuilds the index.
     var signature: String
     var columnCount: Int
-    var terms: PagedBTree
-    var postings: PagedBTree
-    var positions: PagedBTree
-    var documents: PagedBTree
+    var terms: ExtensionTree
+    var postings: ExtensionTree
+    var positions: ExtensionTree
+    var documents: ExtensionTree
     /// Indexed rows.
     var documentCount: Int = 0
     /// Tokens over every column of every indexed row (bm25's average length).
@@ -48,24 +47,26 @@ struct FullTextState: Sendable {
     /// (FullTextState+Merge.swift; tests raise it).
     var tailLimit = FullTextState.defaultTailLimit
 
-    init(versionTag: String, signature: String, columnCount: Int, format: PageFormat = PageFormat(),
-         source: any PageSource = EmptyPageSource()) {
+    /// An empty index, each tree a copy of `empty` (an empty tree in the page format the
+    /// index's pages have).
+    init(versionTag: String, signature: String, columnCount: Int, empty: ExtensionTree = ExtensionTree()) {
         self.versionTag = versionTag
         self.signature = signature
         self.columnCount = columnCount
-        terms = PagedBTree(format: format, source: source)
-        postings = PagedBTree(format: format, source: source)
-        positions = PagedBTree(format: format, source: source)
-        documents = PagedBTree(format: format, source: source)
+        terms = empty
+        postings = empty
+        positions = empty
+        documents = empty
     }
 
-    var format: PageFormat { terms.format }
+    /// The largest key plus value an entry of the trees may hold (bytes).
+    var maximumEntrySize: Int { terms.maximumEntrySize }
 
     /// The longest term indexed, in UTF-8 bytes: a longer token is not indexed (it could not
     /// share a tree entry with its postings). 255 with 4 KiB pages.
-    var maximumTermBytes: Int { Self.maximumTermBytes(format) }
+    var maximumTermBytes: Int { Self.maximumTermBytes(maximumEntrySize: maximumEntrySize) }
 
-    static func maximumTermBytes(_ format: PageFormat) -> Int { min(255, format.maximumEntrySize / 4) }
+    static func maximumTermBytes(maximumEntrySize: Int) -> Int { min(255, maximumEntrySize / 4) }
 
     /// Whether `term` can be a key (not empty, no NUL byte — the separator —, short enough).
     func isIndexable(_ term: String) -> Bool {
@@ -117,15 +118,15 @@ struct FullTextState: Sendable {
     }
 
     /// Bytes of a chunked value per entry (documents and positions).
-    var chunkSize: Int { format.maximumEntrySize - 9 - maximumTermBytes - 1 }
+    var chunkSize: Int { maximumEntrySize - 9 - maximumTermBytes - 1 }
 
     /// The most bytes a postings block may take (an entry's limit less its key).
-    var blockLimit: Int { format.maximumEntrySize - Self.postingsKeySize }
+    var blockLimit: Int { maximumEntrySize - Self.postingsKeySize }
 
     // MARK: Chunked values
 
     /// The value stored in chunks under `key(0)`, `key(1)`, … (every chunk but the last full).
-    static func chunked(_ tree: PagedBTree, chunkSize: Int, _ key: (UInt8) -> [UInt8]) throws(PageError) -> [UInt8]? {
+    static func chunked(_ tree: ExtensionTree, chunkSize: Int, _ key: (UInt8) -> [UInt8]) throws(EngineError) -> [UInt8]? {
         guard var bytes = try tree.value(forKey: key(0)) else { return nil }
         var chunk: UInt8 = 1, last = bytes.count
         while last == chunkSize, chunk < 255, let next = try tree.value(forKey: key(chunk)) {
@@ -136,7 +137,7 @@ struct FullTextState: Sendable {
         return bytes
     }
 
-    static func storeChunked(_ tree: inout PagedBTree, _ bytes: [UInt8], chunkSize: Int, _ key: (UInt8) -> [UInt8]) throws(PageError) {
+    static func storeChunked(_ tree: inout ExtensionTree, _ bytes: [UInt8], chunkSize: Int, _ key: (UInt8) -> [UInt8]) throws(EngineError) {
         var chunk: UInt8 = 0, offset = 0
         repeat {
             let end = min(bytes.count, offset + chunkSize)
@@ -146,7 +147,7 @@ struct FullTextState: Sendable {
         } while offset < bytes.count && chunk < 255
     }
 
-    static func removeChunked(_ tree: inout PagedBTree, _ key: (UInt8) -> [UInt8]) throws(PageError) {
+    static func removeChunked(_ tree: inout ExtensionTree, _ key: (UInt8) -> [UInt8]) throws(EngineError) {
         var chunk: UInt8 = 0
         while chunk < 255, try tree.remove(key(chunk)) != nil { chunk += 1 }
     }

@@ -1,5 +1,4 @@
 import Foundation
-import YapDBIndex
 import YapDBEngine
 import YapDBFullText
 
@@ -32,7 +31,7 @@ extension YapDatabaseFullTextSearchTransaction {
     /// - Throws: `.corrupted` when a page cannot be read.
     public func stats() throws(YapDatabaseError) -> YapDatabaseFullTextSearchStats {
         let state = try state()
-        do throws(PageError) {
+        do throws(EngineError) {
             let figures = try state.figures()
             return figures
         } catch {
@@ -135,7 +134,7 @@ extension YapDatabase {
         let searcher = FullTextSearcher(state: state, query: query)
         let connection = newConnection()
         var matches: [StoredSearchMatch] = []
-        do throws(PageError) {
+        do throws(EngineError) {
             let figures = try state.figures()
             let stats = figures
             let catchUp = claimed.catchUp

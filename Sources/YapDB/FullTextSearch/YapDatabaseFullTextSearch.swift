@@ -1,6 +1,5 @@
 import Foundation
 import Synchronization
-import YapDBIndex
 import YapDBEngine
 import YapDBFullText
 
@@ -172,7 +171,7 @@ open class YapDatabaseFullTextSearch: YapDatabaseExtension, @unchecked Sendable 
             }
             return true
         }
-        do throws(PageError) {
+        do throws(EngineError) {
             let state = try rebuild(name: name, transaction: transaction)
             transaction.setExtensionState(state, forKey: key)
             transaction.markChanged()
@@ -184,7 +183,7 @@ open class YapDatabaseFullTextSearch: YapDatabaseExtension, @unchecked Sendable 
     }
 
     func catchUp(_ state: inout FullTextState, _ changes: ExtensionCatchUp, name: String,
-                 transaction: YapDatabaseReadWriteTransaction) throws(PageError) {
+                 transaction: YapDatabaseReadWriteTransaction) throws(EngineError) {
         if changes.removedAll { state.removeAll() }
         for rowid in changes.removedRowids { try state.removeRow(rowid) }
         for pair in changes.changedKeys {
@@ -193,14 +192,14 @@ open class YapDatabaseFullTextSearch: YapDatabaseExtension, @unchecked Sendable 
     }
 
     /// The index built from every row of the transaction (the handler decides which rows).
-    func rebuild(name: String, transaction: YapDatabaseReadTransaction) throws(PageError) -> FullTextState {
+    func rebuild(name: String, transaction: YapDatabaseReadTransaction) throws(EngineError) -> FullTextState {
         var state = FullTextState(versionTag: versionTag, signature: signature, columnCount: columnNames.count,
-                                  format: transaction.keydir.rows.format)
-        var failure: PageError?
+                                  empty: ExtensionTree(emptyLike: transaction.keydir))
+        var failure: EngineError?
         for collection in transaction.collectionNames() {
             transaction.forEachKey(inCollection: collection) { key, entry in
                 guard let texts = texts(collection: collection, key: key, transaction: transaction, name: name) else { return true }
-                do throws(PageError) {
+                do throws(EngineError) {
                     try state.setRow(entry.rowid, analysis(texts, state: state))
                 } catch {
                     failure = error
@@ -217,7 +216,7 @@ open class YapDatabaseFullTextSearch: YapDatabaseExtension, @unchecked Sendable 
     /// or the handler sets nothing — YapDatabase left such a row matching its old text).
     /// `inserted`: the row was just inserted (its row id is the highest yet).
     func reindex(collection: String, key: String, name: String, in state: inout FullTextState,
-                 transaction: YapDatabaseReadTransaction, inserted: Bool = false) throws(PageError) {
+                 transaction: YapDatabaseReadTransaction, inserted: Bool = false) throws(EngineError) {
         guard let entry = transaction.entry(collection: collection, key: key) else { return }
         if let texts = texts(collection: collection, key: key, transaction: transaction, name: name) {
             try state.setRow(entry.rowid, analysis(texts, state: state), newest: inserted)
@@ -242,7 +241,7 @@ open class YapDatabaseFullTextSearch: YapDatabaseExtension, @unchecked Sendable 
     override func didChangeRow(name: String, collection: String, key: String, change: RowChange,
                                transaction: YapDatabaseReadWriteTransaction) {
         guard handler.blockInvokeOptions.runs(for: change) else { return }
-        update(name, transaction) { state throws(PageError) in
+        update(name, transaction) { state throws(EngineError) in
             try reindex(collection: collection, key: key, name: name, in: &state, transaction: transaction, inserted: change.isInsert)
         }
     }
@@ -260,17 +259,17 @@ open class YapDatabaseFullTextSearch: YapDatabaseExtension, @unchecked Sendable 
     /// Merges the transaction's pending postings into its state, if any wait.
     func mergePending(_ name: String, _ transaction: YapDatabaseReadWriteTransaction) {
         guard let state = transaction.extensionState(Self.stateKey(name)) as? FullTextState, state.hasPending else { return }
-        update(name, transaction) { state throws(PageError) in try state.mergePending() }
+        update(name, transaction) { state throws(EngineError) in try state.mergePending() }
     }
 
     override func willRemoveRow(name: String, collection: String, key: String, transaction: YapDatabaseReadWriteTransaction) {
         guard let entry = transaction.entry(collection: collection, key: key) else { return }
-        update(name, transaction) { state throws(PageError) in try state.removeRow(entry.rowid) }
+        update(name, transaction) { state throws(EngineError) in try state.removeRow(entry.rowid) }
     }
 
     override func willRemoveCollection(name: String, collection: String, transaction: YapDatabaseReadWriteTransaction) {
         let rowids = transaction.rowids(inCollection: collection)
-        update(name, transaction) { state throws(PageError) in
+        update(name, transaction) { state throws(EngineError) in
             for rowid in rowids { try state.removeRow(rowid) }
         }
     }
@@ -282,9 +281,9 @@ open class YapDatabaseFullTextSearch: YapDatabaseExtension, @unchecked Sendable 
     /// Runs `body` on the transaction's state of this index (taken out so it is uniquely
     /// referenced and changes in place), then puts it back. A damaged page fails the transaction.
     func update(_ name: String, _ transaction: YapDatabaseReadWriteTransaction,
-                _ body: (inout FullTextState) throws(PageError) -> Void) {
+                _ body: (inout FullTextState) throws(EngineError) -> Void) {
         let limit = pendingBytesLimit
-        transaction.updateExtensionState(Self.stateKey(name), as: FullTextState.self, label: "full-text search \(name)") { state throws(PageError) in
+        transaction.updateExtensionState(Self.stateKey(name), as: FullTextState.self, label: "full-text search \(name)") { state throws(EngineError) in
             state.pendingLimit = limit
             try body(&state)
         }
@@ -296,7 +295,7 @@ open class YapDatabaseFullTextSearch: YapDatabaseExtension, @unchecked Sendable 
         guard var stored = transaction.extensionState(Self.stateKey(name)) as? FullTextState else {
             return ["full-text search \(name): no stored index"]
         }
-        do throws(PageError) {
+        do throws(EngineError) {
             try stored.mergePending()
             let rebuilt = try rebuild(name: name, transaction: transaction)
             return try stored.differences(from: rebuilt).map { "full-text search \(name): \($0)" }

@@ -1,5 +1,5 @@
 import Foundation
-import YapDBIndex
+import YapDBEngine
 import YapDBFullText
 
 /// A transaction's handle on a full-text index (`transaction.ext(name) as?
@@ -79,7 +79,7 @@ public final class YapDatabaseFullTextSearchTransaction {
         FullTextSearcher(state: try state(), query: try parse(text))
     }
 
-    func damaged(_ error: PageError) -> YapDatabaseError {
+    func damaged(_ error: EngineError) -> YapDatabaseError {
         .corrupted(offset: 0, reason: "full-text search \(name): \(error); run verify()")
     }
 
@@ -93,14 +93,14 @@ public final class YapDatabaseFullTextSearchTransaction {
     func run(_ text: String, weights: [Double]? = nil, limit: Int? = nil,
              _ body: (UInt64, String, String, inout Bool) -> Void) throws(YapDatabaseError) {
         let searcher = try searcher(text)
-        var failure: PageError?
+        var failure: EngineError?
         databaseTransaction.iterate { stop in
             func hand(_ rowid: UInt64) -> Bool {
                 guard let owner = databaseTransaction.owner(ofRowid: rowid) else { return true }
                 body(rowid, owner.collection, owner.key, &stop)
                 return databaseTransaction.afterStep(stop)
             }
-            do throws(PageError) {
+            do throws(EngineError) {
                 guard let weights else {
                     var handed = 0
                     try searcher.forEachMatch { rowid in
@@ -180,7 +180,7 @@ public final class YapDatabaseFullTextSearchTransaction {
                              using block: (String, String, Double, inout Bool) -> Void) throws(YapDatabaseError) {
         let searcher = try searcher(query)
         let ranked: [FullTextSearcher.Ranked]
-        do throws(PageError) { ranked = try searcher.ranked(weights: weights ?? [], limit: limit).matches } catch {
+        do throws(EngineError) { ranked = try searcher.ranked(weights: weights ?? [], limit: limit).matches } catch {
             throw damaged(error)
         }
         databaseTransaction.iterate { stop in
@@ -196,7 +196,7 @@ public final class YapDatabaseFullTextSearchTransaction {
     /// - Throws: as `search`.
     public func numberOfMatches(_ query: String) throws(YapDatabaseError) -> Int {
         let searcher = try searcher(query)
-        do throws(PageError) { return try searcher.count() } catch { throw damaged(error) }
+        do throws(EngineError) { return try searcher.count() } catch { throw damaged(error) }
     }
 
     /// The snippet of row (collection, key) for `query` with `options` (nil: the defaults), or
@@ -207,7 +207,7 @@ public final class YapDatabaseFullTextSearchTransaction {
         let searcher = try searcher(query)
         let collection = collection ?? ""
         guard let entry = databaseTransaction.entry(collection: collection, key: key) else { return nil }
-        do throws(PageError) {
+        do throws(EngineError) {
             guard try searcher.matches(entry.rowid) else { return nil }
         } catch {
             throw damaged(error)

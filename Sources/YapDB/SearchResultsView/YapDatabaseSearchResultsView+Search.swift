@@ -1,5 +1,5 @@
 import Foundation
-import YapDBIndex
+import YapDBEngine
 
 // Running a search: the index's matches become the view's rows. And the other times the whole
 // view is placed again (its parent was rebuilt, a new grouping or sorting): the query is then
@@ -66,7 +66,7 @@ extension YapDatabaseSearchResultsView {
                       proceed: (Int) -> Bool = { _ in true }) throws(YapDatabaseError) -> Set<UInt64> {
         let searcher = try fts.searcher(query)
         var found = Set<UInt64>()
-        do throws(PageError) {
+        do throws(EngineError) {
             try searcher.forEachMatch { rowid in
                 found.insert(rowid)
                 return proceed(found.count)

@@ -1,5 +1,5 @@
 import Foundation
-import YapDBIndex
+import YapDBEngine
 
 extension YapDatabaseSearchResultsView {
     /// Checks the view against its query run on the index again (`YapDatabase.verify()`):
@@ -22,7 +22,7 @@ extension YapDatabaseSearchResultsView {
         func describe(_ rowid: UInt64) -> String {
             transaction.owner(ofRowid: rowid).map { "\($0.collection)/\($0.key)" } ?? "row id \(rowid)"
         }
-        do throws(PageError) {
+        do throws(EngineError) {
             var held: [UInt64: String] = [:]
             for group in try state.groupNames() {
                 for rowid in try state.tree(group)?.rowids() ?? [] {

@@ -1,6 +1,6 @@
 import Foundation
 import Synchronization
-import YapDBIndex
+import YapDBIndex  // RowKey: the key directory's row key encoding, a value helper
 import YapDBEngine
 import YapDBQuery
 
@@ -188,7 +188,7 @@ open class YapDatabaseSecondaryIndex: YapDatabaseExtension, @unchecked Sendable 
             }
             return true
         }
-        do throws(PageError) {
+        do throws(EngineError) {
             let state = try rebuild(transaction: transaction)
             transaction.setExtensionState(state, forKey: key)
             transaction.markChanged()
@@ -202,7 +202,7 @@ open class YapDatabaseSecondaryIndex: YapDatabaseExtension, @unchecked Sendable 
     /// Brings claimed trees up to the transaction's rows: rows removed since leave them; rows
     /// written since are indexed anew.
     func catchUp(_ state: inout SecondaryIndexState, _ changes: ExtensionCatchUp,
-                 transaction: YapDatabaseReadWriteTransaction) throws(PageError) {
+                 transaction: YapDatabaseReadWriteTransaction) throws(EngineError) {
         if changes.removedAll { state.removeAll() }
         for rowid in changes.removedRowids { try state.removeRow(rowid) }
         for pair in changes.changedKeys {
@@ -211,15 +211,15 @@ open class YapDatabaseSecondaryIndex: YapDatabaseExtension, @unchecked Sendable 
     }
 
     /// The index built from every allowed row of the transaction.
-    func rebuild(transaction: YapDatabaseReadTransaction) throws(PageError) -> SecondaryIndexState {
+    func rebuild(transaction: YapDatabaseReadTransaction) throws(EngineError) -> SecondaryIndexState {
         // The index's page format, so the checkpoint can write these trees with the key directory.
         var state = SecondaryIndexState(versionTag: versionTag, signature: signature, columnCount: columns.count,
-                                        format: transaction.keydir.rows.format)
-        var failure: PageError?
+                                        empty: ExtensionTree(emptyLike: transaction.keydir))
+        var failure: EngineError?
         for collection in transaction.collectionNames() where isAllowed(collection) {
             transaction.forEachKey(inCollection: collection) { key, entry in
                 guard let values = indexedValues(collection: collection, key: key, transaction: transaction) else { return true }
-                do throws(PageError) {
+                do throws(EngineError) {
                     try state.setRow(entry.rowid, rowKey: RowKey.encode(collection: collection, key: key), object: entry.object,
                                      values: values)
                 } catch {
@@ -236,7 +236,7 @@ open class YapDatabaseSecondaryIndex: YapDatabaseExtension, @unchecked Sendable 
     /// Re-reads the row (collection, key) through the handler and puts its values in `state`
     /// (or takes it out when the row is gone, not allowed, or the handler sets nothing).
     func reindex(collection: String, key: String, in state: inout SecondaryIndexState,
-                 transaction: YapDatabaseReadTransaction) throws(PageError) {
+                 transaction: YapDatabaseReadTransaction) throws(EngineError) {
         // One row key: for the lookup and for the column entries.
         let rowKey = RowKey.encode(collection: collection, key: key)
         guard let entry = transaction.entry(rowKey: rowKey, collection: collection, key: key) else { return }
@@ -267,13 +267,13 @@ open class YapDatabaseSecondaryIndex: YapDatabaseExtension, @unchecked Sendable 
                                transaction: YapDatabaseReadWriteTransaction) {
         guard isAllowed(collection) else { return }
         if handler.blockInvokeOptions.runs(for: change) {
-            update(name, transaction) { state throws(PageError) in
+            update(name, transaction) { state throws(EngineError) in
                 try reindex(collection: collection, key: key, in: &state, transaction: transaction)
             }
         } else if change.invoke.contains(.ifObjectModified) {
             let rowKey = RowKey.encode(collection: collection, key: key)
             guard let entry = transaction.entry(rowKey: rowKey, collection: collection, key: key) else { return }
-            update(name, transaction) { state throws(PageError) in
+            update(name, transaction) { state throws(EngineError) in
                 try state.moveObject(ofRow: entry.rowid, rowKey: rowKey, to: entry.object)
             }
         }
@@ -287,13 +287,13 @@ open class YapDatabaseSecondaryIndex: YapDatabaseExtension, @unchecked Sendable 
 
     override func willRemoveRow(name: String, collection: String, key: String, transaction: YapDatabaseReadWriteTransaction) {
         guard isAllowed(collection), let entry = transaction.entry(collection: collection, key: key) else { return }
-        update(name, transaction) { state throws(PageError) in try state.removeRow(entry.rowid) }
+        update(name, transaction) { state throws(EngineError) in try state.removeRow(entry.rowid) }
     }
 
     override func willRemoveCollection(name: String, collection: String, transaction: YapDatabaseReadWriteTransaction) {
         guard isAllowed(collection) else { return }
         let rowids = transaction.rowids(inCollection: collection)
-        update(name, transaction) { state throws(PageError) in
+        update(name, transaction) { state throws(EngineError) in
             for rowid in rowids { try state.removeRow(rowid) }
         }
     }
@@ -306,7 +306,7 @@ open class YapDatabaseSecondaryIndex: YapDatabaseExtension, @unchecked Sendable 
     /// is uniquely referenced and its trees change in place), then puts it back. A failure
     /// (a damaged page) fails the transaction.
     func update(_ name: String, _ transaction: YapDatabaseReadWriteTransaction,
-                _ body: (inout SecondaryIndexState) throws(PageError) -> Void) {
+                _ body: (inout SecondaryIndexState) throws(EngineError) -> Void) {
         transaction.updateExtensionState(Self.stateKey(name), as: SecondaryIndexState.self, label: "secondary index \(name)", body)
     }
 
@@ -316,7 +316,7 @@ open class YapDatabaseSecondaryIndex: YapDatabaseExtension, @unchecked Sendable 
         guard let stored = transaction.extensionState(Self.stateKey(name)) as? SecondaryIndexState else {
             return ["secondary index \(name): no stored index"]
         }
-        do throws(PageError) {
+        do throws(EngineError) {
             let rebuilt = try rebuild(transaction: transaction)
             let reader = transaction.reader
             let readsSnapshot = transaction.readsSnapshot

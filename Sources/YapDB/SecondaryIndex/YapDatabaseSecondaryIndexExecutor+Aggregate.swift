@@ -1,4 +1,4 @@
-import YapDBIndex
+import YapDBEngine
 import YapDBQuery
 
 /// Counts, aggregates and `explain` of the executor. `COUNT` of an exact plan is a sum of
@@ -7,7 +7,7 @@ import YapDBQuery
 /// tree in the range; the other aggregates read the candidates' stored values (never objects).
 extension SecondaryIndexExecutor {
     /// The number of rows matching `whereClause`.
-    func count(where whereClause: QueryExpression?) throws(PageError) -> Int {
+    func count(where whereClause: QueryExpression?) throws(EngineError) -> Int {
         guard let whereClause else { return state.rowCount }
         let (_, prepared, check) = try prepared(whereClause)
         if !check {
@@ -35,7 +35,7 @@ extension SecondaryIndexExecutor {
     /// `SELECT function FROM table <query>` counts every matching row); nil when an integer
     /// `SUM` overflows. `column` is the position of the function's column among the index's
     /// columns (nil for `COUNT(*)` and `rowid`), resolved once by the caller.
-    func aggregate(_ function: AggregateFunction, of query: BoundQuery, column: Int?) throws(PageError) -> SQLValue? {
+    func aggregate(_ function: AggregateFunction, of query: BoundQuery, column: Int?) throws(EngineError) -> SQLValue? {
         let unbounded = query.limit == nil && query.offset == 0
         // Cases matched by pattern: `==` on the kind would compare its raw value, a string.
         if unbounded, case .count = function.kind, function.column == nil {
@@ -51,9 +51,9 @@ extension SecondaryIndexExecutor {
             return value
         }
         var rows: [QueryRow] = []
-        var failure: PageError?
+        var failure: EngineError?
         try run(query) { rowid, known, _ in
-            do throws(PageError) {
+            do throws(EngineError) {
                 let read: [SQLValue]? = if let known { known } else { try rowValues(rowid) }
                 guard let values = read else { return true }
                 var dict: [String: SQLValue] = [:]
@@ -72,7 +72,7 @@ extension SecondaryIndexExecutor {
     /// `MIN` or `MAX` of `column` from its tree, when the plan of `whereClause` is exact and
     /// ranges over that column (or is every row); nil when the plan does not allow it (the
     /// caller then reads the candidates). `.null` when no non-NULL value matches.
-    func extreme(column: Int, maximum: Bool, where whereClause: QueryExpression?) throws(PageError) -> SQLValue? {
+    func extreme(column: Int, maximum: Bool, where whereClause: QueryExpression?) throws(EngineError) -> SQLValue? {
         let ranges: [ColumnRange]
         if whereClause == nil {
             if let value = try Self.edgeExtreme(state, column: column, type: columns[column].type, maximum: maximum) { return value }
@@ -90,7 +90,7 @@ extension SecondaryIndexExecutor {
     /// the first entry's value, or, when that value was cut to the key limit, the least (or
     /// greatest) stored value among the entries sharing its prefix. `.null` when the ranges
     /// hold no entry.
-    func walkExtreme(column: Int, maximum: Bool, ranges: [ColumnRange]) throws(PageError) -> SQLValue {
+    func walkExtreme(column: Int, maximum: Bool, ranges: [ColumnRange]) throws(EngineError) -> SQLValue {
         var found: SQLValue? = nil
         let tree = state.columns[column]
         let type = columns[column].type
@@ -133,7 +133,7 @@ extension SecondaryIndexExecutor {
     /// (`walkExtreme` over `nonNullRanges`). Static, on the state alone: the shortest path
     /// from a prepared aggregate to the tree.
     static func edgeExtreme(_ state: SecondaryIndexState, column: Int, type: YapDatabaseSecondaryIndexType,
-                            maximum: Bool) throws(PageError) -> SQLValue? {
+                            maximum: Bool) throws(EngineError) -> SQLValue? {
         var entry: OrderedKeyEncoding.EntryValue? = nil
         guard try state.columns.withEdgeEntry(ofTree: column, last: maximum, { key, _ in
             entry = OrderedKeyEncoding.entryValue(ofKey: key)
@@ -158,7 +158,7 @@ extension SecondaryIndexExecutor {
 
     /// The plan of `query` as text: the candidate source with estimated sizes, whether each
     /// candidate is checked against the `WHERE` clause, and how rows are ordered.
-    func explain(_ query: BoundQuery) throws(PageError) -> String {
+    func explain(_ query: BoundQuery) throws(EngineError) -> String {
         let (planned, prepared, check) = try prepared(query.whereClause)
         var lines: [String] = []
         try describe(planned.plan, indent: "", into: &lines)
@@ -178,7 +178,7 @@ extension SecondaryIndexExecutor {
         return lines.joined(separator: "\n")
     }
 
-    private func describe(_ plan: SecondaryIndexPlan, indent: String, into lines: inout [String]) throws(PageError) {
+    private func describe(_ plan: SecondaryIndexPlan, indent: String, into lines: inout [String]) throws(EngineError) {
         switch plan {
         case .nothing:
             lines.append(indent + "no rows")

@@ -1,4 +1,4 @@
-import YapDBIndex
+import YapDBEngine
 import YapDBQuery
 
 /// Runs bound queries against one snapshot of a secondary index: picks the candidate rows from
@@ -7,7 +7,7 @@ import YapDBQuery
 /// `LIMIT`), and answers counts and `MIN`/`MAX` from the trees. Reads only the index: objects
 /// and metadata are loaded by the caller for the rows it returns.
 ///
-/// Errors: `PageError` from a damaged or unreadable page.
+/// Errors: `EngineError` from a damaged or unreadable page.
 struct SecondaryIndexExecutor {
     let state: SecondaryIndexState
     let columns: [YapDatabaseSecondaryIndexColumn]
@@ -34,7 +34,7 @@ struct SecondaryIndexExecutor {
 
     /// Row `rowid`'s stored column values followed by its row id (the `rowid` pseudo-column),
     /// or nil when the row is not indexed.
-    func rowValues(_ rowid: UInt64) throws(PageError) -> [SQLValue]? {
+    func rowValues(_ rowid: UInt64) throws(EngineError) -> [SQLValue]? {
         guard var values = try state.values(ofRow: rowid, reservingExtra: 1) else { return nil }
         values.append(.integer(Int64(bitPattern: rowid)))
         return values
@@ -49,7 +49,7 @@ struct SecondaryIndexExecutor {
 
     /// The number of rows `plan` yields, without reading rows: counts of key ranges (O(log n)
     /// each); intersections and unions are bounded by their parts.
-    func estimate(_ plan: SecondaryIndexPlan) throws(PageError) -> Int {
+    func estimate(_ plan: SecondaryIndexPlan) throws(EngineError) -> Int {
         switch plan {
         case .nothing: return 0
         case .everything: return state.rowCount
@@ -68,7 +68,7 @@ struct SecondaryIndexExecutor {
     }
 
     /// The number of entries of `column`'s tree in `ranges` (subtree counts: O(log n) each).
-    func rangeCount(_ column: Int, _ ranges: [ColumnRange]) throws(PageError) -> Int {
+    func rangeCount(_ column: Int, _ ranges: [ColumnRange]) throws(EngineError) -> Int {
         var total = 0
         for range in ranges { total += try state.columns[column].positions(from: range.lower, to: range.upper).count }
         return total
@@ -76,7 +76,7 @@ struct SecondaryIndexExecutor {
 
     /// The plan of `whereClause` made ready to run, and whether its candidates must be checked
     /// against the clause (the plan is not exact, or an intersection left a part to the check).
-    func prepared(_ whereClause: QueryExpression?) throws(PageError) -> (planned: PlannedCondition, ready: Prepared, check: Bool) {
+    func prepared(_ whereClause: QueryExpression?) throws(EngineError) -> (planned: PlannedCondition, ready: Prepared, check: Bool) {
         let planned = plan(whereClause)
         var approximate = !planned.exact
         let ready = try prepare(planned.plan, approximate: &approximate)
@@ -97,7 +97,7 @@ struct SecondaryIndexExecutor {
     /// How much larger than the driver an intersection part may be and still be read into a set.
     static let intersectionFactor = 8
 
-    func prepare(_ plan: SecondaryIndexPlan, approximate: inout Bool) throws(PageError) -> Prepared {
+    func prepare(_ plan: SecondaryIndexPlan, approximate: inout Bool) throws(EngineError) -> Prepared {
         switch plan {
         case .nothing: return .nothing
         case .everything: return .everything
@@ -130,11 +130,11 @@ struct SecondaryIndexExecutor {
     /// location and row key, `SecondaryIndexState.entryParts`; valid only during the call;
     /// empty when the entry does not carry them) until it returns false. Ranges yield in key
     /// order, everything and unions in row-id order (with empty values).
-    func forEachCandidate(_ plan: Prepared, _ body: (UInt64, UnsafeRawBufferPointer) -> Bool) throws(PageError) {
+    func forEachCandidate(_ plan: Prepared, _ body: (UInt64, UnsafeRawBufferPointer) -> Bool) throws(EngineError) {
         _ = try visitCandidates(plan, body)
     }
 
-    private func visitCandidates(_ plan: Prepared, _ body: (UInt64, UnsafeRawBufferPointer) -> Bool) throws(PageError) -> Bool {
+    private func visitCandidates(_ plan: Prepared, _ body: (UInt64, UnsafeRawBufferPointer) -> Bool) throws(EngineError) -> Bool {
         switch plan {
         case .nothing: return true
         case .everything:
@@ -172,7 +172,7 @@ struct SecondaryIndexExecutor {
     /// they were read (nil when the plan was exact and nothing needed them) and its column
     /// entry's value (object location and row key; empty when unknown; valid only during the
     /// call), until it returns false.
-    func run(_ query: BoundQuery, _ body: (UInt64, [SQLValue]?, UnsafeRawBufferPointer) -> Bool) throws(PageError) {
+    func run(_ query: BoundQuery, _ body: (UInt64, [SQLValue]?, UnsafeRawBufferPointer) -> Bool) throws(EngineError) {
         let (_, prepared, check) = try prepared(query.whereClause)
         // The row check, prepared once: columns by position, literals converted once.
         let residual = check ? evaluator.prepare(query.whereClause, columnOrder: valueOrder) : nil
@@ -186,7 +186,7 @@ struct SecondaryIndexExecutor {
                   _ counts: inout EmitCounts) -> Bool {
             var values = known
             if let residual, !checked {
-                do throws(PageError) {
+                do throws(EngineError) {
                     if values == nil { values = try rowValues(rowid) }
                 } catch {
                     counts.failure = error
@@ -207,9 +207,9 @@ struct SecondaryIndexExecutor {
         } else {
             var rows: [(rowid: UInt64, values: [SQLValue], rowKey: Int)] = []
             var rowKeys = KeyBatch()
-            var readFailure: PageError?
+            var readFailure: EngineError?
             try forEachCandidate(prepared) { rowid, rowKey in
-                do throws(PageError) {
+                do throws(EngineError) {
                     if let values = try rowValues(rowid), residual?.matches(values) ?? true {
                         rows.append((rowid, values, rowKeys.append(rowKey)))
                     }
@@ -245,7 +245,7 @@ struct SecondaryIndexExecutor {
     /// keys before the row id (a tie, or texts cut to the same prefix) are read and ordered by
     /// every term, then row id ascending, before they are passed on.
     func streamOrdered(column: Int, ranges: [ColumnRange], terms: [OrderTerm],
-                       _ body: (UInt64, [SQLValue]?, UnsafeRawBufferPointer) -> Bool) throws(PageError) {
+                       _ body: (UInt64, [SQLValue]?, UnsafeRawBufferPointer) -> Bool) throws(EngineError) {
         let descending = terms[0].descending
         let order = orderColumns(terms)
         // The pending group of rows sharing a cut value, passed to `flush` rather than captured
@@ -263,7 +263,7 @@ struct SecondaryIndexExecutor {
                 return true
             }
             var rows: [(rowid: UInt64, values: [SQLValue], rowKey: Int)] = []
-            do throws(PageError) {
+            do throws(EngineError) {
                 for row in pending.group { if let values = try rowValues(row.rowid) { rows.append((row.rowid, values, row.rowKey)) } }
             } catch {
                 pending.failure = error
@@ -336,7 +336,7 @@ var noRowKey: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: nil, count:
 struct EmitCounts {
     var skip: Int
     var remaining: Int
-    var failure: PageError?
+    var failure: EngineError?
 }
 
 /// The rows `SecondaryIndexExecutor.streamOrdered` holds back while they share a value cut to
@@ -348,5 +348,5 @@ struct OrderedGroup {
     var rowKeys = KeyBatch()
     var prefix: [UInt8] = []
     var needsValues = false
-    var failure: PageError?
+    var failure: EngineError?
 }

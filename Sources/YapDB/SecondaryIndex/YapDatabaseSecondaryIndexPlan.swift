@@ -1,5 +1,5 @@
 import Foundation
-import YapDBIndex
+import YapDBEngine
 import YapDBQuery
 
 /// Where a query's candidate rows come from: key ranges of one column's tree, the

@@ -1,5 +1,4 @@
 import Foundation
-import YapDBIndex
 import YapDBQuery
 import YapDBEngine
 

@@ -1,5 +1,4 @@
 import Foundation
-import YapDBIndex
 import YapDBEngine
 import YapDBQuery
 
@@ -19,21 +18,23 @@ import YapDBQuery
 ///   row's encoded column values (`SecondaryIndexRow`), split into chunks that fit a tree
 ///   entry. Updates and removals read the old values here to find the old column entries.
 ///
-/// Errors: the trees' `PageError` (a damaged or unreadable page) passes through.
+/// Errors: the trees' `EngineError` (a damaged or unreadable page, an entry too large for a
+/// page) passes through.
 struct SecondaryIndexState: Sendable {
     /// The tag the index was built with.
     var versionTag: String
     /// The columns' names and types: a different setup under the same tag rebuilds.
     var signature: String
-    var columns: [PagedBTree]
-    var rows: PagedBTree
+    var columns: [ExtensionTree]
+    var rows: ExtensionTree
 
-    init(versionTag: String, signature: String, columnCount: Int, format: PageFormat = PageFormat(),
-         source: any PageSource = EmptyPageSource()) {
+    /// An empty index of `columnCount` columns, each tree a copy of `empty` (an empty tree in
+    /// the page format the index's pages have).
+    init(versionTag: String, signature: String, columnCount: Int, empty: ExtensionTree = ExtensionTree()) {
         self.versionTag = versionTag
         self.signature = signature
-        columns = Array(repeating: PagedBTree(format: format, source: source), count: columnCount)
-        rows = PagedBTree(format: format, source: source)
+        columns = Array(repeating: empty, count: columnCount)
+        rows = empty
     }
 
     /// The number of indexed rows.
@@ -41,14 +42,14 @@ struct SecondaryIndexState: Sendable {
 
     /// The most bytes of a text or blob written into a column key (the rest is read from
     /// `rows` when the order of two values depends on it).
-    var keyValueLimit: Int { Self.keyValueLimit(rows.format) }
+    var keyValueLimit: Int { Self.keyValueLimit(maximumEntrySize: rows.maximumEntrySize) }
 
-    static func keyValueLimit(_ format: PageFormat) -> Int {
-        min(256, (format.maximumEntrySize - OrderedKeyEncoding.rowidSize - 8) / 2)
+    static func keyValueLimit(maximumEntrySize: Int) -> Int {
+        min(256, (maximumEntrySize - OrderedKeyEncoding.rowidSize - 8) / 2)
     }
 
     /// Bytes of row values per chunk entry.
-    var chunkSize: Int { rows.format.maximumEntrySize - Self.rowKeySize }
+    var chunkSize: Int { rows.maximumEntrySize - Self.rowKeySize }
     static let rowKeySize = 9
 
     static func rowKey(_ rowid: UInt64, chunk: UInt8) -> [UInt8] {
@@ -92,13 +93,13 @@ struct SecondaryIndexState: Sendable {
     /// reader uses it only after checking that the record there is that row's object
     /// (`SegmentTable.readObject`), because compaction moves records without rewriting the
     /// index; every write of the row's object rewrites its entries.
-    /// - Throws: `.corrupt(page: .none, reason: .badEntry)` for a value too short to hold a
-    ///   location and a row key.
+    /// - Throws: `EngineError.damagedExtensionEntry` for a value too short to hold a location
+    ///   and a row key.
     @inline(__always)
-    static func entryParts(_ value: UnsafeRawBufferPointer) throws(PageError) -> (object: ValueLocation, rowKey: UnsafeRawBufferPointer)? {
+    static func entryParts(_ value: UnsafeRawBufferPointer) throws(EngineError) -> (object: ValueLocation, rowKey: UnsafeRawBufferPointer)? {
         if value.isEmpty { return nil }
         // A row key is at least the two bytes after its collection.
-        guard value.count >= locationSize + 2 else { throw .corrupt(page: .none, reason: .badEntry) }
+        guard value.count >= locationSize + 2 else { throw .damagedExtensionEntry }
         let object = ValueLocation(segment: UInt32(littleEndian: value.loadUnaligned(fromByteOffset: 0, as: UInt32.self)),
                                    offset: UInt32(littleEndian: value.loadUnaligned(fromByteOffset: 4, as: UInt32.self)),
                                    length: UInt32(littleEndian: value.loadUnaligned(fromByteOffset: 8, as: UInt32.self)))
@@ -109,8 +110,8 @@ struct SecondaryIndexState: Sendable {
 
     /// The column values of row `rowid`, or nil when the row is not indexed; `extra` more
     /// elements' room is reserved, for a caller that appends to them.
-    /// - Throws: `PageError`; `.corrupt` when the stored values do not decode.
-    func values(ofRow rowid: UInt64, reservingExtra extra: Int = 0) throws(PageError) -> [SQLValue]? {
+    /// - Throws: `EngineError`; `damagedExtensionEntry` when the stored values do not decode.
+    func values(ofRow rowid: UInt64, reservingExtra extra: Int = 0) throws(EngineError) -> [SQLValue]? {
         // Every chunk but the last is full: read chunks while they are (one lookup for most rows).
         guard var bytes = try rows.value(forKey: Self.rowKey(rowid, chunk: 0)) else { return nil }
         var chunk: UInt8 = 1, last = bytes.count
@@ -120,18 +121,18 @@ struct SecondaryIndexState: Sendable {
             chunk += 1
         }
         guard let values = SecondaryIndexRow.decode(bytes, columnCount: columns.count, reservingExtra: extra) else {
-            throw .corrupt(page: .none, reason: .badEntry)
+            throw .damagedExtensionEntry
         }
         return values
     }
 
     /// Whether row `rowid` is indexed (one lookup; its values are not decoded).
-    func contains(_ rowid: UInt64) throws(PageError) -> Bool {
+    func contains(_ rowid: UInt64) throws(EngineError) -> Bool {
         try rows.contains(Self.rowKey(rowid, chunk: 0))
     }
 
     /// Calls `body` with every indexed row id in ascending order until it returns false.
-    func forEachRowid(_ body: (UInt64) -> Bool) throws(PageError) {
+    func forEachRowid(_ body: (UInt64) -> Bool) throws(EngineError) {
         try rows.forEach { key, _ in
             guard key[OrderedKeyEncoding.rowidSize] == 0 else { return true }
             return body(OrderedKeyEncoding.rowid(ofKey: UnsafeRawBufferPointer(rebasing: key[..<OrderedKeyEncoding.rowidSize])))
@@ -142,8 +143,8 @@ struct SecondaryIndexState: Sendable {
 
     /// Indexes row `rowid`, whose key in the key directory's rows tree is `rowKey` and whose
     /// object record is at `object`, with `values` (one per column), replacing what it had.
-    /// - Throws: `PageError`; then discard the state (the transaction fails).
-    mutating func setRow(_ rowid: UInt64, rowKey: [UInt8], object: ValueLocation, values: [SQLValue]) throws(PageError) {
+    /// - Throws: `EngineError`; then discard the state (the transaction fails).
+    mutating func setRow(_ rowid: UInt64, rowKey: [UInt8], object: ValueLocation, values: [SQLValue]) throws(EngineError) {
         precondition(values.count == columns.count, "SecondaryIndexState: \(values.count) values for \(columns.count) columns")
         try removeRow(rowid)
         let encoded = SecondaryIndexRow.encode(values)
@@ -160,9 +161,9 @@ struct SecondaryIndexState: Sendable {
     /// Records that row `rowid`'s object now lies at `object`, its indexed values unchanged
     /// (a write the handler's options do not re-index): its column entries are rewritten.
     /// Returns whether the row is indexed.
-    /// - Throws: `PageError`; then discard the state.
+    /// - Throws: `EngineError`; then discard the state.
     @discardableResult
-    mutating func moveObject(ofRow rowid: UInt64, rowKey: [UInt8], to object: ValueLocation) throws(PageError) -> Bool {
+    mutating func moveObject(ofRow rowid: UInt64, rowKey: [UInt8], to object: ValueLocation) throws(EngineError) -> Bool {
         guard let values = try values(ofRow: rowid) else { return false }
         try writeColumnEntries(rowid, rowKey: rowKey, object: object, values: values)
         return true
@@ -171,8 +172,8 @@ struct SecondaryIndexState: Sendable {
     /// Writes row `rowid`'s entry in each column tree (`values`, one per column), each
     /// carrying `object` and `rowKey` when they fit.
     private mutating func writeColumnEntries(_ rowid: UInt64, rowKey: [UInt8], object: ValueLocation,
-                                             values: [SQLValue]) throws(PageError) {
-        let limit = rows.format.maximumEntrySize
+                                             values: [SQLValue]) throws(EngineError) {
+        let limit = rows.maximumEntrySize
         for (i, value) in values.enumerated() {
             let key = columnKey(value, rowid: rowid)
             try columns[i].upsert(key, Self.entryValue(object: object, rowKey: rowKey, keyCount: key.count, limit: limit))
@@ -180,9 +181,9 @@ struct SecondaryIndexState: Sendable {
     }
 
     /// Takes row `rowid` out of the index. Returns whether it was in it.
-    /// - Throws: `PageError`; then discard the state.
+    /// - Throws: `EngineError`; then discard the state.
     @discardableResult
-    mutating func removeRow(_ rowid: UInt64) throws(PageError) -> Bool {
+    mutating func removeRow(_ rowid: UInt64) throws(EngineError) -> Bool {
         guard let old = try values(ofRow: rowid) else { return false }
         for (i, value) in old.enumerated() {
             try columns[i].remove(columnKey(value, rowid: rowid))
@@ -199,16 +200,16 @@ struct SecondaryIndexState: Sendable {
     }
 }
 
-/// A secondary index on index pages (`KeyedTreesExtensionState`): the index checkpoint writes the
+/// A secondary index on index pages (`ExtensionTreesState`): the index checkpoint writes the
 /// trees' unwritten nodes with the key directory's pages and records the roots; a reopen opens
 /// the trees from them without reading a page.
 ///
 /// Root bytes: the tag and the signature (varint length + UTF-8 each), the column count
-/// (varint), then the `PagedTreeRoot` of the row values tree and of each column tree.
-extension SecondaryIndexState: KeyedTreesExtensionState {
-    var trees: [PagedBTree] { [rows] + columns }
+/// (varint), then the `ExtensionTreeRoot` of the row values tree and of each column tree.
+extension SecondaryIndexState: ExtensionTreesState {
+    var extensionTrees: [ExtensionTree] { [rows] + columns }
 
-    func rootBytes(_ roots: [PagedTreeRoot]) -> [UInt8] {
+    func rootBytes(_ roots: [ExtensionTreeRoot]) -> [UInt8] {
         var bytes: [UInt8] = []
         bytes.appendString(versionTag)
         bytes.appendString(signature)
@@ -217,8 +218,8 @@ extension SecondaryIndexState: KeyedTreesExtensionState {
         return bytes
     }
 
-    /// This state with `transform(i, tree)` applied to each tree (`trees` order).
-    func mapTrees(_ transform: (Int, PagedBTree) -> PagedBTree) -> SecondaryIndexState {
+    /// This state with `transform(i, tree)` applied to each tree (`extensionTrees` order).
+    func mapExtensionTrees(_ transform: (Int, ExtensionTree) -> ExtensionTree) -> SecondaryIndexState {
         var state = self
         state.rows = transform(0, rows)
         for i in columns.indices { state.columns[i] = transform(i + 1, columns[i]) }
@@ -236,16 +237,16 @@ extension SecondaryIndexState: KeyedTreesExtensionState {
                 let signature = try reader.readString()
                 let columnCount = try reader.readLength(max: 4096)
                 var cursor = reader.position
-                var roots: [PagedTreeRoot] = []
+                var roots: [ExtensionTreeRoot] = []
                 for _ in 0...columnCount {
-                    guard let root = PagedTreeRoot.read(raw, &cursor) else { return }
+                    guard let root = ExtensionTreeRoot.read(raw, &cursor) else { return }
                     roots.append(root)
                 }
                 guard cursor == raw.count else { return }
                 var state = SecondaryIndexState(versionTag: tag, signature: signature, columnCount: columnCount,
-                                                format: claimed.format, source: claimed.source)
-                state.rows = PagedBTree(root: roots[0], format: claimed.format, source: claimed.source)
-                for i in 0..<columnCount { state.columns[i] = PagedBTree(root: roots[i + 1], format: claimed.format, source: claimed.source) }
+                                                empty: ExtensionTree(emptyIn: claimed))
+                state.rows = ExtensionTree(root: roots[0], in: claimed)
+                for i in 0..<columnCount { state.columns[i] = ExtensionTree(root: roots[i + 1], in: claimed) }
                 guard state.columns.allSatisfy({ $0.count == state.columns.first?.count }) else { return }
                 decoded = state
             } catch {

@@ -1,4 +1,4 @@
-import YapDBIndex
+import YapDBEngine
 import YapDBQuery
 
 /// An aggregate query made ready to run against one index: the function (its column spelled as
@@ -67,7 +67,7 @@ struct EdgeRead {
     let source: ObjectIdentifier
     let type: YapDatabaseSecondaryIndexType
     let maximum: Bool
-    let tree: MappedTree
+    let tree: MappedExtensionTree
 }
 
 extension YapDatabaseSecondaryIndexTransaction {
@@ -81,7 +81,7 @@ extension YapDatabaseSecondaryIndexTransaction {
         guard let read = lastEdgeRead, read.source == ObjectIdentifier(query) else { return nil }
         databaseTransaction.checkValid()
         var entry: OrderedKeyEncoding.EntryValue? = nil
-        do throws(PageError) {
+        do throws(EngineError) {
             _ = try read.tree.withEdgeEntry(last: read.maximum) { key, _ in entry = OrderedKeyEncoding.entryValue(ofKey: key) }
         } catch {
             throw damaged(error)
@@ -128,7 +128,7 @@ extension YapDatabaseSecondaryIndexTransaction {
 
     /// The number of rows matching `whereClause` (nil: every row).
     func count(where whereClause: QueryExpression?) throws(YapDatabaseError) -> Int {
-        try reading { executor throws(PageError) in try executor.count(where: whereClause) }
+        try reading { executor throws(EngineError) in try executor.count(where: whereClause) }
     }
 
     /// The aggregate `function` (its column spelled as the index does) over every row the
@@ -146,7 +146,7 @@ extension YapDatabaseSecondaryIndexTransaction {
             // The reading path written out: no closure between the transaction and the tree.
             databaseTransaction.checkValid()
             let box = try executor()
-            do throws(PageError) {
+            do throws(EngineError) {
                 if let value = try SecondaryIndexExecutor.edgeExtreme(box.executor.state, column: edge.column, type: edge.type, maximum: edge.maximum) {
                     // Kept once per kept aggregate (a loop making a new query object each call
                     // would otherwise pay for keeping it every time).
@@ -161,7 +161,7 @@ extension YapDatabaseSecondaryIndexTransaction {
                 throw damaged(error)
             }
         }
-        return try reading { executor throws(PageError) in
+        return try reading { executor throws(EngineError) in
             try executor.aggregate(prepared.function, of: prepared.rows, column: prepared.column)
         }
     }

@@ -1,5 +1,5 @@
 import Foundation
-import YapDBIndex
+import YapDBEngine
 import YapDBQuery
 
 /// The query forms of YapDatabase's Swift overlay: iterate keys, keys and metadata, keys and
@@ -77,7 +77,7 @@ extension YapDatabaseSecondaryIndexTransaction {
         let ok = iterate(query) { _, _, rowid, known, _, _, stop in
             do throws(YapDatabaseError) {
                 let read: [SQLValue]? = if let known { known } else {
-                    try reading { executor throws(PageError) in try executor.rowValues(rowid) }
+                    try reading { executor throws(EngineError) in try executor.rowValues(rowid) }
                 }
                 guard let values = read else { return }
                 block(values[i].objectValue, &stop)

@@ -1,5 +1,6 @@
 import Foundation
-import YapDBIndex
+import YapDBIndex  // PageError: the key directory's reads below (not the index's trees)
+import YapDBEngine
 import YapDBQuery
 
 /// A transaction's handle on a secondary index (`transaction.ext(name) as?
@@ -68,10 +69,10 @@ public final class YapDatabaseSecondaryIndexTransaction {
 
     /// Runs `body` on the executor; a damaged index page becomes `.corrupted`.
     @inline(__always)
-    func reading<T>(_ body: (SecondaryIndexExecutor) throws(PageError) -> T) throws(YapDatabaseError) -> T {
+    func reading<T>(_ body: (SecondaryIndexExecutor) throws(EngineError) -> T) throws(YapDatabaseError) -> T {
         databaseTransaction.checkValid()
         let box = try executor()
-        do throws(PageError) { return try body(box.executor) } catch {
+        do throws(EngineError) { return try body(box.executor) } catch {
             throw damaged(error)
         }
     }
@@ -89,7 +90,7 @@ public final class YapDatabaseSecondaryIndexTransaction {
     }
 
     /// A damaged index page, as the error the transaction's callers see.
-    func damaged(_ error: PageError) -> YapDatabaseError {
+    func damaged(_ error: EngineError) -> YapDatabaseError {
         .corrupted(offset: 0, reason: "secondary index \(name): \(error); run verify()")
     }
 
@@ -131,19 +132,19 @@ public final class YapDatabaseSecondaryIndexTransaction {
         let pending = entries ? (pendingMatches ?? PendingMatches()) : nil
         pendingMatches = nil
         defer { if let pending { pending.removeAll(); pendingMatches = pending } }
-        try databaseTransaction.withKeydir { (keydir) throws(YapDatabaseError) in try reading { executor throws(PageError) in
-            var failure: PageError?
+        try databaseTransaction.withKeydir { (keydir) throws(YapDatabaseError) in try reading { executor throws(EngineError) in
+            var failure: EngineError?
             try executor.run(query) { rowid, values, stored in
                 var stop = false
                 let parts: (object: ValueLocation, rowKey: UnsafeRawBufferPointer)?
-                do throws(PageError) { parts = try SecondaryIndexState.entryParts(stored) } catch {
+                do throws(EngineError) { parts = try SecondaryIndexState.entryParts(stored) } catch {
                     failure = error
                     return false
                 }
                 if let pending, let parts {
                     pending.append(rowid, values, parts.rowKey, parts.object)
                     guard pending.count == PendingMatches.capacity else { return true }
-                    do throws(PageError) {
+                    do throws(EngineError) {
                         return try deliver(pending, keydir: keydir, objects: objects, located: located, memo: &memo, body)
                     } catch {
                         failure = error
@@ -152,7 +153,7 @@ public final class YapDatabaseSecondaryIndexTransaction {
                 }
                 if let pending, pending.count > 0 {
                     // A match without a row key: the held ones go first, in order.
-                    do throws(PageError) {
+                    do throws(EngineError) {
                         guard try deliver(pending, keydir: keydir, objects: objects, located: located, memo: &memo, body) else { return false }
                     } catch {
                         failure = error
@@ -161,8 +162,10 @@ public final class YapDatabaseSecondaryIndexTransaction {
                 }
                 if let parts {
                     // The column entry carries the row key: no walk of the row-ids tree.
-                    do throws(PageError) {
-                        let (collection, key, entry) = try keydir.row(forRowKey: parts.rowKey, withEntry: entries, memo: &memo)
+                    do throws(EngineError) {
+                        let (collection, key, entry) = try mappingPageErrors { () throws(PageError) in
+                            try keydir.row(forRowKey: parts.rowKey, withEntry: entries, memo: &memo)
+                        }
                         body(collection, key, rowid, values, entry, nil, &stop)
                     } catch {
                         failure = error
@@ -188,7 +191,7 @@ public final class YapDatabaseSecondaryIndexTransaction {
     /// when `located`, its object's location, and empties `pending`; false when `body` set its
     /// stop flag.
     private func deliver(_ pending: PendingMatches, keydir: Keydir, objects: Bool, located: Bool, memo: inout CollectionMemo,
-                         _ body: (String, String, UInt64, [SQLValue]?, KeydirEntry?, ValueLocation?, inout Bool) -> Void) throws(PageError) -> Bool {
+                         _ body: (String, String, UInt64, [SQLValue]?, KeydirEntry?, ValueLocation?, inout Bool) -> Void) throws(EngineError) -> Bool {
         defer { pending.removeAll() }
         // After a compaction moved their records, the batch's entries are looked up together
         // as without locations (a location in a segment that is gone would cost each row a
@@ -198,13 +201,13 @@ public final class YapDatabaseSecondaryIndexTransaction {
         if located {
             if objects { for object in pending.objects { databaseTransaction.prefetchObject(at: object) } }
         } else {
-            try keydir.entries(forRowKeys: pending.rowKeys, into: &pending.entries)
+            try mappingPageErrors { () throws(PageError) in try keydir.entries(forRowKeys: pending.rowKeys, into: &pending.entries) }
             if objects {
                 for entry in pending.entries { if let entry { databaseTransaction.prefetchObject(at: entry.object) } }
             }
         }
         let rowKeys = pending.rowKeys
-        return try rowKeys.withKeys { raw throws(PageError) -> Bool in
+        return try mappingPageErrors { () throws(PageError) -> Bool in try rowKeys.withKeys { raw throws(PageError) -> Bool in
             var stop = false
             for i in 0..<rowKeys.count {
                 let (collection, key, _) = try keydir.row(forRowKey: rowKeys.key(i, in: raw), withEntry: false, memo: &memo)
@@ -216,12 +219,12 @@ public final class YapDatabaseSecondaryIndexTransaction {
                 if stop { return false }
             }
             return true
-        }
+        } }
     }
 
     /// The plan of the query, as text.
     func explain(_ query: BoundQuery) throws(YapDatabaseError) -> String {
-        try reading { executor throws(PageError) in try executor.explain(query) }
+        try reading { executor throws(EngineError) in try executor.explain(query) }
     }
 
     // MARK: Row ids

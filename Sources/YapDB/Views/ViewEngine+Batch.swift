@@ -1,5 +1,5 @@
 import Foundation
-import YapDBIndex
+import YapDBEngine
 
 /// Rows inserted into a view's collections that the view has not placed yet, in arrival order
 /// (see `YapDatabaseReadWriteTransaction.deferViewInsert`). A class so appending to it does
@@ -90,7 +90,7 @@ extension ViewEngine {
                 }
             }
             let sorted = order.map { batch[$0] }
-            let placed = run("insert into group \(group)", false) { () throws(PageError) in
+            let placed = run("insert into group \(group)", false) { () throws(EngineError) in
                 try merge(sorted, into: group, of: &state)
                 return true
             }
@@ -109,9 +109,9 @@ extension ViewEngine {
     }
 
     /// Merges `rows`, sorted by the view's sorting, into `group`'s tree (see `insertRows`).
-    private func merge(_ rows: [NewRow], into group: String, of state: inout ViewState) throws(PageError) {
+    private func merge(_ rows: [NewRow], into group: String, of state: inout ViewState) throws(EngineError) {
         var appending = false
-        try state.insert(rows.map(\.rowid), into: group) { tree, i throws(PageError) in
+        try state.insert(rows.map(\.rowid), into: group) { tree, i throws(EngineError) in
             let row = rows[i]
             if !appending {
                 if let last = try tree.last() {

@@ -1,10 +1,9 @@
 import Foundation
-import YapDBIndex
 import YapDBEngine
 
 /// The view operations on a state, with the blocks and the transaction they read through.
 ///
-/// A page of the view that cannot be read (`PageError`) is reported: a read-write transaction
+/// A page of the view that cannot be read (`EngineError`) is reported: a read-write transaction
 /// fails with it (its commit would store a view that lost or misplaced rows), a read logs it
 /// and answers as if the rows were absent, as the key directory's reads do; `verify()`
 /// reports the damage.
@@ -26,21 +25,20 @@ struct ViewEngine {
     }
 
     /// Reports a page error met by `operation` (see the type's comment).
-    func report(_ error: PageError, _ operation: String) {
+    func report(_ error: EngineError, _ operation: String) {
         Self.report(error, operation, transaction)
     }
 
-    static func report(_ error: PageError, _ operation: String, _ transaction: YapDatabaseReadTransaction) {
-        let storage = EngineError(error)
+    static func report(_ error: EngineError, _ operation: String, _ transaction: YapDatabaseReadTransaction) {
         if let writer = transaction as? YapDatabaseReadWriteTransaction {
-            writer.fail(YapDatabaseError(storage))
+            writer.fail(YapDatabaseError(error))
         } else {
-            YapDatabaseLogging.log(.error, "a view's index could not be read (\(operation)): \(storage); run verify()")
+            YapDatabaseLogging.log(.error, "a view's index could not be read (\(operation)): \(error); run verify()")
         }
     }
 
     /// Runs a view read or change, reporting a page error (then answering `fallback`).
-    func run<T>(_ operation: @autoclosure () -> String, _ fallback: T, _ body: () throws(PageError) -> T) -> T {
+    func run<T>(_ operation: @autoclosure () -> String, _ fallback: T, _ body: () throws(EngineError) -> T) -> T {
         do { return try body() } catch {
             report(error, operation())
             return fallback
@@ -84,28 +82,28 @@ struct ViewEngine {
 
     /// The group of row `rowid` in `state`, or nil.
     func group(ofRowid rowid: UInt64, in state: ViewState) -> String? {
-        run("group of row id \(rowid)", nil) { () throws(PageError) in try state.group(ofRowid: rowid) }
+        run("group of row id \(rowid)", nil) { () throws(EngineError) in try state.group(ofRowid: rowid) }
     }
 
     /// Whether `state` holds row `rowid`.
     func holds(_ rowid: UInt64, in state: ViewState) -> Bool {
-        run("row id \(rowid)", false) { () throws(PageError) in try state.contains(rowid: rowid) }
+        run("row id \(rowid)", false) { () throws(EngineError) in try state.contains(rowid: rowid) }
     }
 
     /// The tree of `group` in `state`, or nil when it has no rows.
-    func tree(_ group: String, in state: ViewState) -> PagedRowTree? {
-        run("group \(group)", nil) { () throws(PageError) in try state.tree(group) }
+    func tree(_ group: String, in state: ViewState) -> ExtensionRowTree? {
+        run("group \(group)", nil) { () throws(EngineError) in try state.tree(group) }
     }
 
     /// The groups of `state` with rows, in UTF-8 order.
     func groupNames(_ state: ViewState) -> [String] {
-        run("groups", []) { () throws(PageError) in try state.groupNames() }
+        run("groups", []) { () throws(EngineError) in try state.groupNames() }
     }
 
     /// Where row `rowid` (whose sort values are `sortRow`) is in `tree`: a binary search with
     /// the sorting, or, when the row's sort values changed without the view seeing the old
     /// ones, a scan.
-    func position(of rowid: UInt64, sortRow: ViewRow?, in tree: PagedRowTree, group: String) throws(PageError) -> Int? {
+    func position(of rowid: UInt64, sortRow: ViewRow?, in tree: ExtensionRowTree, group: String) throws(EngineError) -> Int? {
         if let sortRow, let index = try tree.firstIndex(of: rowid, { existing in compare(sortRow, with: existing, in: group) }) {
             return index
         }
@@ -149,8 +147,8 @@ struct ViewEngine {
             return false
         }
         let sortRow = row(collection: collection, key: key, forGrouping: false)
-        let placed = run("insert into group \(group)", false) { () throws(PageError) in
-            try state.insert(rowid, into: group) { tree throws(PageError) in
+        let placed = run("insert into group \(group)", false) { () throws(EngineError) in
+            try state.insert(rowid, into: group) { tree throws(EngineError) in
                 try tree.insertionIndex { existing in compare(sortRow, with: existing, in: group) }
             }
             return true
@@ -183,8 +181,8 @@ struct ViewEngine {
     @discardableResult
     func removeRow(rowid: UInt64, collection: String, key: String, at index: Int?, from state: inout ViewState) -> Bool {
         guard let group = group(ofRowid: rowid, in: state) else { return false }
-        run("remove from group \(group)", ()) { () throws(PageError) in
-            let removed = try state.remove(rowid, from: group) { tree throws(PageError) in
+        run("remove from group \(group)", ()) { () throws(EngineError) in
+            let removed = try state.remove(rowid, from: group) { tree throws(EngineError) in
                 if let index, index < tree.count, try tree.element(at: index) == rowid { return index }
                 return try position(of: rowid, sortRow: row(collection: collection, key: key, forGrouping: false), in: tree, group: group)
             }
@@ -204,7 +202,7 @@ struct ViewEngine {
         var before = ViewRowBefore(rowid: rowid, group: group(ofRowid: rowid, in: state))
         if let group = before.group, config.sorting.blockInvokeOptions.runs(for: change), let tree = tree(group, in: state) {
             let sortRow = row(collection: collection, key: key, forGrouping: false)
-            before.index = run("row id \(rowid) in group \(group)", nil) { () throws(PageError) in
+            before.index = run("row id \(rowid) in group \(group)", nil) { () throws(EngineError) in
                 try position(of: rowid, sortRow: sortRow, in: tree, group: group)
             }
         }
@@ -217,7 +215,7 @@ struct ViewEngine {
     func fitsInPlace(rowid: UInt64, collection: String, key: String, at index: Int?, group: String, in state: ViewState) -> Bool {
         guard let index, let tree = tree(group, in: state), index < tree.count else { return false }
         let sortRow = row(collection: collection, key: key, forGrouping: false)
-        return run("neighbours of row id \(rowid)", false) { () throws(PageError) in
+        return run("neighbours of row id \(rowid)", false) { () throws(EngineError) in
             guard try tree.element(at: index) == rowid else { return false }
             if index > 0, compare(sortRow, with: try tree.element(at: index - 1), in: group) == .orderedAscending { return false }
             if index + 1 < tree.count, compare(sortRow, with: try tree.element(at: index + 1), in: group) == .orderedDescending { return false }
@@ -235,7 +233,7 @@ struct ViewEngine {
         var index: Int?
         if let oldGroup, oldGroup == newGroup, let tree = tree(oldGroup, in: state) {
             let sortRow = row(collection: collection, key: key, forGrouping: false)
-            index = run("row id \(entry.rowid) in group \(oldGroup)", nil) { () throws(PageError) in
+            index = run("row id \(entry.rowid) in group \(oldGroup)", nil) { () throws(EngineError) in
                 try position(of: entry.rowid, sortRow: sortRow, in: tree, group: oldGroup)
             }
             if fitsInPlace(rowid: entry.rowid, collection: collection, key: key, at: index, group: oldGroup, in: state) { return false }
@@ -256,14 +254,14 @@ struct ViewEngine {
             if let group = group(ofRowid: rowid, in: state) { byGroup[group, default: []].insert(rowid) }
         }
         guard !byGroup.isEmpty else { return false }
-        run("remove rows", ()) { () throws(PageError) in
+        run("remove rows", ()) { () throws(EngineError) in
             for (group, rows) in byGroup {
                 let old = try state.tree(group)
                 var kept = state.newTree()
-                var failure: PageError?
+                var failure: EngineError?
                 try old?.forEach(in: 0..<(old?.count ?? 0)) { _, rowid in
                     guard !rows.contains(rowid) else { return true }
-                    do throws(PageError) { try kept.append(rowid) } catch {
+                    do throws(EngineError) { try kept.append(rowid) } catch {
                         failure = error
                         return false
                     }

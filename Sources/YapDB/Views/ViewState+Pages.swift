@@ -1,115 +1,113 @@
-import YapDBIndex
 import YapDBEngine
 
-/// What one index checkpoint wrote of a view (`ExtensionPagesWritten.detail`).
+/// What one index checkpoint (or index compaction) wrote of a view (`ExtensionPagesWritten.detail`).
 struct ViewPagesWritten: Sendable {
     /// The lineage of the state written: only states of it adopt `catalog`.
     let lineage: ViewState.Lineage
     /// The catalog as written (its nodes published with the flush).
-    let catalog: PagedBTree
-    /// The root each written group now has in `catalog` (`PagedTreeRoot.empty`: removed).
-    let groupRoots: [String: PagedTreeRoot]
-    /// An index compaction's copies, by group; nil for an ordinary checkpoint.
-    let copies: [String: PageCopy]?
-    /// An index compaction's copy of the row → group tree.
-    let rowGroupsCopy: PageCopy?
+    let catalog: ExtensionTree
+    /// The root each written group now has in `catalog` (`ExtensionTreeRoot.empty`: removed).
+    let groupRoots: [String: ExtensionTreeRoot]
+    /// What was written of each group with rows, by name.
+    let groups: [String: ExtensionTreeWritten]
+    /// What was written of the row → group tree.
+    let rowGroups: ExtensionTreeWritten
+    /// An index compaction's copy: every group with rows was written, so a group missing from
+    /// `groups` is not in the new catalog.
+    let isCopy: Bool
 }
 
-/// A view's trees are written by the engine's index checkpoints (`PagedExtensionState`): the
-/// groups changed since the last one, then the catalog with their new roots, then the row →
-/// group tree; the root record carries the version tag and the two roots
-/// (docs/format.md §11, "View trees").
-extension ViewState: PagedExtensionState {
+/// A view's trees are written by the engine's index checkpoints (`PagedExtensionState`, through
+/// the door's per-tree page work, `ExtensionPagedTree`): the groups changed since the last one,
+/// then the catalog with their new roots, then the row → group tree; the root record carries
+/// the version tag and the two roots (docs/format.md §11, "View trees").
+extension ViewState: ExtensionPagedState {
     func writePages(_ pages: ExtensionPageWriter) throws(EngineError) -> ExtensionPagesWritten {
         var catalog = self.catalog
-        var flushes: [PageFlush] = []
-        var groupRoots: [String: PagedTreeRoot] = [:]
+        var written: [ExtensionTreeWritten] = []
+        var groups: [String: ExtensionTreeWritten] = [:]
+        var groupRoots: [String: ExtensionTreeRoot] = [:]
         for name in changed.keys.sorted() {
             let tree = changed[name]!
             let key = Array(name.utf8)
             if tree.isEmpty {
-                _ = try mappingPageErrors { () throws(PageError) in try catalog.remove(key) }
+                try catalog.remove(key)
                 groupRoots[name] = .empty
                 continue
             }
-            let flush = try pages.flush(tree)
-            flushes.append(flush)
-            let root = tree.root(after: flush)
-            groupRoots[name] = root
-            _ = try mappingPageErrors { () throws(PageError) in try catalog.upsert(key, root.encoded) }
+            let group = try tree.writePages(pages)
+            written.append(group)
+            groups[name] = group
+            groupRoots[name] = group.root
+            try catalog.upsert(key, group.root.encoded)
         }
-        let catalogFlush = try pages.flush(catalog)
-        let rowsFlush = try pages.flush(rowGroups)
-        flushes += [catalogFlush, rowsFlush]
+        let catalogWritten = try catalog.writePages(pages)
+        let rowsWritten = try rowGroups.writePages(pages)
+        written += [catalogWritten, rowsWritten]
         return ExtensionPagesWritten(
-            rootBytes: rootBytes(catalog: catalog.root(after: catalogFlush), rowGroups: rowGroups.root(after: rowsFlush)), flushes: flushes,
-            detail: ViewPagesWritten(lineage: lineage, catalog: catalog, groupRoots: groupRoots, copies: nil, rowGroupsCopy: nil))
+            rootBytes: rootBytes(catalog: catalogWritten.root, rowGroups: rowsWritten.root), trees: written,
+            detail: ViewPagesWritten(lineage: lineage, catalog: catalog, groupRoots: groupRoots, groups: groups,
+                                     rowGroups: rowsWritten, isCopy: false))
     }
 
     func copyPages(_ pages: ExtensionPageWriter) throws(EngineError) -> ExtensionPagesWritten {
-        var catalog = PagedBTree(format: format, source: source)
-        var flushes: [PageFlush] = []
-        var groupRoots: [String: PagedTreeRoot] = [:]
-        var copies: [String: PageCopy] = [:]
-        for name in try mappingPageErrors({ () throws(PageError) in try groupNames() }) {
-            guard let tree = try mappingPageErrors({ () throws(PageError) in try self.tree(name) }) else { continue }
-            let copy = try pages.copy(tree)
-            copies[name] = copy
-            flushes.append(copy.flush)
-            let root = tree.root(after: copy.flush)
-            groupRoots[name] = root
-            _ = try mappingPageErrors { () throws(PageError) in try catalog.upsert(Array(name.utf8), root.encoded) }
+        var catalog = treePages.keyedTree()
+        var written: [ExtensionTreeWritten] = []
+        var groups: [String: ExtensionTreeWritten] = [:]
+        var groupRoots: [String: ExtensionTreeRoot] = [:]
+        for name in try groupNames() {
+            guard let tree = try self.tree(name) else { continue }
+            let copy = try tree.copyPages(pages)
+            written.append(copy)
+            groups[name] = copy
+            groupRoots[name] = copy.root
+            try catalog.upsert(Array(name.utf8), copy.root.encoded)
         }
-        let catalogFlush = try pages.flush(catalog)
-        let rowsCopy = try pages.copy(rowGroups)
-        flushes += [catalogFlush, rowsCopy.flush]
+        let catalogWritten = try catalog.writePages(pages)
+        let rowsCopy = try rowGroups.copyPages(pages)
+        written += [catalogWritten, rowsCopy]
         return ExtensionPagesWritten(
-            rootBytes: rootBytes(catalog: catalog.root(after: catalogFlush), rowGroups: rowGroups.root(after: rowsCopy.flush)), flushes: flushes,
-            detail: ViewPagesWritten(lineage: lineage, catalog: catalog, groupRoots: groupRoots, copies: copies, rowGroupsCopy: rowsCopy))
+            rootBytes: rootBytes(catalog: catalogWritten.root, rowGroups: rowsCopy.root), trees: written,
+            detail: ViewPagesWritten(lineage: lineage, catalog: catalog, groupRoots: groupRoots, groups: groups,
+                                     rowGroups: rowsCopy, isCopy: true))
     }
 
     func adopting(_ written: ExtensionPagesWritten) -> ViewState {
         guard let detail = written.detail as? ViewPagesWritten else { return self }
         var state = self
-        let copies = detail.copies
-        func adopt(_ tree: PagedRowTree, _ name: String) -> PagedRowTree {
-            if let copy = copies?[name] { return tree.remapping(to: copy) }
-            return tree.releasingFlushedNodes()
-        }
         guard detail.lineage === lineage else {
             // Created after the capture: shares no page or node with what was written.
-            state.rebind(changed: changed.mapValues { $0.releasingFlushedNodes() }, rowGroups: rowGroups.releasingFlushedNodes())
+            state.rebind(changed: changed.mapValues { $0.releasingWrittenNodes() }, rowGroups: rowGroups.releasingWrittenNodes())
             return state
         }
-        var kept: [String: PagedRowTree] = [:]
+        var kept: [String: ExtensionRowTree] = [:]
         for (name, tree) in changed {
-            let adopted = adopt(tree, name)
+            let adopted = detail.groups[name].map { tree.adopting($0) } ?? tree.releasingWrittenNodes()
             // A copy lists every group with rows: a group it lacks is not in the new catalog.
-            let inCatalog = detail.groupRoots[name] ?? (copies != nil ? .empty : nil)
+            let inCatalog = detail.groupRoots[name] ?? (detail.isCopy ? .empty : nil)
             if let inCatalog, adopted.writtenRoot == inCatalog { continue }
             kept[name] = adopted
         }
-        let rowGroups = detail.rowGroupsCopy.map { self.rowGroups.remapping(to: $0) } ?? self.rowGroups.releasingFlushedNodes()
-        state.rebind(catalog: detail.catalog.releasingFlushedNodes(), changed: kept, rowGroups: rowGroups)
+        state.rebind(catalog: detail.catalog.releasingWrittenNodes(), changed: kept, rowGroups: rowGroups.adopting(detail.rowGroups))
         return state
     }
 
-    func validatePages() throws(PageError) { try validate() }
+    func validateExtensionPages() throws(EngineError) { try validate() }
 
     var unwrittenPageCount: Int {
         changed.values.reduce(catalog.unwrittenPageCount + rowGroups.unwrittenPageCount) { $0 + $1.unwrittenPageCount }
     }
 
-    func writtenPageCount() throws(PageError) -> Int {
+    func extensionWrittenPageCount() throws(EngineError) -> Int {
         var total = try catalog.writtenPageCount() + rowGroups.writtenPageCount()
         for name in try groupNames() { total += try tree(name)?.writtenPageCount() ?? 0 }
         return total
     }
 
-    func reading(from source: any PageSource) -> ViewState {
+    func reading(from source: any ExtensionPageSource) -> ViewState {
         var state = self
         state.rebind(catalog: catalog.reading(from: source), changed: changed.mapValues { $0.reading(from: source) },
-                     rowGroups: rowGroups.reading(from: source), source: source)
+                     rowGroups: rowGroups.reading(from: source), treePages: treePages.reading(from: source))
         return state
     }
 
@@ -119,8 +117,8 @@ extension ViewState: PagedExtensionState {
     static let rootLayout: UInt8 = 1
 
     /// What the root record carries for a view: the layout byte 1, the version tag (varint
-    /// length, UTF-8), the catalog's root, the row → group tree's root (`PagedTreeRoot`).
-    func rootBytes(catalog: PagedTreeRoot, rowGroups: PagedTreeRoot) -> [UInt8] {
+    /// length, UTF-8), the catalog's root, the row → group tree's root (`ExtensionTreeRoot`).
+    func rootBytes(catalog: ExtensionTreeRoot, rowGroups: ExtensionTreeRoot) -> [UInt8] {
         var bytes: [UInt8] = [Self.rootLayout]
         bytes.appendString(versionTag)
         catalog.append(to: &bytes)
@@ -131,17 +129,17 @@ extension ViewState: PagedExtensionState {
     /// The view a claim hands back, reading nothing; nil when the bytes are not a view's roots
     /// (the view then rebuilds).
     init?(claimed: ClaimedExtensionRoots) {
-        var decoded: (String, PagedTreeRoot, PagedTreeRoot)?
+        var decoded: (String, ExtensionTreeRoot, ExtensionTreeRoot)?
         claimed.rootBytes.withUnsafeBytes { raw in
             guard raw.first == Self.rootLayout else { return }
             var reader = ByteReader(UnsafeRawBufferPointer(rebasing: raw[1...]))
             guard let tag = try? reader.readString() else { return }
             var cursor = 1 + reader.position
-            guard let catalog = PagedTreeRoot.read(raw, &cursor), let rows = PagedTreeRoot.read(raw, &cursor),
+            guard let catalog = ExtensionTreeRoot.read(raw, &cursor), let rows = ExtensionTreeRoot.read(raw, &cursor),
                   cursor == raw.count else { return }
             decoded = (tag, catalog, rows)
         }
         guard let (tag, catalog, rows) = decoded else { return nil }
-        self.init(versionTag: tag, format: claimed.format, source: claimed.source, catalog: catalog, rowGroups: rows)
+        self.init(versionTag: tag, treePages: ExtensionTreePages(claimed), catalog: catalog, rowGroups: rows)
     }
 }

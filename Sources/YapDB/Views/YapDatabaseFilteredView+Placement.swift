@@ -1,5 +1,4 @@
 import Foundation
-import YapDBIndex
 import YapDBEngine
 
 /// The operations of a filtered view inside one read-write transaction: its parent's state as
@@ -53,12 +52,12 @@ struct FilteredViewContext {
               filtered || keeps(collection: collection, key: key, group: group) else { return false }
         let sortRow = sorter.row(collection: collection, key: key, forGrouping: false)
         let compare = { (existing: UInt64) in sorter.compare(sortRow, with: existing, in: group) }
-        return sorter.run("place in group \(group)", false) { () throws(PageError) in
+        return sorter.run("place in group \(group)", false) { () throws(EngineError) in
             let before = try keptRows(before: entry.rowid, in: parentTree, from: parentTree.lowerBound(compare), state)
             // Without `before`, the parent's order disagrees with the sorting (a block that is
             // not a strict weak order): place by position alone, O(n).
             let byPosition = before == nil ? try keptRows(before: entry.rowid, in: parentTree, from: 0, state) : nil
-            try state.insert(entry.rowid, into: group) { tree throws(PageError) in
+            try state.insert(entry.rowid, into: group) { tree throws(EngineError) in
                 var index = byPosition ?? tree.count
                 if let before { index = try tree.lowerBound(compare) + before }
                 return min(index, tree.count)
@@ -69,16 +68,16 @@ struct FilteredViewContext {
 
     /// How many of the filtered view's rows lie in `parentTree` between `start` and `rowid`;
     /// nil when `rowid` is not at or after `start`.
-    func keptRows(before rowid: UInt64, in parentTree: PagedRowTree, from start: Int, _ state: ViewState) throws(PageError) -> Int? {
+    func keptRows(before rowid: UInt64, in parentTree: ExtensionRowTree, from start: Int, _ state: ViewState) throws(EngineError) -> Int? {
         var count = 0
         var found = false
-        var failure: PageError?
+        var failure: EngineError?
         try parentTree.forEach(in: start..<parentTree.count) { _, other in
             if other == rowid {
                 found = true
                 return false
             }
-            do throws(PageError) { if try state.contains(rowid: other) { count += 1 } } catch {
+            do throws(EngineError) { if try state.contains(rowid: other) { count += 1 } } catch {
                 failure = error
                 return false
             }
@@ -100,15 +99,15 @@ struct FilteredViewContext {
     /// The parent's rows for which `keep(rowid, group)` is true, in the parent's groups and order.
     func parentSubsequence(tag: String, _ keep: (UInt64, String) -> Bool) -> ViewState {
         var state = ViewState(versionTag: tag, transaction: transaction)
-        sorter.run("filter the parent view", ()) { () throws(PageError) in
+        sorter.run("filter the parent view", ()) { () throws(EngineError) in
             for group in try parentState.groupNames() {
                 guard let parentTree = try parentState.tree(group) else { continue }
                 var tree = state.newTree()
                 var kept: [UInt64] = []
-                var failure: PageError?
+                var failure: EngineError?
                 try parentTree.forEach(in: 0..<parentTree.count) { _, rowid in
                     guard keep(rowid, group) else { return true }
-                    do throws(PageError) { try tree.append(rowid) } catch {
+                    do throws(EngineError) { try tree.append(rowid) } catch {
                         failure = error
                         return false
                     }

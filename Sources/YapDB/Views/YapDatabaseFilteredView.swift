@@ -1,7 +1,6 @@
 import Foundation
 import Synchronization
 import YapDBEngine
-import YapDBIndex
 
 /// A view of a view: it keeps its parent view's groups and order, holding only the rows the
 /// filtering block lets through. It changes in the same commit as its parent (a row write, a
@@ -186,7 +185,7 @@ open class YapDatabaseFilteredView: YapDatabaseView, @unchecked Sendable {
                       _ sorter: ViewEngine) -> (group: String, index: Int)? {
         guard let group = sorter.group(ofRowid: rowid, in: state), let tree = sorter.tree(group, in: state) else { return nil }
         let sortRow = sorter.row(collection: collection, key: key, forGrouping: false)
-        let index = sorter.run("row id \(rowid) in group \(group)", nil) { () throws(PageError) in
+        let index = sorter.run("row id \(rowid) in group \(group)", nil) { () throws(EngineError) in
             try sorter.position(of: rowid, sortRow: sortRow, in: tree, group: group)
         }
         return index.map { (group, $0) }

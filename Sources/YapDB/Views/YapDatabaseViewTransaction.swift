@@ -1,5 +1,5 @@
 import Foundation
-import YapDBIndex
+import YapDBEngine
 
 /// Reading a view inside a transaction: `transaction.ext(name) as? YapDatabaseViewTransaction`.
 /// Index lookups, counts and searches are O(log n). Valid only inside the transaction's block.
@@ -20,7 +20,7 @@ public class YapDatabaseViewTransaction {
     /// In a read-only transaction the view cannot change: its state and the tree of the group
     /// read last are kept, so repeated reads of one group walk only that group's pages.
     private var readOnlyState: ViewState?
-    private var readOnlyTree: (group: String, tree: PagedRowTree?)?
+    private var readOnlyTree: (group: String, tree: ExtensionRowTree?)?
     private var isReadOnly: Bool { !(transaction is YapDatabaseReadWriteTransaction) }
 
     var state: ViewState {
@@ -33,7 +33,7 @@ public class YapDatabaseViewTransaction {
     var engine: ViewEngine { ViewEngine(view: view, config: view.config.withLock { $0 }, transaction: transaction) }
 
     /// The tree of `group`, or nil when it has no rows (a page that cannot be read is logged).
-    func tree(_ group: String) -> PagedRowTree? {
+    func tree(_ group: String) -> ExtensionRowTree? {
         if let readOnlyTree, readOnlyTree.group == group { return readOnlyTree.tree }
         let tree = engine.tree(group, in: state)
         if isReadOnly { readOnlyTree = (group, tree) }
@@ -85,7 +85,7 @@ public class YapDatabaseViewTransaction {
     /// The (collection, key) at `index` of `group`, or nil when out of range.
     public func getCollectionKey(atIndex index: Int, inGroup group: String) -> (String, String)? {
         guard let tree = tree(group), index >= 0, index < tree.count,
-              let rowid = engine.run("row \(index) of group \(group)", nil, { () throws(PageError) in try tree.element(at: index) })
+              let rowid = engine.run("row \(index) of group \(group)", nil, { () throws(EngineError) in try tree.element(at: index) })
         else { return nil }
         return transaction.owner(ofRowid: rowid).map { ($0.collection, $0.key) }
     }
@@ -97,7 +97,7 @@ public class YapDatabaseViewTransaction {
         guard let entry = transaction.entry(collection: name, key: key), let group = engine.group(ofRowid: entry.rowid, in: state),
               let tree = tree(group) else { return nil }
         let row = engine.row(collection: name, key: key, forGrouping: false)
-        let found = engine.run("row \(name)/\(key) in group \(group)", nil) { () throws(PageError) in
+        let found = engine.run("row \(name)/\(key) in group \(group)", nil) { () throws(EngineError) in
             try engine.position(of: entry.rowid, sortRow: row, in: tree, group: group)
         }
         return found.map { (group, $0) }
@@ -191,7 +191,7 @@ public class YapDatabaseViewTransaction {
         }
         let engine = self.engine
         transaction.iterate { stop in
-            engine.run("rows of group \(group)", ()) { () throws(PageError) in
+            engine.run("rows of group \(group)", ()) { () throws(EngineError) in
                 try tree.forEach(in: bounds, reversed: reversed) { index, rowid in
                     guard let (collection, key) = transaction.owner(ofRowid: rowid) else { return true }
                     step(collection, key, index, &stop)
@@ -208,7 +208,7 @@ public class YapDatabaseViewTransaction {
     public func findRange(inGroup group: String, using find: YapDatabaseViewFind) -> NSRange {
         guard let tree = tree(group) else { return NSRange(location: NSNotFound, length: 0) }
         let engine = self.engine
-        let range = engine.run("search in group \(group)", 0..<0) { () throws(PageError) in try tree.findRange { rowid in
+        let range = engine.run("search in group \(group)", 0..<0) { () throws(EngineError) in try tree.findRange { rowid in
             guard let row = engine.row(rowid: rowid).map({ Self.fill($0, for: find, transaction) }) else { return .orderedAscending }
             // The block says where the row is relative to the range; the tree wants where the
             // range is relative to the row.

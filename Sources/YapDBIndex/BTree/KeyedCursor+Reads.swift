@@ -4,7 +4,7 @@
 extension KeyedCursor {
     /// Calls `body` with the value stored for `key`, if present; says whether it was.
     @inline(__always)
-    mutating func find<Pages: KeyedPages>(_ key: UnsafeRawBufferPointer, _ pages: Pages, _ body: (UnsafeRawBufferPointer) -> Void) throws(PageError) -> Bool {
+    mutating func find<Pages: TreePages>(_ key: UnsafeRawBufferPointer, _ pages: Pages, _ body: (UnsafeRawBufferPointer) -> Void) throws(PageError) -> Bool {
         var target = KeyedSeek.key(key)
         try seek(&target, pages)
         return try Self.withLeaf(pages, leaf, pageSize: pageSize) { leaf throws(PageError) -> Bool in
@@ -17,7 +17,7 @@ extension KeyedCursor {
     /// The number of keys less than `key`, and whether `key` is present (a cursor made with
     /// `counting`).
     @inline(__always)
-    mutating func rank<Pages: KeyedPages>(_ key: UnsafeRawBufferPointer, _ pages: Pages) throws(PageError) -> (index: Int, found: Bool) {
+    mutating func rank<Pages: TreePages>(_ key: UnsafeRawBufferPointer, _ pages: Pages) throws(PageError) -> (index: Int, found: Bool) {
         var target = KeyedSeek.key(key)
         try seek(&target, pages)
         let (index, found) = try Self.withLeaf(pages, leaf, pageSize: pageSize) { leaf throws(PageError) in try leaf.slot(target) }
@@ -27,7 +27,7 @@ extension KeyedCursor {
     /// Calls `body` with the entry at position `index` (which the caller checked against the
     /// tree's count).
     @inline(__always)
-    mutating func element<Pages: KeyedPages>(at index: Int, _ pages: Pages, _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> Void) throws(PageError) {
+    mutating func element<Pages: TreePages>(at index: Int, _ pages: Pages, _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> Void) throws(PageError) {
         var target = KeyedSeek.position(index)
         try seek(&target, pages)
         try Self.withLeaf(pages, leaf, pageSize: pageSize) { leaf throws(PageError) in
@@ -39,7 +39,7 @@ extension KeyedCursor {
     /// Calls `body` with the first entry (the last when `last` is set) and says whether there
     /// was one; the cursor then stands on the leaf that holds it.
     @inline(__always)
-    mutating func edge<Pages: KeyedPages>(last: Bool, _ pages: Pages, _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> Void) throws(PageError) -> Bool {
+    mutating func edge<Pages: TreePages>(last: Bool, _ pages: Pages, _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> Void) throws(PageError) -> Bool {
         var target: KeyedSeek = last ? .last : .first
         try seek(&target, pages)
         return try Self.withLeaf(pages, leaf, pageSize: pageSize) { leaf throws(PageError) -> Bool in
@@ -53,7 +53,7 @@ extension KeyedCursor {
     /// `reversed`, until it returns false; false if it did. Needs a path.
     /// - Throws: `.positionOutOfRange` when the tree's pages hold fewer entries than their
     ///   counts claim; `PageError` from a page.
-    mutating func walk<Pages: KeyedPages>(
+    mutating func walk<Pages: TreePages>(
         positions range: Range<Int>, reversed: Bool, _ pages: Pages, _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> Bool
     ) throws(PageError) -> Bool {
         var target = KeyedSeek.position(reversed ? range.upperBound &- 1 : range.lowerBound)
@@ -68,7 +68,7 @@ extension KeyedCursor {
     /// Calls `body` with each entry from the first key at or above `key` (above it when not
     /// `inclusive`) in ascending order, up to `upper` (nil: the end of the tree; included when
     /// `upperInclusive`), until `body` returns false. Needs a path.
-    mutating func walk<Pages: KeyedPages>(
+    mutating func walk<Pages: TreePages>(
         from key: UnsafeRawBufferPointer, inclusive: Bool, upper: UnsafeRawBufferPointer?, upperInclusive: Bool,
         _ pages: Pages, _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> Bool
     ) throws(PageError) {
@@ -83,7 +83,7 @@ extension KeyedCursor {
     /// until `body` returns false or an entry lies past `upper` (`stopped`), `limit` entries
     /// have passed, or the tree ends. Returns whether it stopped, and how many of `limit` were
     /// left. The leaf the seek ended on is read once: searched and walked in the same read.
-    private mutating func walk<Pages: KeyedPages>(
+    private mutating func walk<Pages: TreePages>(
         from start: KeyedSeek, skippingEqual: Bool, reversed: Bool, limit: Int, upper: UnsafeRawBufferPointer?, upperInclusive: Bool,
         _ pages: Pages, _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> Bool
     ) throws(PageError) -> (stopped: Bool, left: Int) {

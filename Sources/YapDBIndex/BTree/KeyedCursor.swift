@@ -1,65 +1,11 @@
 // KeyedCursor: the one descent of a keyed tree — the path of (node, slot) frames from the root
 // to a leaf — and how it moves: down by key, position or edge, and across to the next or
 // previous leaf. Every read and walk of a `PagedBTree` goes through it, so a page is entered,
-// checked and searched in one place.
+// checked and searched in one place. The frames, the page check and the step across a branch
+// are shared with the row tree's cursor (TreeFrame.swift).
 
-/// How a cursor reads clean pages: a tree's `PageReader`, or a mapped table read in place
-/// (`MappedTree`, whose plain values cost no reference counting per call).
-protocol KeyedPages {
-    /// Calls `body` with the bytes of page `id` (valid only during the call).
-    func read<R>(_ id: PageID, _ body: (UnsafeRawBufferPointer) throws(PageError) -> R) throws(PageError) -> R
-}
-
-extension PageReader: KeyedPages {}
-
-extension MappedPages.Table: KeyedPages {
-    @inline(__always)
-    func read<R>(_ id: PageID, _ body: (UnsafeRawBufferPointer) throws(PageError) -> R) throws(PageError) -> R {
-        let bytes = try page(id)
-        return try body(bytes)
-    }
-}
-
-/// One node on a cursor's path: a clean page or a dirty node, what its parent recorded for it,
-/// and the child (branch) or entry (leaf) the cursor is at. Plain data: a dirty node is held
-/// unretained — the tree the cursor walks keeps it alive.
-struct KeyedFrame {
-    /// The clean page (`PageID.none` for a dirty node).
-    var page: PageID
-    /// The dirty node, or nil for a clean page.
-    var node: Unmanaged<KeyedNode>?
-    /// Entries in the subtree, as the parent (or the tree) recorded.
-    var count: Int
-    /// 0 for a leaf.
-    var level: Int
-    /// The child (branch) the path goes through.
-    var slot = 0
-
-    @inline(__always)
-    init(page: PageID, count: Int, level: Int) {
-        self.page = page
-        node = nil
-        self.count = count
-        self.level = level
-    }
-
-    /// A dirty node on a change's path (`PagedBTree.changeLeaf`; its count is not kept).
-    @inline(__always)
-    init(dirty node: KeyedNode) {
-        page = .none
-        self.node = Unmanaged.passUnretained(node)
-        count = 0
-        level = node.level
-    }
-
-    @inline(__always)
-    init(_ ref: ChildRef<KeyedNode>, level: Int) {
-        page = ref.page
-        node = ref.node.map { Unmanaged.passUnretained($0) }
-        count = ref.count
-        self.level = level
-    }
-}
+/// A node on a keyed tree's path (`TreeFrame`).
+typealias KeyedFrame = TreeFrame<KeyedNode>
 
 /// Where a descent goes at each node.
 enum KeyedSeek {
@@ -166,32 +112,22 @@ struct KeyedCursor {
         self.counting = counting
     }
 
-    /// The clean page of `frame` as a view, checked against what its parent recorded (size,
-    /// kind, level, entry count; then the subtree count): the one check every page a cursor
-    /// enters goes through.
-    @inline(__always)
-    static func checkedView(_ bytes: UnsafeRawBufferPointer, _ frame: KeyedFrame, pageSize: Int) throws(PageError) -> PageView {
-        let view = try PageView(bytes, id: frame.page, pageSize: pageSize, family: .keyed, level: frame.level)
-        try view.requireSubtreeCount(frame.count)
-        return view
-    }
-
     /// Calls `body` with `leaf` (a dirty node, or its page read from `pages` and checked). Static,
     /// with the pages passed in, so a call from a mutating method copies nothing.
     @inline(__always)
-    static func withLeaf<Pages: KeyedPages, R>(
+    static func withLeaf<Pages: TreePages, R>(
         _ pages: Pages, _ leaf: KeyedFrame, pageSize: Int, _ body: (KeyedLeaf) throws(PageError) -> R
     ) throws(PageError) -> R {
         if let node = leaf.node { return try body(.node(node)) }
         return try pages.read(leaf.page) { bytes throws(PageError) -> R in
-            try body(.page(checkedView(bytes, leaf, pageSize: pageSize)))
+            try body(.page(leaf.checkedView(bytes, pageSize: pageSize)))
         }
     }
 
     /// Descends from the root to the leaf `seek` leads to (`seek` becomes what is left of it
     /// at the leaf, for `KeyedLeaf.slot`).
     @inline(__always)
-    mutating func seek<Pages: KeyedPages>(_ seek: inout KeyedSeek, _ pages: Pages) throws(PageError) {
+    mutating func seek<Pages: TreePages>(_ seek: inout KeyedSeek, _ pages: Pages) throws(PageError) {
         depth = 0
         before = 0
         try descend(from: root, &seek, pages)
@@ -200,7 +136,7 @@ struct KeyedCursor {
     /// Descends from `start` to a leaf by `seek`, pushing the branch frames passed on the path
     /// (when it has room) and, when `counting`, adding to `before` the entries left of them.
     @inline(__always)
-    private mutating func descend<Pages: KeyedPages>(from start: KeyedFrame, _ seek: inout KeyedSeek, _ pages: Pages) throws(PageError) {
+    private mutating func descend<Pages: TreePages>(from start: KeyedFrame, _ seek: inout KeyedSeek, _ pages: Pages) throws(PageError) {
         var frame = start
         var left = 0
         let counting = self.counting, pageSize = self.pageSize
@@ -210,7 +146,7 @@ struct KeyedCursor {
                 child = Self.branchStep(node.takeUnretainedValue(), &frame, &seek, counting: counting, before: &left)
             } else {
                 child = try pages.read(frame.page) { bytes throws(PageError) -> KeyedFrame in
-                    try Self.branchStep(Self.checkedView(bytes, frame, pageSize: pageSize), &frame, &seek, counting: counting, before: &left)
+                    try Self.branchStep(frame.checkedView(bytes, pageSize: pageSize), &frame, &seek, counting: counting, before: &left)
                 }
             }
             if depth < path.count {
@@ -286,11 +222,11 @@ struct KeyedCursor {
     /// False at the end of the tree. Needs a path (a cursor made with room for one).
     /// - Throws: `PageError` from a page entered, or `.subtreeCountMismatch` for a branch page
     ///   left at its end whose children's counts do not make up its own.
-    mutating func moveToNextLeaf<Pages: KeyedPages>(reversed: Bool, _ pages: Pages) throws(PageError) -> Bool {
+    mutating func moveToNextLeaf<Pages: TreePages>(reversed: Bool, _ pages: Pages) throws(PageError) -> Bool {
         while depth > 0 {
             var frame = path[depth &- 1]
             depth &-= 1
-            guard let next = try Self.sibling(of: &frame, reversed: reversed, pages: pages, pageSize: pageSize) else { continue }
+            guard let next = try frame.sibling(reversed: reversed, pages: pages, pageSize: pageSize) else { continue }
             path[depth] = frame
             depth &+= 1
             var edge: KeyedSeek = reversed ? .last : .first
@@ -299,46 +235,10 @@ struct KeyedCursor {
         }
         return false
     }
-
-    /// The child after (before, `reversed`) the slot of branch `frame` that holds entries, its
-    /// slot moved to it; nil when none is left (a clean page is then checked whole).
-    private static func sibling<Pages: KeyedPages>(of frame: inout KeyedFrame, reversed: Bool, pages: Pages, pageSize: Int) throws(PageError) -> KeyedFrame? {
-        let step = reversed ? -1 : 1
-        if let unmanaged = frame.node {
-            let node = unmanaged.takeUnretainedValue()
-            var k = frame.slot &+ step
-            while k >= 0 && k < node.children.count {
-                if node.children[k].count > 0 {
-                    frame.slot = k
-                    return KeyedFrame(node.children[k], level: frame.level &- 1)
-                }
-                k &+= step
-            }
-            return nil
-        }
-        let k = frame.slot &+ step
-        let next = try pages.read(frame.page) { bytes throws(PageError) -> KeyedFrame? in
-            let view = try checkedView(bytes, frame, pageSize: pageSize)
-            guard k >= 0 && k < view.count else {
-                let total = try view.countsBefore(view.count, childSize: PageLayout.keyedChildSize)
-                guard total == view.subtreeCount else {
-                    throw .corrupt(page: view.id, reason: .subtreeCountMismatch(expected: view.subtreeCount, found: total))
-                }
-                return nil
-            }
-            let child = try view.keyedChild(k)
-            return KeyedFrame(page: child.page, count: child.count, level: view.level &- 1)
-        }
-        if next != nil { frame.slot = k }
-        return next
-    }
 }
 
-/// Runs `body` with room for the path of a tree of `height` levels, on the stack.
+/// Runs `body` with room for the path of a keyed tree of `height` levels, on the stack.
 @inline(__always)
 func withPathRoom<R>(height: Int, _ body: (UnsafeMutableBufferPointer<KeyedFrame>) throws(PageError) -> R) throws(PageError) -> R {
-    let result: Result<R, PageError> = withUnsafeTemporaryAllocation(of: KeyedFrame.self, capacity: max(1, height)) { room in
-        Result { () throws(PageError) -> R in try body(room) }
-    }
-    return try result.get()
+    try withFrames(KeyedNode.self, height: height, body)
 }

@@ -120,6 +120,11 @@ extension KeyedNode {
 
     static func firstRowid(_ view: PageView) throws(PageError) -> UInt64 { 0 }
 
+    @inline(__always)
+    static func child(_ view: PageView, _ k: Int) throws(PageError) -> (page: PageID, count: Int) { try view.keyedChild(k) }
+
+    static var childSize: Int { PageLayout.keyedChildSize }
+
     /// The node held by a checked page header.
     static func decode(_ view: PageView, format: PageFormat) throws(PageError) -> KeyedNode {
         if view.level == 0 {

@@ -19,31 +19,45 @@ extension PagedBTree {
 }
 
 extension Array where Element == PagedBTree {
-    /// `self[index].withEdgeEntry(last:_:)`. A tree whose root is written and whose pages are
-    /// mapped (the usual case for a reader) is read through a few of its fields, in place: a
-    /// call on the tree copies it out of the array first, retaining and releasing each
-    /// reference it holds, which costs more than the descent itself.
+    /// `self[index].withEdgeEntry(last:_:)`, on the tree in place (`PagedBTree.withEdgeEntry(at:…)`).
     /// - Precondition: `index` is a valid index.
     package func withEdgeEntry(
         ofTree index: Int, last: Bool, _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) -> Void
     ) throws(PageError) -> Bool {
         precondition(index >= 0 && index < count, "withEdgeEntry: tree \(index) of \(count)")
-        // A dirty or empty root (page `none`), or pages read through the source: the tree's
-        // own descent.
-        guard let tree = mappedTree(ofTree: index) else { return try self[index].withEdgeEntry(last: last, body) }
-        return try tree.withEdgeEntry(last: last, body)
+        return try withUnsafeBufferPointer { trees throws(PageError) in
+            try PagedBTree.withEdgeEntry(at: trees.baseAddress! + index, last: last, body)
+        }
     }
 
     /// Tree `index` as plain values (`PagedBTree.mapped`), its fields read in place: nil when
     /// its root is not a written page or its pages are not mapped.
     /// - Precondition: `index` is a valid index.
     package func mappedTree(ofTree index: Int) -> MappedTree? {
-        let (root, entries, height, pageSize, table) = withUnsafeBufferPointer { trees in
-            let tree = UnsafePointer(trees.baseAddress! + index)
-            return (tree.pointee.root.page, tree.pointee.root.count, tree.pointee.height,
-                    tree.pointee.format.pageSize, tree.pointee.pages.table)
-        }
-        return MappedTree(root: root, entries: entries, height: height, pageSize: pageSize, table: table)
+        precondition(index >= 0 && index < count, "mappedTree: tree \(index) of \(count)")
+        return withUnsafeBufferPointer { trees in PagedBTree.mappedTree(at: trees.baseAddress! + index) }
+    }
+}
+
+extension PagedBTree {
+    /// `tree.pointee.withEdgeEntry(last:_:)`. A tree whose root is written and whose pages are
+    /// mapped (the usual case for a reader) is read through a few of its fields, in place: a
+    /// call on a tree held in an array or another value copies it out first, retaining and
+    /// releasing each reference it holds, which costs more than the descent itself.
+    package static func withEdgeEntry(
+        at tree: UnsafePointer<PagedBTree>, last: Bool,
+        _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) -> Void
+    ) throws(PageError) -> Bool {
+        // A dirty or empty root (page `none`), or pages read through the source: the tree's
+        // own descent.
+        guard let mapped = mappedTree(at: tree) else { return try tree.pointee.withEdgeEntry(last: last, body) }
+        return try mapped.withEdgeEntry(last: last, body)
+    }
+
+    /// `tree.pointee.mapped`, its fields read in place (no reference counted).
+    package static func mappedTree(at tree: UnsafePointer<PagedBTree>) -> MappedTree? {
+        MappedTree(root: tree.pointee.root.page, entries: tree.pointee.root.count, height: tree.pointee.height,
+                   pageSize: tree.pointee.format.pageSize, table: tree.pointee.pages.table)
     }
 }
 

@@ -73,12 +73,25 @@ extension Array where Element == PagedBTree {
         _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) -> Bool
     ) throws(PageError) {
         precondition(index >= 0 && index < count, "forEachInKeyRange: tree \(index) of \(count)")
+        try withUnsafeBufferPointer { trees throws(PageError) in
+            try PagedBTree.forEachInKeyRange(at: trees.baseAddress! + index, from: lower, to: upper, reversed: reversed, body)
+        }
+    }
+}
+
+extension PagedBTree {
+    /// `tree.pointee.forEachInKeyRange(from:to:reversed:_:)`, on the tree in place (see
+    /// `withEdgeEntry(at:last:_:)`).
+    package static func forEachInKeyRange(
+        at tree: UnsafePointer<PagedBTree>, from lower: KeyBound?, to upper: KeyBound?, reversed: Bool = false,
+        _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) -> Bool
+    ) throws(PageError) {
         // A written tree whose pages are mapped, walked forward from a lower bound (what a
         // query's range is): read through plain values. Anything else: the tree's own walk.
-        guard !reversed, let lower, let tree = mappedTree(ofTree: index) else {
-            return try self[index].forEachInKeyRange(from: lower, to: upper, reversed: reversed, body)
+        guard !reversed, let lower, let mapped = mappedTree(at: tree) else {
+            return try tree.pointee.forEachInKeyRange(from: lower, to: upper, reversed: reversed, body)
         }
-        try tree.forEachInKeyRange(from: lower, to: upper, body)
+        try mapped.forEachInKeyRange(from: lower, to: upper, body)
     }
 }
 

@@ -138,39 +138,3 @@ extension PagedBTree {
         }
     }
 }
-
-/// Visits the children of a branch whose positions overlap `range`, in order or reversed;
-/// `child(k)` gives child `k` and its count, `recurse` walks it over a sub-range (relative to
-/// the child, whose first position is the third argument). Returns false
-/// once `recurse` does. Counts that do not add up to `total` are corruption.
-func visitChildren<Ref>(
-    _ childCount: Int, total: Int, _ range: Range<Int>, reversed: Bool,
-    child: (Int) throws(PageError) -> (Ref, Int), recurse: (Ref, Range<Int>, Int) throws(PageError) -> Bool
-) throws(PageError) -> Bool {
-    if reversed {
-        var end = total
-        for k in stride(from: childCount - 1, through: 0, by: -1) {
-            let (ref, count) = try child(k)
-            let start = end - count
-            if start < range.upperBound && end > range.lowerBound {
-                let sub = (max(range.lowerBound, start) - start)..<(min(range.upperBound, end) - start)
-                if try !recurse(ref, sub, start) { return false }
-            }
-            if start <= range.lowerBound { return true }
-            end = start
-        }
-    } else {
-        var start = 0
-        for k in 0..<childCount {
-            let (ref, count) = try child(k)
-            let end = start + count
-            if start < range.upperBound && end > range.lowerBound {
-                let sub = (max(range.lowerBound, start) - start)..<(min(range.upperBound, end) - start)
-                if try !recurse(ref, sub, start) { return false }
-            }
-            if end >= range.upperBound { return true }
-            start = end
-        }
-    }
-    throw .corrupt(page: .none, reason: .positionOutOfRange)
-}

@@ -21,6 +21,11 @@ protocol PagedNode: AnyObject, Sendable {
     static func decode(_ view: PageView, format: PageFormat) throws(PageError) -> Self
     /// The first row id of the subtree of a checked page (row trees; 0 for keyed trees).
     static func firstRowid(_ view: PageView) throws(PageError) -> UInt64
+    /// Branch child `k` of a checked branch page: its page and subtree count, checked
+    /// (`PageView.childAt`).
+    static func child(_ view: PageView, _ k: Int) throws(PageError) -> (page: PageID, count: Int)
+    /// The bytes of one child in a branch page (`PageView.countsBefore`).
+    static var childSize: Int { get }
     /// Heap bytes the node holds (`PagedTree+Memory.swift`): what a dirty node is charged
     /// against the engine's dirty-page budget.
     var memoryBytes: Int { get }

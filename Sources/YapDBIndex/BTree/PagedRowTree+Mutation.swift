@@ -14,7 +14,10 @@ extension PagedRowTree {
             return
         }
         let node = try root.makeDirty(level: height - 1, format: format, pages: pages)
-        try node.insert(rowid, at: index, self)
+        try changeLeaf(under: node, at: index, inserting: true) { leaf, i in
+            leaf.appendedLast = i == leaf.rowids.count
+            leaf.rowids.insert(rowid, at: i)
+        }
         root.count += 1
         root.first = node.first
         if node.width > node.capacity(format) {
@@ -36,7 +39,7 @@ extension PagedRowTree {
     package mutating func remove(at index: Int) throws(PageError) -> UInt64 {
         precondition(index >= 0 && index < count, "PagedRowTree: remove index \(index) out of range 0..<\(count)")
         let node = try root.makeDirty(level: height - 1, format: format, pages: pages)
-        let removed = try node.remove(at: index, self)
+        let removed = try changeLeaf(under: node, at: index, inserting: false) { leaf, i in leaf.rowids.remove(at: i) }
         root.count -= 1
         if root.count == 0 {
             removeAll()
@@ -51,39 +54,57 @@ extension PagedRowTree {
     }
 }
 
-extension RowNode {
-    /// Inserts below this dirty, exclusively owned node.
-    func insert(_ rowid: UInt64, at index: Int, _ tree: PagedRowTree) throws(PageError) {
-        if isLeaf {
-            appendedLast = index == rowids.count
-            rowids.insert(rowid, at: index)
-            return
+extension PagedRowTree {
+    /// The descent of a change: from `top`, the root node (dirty, owned by this tree alone), by
+    /// position to the leaf that holds position `index` — for an insert, the leaf a row at
+    /// `index` goes into: the end of a child rather than the start of the next — making each
+    /// node on the way dirty and owned (`ChildRef.makeDirty`) and keeping the path as cursor
+    /// frames on the stack. `change` then changes the leaf at the position within it (adding
+    /// a row when `inserting`, else removing one); each branch on the path, from the bottom up,
+    /// takes the change into its count and first row id of the child, and splits or merges the
+    /// child as its width now needs (`RowNode.fixChild`).
+    private func changeLeaf<R>(
+        under top: RowNode, at index: Int, inserting: Bool, _ change: (RowNode, Int) -> R
+    ) throws(PageError) -> R {
+        try withFrames(RowNode.self, height: height) { path throws(PageError) -> R in
+            var depth = 0, i = index
+            // Held unretained (the tree owns every node on the path), so a merge below can find
+            // a sibling uniquely referenced and change it in place.
+            var node = Unmanaged.passUnretained(top)
+            while true {
+                let branch = node.takeUnretainedValue()
+                guard !branch.isLeaf else { break }
+                var k = 0
+                if inserting {
+                    while i > branch.children[k].count { i -= branch.children[k].count; k += 1 }
+                } else {
+                    while i >= branch.children[k].count { i -= branch.children[k].count; k += 1 }
+                }
+                var frame = RowFrame(dirty: branch)
+                frame.slot = k
+                path[depth] = frame
+                depth &+= 1
+                node = Unmanaged.passUnretained(try branch.children[k].makeDirty(level: branch.level &- 1, format: format, pages: pages))
+            }
+            let result = change(node.takeUnretainedValue(), i)
+            let delta = inserting ? 1 : -1
+            while depth > 0 {
+                depth &-= 1
+                let frame = path[depth]
+                let branch = frame.node.unsafelyUnwrapped.takeUnretainedValue()
+                branch.children[frame.slot].count += delta
+                branch.children[frame.slot].first = branch.children[frame.slot].node.unsafelyUnwrapped.first
+                try branch.fixChild(frame.slot, self)
+            }
+            return result
         }
-        var i = index, k = 0
-        while i > children[k].count { i -= children[k].count; k += 1 }
-        let child = try children[k].makeDirty(level: level - 1, format: tree.format, pages: tree.pages)
-        try child.insert(rowid, at: i, tree)
-        children[k].count += 1
-        children[k].first = child.first
-        try fixChild(k, tree)
     }
+}
 
-    /// Removes and returns the row id at `index` below this dirty, exclusively owned node.
-    func remove(at index: Int, _ tree: PagedRowTree) throws(PageError) -> UInt64 {
-        if isLeaf { return rowids.remove(at: index) }
-        var i = index, k = 0
-        while i >= children[k].count { i -= children[k].count; k += 1 }
-        let child = try children[k].makeDirty(level: level - 1, format: tree.format, pages: tree.pages)
-        let removed = try child.remove(at: i, tree)
-        children[k].count -= 1
-        children[k].first = child.first
-        try fixChild(k, tree)
-        return removed
-    }
-
+extension RowNode {
     /// After child `k` (dirty) changed: splits it if over capacity, or merges it with a sibling
     /// (splitting the result again if over capacity) if below the minimum width.
-    private func fixChild(_ k: Int, _ tree: PagedRowTree) throws(PageError) {
+    func fixChild(_ k: Int, _ tree: PagedRowTree) throws(PageError) {
         let (width, capacity, minimum) = { (node: RowNode) in
             (node.width, node.capacity(tree.format), node.minimumWidth(tree.format))
         }(children[k].node.unsafelyUnwrapped)

@@ -9,34 +9,9 @@ extension PagedRowTree {
     /// - Throws: `PageError` if a page on the path cannot be read or is damaged.
     package func partitionIndex(_ isPastBoundary: (UInt64) -> Bool) throws(PageError) -> Int {
         guard height > 0 else { return 0 }
-        var ref = root, level = height - 1, position = 0
-        while let node = ref.node {
-            if node.isLeaf { return position + firstPast(node.rowids.count) { isPastBoundary(node.rowids[$0]) } }
-            let j = firstPast(node.children.count) { isPastBoundary(node.children[$0].first) }
-            if j == 0 { return position }
-            for k in 0..<(j - 1) { position += node.children[k].count }
-            ref = node.children[j - 1]
-            level -= 1
-        }
-        while true {
-            let step = try withPage(ref.page, level: level, count: ref.count) { view throws(PageError) -> (before: Int, next: ChildRef<RowNode>?) in
-                if level == 0 { return (firstPast(view.count) { isPastBoundary(view.rowid($0)) }, nil) }
-                var failure: PageError? = nil
-                let j = firstPast(view.count) { k in
-                    do throws(PageError) { return isPastBoundary(try view.rowChild(k).first) } catch { failure = error; return true }
-                }
-                if let failure { throw failure }
-                if j == 0 { return (0, nil) }
-                var before = 0
-                before += try view.countsBefore(j - 1, childSize: PageLayout.rowChildSize)
-                let child = try view.rowChild(j - 1)
-                return (before, .clean(child.page, count: child.count, first: child.first))
-            }
-            position += step.before
-            guard let next = step.next else { return position }
-            ref = next
-            level -= 1
-        }
+        var cursor = cursor()
+        if let table = pages.table { return try cursor.partition(table, isPastBoundary) }
+        return try cursor.partition(pages, isPastBoundary)
     }
 
     /// The first position whose row is not before the target (`compare(row) != .orderedDescending`).

@@ -37,13 +37,4 @@ extension PagedRowTree {
     package func releasingFlushedNodes() -> PagedRowTree {
         releasingWrittenNodes()
     }
-
-    /// Opens the page of a clean child at `level` that its parent says holds `count` entries.
-    func withPage<R>(_ id: PageID, level: Int, count: Int, _ body: (PageView) throws(PageError) -> R) throws(PageError) -> R {
-        try pages.read(id) { bytes throws(PageError) -> R in
-            let view = try PageView(bytes, id: id, pageSize: format.pageSize, family: .rows, level: level)
-            try view.requireSubtreeCount(count)
-            return try body(view)
-        }
-    }
 }

@@ -51,6 +51,14 @@ package final class RowNode: PagedNode, @unchecked Sendable {
         view.level == 0 ? view.rowid(0) : try view.rowChild(0).first
     }
 
+    @inline(__always)
+    static func child(_ view: PageView, _ k: Int) throws(PageError) -> (page: PageID, count: Int) {
+        let child = try view.rowChild(k)
+        return (child.page, child.count)
+    }
+
+    static var childSize: Int { PageLayout.rowChildSize }
+
     /// The node held by a checked page header.
     static func decode(_ view: PageView, format: PageFormat) throws(PageError) -> RowNode {
         if view.level == 0 {

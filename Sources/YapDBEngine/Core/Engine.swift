@@ -81,6 +81,13 @@ package enum WriteFailure<BodyError: Error>: Error {
 
 extension WriteFailure: Equatable where BodyError: Equatable {}
 
+/// How the body of `Engine.runWriteTransaction` ended: it returned (the transaction goes on to
+/// its commit), or it threw (its error kept by the caller; the transaction is rolled back).
+package enum WriteBodyEnd: Sendable {
+    case returned
+    case threw
+}
+
 /// What opening found.
 package struct OpenReport: Sendable, Equatable {
     package var created = false
@@ -160,7 +167,8 @@ package final class Engine: Sendable {
         self.mappedFileChecks = MappedFileCheckSchedule(interval: options.mappedFileCheckInterval)
         self.extensionPageReads = options.countsExtensionPageReads ? PageReadCounter() : nil
         self.published = Mutex(EngineSnapshot(number: state.snapshotNumber, generation: state.generation, keydir: state.keydir,
-                                              segments: state.segments, extensions: state.extensions))
+                                              segments: state.segments, extensions: state.extensions,
+                                              checkpoint: state.checkpointNumber))
         self.writer = Mutex(state)
     }
 
@@ -184,8 +192,10 @@ package final class Engine: Sendable {
 
     /// The newest snapshot, registered as in use for as long as the returned lease lives.
     /// With multi-process support, commits another process published are caught up with first.
+    /// With multi-process support the lease also pins the snapshot's checkpoint in this
+    /// process's slot of the reader table (`acquireSharedSnapshot`).
     package func acquireSnapshot() -> SnapshotLease {
-        if sharing != nil { catchUpIfBehind() }
+        if let sharing { return acquireSharedSnapshot(sharing) }
         return published.withLock { snapshot in
             registry.acquire(generation: snapshot.generation)
             return SnapshotLease(snapshot: snapshot, registry: registry)
@@ -221,8 +231,38 @@ package final class Engine: Sendable {
     /// - Returns: the body's value and the changeset, nil when nothing was committed.
     package func write<T, E: Error>(_ body: (WriteTransaction) throws(E) -> T, runsBodyWhenRefused: Bool = false,
                                     didCommit: (Changeset) -> Void = { _ in }) throws(WriteFailure<E>) -> (value: T, changeset: Changeset?) {
+        var value: T?
+        var failure: E?
+        let changeset: Changeset?
+        do throws(EngineError) {
+            changeset = try runWriteTransaction(runsBodyWhenRefused: runsBodyWhenRefused, didCommit: didCommit) { tx in
+                do throws(E) {
+                    value = try body(tx)
+                    return .returned
+                } catch {
+                    failure = error
+                    return .threw
+                }
+            }
+        } catch {
+            throw .engine(error)
+        }
+        if let failure { throw .body(failure) }
+        return (value.unsafelyUnwrapped, changeset)
+    }
+
+    /// `write(_:runsBodyWhenRefused:didCommit:)` without generics, for a caller in another
+    /// module on a hot path (the public layer's `readWrite`): generic code is not specialized
+    /// across the module boundary, so the generic form would look up the metadata of
+    /// `WriteFailure<E>` at run time on every transaction. The body keeps its own value and
+    /// error in the caller's variables and says how it ended; the rules are `write`'s.
+    /// - Returns: the changeset, or nil when nothing was committed (also after a body that
+    ///   `.threw`, which was rolled back, whatever the engine would have refused).
+    /// - Throws: the engine's refusal or commit failure (never for a body that `.threw`).
+    package func runWriteTransaction(runsBodyWhenRefused: Bool = false, didCommit: (Changeset) -> Void = { _ in },
+                                     _ body: (WriteTransaction) -> WriteBodyEnd) throws(EngineError) -> Changeset? {
         var caughtUp: UInt64?
-        let outcome: (value: T, changeset: Changeset?) = try writer.withLock { (state) throws(WriteFailure<E>) in
+        let changeset: Changeset? = try writer.withLock { (state) throws(EngineError) -> Changeset? in
             var refusal: EngineError? = state.closed ? .closed : state.readOnly ? .readOnly
                 : (state.poisoned || state.log.isPoisoned) ? .poisoned : nil
             // Multi-process support: the shared writer lock, then the other processes' commits.
@@ -241,20 +281,17 @@ package final class Engine: Sendable {
                     refusal = EngineError(error)
                 }
             }
-            if let refusal, !runsBodyWhenRefused, refusal != .readOnly { throw .engine(refusal) }
+            if let refusal, !runsBodyWhenRefused, refusal != .readOnly { throw refusal }
             let tx = WriteTransaction(state: state, refusal: refusal, spillTarget: state.readOnly ? nil : spillTarget)
-            let value: T
-            do throws(E) {
-                value = try body(tx)
-            } catch {
+            guard body(tx) == .returned else {
                 if tx.began { state.log.rollback() }
                 unclaimed.undoClaims()
-                throw .body(error)
+                return nil
             }
             // A read-only engine refuses only a transaction that would commit something.
             if let refusal, refusal != .readOnly || tx.hasChanges {
                 unclaimed.undoClaims()
-                throw .engine(refusal)
+                throw refusal
             }
             guard !tx.isRolledBack, tx.hasChanges else {
                 if tx.began { state.log.rollback() }
@@ -265,28 +302,28 @@ package final class Engine: Sendable {
                     // registration that failed) is unclaimed again.
                     unclaimed.undoClaims()
                 }
-                return (value, nil)
+                return nil
             }
             let changeset: Changeset
             do throws(EngineError) {
                 changeset = try commit(tx, state: state)
             } catch {
                 unclaimed.undoClaims()
-                throw .engine(error)
+                throw error
             }
             didCommit(changeset)
-            return (value, changeset)
+            return changeset
         }
         if let caughtUp, let sharing { notifyExternalChange(caughtUp, sharing) }
         // The commit is durable and published: a failed automatic checkpoint must not report
         // it as failed. The log is intact, a failed log sync has poisoned the engine (later
         // writes throw `poisoned`), and the next checkpoint — due, explicit or at close —
         // tries again.
-        if outcome.changeset != nil {
+        if changeset != nil {
             do throws(StorageError) { try checkpointIfDue() } catch { reportCheckpointFailure(error, during: "an automatic checkpoint") }
             noteCommitForIdleCheckpoint()
         }
-        return outcome
+        return changeset
     }
 
     /// Publishes a transaction's extension state without a commit (under the writer lock).
@@ -350,7 +387,7 @@ package final class Engine: Sendable {
     /// Makes the writer's state the published snapshot.
     func publish(_ state: WriterState) {
         let snapshot = EngineSnapshot(number: state.snapshotNumber, generation: state.generation, keydir: state.keydir,
-                                      segments: state.segments, extensions: state.extensions)
+                                      segments: state.segments, extensions: state.extensions, checkpoint: state.checkpointNumber)
         published.withLock { $0 = snapshot }
     }
 
@@ -379,6 +416,7 @@ package final class Engine: Sendable {
         do throws(StorageError) { try checkpoint(onlyIfLogGrew: true) } catch {
             if error != .closed && error != .poisoned && error != .readOnly { failure = EngineError(error) }
         }
+        removeUnpinnedFilesAtClose()
         writer.withLock { state in
             guard !state.closed else { return }
             Self.shutDown(state)
