@@ -48,12 +48,12 @@ extension Engine {
             if let sharing { try sharing.acquire() }
             defer { sharing?.release() }
             if let sharing {
-                let allowed = try writer.withLock { (state: inout WriterState) throws(StorageError) -> Bool in
+                let alone = try writer.withLock { (state: inout WriterState) throws(StorageError) -> Bool in
                     guard !state.closed, !state.readOnly else { return true }   // the capture refuses
                     _ = try prepareToWrite(state, sharing)
                     return mayCheckpoint(state, sharing)
                 }
-                guard allowed else { return }
+                guard alone else { return }
             }
             try maintenance.withLock { (_: inout Void) throws(StorageError) in
                 guard let source = try captureForCheckpoint(onlyIfLogGrew: false, copyIndex: true) else { return }

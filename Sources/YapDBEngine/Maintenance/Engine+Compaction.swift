@@ -47,12 +47,12 @@ extension Engine {
         if let sharing {
             try sharing.acquire()
             defer { sharing.release() }
-            let allowed = try writer.withLock { (state: inout WriterState) throws(StorageError) -> Bool in
+            let alone = try writer.withLock { (state: inout WriterState) throws(StorageError) -> Bool in
                 guard !state.closed, !state.readOnly else { return true }   // refused below
                 _ = try prepareToWrite(state, sharing)
                 return mayCheckpoint(state, sharing)
             }
-            guard allowed else { return CompactionReport() }
+            guard alone else { return CompactionReport() }
             return try compactHoldingLocks(force: force)
         }
         return try compactHoldingLocks(force: force)
