@@ -283,41 +283,6 @@ import TestSupport
         try reopened.close()
     }
 
-    /// Another process that read and then sits idle (no transaction open) pins nothing: a
-    /// compaction here removes its victims at once, the other process's next read catches up
-    /// from the compaction's checkpoint (segments it never had), and no file is left over.
-    @Test func anIdleProcessHoldsBackNoFile() throws {
-        let directory = TemporaryDirectory("yapdb-mproc")
-        defer { directory.remove() }
-        let path = directory.file("db")
-        let database = try YapDatabase.open(path: path, options: Self.sharedOptions(), segmentLimit: 4096)
-        let connection = database.newConnection()
-        var random = SeededRandom(seed: 11)
-        var last: [String] = []
-        for _ in 0..<30 {
-            last = (0..<10).map { _ in String((0..<200).map { _ in Character(UnicodeScalar(UInt8.random(in: 33...126, using: &random))) }) }
-            try connection.write { tx in
-                for i in 0..<10 { tx.setObject(last[i], forKey: "k\(i)", inCollection: "rows") }
-            }
-        }
-        func segments() -> Set<String> { Set(Self.databaseFiles(directory).filter { $0.contains("-seg-") }) }
-        let other = try Self.readyChild(["mpserve", path])
-        other.send("get k1")
-        #expect(other.readLine(timeout: 60) == last[1])
-        let before = segments()
-        let report = try database.engine.compact()
-        #expect(!report.victims.isEmpty)
-        let victims = Set(report.victims.map { "db-seg-" + String(format: "%010d", $0) })
-        #expect(victims.isSubset(of: before))
-        #expect(segments().isDisjoint(with: victims), "the idle process pins nothing: every victim is gone")
-        other.send("get k7")
-        #expect(other.readLine(timeout: 60) == last[7], "its next read catches up from the compaction's checkpoint")
-        other.send("quit")
-        #expect(other.waitForExit() == 0)
-        try database.close()
-        try Self.exclusiveOpenRemovesNothing(directory)
-    }
-
     /// The sum of all accounts, read in one transaction (nil when an account is missing).
     static func bankTotal(_ connection: YapDatabaseConnection) -> Int? {
         connection.read { tx in
