@@ -111,6 +111,17 @@ final class Runner {
         log(describe(row))
     }
 
+    /// Adds a row whose YapDB figure is figure `variant` (measured only for YapDB, in the same
+    /// interleaved runs) and whose peers' figures are figure `base`'s: the same peers' runs as
+    /// the row of `base`, set beside another way of using YapDB.
+    func addYapVariant(_ workload: String, _ label: String, _ kind: Kind, _ figures: [String: [Engine: [Double]]],
+                       base: String, variant: String) {
+        guard let yap = figures[variant]?[.yapdb] else { return }
+        var merged = figures
+        merged[variant] = (figures[base] ?? [:]).merging([.yapdb: yap]) { _, new in new }
+        add(workload, label, kind, merged, variant, note: "YapDB another way; the peers' figures are those of the row above", charted: false)
+    }
+
     func describe(_ row: Row) -> String {
         var parts: [String] = []
         for engine in Engine.allCases {

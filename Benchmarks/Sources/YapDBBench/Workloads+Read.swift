@@ -39,19 +39,47 @@ extension Runner {
         var readers: [Engine: any StoreReader] = [:]
         for engine in Runner.readEngines where settings.wants(engine) { readers[engine] = try fixture(engine).makeReader() }
         defer { readers.values.forEach { $0.close() } }
+        let variants = try yapReaderVariants()
+        defer { variants.values.forEach { $0.close() } }
         let figures = try interleave(Runner.readEngines, reps: settings.heavyReps) { engine, _ in
-            let reader = readers[engine]!
-            var sum: UInt64 = 0
-            let one = try timed(engine == .yapdb) { sum = try reader.readInOneTransaction(data, rows: rows) }
-            try expectChecksum(sum, expected, engine, "W4 reads in one transaction")
-            let each = try timed(engine == .yapdb) { sum = try reader.readEachInItsOwnTransaction(data, rows: rows) }
-            try expectChecksum(sum, expected, engine, "W4 reads, one transaction each")
-            return ["one": one / Double(rows.count), "each": each / Double(rows.count)]
+            var out: [String: Double] = [:]
+            // YapDB reads again through the lending forms and in the default configuration.
+            let forms: [(suffix: String, reader: any StoreReader)] = [("", readers[engine]!)]
+                + (engine == .yapdb ? variants.sorted { $0.key < $1.key }.map { (":\($0.key)", $0.value as any StoreReader) } : [])
+            for (suffix, reader) in forms {
+                var sum: UInt64 = 0
+                let one = try timed(engine == .yapdb && suffix.isEmpty) { sum = try reader.readInOneTransaction(data, rows: rows) }
+                try expectChecksum(sum, expected, engine, "W4 reads in one transaction\(suffix)")
+                let each = try timed(engine == .yapdb && suffix.isEmpty) { sum = try reader.readEachInItsOwnTransaction(data, rows: rows) }
+                try expectChecksum(sum, expected, engine, "W4 reads, one transaction each\(suffix)")
+                out["one" + suffix] = one / Double(rows.count)
+                out["each" + suffix] = each / Double(rows.count)
+            }
+            return out
         }
         let n = rows.count.formatted()
         add("W4", "\(n) random point reads in one read transaction, per read", .time, figures, "one",
             note: "YapDB: serializedObject (a copy as Data); SQLite and LMDB: bytes in place")
         add("W4", "\(n) random point reads, one read transaction each, per read", .time, figures, "each")
+        for (variant, how) in Self.yapVariantLabels {
+            addYapVariant("W4", "\(n) random point reads in one read transaction, per read, YapDB \(how)", .time, figures,
+                          base: "one", variant: "one:\(variant)")
+            addYapVariant("W4", "\(n) random point reads, one read transaction each, per read, YapDB \(how)", .time, figures,
+                          base: "each", variant: "each:\(variant)")
+        }
+    }
+
+    /// The extra YapDB rows of W4 and W6: the variant's name in the figures, and how the row's
+    /// label says it.
+    static let yapVariantLabels: [(String, String)] = [
+        ("lending", "through the lending forms (bytes lent in place)"),
+        ("defaults", "in the default configuration (object cache on, object reads)"),
+    ]
+
+    /// Readers of the YapDB fixture for the extra rows, by variant name.
+    func yapReaderVariants() throws -> [String: YapReader] {
+        guard settings.wants(.yapdb), let store = try fixture(.yapdb) as? YapStore else { return [:] }
+        return ["lending": store.makeReader(.lending), "defaults": store.makeReader(.defaults)]
     }
 
     /// W5: the same reads split over 1, 2 and 4 threads, each with its own connection and one
@@ -105,26 +133,37 @@ extension Runner {
         var readers: [Engine: any StoreReader] = [:]
         for engine in Runner.readEngines where settings.wants(engine) { readers[engine] = try fixture(engine).makeReader() }
         defer { readers.values.forEach { $0.close() } }
+        let variants = try yapReaderVariants()
+        defer { variants.values.forEach { $0.close() } }
         let figures = try interleave(Runner.readEngines, reps: settings.heavyReps) { engine, _ in
-            let reader = readers[engine]!
-            var result: (count: Int, checksum: UInt64) = (0, 0)
-            let all = try timed(engine == .yapdb) { result = try reader.enumerateAll() }
-            guard result.count == data.count else { throw BenchError("\(engine.rawValue) W6: enumerated \(result.count) rows") }
-            try expectChecksum(result.checksum, expectedAll, engine, "W6 enumeration")
-            var figures = ["all": all]
-            var scanned: UInt64?
-            let scans = try timed { scanned = try reader.shortScans(data, starts: starts, length: length) }
-            if let scanned {
-                try expectChecksum(scanned, expectedScans, engine, "W6 scans")
-                figures["scans"] = scans / Double(starts.count)
+            var figures: [String: Double] = [:]
+            let forms: [(suffix: String, reader: any StoreReader)] = [("", readers[engine]!)]
+                + (engine == .yapdb ? variants.sorted { $0.key < $1.key }.map { (":\($0.key)", $0.value as any StoreReader) } : [])
+            for (suffix, reader) in forms {
+                var result: (count: Int, checksum: UInt64) = (0, 0)
+                let all = try timed(engine == .yapdb && suffix.isEmpty) { result = try reader.enumerateAll() }
+                guard result.count == data.count else { throw BenchError("\(engine.rawValue) W6\(suffix): enumerated \(result.count) rows") }
+                try expectChecksum(result.checksum, expectedAll, engine, "W6 enumeration\(suffix)")
+                figures["all" + suffix] = all
+                var scanned: UInt64?
+                let scans = try timed { scanned = try reader.shortScans(data, starts: starts, length: length) }
+                if let scanned {
+                    try expectChecksum(scanned, expectedScans, engine, "W6 scans\(suffix)")
+                    figures["scans" + suffix] = scans / Double(starts.count)
+                }
             }
             return figures
         }
         add("W6", "enumerate all \(data.count.formatted()) rows of the collection (keys and values)", .time, figures, "all",
             note: "YapDB: iterateKeysAndObjects with the raw-bytes deserializer")
         add("W6", "\(starts.count.formatted()) ordered scans of \(length) rows, per scan", .time, figures, "scans",
-            note: "YapDB keeps keys in a hash trie: no key order to scan (views will give one)", charted: false,
-            notApplicable: [.yapdb])
+            note: "YapDB: iterateKeysAndObjects(inCollection:from:through:), stopped after 10 rows", charted: false)
+        for (variant, how) in Self.yapVariantLabels {
+            addYapVariant("W6", "enumerate all \(data.count.formatted()) rows of the collection (keys and values), YapDB \(how)", .time,
+                          figures, base: "all", variant: "all:\(variant)")
+            addYapVariant("W6", "\(starts.count.formatted()) ordered scans of \(length) rows, per scan, YapDB \(how)", .time,
+                          figures, base: "scans", variant: "scans:\(variant)")
+        }
     }
 }
 

@@ -12,14 +12,18 @@ final class YapStore: Store {
 
     static func fileURL(in folder: URL) -> URL { folder.appendingPathComponent("bench.yapdb") }
 
-    init(folder: URL, durability: Durability) throws {
+    /// `defaults`: the writer keeps the caches a new connection has (object and metadata cache
+    /// on), as an app that does not tune them gets (issue 24's "default configuration" rows).
+    init(folder: URL, durability: Durability, defaults: Bool = false) throws {
         let options = YapDatabaseOptions()
         options.durability = durability == .durable ? .full : .normal
         database = try YapDatabase.open(url: YapStore.fileURL(in: folder), options: options)
         YapStore.registerRawBytes(database)
         writer = database.newConnection()
-        writer.objectCacheEnabled = false
-        writer.metadataCacheEnabled = false
+        if !defaults {
+            writer.objectCacheEnabled = false
+            writer.metadataCacheEnabled = false
+        }
     }
 
     /// Stores `Data` as it is in the benchmark collection, both ways.
@@ -45,6 +49,9 @@ final class YapStore: Store {
 
     func makeReader() throws -> any StoreReader { YapReader(database.newConnection()) }
 
+    /// A reader that reads through `form` (W4 and W6's extra YapDB rows).
+    func makeReader(_ form: YapReader.Form) -> YapReader { YapReader(database.newConnection(), form: form) }
+
     func emptyWriteTransactions(_ count: Int) throws {
         for _ in 0..<count { try writer.write { _ in } }
     }
@@ -61,16 +68,34 @@ final class YapReader: StoreReader {
     /// peers' reads do, instead of a `Data` copy per row. Set once, before any workload runs.
     nonisolated(unsafe) static var lends = false
 
-    init(_ connection: YapDatabaseConnection) {
+    /// How a reader reads rows.
+    enum Form {
+        /// Caches off; `serializedObject` (a copy as `Data`) and `iterateKeysAndObjects` with the
+        /// raw-bytes deserializer; the lending forms instead with `--lending`.
+        case tuned
+        /// Caches off; always the lending forms (`withSerializedObject`, `iterateKeysAndSerializedObjects`).
+        case lending
+        /// The configuration a new connection has (object and metadata cache on) and the object
+        /// reads an app makes: `object(forKey:inCollection:)`, `iterateKeysAndObjects`.
+        case defaults
+    }
+    let form: Form
+    /// Whether this reader uses the lending forms.
+    var lends: Bool { form == .lending || (form == .tuned && Self.lends) }
+
+    init(_ connection: YapDatabaseConnection, form: Form = .tuned) {
         self.connection = connection
-        connection.objectCacheEnabled = false
-        connection.metadataCacheEnabled = false
+        self.form = form
+        if form != .defaults {
+            connection.objectCacheEnabled = false
+            connection.metadataCacheEnabled = false
+        }
     }
 
     func readInOneTransaction(_ data: Dataset, rows: ArraySlice<Int>) throws -> UInt64 {
         try connection.read { tx in
             var sum: UInt64 = 0
-            if Self.lends {
+            if lends {
                 for i in rows {
                     guard let value = try tx.withSerializedObject(forKey: data.keys[i], inCollection: Dataset.collection, { checksum($0) }) else {
                         throw BenchError("YapDB: row \(i) is missing")
@@ -80,7 +105,7 @@ final class YapReader: StoreReader {
                 return sum
             }
             for i in rows {
-                guard let value = tx.serializedObject(forKey: data.keys[i], inCollection: Dataset.collection) else {
+                guard let value = read(tx, data.keys[i]) else {
                     throw BenchError("YapDB: row \(i) is missing")
                 }
                 sum &+= value.withUnsafeBytes { checksum($0) }
@@ -89,9 +114,15 @@ final class YapReader: StoreReader {
         }
     }
 
+    /// A point read as this reader's form makes it (not the lending one).
+    private func read(_ tx: YapDatabaseReadTransaction, _ key: String) -> Data? {
+        form == .defaults ? tx.object(forKey: key, inCollection: Dataset.collection) as? Data
+            : tx.serializedObject(forKey: key, inCollection: Dataset.collection)
+    }
+
     func readEachInItsOwnTransaction(_ data: Dataset, rows: ArraySlice<Int>) throws -> UInt64 {
         var sum: UInt64 = 0
-        if Self.lends {
+        if lends {
             for i in rows {
                 let value = try connection.read { tx in try tx.withSerializedObject(forKey: data.keys[i], inCollection: Dataset.collection, { checksum($0) }) }
                 guard let value else { throw BenchError("YapDB: row \(i) is missing") }
@@ -100,7 +131,7 @@ final class YapReader: StoreReader {
             return sum
         }
         for i in rows {
-            let value = connection.read { tx in tx.serializedObject(forKey: data.keys[i], inCollection: Dataset.collection) }
+            let value = connection.read { tx in read(tx, data.keys[i]) }
             guard let value else { throw BenchError("YapDB: row \(i) is missing") }
             sum &+= value.withUnsafeBytes { checksum($0) }
         }
@@ -111,7 +142,7 @@ final class YapReader: StoreReader {
         try connection.read { tx in
             var count = 0
             var sum: UInt64 = 0
-            if Self.lends {
+            if lends {
                 try tx.iterateKeysAndSerializedObjects(inCollection: Dataset.collection) { _, value, _ in
                     count += 1
                     sum &+= checksum(value)
@@ -131,7 +162,7 @@ final class YapReader: StoreReader {
     func shortScans(_ data: Dataset, starts: ArraySlice<Int>, length: Int) throws -> UInt64? {
         try connection.read { tx in
             var sum: UInt64 = 0
-            if Self.lends {
+            if lends {
                 for i in starts {
                     var seen = 0
                     try tx.iterateKeysAndSerializedObjects(inCollection: Dataset.collection, from: data.keys[i]) { _, value, stop in

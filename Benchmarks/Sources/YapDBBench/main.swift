@@ -17,7 +17,9 @@ let (settings, profilesPath) = parseArguments(arguments)
 // `--report-from JSON`: rewrite the report from a finished run (after editing profiles.md).
 if let source = settings.reportFrom {
     do {
-        let previous = try JSONDecoder().decode(RunResults.self, from: Data(contentsOf: URL(fileURLWithPath: source)))
+        var previous = try JSONDecoder().decode(RunResults.self, from: Data(contentsOf: URL(fileURLWithPath: source)))
+        // Every goal reads the rows, so the goals are checked again (a goal added since the run counts too).
+        previous.goals = goals(rows: previous.rows, hugeRows: previous.hugeRows).map { $0.evaluate(previous) }
         let profiles = profilesPath.flatMap { try? String(contentsOfFile: $0, encoding: .utf8) }
         try Report(results: previous, profiles: profiles).markdown()
             .write(toFile: settings.markdownPath ?? "benchmarks.md", atomically: true, encoding: .utf8)
