@@ -46,7 +46,9 @@ struct CrashSweep {
 
     /// The engine's options on `disk` (the fault matrix opens the engine with them too).
     func options(_ disk: SimulatedDisk) -> EngineOptions {
-        Self.engineOptions(disk, mode: mode, segmentLimit: segmentLimit)
+        var options = Self.engineOptions(disk, mode: mode, segmentLimit: segmentLimit)
+        options.cipherKey = (subject as? EngineSubject)?.cipherKey
+        return options
     }
 
     static func engineOptions(_ disk: SimulatedDisk, mode: SyncMode, segmentLimit: Int) -> EngineOptions {

@@ -40,6 +40,8 @@ struct FaultMatrix {
 
     let workload: Workload
     let mode: SyncMode
+    /// What the workload runs on (an encrypted database: `EngineSubject` with a key).
+    var subject = EngineSubject()
 
     struct Tally {
         var faults = 0, surfaced = 0, reopens = 0, states = 0, acknowledgedChecked = 0
@@ -48,7 +50,7 @@ struct FaultMatrix {
         mutating func fail(_ message: String) { if failures.count < 20 { failures.append(message) } }
     }
 
-    var sweep: CrashSweep { CrashSweep(workload: workload, mode: mode, segmentLimit: 16 << 10) }
+    var sweep: CrashSweep { CrashSweep(workload: workload, subject: subject, mode: mode, segmentLimit: 16 << 10) }
 
     /// The mutating calls of the fault-free run, from the disk's log.
     func sites() throws -> [Site] {

@@ -10,9 +10,14 @@ import YapDBEngine
     static let cases: [(UInt64, String)] = Scale.pick(small: [(7, "full"), (8, "normal")],
                                                       full: [(7, "full"), (9, "full"), (8, "normal")])
 
-    @Test(arguments: cases)
-    func everyFaultIsTypedAndLosesNothingAcknowledged(seed: UInt64, durability: String) throws {
-        let matrix = FaultMatrix(workload: Workload(seed: seed, transactions: 80), mode: durability == "full" ? .full : .normal)
+    /// Cases on an encrypted database (docs/format.md §12): the same promises with every unit sealed.
+    static let encryptedCases: [(UInt64, String, Bool)] = Scale.pick(small: [(10, "full", true)],
+                                                                     full: [(10, "full", true), (11, "normal", true)])
+
+    @Test(arguments: cases.map { ($0.0, $0.1, false) } + encryptedCases)
+    func everyFaultIsTypedAndLosesNothingAcknowledged(seed: UInt64, durability: String, encrypted: Bool) throws {
+        var matrix = FaultMatrix(workload: Workload(seed: seed, transactions: 80), mode: durability == "full" ? .full : .normal)
+        if encrypted { matrix.subject = EngineSubject(cipherKey: CipherKeyOptions(key: .raw(Array(repeating: 0x5D, count: 32)))) }
         let sites = try matrix.sites()
         #expect(Set(sites.map(\.call)).isSuperset(of: [.write, .sync, .syncDirectory, .rename, .remove]),
                 "the workload reaches every kind of call: \(Set(sites.map(\.call)))")
@@ -26,14 +31,14 @@ import YapDBEngine
             }
         }
         for failure in tally.failures { Issue.record(Comment(rawValue: failure)) }
-        print("fault matrix seed \(seed) \(durability): \(sites.count) call sites, \(tally.faults) faults, \(tally.surfaced) surfaced, "
+        print("fault matrix seed \(seed) \(durability)\(encrypted ? " encrypted" : ""): \(sites.count) call sites, \(tally.faults) faults, \(tally.surfaced) surfaced, "
               + "\(tally.reopens) reopens, lost \(tally.lost), partial \(tally.partial), verify failures \(tally.verifyFailures), untyped \(tally.untyped)")
         #expect(tally.lost == 0 && tally.partial == 0 && tally.verifyFailures == 0 && tally.untyped == 0)
         #expect(tally.surfaced > tally.faults / 2, "most faults must reach the caller as errors")
         var figures = Figures()
         figures.add("seeds", 1)
         tally.record(into: &figures)
-        figures.write(to: "fault-matrix-\(durability)-\(seed)")
+        figures.write(to: "fault-matrix-\(durability)-\(seed)\(encrypted ? "-encrypted" : "")")
     }
 
     /// The calls that change nothing, swept the same way (issue 25): every read, open, map,

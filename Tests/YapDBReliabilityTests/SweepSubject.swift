@@ -41,10 +41,14 @@ protocol SweptDatabase: AnyObject {
 
 /// The rows workload on the engine (`YapDBEngine`): the sweep as issue 5 built it.
 struct EngineSubject: SweepSubject {
-    var name: String { "rows" }
+    /// The key of an encrypted database (docs/format.md §12); nil: plain.
+    var cipherKey: CipherKeyOptions?
+
+    var name: String { cipherKey == nil ? "rows" : "encrypted rows" }
 
     func open(_ disk: SimulatedDisk, mode: SyncMode, segmentLimit: Int) throws -> any SweptDatabase {
-        let options = CrashSweep.engineOptions(disk, mode: mode, segmentLimit: segmentLimit)
+        var options = CrashSweep.engineOptions(disk, mode: mode, segmentLimit: segmentLimit)
+        options.cipherKey = cipherKey
         return SweptEngine(engine: try Engine.open(path: CrashSweep.path, options: options))
     }
 

@@ -20,12 +20,17 @@ import YapDBSimulatedDisk
 
     static func contents(_ file: any StorageFile) throws -> [UInt8] { try file.readExactly(Int(try file.size()), at: 0) }
 
-    @Test func anEncryptedHeaderIsRefusedByAReaderWithoutEncryption() throws {
+    @Test func anEncryptedHeaderDecodesWithItsFlagAndOtherVersionsAreRefused() throws {
         var header = FileHeader(kind: .logSegment, uuid: Self.uuid, fileNumber: 1, baseSnapshot: 0)
         header.encrypted = true
-        let found = Int(Format.version | Format.encryptedVersionFlag)
+        let decoded = try FileHeader.decode(header.encoded(), path: "/db/main-seg-0000000001")
+        #expect(decoded.encrypted && decoded == header)
+        // Any other bit beside the version is a format this build does not know.
+        var bytes = header.encoded()
+        bytes[Format.headerVersionOffset + 3] = 1
+        let found = Int(Format.version | Format.encryptedVersionFlag | 0x0100_0000)
         #expect(throws: StorageError.unsupportedVersion(found: found, supported: Int(Format.version))) {
-            try FileHeader.decode(header.encoded(), path: "/db/main-seg-0000000001")
+            try FileHeader.decode(bytes, path: "/db/main-seg-0000000001")
         }
     }
 

@@ -8,6 +8,8 @@ struct LogHarness {
     var fs: any FileSystem
     var mode: SyncMode = .full
     var segmentLimit = Format.defaultSegmentSize
+    /// The key of an encrypted database (nil: plain).
+    var cipherKey: CipherKeyOptions?
 
     /// Opens (creating if needed), returning the opened log and the recovered state.
     func open(create: Bool = true) throws(StorageError) -> (LogStore.Opened, [String: [UInt8]]) {
@@ -15,6 +17,7 @@ struct LogHarness {
         options.createIfMissing = create
         options.syncMode = mode
         options.segmentLimit = segmentLimit
+        options.cipherKey = cipherKey
         var state: [String: [UInt8]] = [:]
         var locations: [(String, RecordLocation)] = []
         let opened = try LogStore.open(path: path, fileSystem: fs, options: options) { (commit) throws(StorageError) in
@@ -30,7 +33,8 @@ struct LogHarness {
         for (key, location) in locations {
             let file = try Self.openSegment(opened, location.segment, fs: fs)
             defer { file.close() }
-            let (_, value) = try SegmentReader.value(at: location, in: file)
+            let sealing = try opened.cipher.map { (cipher) throws(StorageError) in try RecordSealing.read(file, cipher: cipher, unitType: .logRecord) }
+            let (_, value) = try SegmentReader.value(at: location, in: file, sealing: sealing)
             state[key] = value ?? []
         }
         return (opened, state)

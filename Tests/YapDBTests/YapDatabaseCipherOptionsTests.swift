@@ -4,8 +4,7 @@ import Testing
 import TestSupport
 
 /// YapDatabase's cipher options and the Swift-native key (docs/format.md §12): defaults,
-/// copies, which key source wins, and that an open asking for encryption writes nothing while
-/// the storage layer cannot seal.
+/// copies, which key source wins, and that a key source giving no key writes nothing.
 @Suite struct YapDatabaseCipherOptionsTests {
     @Test func defaultsAreAPlainDatabase() throws {
         let o = YapDatabaseOptions()
@@ -79,21 +78,18 @@ import TestSupport
         #expect(!String(reflecting: YapDatabaseCipherKey.raw(Data("rawsecret".utf8))).contains("rawsecret"))
     }
 
-    /// Until the storage layer seals units, asking for encryption must fail before any file
-    /// exists, never create a database in the clear.
-    @Test func anOpenAskingForEncryptionWritesNothing() throws {
+    /// A key source that gives no key (a locked keychain) fails the open before any file
+    /// exists: no database is ever created in the clear for a caller who asked for a key.
+    @Test func aKeySourceWithoutAKeyWritesNothing() throws {
         let directory = TemporaryDirectory("yapdb-cipher-open")
         defer { directory.remove() }
         let url = URL(fileURLWithPath: directory.file("db"))
-        let keyed = YapDatabaseOptions()
-        keyed.cipherKey = .raw(Data(repeating: 9, count: 32))
-        #expect(throws: YapDatabaseError.io(errno: ENOTSUP, operation: "encrypt")) { try YapDatabase.open(url: url, options: keyed) }
         let locked = YapDatabaseOptions()
         locked.cipherKeyBlock = { Data() }
         #expect(throws: YapDatabaseError.keyUnavailable) { try YapDatabase.open(url: url, options: locked) }
-        let compatible = YapDatabaseOptions()
-        compatible.cipherKeyBlock = { Data("passphrase".utf8) }
-        #expect(YapDatabase(url: url, options: compatible) == nil)
+        let lockedSpec = YapDatabaseOptions()
+        lockedSpec.cipherKeySpecBlock = { Data() }
+        #expect(YapDatabase(url: url, options: lockedSpec) == nil)
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty)
     }
 

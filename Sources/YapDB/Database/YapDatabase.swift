@@ -59,9 +59,10 @@ public final class YapDatabase: Sendable {
     ///
     /// - Throws: `fileNotFound`, `notADatabase`, `unsupportedVersion`, `corrupted` (with
     ///   `corruptAction` `.fail`), `locked` (another process has it), `alreadyOpen` (this process
-    ///   has it), `readOnly`, `io`; `keyUnavailable` (a cipher key source gave no key) and, while
-    ///   the storage layer does not seal units yet, `io(errno: ENOTSUP, operation: "encrypt")`
-    ///   for any open that asks for encryption (docs/format.md §12).
+    ///   has it), `readOnly`, `io`; for encrypted databases (docs/format.md §12)
+    ///   `keyUnavailable` (the database is encrypted and no key was given, or a cipher key
+    ///   source gave none) and `wrongKey` (the key does not open it, or a key was given for a
+    ///   plain database). Neither changes any file, whatever `corruptAction` says.
     public static func open(url: URL, options: YapDatabaseOptions = YapDatabaseOptions()) throws(YapDatabaseError) -> YapDatabase {
         YapDatabase(engine: try openEngine(url: url, options: options), url: url, options: options)
     }
@@ -97,7 +98,7 @@ public final class YapDatabase: Sendable {
                            mappedFileCheckInterval: Duration? = nil,
                            descriptorCacheLimit: Int? = nil) throws(YapDatabaseError) -> Engine {
         guard url.isFileURL else { throw .io(errno: EINVAL, operation: "open: not a file URL") }
-        try refuseEncryptionUntilSealed(options)
+        let cipherKey = try engineCipherKey(options)
         PosixFileSystem.reportIgnoredErrors { failure in
             YapDatabaseLogging.log(.warning, "directory sync not possible here, ignored: \(failure)")
         }
@@ -136,6 +137,7 @@ public final class YapDatabase: Sendable {
         engineOptions.readOnly = options.readOnly
         engineOptions.busyTimeout = YapDatabaseOptions.busyTimeoutDuration(options.busyTimeout)
         engineOptions.multiProcess = options.enableMultiProcessSupport
+        engineOptions.cipherKey = cipherKey
         do throws(EngineError) {
             return try Engine.open(path: url.path, options: engineOptions)
         } catch {

@@ -119,9 +119,7 @@ extension YapDatabaseOptions {
     /// open. It takes precedence over ``cipherKeySpecBlock`` and ``cipherKeyBlock``. An empty
     /// key is ``YapDatabaseError/keyUnavailable``; a key that does not open the database is
     /// ``YapDatabaseError/wrongKey``. Neither changes any file, whatever ``corruptAction`` says.
-    ///
-    /// Status: the storage layer does not seal units yet, so an open with a key fails with
-    /// `YapDatabaseError.io(errno: ENOTSUP, operation: "encrypt")` and writes nothing.
+
     public var cipherKey: YapDatabaseCipherKey? {
         get { storage.withLock { $0.cipher.key } }
         set { storage.withLock { $0.cipher.key = newValue } }

@@ -97,6 +97,8 @@ package struct EngineOptions: Sendable {
     /// Open without changing any file (`Engine.open`): a shared lock on `NAME-lock`, no
     /// creation, repair or removal; writes, checkpoints and compactions throw `readOnly`.
     package var readOnly = false
+    /// The key of an encrypted database (docs/format.md §12); nil for a plain one.
+    package var cipherKey: CipherKeyOptions?
     /// Share the database with other processes (docs/format.md §14): `NAME-lock` held
     /// shared while open, the writer lock (on `NAME-shm`) only during a read-write transaction,
     /// open's recovery and a checkpoint, and each transaction catching up with the commits the

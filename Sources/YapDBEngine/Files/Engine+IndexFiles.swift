@@ -39,14 +39,23 @@ final class IndexFiles: @unchecked Sendable {
     /// live trees take — or, before the first copy since open, the bytes published at open.
     private(set) var copyBaseline: Int64
 
+    /// The keys of an encrypted database: pages are sealed on disk (`format` is then the
+    /// smaller tree page inside `pageSize`) and read through the page cache; nil: plain.
+    let cipher: DatabaseCipher?
+    /// The size of a page on disk (the root record's page size).
+    let pageSize: Int
+
     init(files: DatabaseFiles, fileSystem: any FileSystem, uuid: [UInt8], format: PageFormat, mode: IndexReadMode,
-         fileSizeLimit: Int64, published: [IndexFileExtent], nextFileNumber: UInt32, descriptors: DescriptorCache? = nil) {
+         fileSizeLimit: Int64, published: [IndexFileExtent], nextFileNumber: UInt32, descriptors: DescriptorCache? = nil,
+         cipher: DatabaseCipher? = nil, pageSize: Int? = nil) {
         self.files = files
         self.fileSystem = fileSystem
         self.uuid = uuid
         self.format = format
-        self.store = IndexPageStore(files: files, fileSystem: fileSystem, uuid: uuid, pageSize: format.pageSize, mode: mode,
-                                    descriptors: descriptors)
+        self.cipher = cipher
+        self.pageSize = pageSize ?? format.pageSize
+        self.store = IndexPageStore(files: files, fileSystem: fileSystem, uuid: uuid, pageSize: self.pageSize, mode: mode,
+                                    descriptors: descriptors, cipher: cipher)
         self.fileSizeLimit = fileSizeLimit
         self.publishedExtents = Mutex(published)
         synced = published
@@ -241,8 +250,9 @@ final class IndexFiles: @unchecked Sendable {
         if let writer { return writer }
         let made: IndexFileWriter
         if let last = synced.last {
-            made = try IndexFileWriter(files: files, fileSystem: fileSystem, uuid: uuid, pageSize: format.pageSize,
-                                       fileSizeLimit: fileSizeLimit, resume: last.number, length: last.length, sequence: sequence)
+            made = try IndexFileWriter(files: files, fileSystem: fileSystem, uuid: uuid, pageSize: pageSize,
+                                       fileSizeLimit: fileSizeLimit, resume: last.number, length: last.length, sequence: sequence,
+                                       cipher: cipher)
         } else {
             return try startNewFile(sequence: sequence)
         }
@@ -257,8 +267,8 @@ final class IndexFiles: @unchecked Sendable {
         if fileSystem.kind(of: path) != .missing {
             do { try fileSystem.remove(path) } catch { throw .io(error) }
         }
-        let made = try IndexFileWriter(files: files, fileSystem: fileSystem, uuid: uuid, pageSize: format.pageSize,
-                                       fileSizeLimit: fileSizeLimit, newFile: nextFileNumber, sequence: sequence)
+        let made = try IndexFileWriter(files: files, fileSystem: fileSystem, uuid: uuid, pageSize: pageSize,
+                                       fileSizeLimit: fileSizeLimit, newFile: nextFileNumber, sequence: sequence, cipher: cipher)
         nextFileNumber += 1
         writer = made
         return made

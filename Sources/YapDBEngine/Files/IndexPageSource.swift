@@ -99,4 +99,12 @@ extension Engine {
     static func pageFormat(_ pageSize: Int) -> PageFormat {
         PageFormat(pageSize: pageSize, checksum: PageChecksum { CRC32C.checksum($0) })
     }
+
+    /// The trees' page format for index files of `pageSize`-byte pages: in an encrypted
+    /// database each page on disk seals a smaller tree page (docs/format.md §12).
+    static func pageFormat(_ pageSize: Int, encrypted: Bool) -> PageFormat {
+        guard encrypted else { return pageFormat(pageSize) }
+        return PageFormat(sealedIn: pageSize, overhead: pageSize - SealedPage.plainSize(pageSize: pageSize),
+                          checksum: PageChecksum { CRC32C.checksum($0) })
+    }
 }

@@ -22,10 +22,15 @@ package final class SegmentTable: Sendable {
     package struct Segment: Sendable {
         package let file: any StorageFile
         package let mapping: FileMapping?
+        /// How its records are sealed (an encrypted database's segment: read with `pread` and
+        /// opened, never through a map of ciphertext); nil: plain.
+        package let sealing: RecordSealing?
 
-        package init(file: any StorageFile, mapping: FileMapping? = nil) {
+        package init(file: any StorageFile, mapping: FileMapping? = nil, sealing: RecordSealing? = nil) {
+            precondition(sealing == nil || mapping == nil, "SegmentTable: an encrypted segment is never mapped")
             self.file = file
             self.mapping = mapping
+            self.sealing = sealing
         }
     }
 
@@ -73,9 +78,11 @@ package final class SegmentTable: Sendable {
     package func mappedLength(_ number: UInt32) -> Int? { segments[number]?.mapping?.count }
 
     /// A table with `file` added (or replaced) as segment `number`, read through `mapping`.
-    package func adding(_ number: UInt32, _ file: any StorageFile, mapping: FileMapping? = nil) -> SegmentTable {
+    /// `sealing` is the segment's in an encrypted database; nil keeps the sealing the table
+    /// already has for `number` (a new handle or map of the same file).
+    package func adding(_ number: UInt32, _ file: any StorageFile, mapping: FileMapping? = nil, sealing: RecordSealing? = nil) -> SegmentTable {
         var copy = segments
-        copy[number] = Segment(file: file, mapping: mapping)
+        copy[number] = Segment(file: file, mapping: mapping, sealing: sealing ?? segments[number]?.sealing)
         return SegmentTable(segments: copy)
     }
 
@@ -94,7 +101,7 @@ package final class SegmentTable: Sendable {
                 try SegmentReader.value(at: RecordLocation(location), inMapped: mapping.bytes, path: segment.file.path)
             }
         }
-        return try SegmentReader.value(at: RecordLocation(location), in: segment.file)
+        return try SegmentReader.value(at: RecordLocation(location), in: segment.file, sealing: segment.sealing)
     }
 
     /// Calls `body` with the verified value at `location` (nil for a nil-metadata record),
@@ -118,7 +125,7 @@ package final class SegmentTable: Sendable {
         if let region = region(covering: location) { return try region.readValue(at: location, owner: owner, body) }
         let segment = try self.segment(location)
         if let mapping = segment.mapping, Self.covers(mapping, location) { return try Self.readValue(at: location, in: mapping, owner: owner, body) }
-        try SegmentReader.withValue(at: RecordLocation(location), in: segment.file, owner: owner, body)
+        try SegmentReader.withValue(at: RecordLocation(location), in: segment.file, sealing: segment.sealing, owner: owner, body)
     }
 
     /// `readValue(at:owner:_:)` for a record inside `mapping`, kept alive until the read is done.
@@ -168,7 +175,7 @@ package final class SegmentTable: Sendable {
                 return try SegmentReader.withObject(at: RecordLocation(location), inMapped: mapping.bytes, path: mapping.path, ofRowid: rowid, read)
             }
             guard let segment else { return false }
-            return try SegmentReader.withObject(at: RecordLocation(location), in: segment.file, ofRowid: rowid, read)
+            return try SegmentReader.withObject(at: RecordLocation(location), in: segment.file, sealing: segment.sealing, ofRowid: rowid, read)
         } catch {
             return false
         }

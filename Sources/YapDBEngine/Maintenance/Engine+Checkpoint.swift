@@ -44,16 +44,16 @@ extension Engine {
     /// records). Throws as `checkpoint()`.
     package func compactIndex() throws(EngineError) {
         try engineBoundary { () throws(StorageError) in
-            // Multi-process support: caught up, and only on the newest checkpoint.
+            // Multi-process support: only while no other process has the database open, caught up.
             if let sharing { try sharing.acquire() }
             defer { sharing?.release() }
             if let sharing {
-                let allowed = try writer.withLock { (state: inout WriterState) throws(StorageError) -> Bool in
+                let alone = try writer.withLock { (state: inout WriterState) throws(StorageError) -> Bool in
                     guard !state.closed, !state.readOnly else { return true }   // the capture refuses
                     _ = try prepareToWrite(state, sharing)
-                    return mayCheckpoint(state, sharing)
+                    return sharing.isAlone() && mayCheckpoint(state, sharing)
                 }
-                guard allowed else { return }
+                guard alone else { return }
             }
             try maintenance.withLock { (_: inout Void) throws(StorageError) in
                 guard let source = try captureForCheckpoint(onlyIfLogGrew: false, copyIndex: true) else { return }
@@ -173,7 +173,7 @@ extension Engine {
         // Roots written now, and the unclaimed ones carried as they were (never the same name:
         // a live state supersedes an unclaimed one at the capture).
         let recorded = extensionPages.mapValues(\.rootBytes).merging(source.carriedRoots) { written, _ in written }
-        let root = IndexRoot(uuid: uuid, pageSize: index.format.pageSize, sequence: UInt64(source.number), snapshot: source.snapshot,
+        let root = IndexRoot(uuid: uuid, pageSize: index.pageSize, sequence: UInt64(source.number), snapshot: source.snapshot,
                              replay: source.replay, nextRowID: source.nextRowid,
                              trees: [IndexRoot.Tree(name: Self.rowsTreeName, root: IndexPageID(rawValue: roots.rows),
                                                     count: UInt64(source.keydir.rows.count), height: UInt32(heights.rows)),
@@ -258,7 +258,7 @@ extension Engine {
             unpublishedCheckpoint.withLock { $0 = nil }
         }
         do throws(StorageError) {
-            return try Self.writeCheckpoint(source, root: root, files: files, fs: fileSystem, uuid: uuid)
+            return try Self.writeCheckpoint(source, root: root, files: files, fs: fileSystem, uuid: uuid, cipher: cipher)
         } catch {
             if fileSystem.kind(of: path) != .missing { unpublishedCheckpoint.withLock { $0 = source.number } }
             throw error
@@ -268,9 +268,10 @@ extension Engine {
     /// Writes checkpoint file `source.number` (docs/format.md §4): the info record, the segment
     /// usage, the carried extension records and the index root `root` (the rows themselves are in the
     /// index files' pages); returns its path once it is durable under its final name.
-    static func writeCheckpoint(_ source: CheckpointSource, root: IndexRoot, files: DatabaseFiles, fs: any FileSystem, uuid: [UInt8]) throws(StorageError) -> String {
+    static func writeCheckpoint(_ source: CheckpointSource, root: IndexRoot, files: DatabaseFiles, fs: any FileSystem, uuid: [UInt8],
+                                cipher: DatabaseCipher? = nil) throws(StorageError) -> String {
         let info = CheckpointInfo(snapshot: source.snapshot, nextRowid: source.nextRowid, replay: source.replay)
-        let writer = try CheckpointWriter(files: files, fileSystem: fs, uuid: uuid, number: source.number, info: info)
+        let writer = try CheckpointWriter(files: files, fileSystem: fs, uuid: uuid, number: source.number, info: info, cipher: cipher)
         do throws(StorageError) {
             try writer.setSegmentUsage(source.usage)
             for pending in source.carriedPending { try writer.addPendingExtension(pending) }
@@ -291,6 +292,9 @@ extension Engine {
                            extensionPages: [String: ExtensionPagesWritten], removingIndexFiles replaced: [UInt32]) throws(StorageError) {
         let extensionSource = self.extensionSource(pages)
         var rebindFailure: PageError?
+        // With multi-process support, files go only while no other process has the database
+        // open (the writer lock is held: none can open meanwhile).
+        let mayRemoveFiles = sharing?.isAlone() ?? true
         let (oldCheckpoint, retired, mark) = writer.withLock { state -> (UInt32, [UInt32], HighWaterMarkWriter?) in
             let old = state.checkpointNumber
             state.checkpointNumber = source.number
@@ -319,8 +323,10 @@ extension Engine {
                 state.extensions[name] = paged.reading(from: extensionSource)
             }
             // Log segments at or after the replay position hold commits to replay: never retired.
+            // With another process open nothing is retired: its older snapshots may still
+            // read it.
             let retired = state.segments.numbers.filter { number in
-                number != state.log.segmentNumber
+                mayRemoveFiles && number != state.log.segmentNumber
                     && (number < source.replay.segment || state.compactionSegments.contains(number))
                     && (source.usage[number] ?? 0) == 0 && (state.usage[number] ?? 0) == 0
             }
@@ -343,15 +349,6 @@ extension Engine {
             // The main file promises this checkpoint (or a newer one) from now on; the files it
             // replaces go only after that (docs/format.md §2, "High-water mark").
             try mark?.update { $0.checkpoint = max($0.checkpoint, source.number) }
-        } catch { throw .io(error) }
-        if let sharing {
-            // Other processes' snapshots may still read what it replaced: their pins decide,
-            // now or at a later checkpoint, compaction or close (Engine+SharedFiles.swift).
-            try removeUnpinnedFiles(sharing)
-            if let rebindFailure { throw StorageError(rebindFailure) }
-            return
-        }
-        do throws(IOFailure) {
             if oldCheckpoint > 0 && fileSystem.kind(of: files.checkpointPath(oldCheckpoint)) == .file {
                 try fileSystem.remove(files.checkpointPath(oldCheckpoint))
             }
@@ -379,12 +376,13 @@ extension Engine {
     }
 
     /// Reads checkpoint `number` and checks its index root against its info record.
-    static func loadCheckpoint(_ number: UInt32, files: DatabaseFiles, fs: any FileSystem, uuid: [UInt8]) throws(StorageError) -> LoadedCheckpoint {
+    static func loadCheckpoint(_ number: UInt32, files: DatabaseFiles, fs: any FileSystem, uuid: [UInt8],
+                               cipher: DatabaseCipher? = nil) throws(StorageError) -> LoadedCheckpoint {
         var rootBytes: [UInt8]?
         var pending: [String: CheckpointPendingExtension] = [:]
         let path = files.checkpointPath(number)
         let name = Paths.fileName(of: path)
-        let (info, usage) = try CheckpointReader.read(files: files, fileSystem: fs, uuid: uuid, number: number, indexRoot: { (bytes) throws(StorageError) in
+        let (info, usage) = try CheckpointReader.read(files: files, fileSystem: fs, uuid: uuid, number: number, cipher: cipher, indexRoot: { (bytes) throws(StorageError) in
             rootBytes = bytes
         }, pendingExtension: { (carried) throws(StorageError) in
             pending[carried.name] = carried

@@ -35,10 +35,9 @@ extension Engine {
     /// unreferenced copies are removed at the next open.
     ///
     /// With multi-process support it holds the processes' writer lock throughout (`locked`
-    /// after `busyTimeout`), does nothing (an empty report) when another process wrote a
-    /// checkpoint this one could not take in, and leaves the victims on disk while another
-    /// process's reader pins an older checkpoint (they go once no slot pins them:
-    /// `removeUnpinnedFiles`).
+    /// after `busyTimeout`) and does nothing (an empty report) while another process has the
+    /// database open: that process's key directory still points into the segments it would
+    /// remove.
     package func compact(force: Bool = false) throws(EngineError) -> CompactionReport {
         try engineBoundary { () throws(StorageError) in try compactOnStorage(force: force) }
     }
@@ -47,12 +46,12 @@ extension Engine {
         if let sharing {
             try sharing.acquire()
             defer { sharing.release() }
-            let allowed = try writer.withLock { (state: inout WriterState) throws(StorageError) -> Bool in
+            let alone = try writer.withLock { (state: inout WriterState) throws(StorageError) -> Bool in
                 guard !state.closed, !state.readOnly else { return true }   // refused below
                 _ = try prepareToWrite(state, sharing)
-                return mayCheckpoint(state, sharing)
+                return sharing.isAlone() && mayCheckpoint(state, sharing)
             }
-            guard allowed else { return CompactionReport() }
+            guard alone else { return CompactionReport() }
             return try compactHoldingLocks(force: force)
         }
         return try compactHoldingLocks(force: force)
@@ -156,7 +155,11 @@ extension Engine {
                 for (number, file) in outputs {
                     // Finished and synced: sealed, mapped whole.
                     let size = try? file.size()
-                    state.segments = state.segments.adding(number, file, mapping: size.flatMap { state.segmentMapping(file, length: $0) })
+                    let sealing = try state.log.cipher.map { (cipher) throws(StorageError) in
+                        try RecordSealing.read(file, cipher: cipher, unitType: .logRecord)
+                    }
+                    state.segments = state.segments.adding(number, file, mapping: size.flatMap { state.segmentMapping(file, length: $0) },
+                                                           sealing: sealing)
                     if let descriptors { state.readThroughCache(number, descriptors) }
                     state.compactionSegments.insert(number)
                 }
@@ -199,6 +202,10 @@ extension Engine {
         // Moves are sorted by location: each victim is read sequentially, a window at a time.
         var reader: SequentialRecordReader?
         var readerSegment: UInt32?
+        // An encrypted database's records are opened from their old place and sealed again at
+        // the new one (new file key, address and nonce): sealed bytes are never copied.
+        let cipher = writer.withLock { $0.log.cipher }
+        var sealing: RecordSealing?
         func io<T>(_ body: () throws(IOFailure) -> T) throws(StorageError) -> T {
             do { return try body() } catch { throw .io(error) }
         }
@@ -217,22 +224,27 @@ extension Engine {
                     number = next
                     let created = try io { () throws(IOFailure) in
                         try LogWriter.createSegment(next, kind: .compactionSegment, files: files, fileSystem: fileSystem,
-                                                    uuid: uuid, baseSnapshot: 0, sync: false)
+                                                    uuid: uuid, baseSnapshot: 0, sync: false, cipher: cipher)
                     }
-                    file = created
-                    outputs.append((number, created))
-                    written = Int64(Format.headerSize)
+                    file = created.file
+                    sealing = created.sealing
+                    outputs.append((number, created.file))
+                    written = Int64(Format.firstRecordOffset(encrypted: cipher != nil))
                 }
                 let from = moves[index].from
                 if readerSegment != from.segment {
                     guard let source = table.segments[from.segment]?.file else {
                         throw .corrupted(offset: Int64(from.offset), reason: "segment \(from.segment) is referenced but missing")
                     }
-                    reader = SequentialRecordReader(file: source)
+                    reader = SequentialRecordReader(file: source, sealing: table.segments[from.segment]?.sealing)
                     readerSegment = from.segment
                 }
                 try reader!.withRecord(at: RecordLocation(from)) { (bytes, _) throws(StorageError) in
-                    buffer.append(contentsOf: bytes)
+                    if let sealing {
+                        try sealing.seal([UInt8](bytes), at: written + Int64(buffer.count), into: &buffer)
+                    } else {
+                        buffer.append(contentsOf: bytes)
+                    }
                 }
                 moves[index].to = ValueLocation(segment: number, offset: UInt32(written + Int64(buffer.count)) - from.length, length: from.length)
                 if buffer.count >= 4 << 20 { try flush() }

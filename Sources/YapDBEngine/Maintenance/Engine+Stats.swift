@@ -59,7 +59,7 @@ extension Engine {
             let published = index.published
             // Lengths the root record vouches for (each checked, their sum not): saturating.
             let indexBytes = Self.saturatingSum(published.map { UInt64(clamping: $0.length) })
-            let pageSize = Int64(index.format.pageSize)
+            let pageSize = Int64(index.pageSize)
             let pagedExtensions = state.extensions.values.compactMap { $0 as? any PagedExtensionState }
             let written = try mappingPageErrorsInternally { () throws(PageError) -> Int in
                 var total = try state.keydir.writtenPageCount()

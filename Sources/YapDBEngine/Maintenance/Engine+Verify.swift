@@ -70,7 +70,7 @@ extension Engine {
                 start.segment = listing.segments.first ?? 1
                 if state.checkpointNumber > 0 {
                     do throws(StorageError) {
-                        let loaded = try Self.loadCheckpoint(state.checkpointNumber, files: files, fs: fileSystem, uuid: uuid)
+                        let loaded = try Self.loadCheckpoint(state.checkpointNumber, files: files, fs: fileSystem, uuid: uuid, cipher: cipher)
                         let keydir = try Self.keydir(of: loaded.root, format: index.format, source: source)
                         replayer = Replayer(keydir: keydir, usage: loaded.usage, nextRowid: max(loaded.info.nextRowid, 1))
                         start = loaded.info.replay
@@ -81,6 +81,7 @@ extension Engine {
                     }
                 }
                 var scanner = LogScanner(files: files, fileSystem: fileSystem, uuid: uuid)
+                scanner.cipher = state.log.cipher
                 // Shared by processes: what a writer that died left past the published end
                 // (which this state has reached) is not part of the database.
                 if sharing != nil { scanner.limit = LogPosition(segment: state.log.segmentNumber, offset: state.log.end) }
@@ -167,10 +168,10 @@ extension Engine {
             let location = check.location
             do throws(StorageError) {
                 if readerSegment != location.segment {
-                    guard let file = table.segments[location.segment]?.file else {
+                    guard let segment = table.segments[location.segment] else {
                         throw .corrupted(offset: Int64(location.offset), reason: "segment \(location.segment) is referenced but missing")
                     }
-                    reader = SequentialRecordReader(file: file)
+                    reader = SequentialRecordReader(file: segment.file, sealing: segment.sealing)
                     readerSegment = location.segment
                 }
                 let matches = try reader!.withRecord(at: RecordLocation(location)) { (raw, frame) throws(StorageError) -> Bool in

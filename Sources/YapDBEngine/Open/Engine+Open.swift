@@ -177,6 +177,7 @@ extension Engine {
         storeOptions.syncMode = options.syncMode
         storeOptions.segmentLimit = options.segmentLimit
         storeOptions.readOnly = options.readOnly
+        storeOptions.cipherKey = options.cipherKey
 
         var replayer = Replayer(keydir: Keydir())
         replayer.extensionRecords = [:]
@@ -188,6 +189,9 @@ extension Engine {
         var index: IndexFiles?
         var orphanIndexFiles: [UInt32] = []
         let descriptors = DescriptorCache(fileSystem: fs, limit: options.descriptorCacheLimit)
+        // The database's keys, set by `LogStore.open` once it has unlocked the main file (before
+        // `start` runs); nil for a plain database.
+        var unlocked: DatabaseCipher?
         let opened = try LogStore.open(path: path, fileSystem: fs, options: storeOptions, start: { (listing, header) throws(StorageError) in
             replay = LogPosition(segment: listing.segments.first ?? 1, offset: UInt32(Format.headerSize))
             let indexFileNumbers: [UInt32]
@@ -195,31 +199,31 @@ extension Engine {
             guard let newest = listing.checkpoints.last else {
                 // No checkpoint: an empty directory; index files are left from a first
                 // checkpoint that never published.
-                let files = IndexFiles(files: files, fileSystem: fs, uuid: header.uuid, format: Engine.pageFormat(options.indexPageSize),
+                let files = IndexFiles(files: files, fileSystem: fs, uuid: header.uuid,
+                                       format: Engine.pageFormat(options.indexPageSize, encrypted: unlocked != nil),
                                        mode: options.indexReadMode, fileSizeLimit: options.indexFileSizeLimit, published: [],
-                                       nextFileNumber: (indexFileNumbers.max() ?? 0) + 1, descriptors: descriptors)
+                                       nextFileNumber: (indexFileNumbers.max() ?? 0) + 1, descriptors: descriptors,
+                                       cipher: unlocked, pageSize: options.indexPageSize)
                 replayer = Replayer(keydir: Keydir(format: files.format, source: files.source()))
                 replayer.extensionRecords = [:]
-                // With multi-process support they may be another process's spill.
-                orphanIndexFiles = options.multiProcess ? [] : indexFileNumbers
+                orphanIndexFiles = indexFileNumbers
                 index = files
                 return (replay, 0, [])
             }
-            let loaded = try loadCheckpoint(newest, files: files, fs: fs, uuid: header.uuid)
-            let format = Engine.pageFormat(loaded.root.pageSize)
+            let loaded = try loadCheckpoint(newest, files: files, fs: fs, uuid: header.uuid, cipher: unlocked)
+            let format = Engine.pageFormat(loaded.root.pageSize, encrypted: unlocked != nil)
             let extents = loaded.root.files.map(\.extent)
             let opened = IndexFiles(files: files, fileSystem: fs, uuid: header.uuid, format: format, mode: options.indexReadMode,
                                     fileSizeLimit: options.indexFileSizeLimit, published: extents,
-                                    nextFileNumber: (indexFileNumbers.max() ?? 0) + 1, descriptors: descriptors)
+                                    nextFileNumber: (indexFileNumbers.max() ?? 0) + 1, descriptors: descriptors,
+                                    cipher: unlocked, pageSize: loaded.root.pageSize)
             do throws(IndexFileError) { try opened.store.open(root: loaded.root) } catch { throw error.storageError }
             let keydir = try Engine.keydir(of: loaded.root, format: format, source: opened.source())
             replayer = Replayer(keydir: keydir, usage: loaded.usage, nextRowid: max(loaded.info.nextRowid, 1))
             replayer.extensionRecords = [:]
             index = opened
             let named = Set(extents.map(\.number))
-            // A file numbered above every named one may be another process's spill (multi-process support).
-            let highestNamed = named.max() ?? 0
-            orphanIndexFiles = indexFileNumbers.filter { !named.contains($0) && (!options.multiProcess || $0 < highestNamed) }
+            orphanIndexFiles = indexFileNumbers.filter { !named.contains($0) }
             carried = loaded.pending
             roots = Dictionary(loaded.root.extensions.map { ($0.name, $0.bytes) }, uniquingKeysWith: { a, _ in a })
             if !roots.isEmpty || !loaded.pending.isEmpty { replayer.catchUp = ExtensionCatchUp() }
@@ -229,7 +233,7 @@ extension Engine {
             let missing = protected.filter { !listing.segments.contains($0) }.sorted()
             if !missing.isEmpty { throw .missingFiles(missing.map { Paths.fileName(of: files.segmentPath($0)) }) }
             return (replay, loaded.info.snapshot, protected)
-        }, lock: .held(lock), apply: { (commit) throws(StorageError) in
+        }, lock: .held(lock), unlocked: { unlocked = $0 }, apply: { (commit) throws(StorageError) in
             try replayer.apply(commit)
         })
         var success = false
@@ -250,10 +254,8 @@ extension Engine {
         var segments: [UInt32] = []
         var compactionSegments: Set<UInt32> = []
         do throws(IOFailure) {
-            // Another process's reader may pin an older checkpoint, whose files these may be.
-            let pinnedElsewhere = sharing?.othersPin(before: checkpointNumber) ?? false
             func removeOrphan(_ path: String) throws(IOFailure) {
-                guard !options.readOnly, !pinnedElsewhere else { return }
+                guard !options.readOnly else { return }
                 try fs.remove(path)
                 report.orphansRemoved.append(path)
             }
@@ -291,16 +293,27 @@ extension Engine {
                 handles[number] = try descriptors.open(files.segmentPath(number))
             }
         } catch { throw .io(error) }
+        // An encrypted database's segments are read through their sealing, never mapped.
+        var table = SegmentTable(files: handles)
+        if let cipher = opened.cipher {
+            var sealed: [UInt32: SegmentTable.Segment] = [:]
+            for (number, file) in handles {
+                let sealing = number == opened.writer.segmentNumber ? opened.writer.sealing
+                    : try RecordSealing.read(file, cipher: cipher, unitType: .logRecord)
+                sealed[number] = SegmentTable.Segment(file: file, sealing: sealing)
+            }
+            table = SegmentTable(segments: sealed)
+        }
 
         let state = WriterState(log: opened.writer, keydir: replayer.keydir, snapshotNumber: opened.report.lastSnapshot,
-                                nextRowid: replayer.nextRowid, usage: replayer.usage, segments: SegmentTable(files: handles),
+                                nextRowid: replayer.nextRowid, usage: replayer.usage, segments: table,
                                 lock: opened.lock, compression: options.compression, maxValueSize: options.maxValueSize,
                                 checkpointNumber: checkpointNumber, checkpointReplay: replay)
         state.readOnly = options.readOnly
         state.bytesSinceCheckpoint = UInt64(opened.report.bytesScanned)
         state.rowsSinceCheckpoint = opened.report.records
         state.compactionSegments = compactionSegments
-        state.mapsSegments = options.mapsSegments
+        state.mapsSegments = options.mapsSegments && opened.cipher == nil
         state.writeBufferLimit = options.writeBufferLimit
         state.dirtyPages.minimumWork = max(1, options.dirtyPageCountWork)
         state.dirtyPages.note(work: opened.report.records)   // the replayed rows dirtied pages
@@ -316,13 +329,14 @@ extension Engine {
         }
         let previous = Set(roots.keys).union(pending.keys).sorted()
         let engine = Engine(path: path, files: files, options: options, uuid: opened.header.uuid, state: state, index: index!,
-                            report: report, openKey: key, previousExtensionStates: previous, sharing: sharing)
+                            report: report, openKey: key, previousExtensionStates: previous, sharing: sharing,
+                            cipher: opened.cipher)
         engine.unclaimed.load(roots: roots, pending: pending, catchUp: replayer.catchUp ?? ExtensionCatchUp())
         // Runs inside a roll, under the writer lock: the new segment joins the read table, and
         // the one rolled away from is sealed: read through the descriptor cache from now on,
         // mapped whole.
         opened.writer.onNewSegment = { [unowned state] (number: UInt32, file: any StorageFile, sealed: LogPosition) in
-            state.segments = state.segments.adding(number, file)
+            state.segments = state.segments.adding(number, file, sealing: state.log.sealing)
             state.readThroughCache(sealed.segment, descriptors)
             state.mapSealedSegment(sealed)
         }

@@ -23,7 +23,7 @@ package enum CheckpointReader {
     ///   and a reason starting with the file name; `.io` when the file cannot be opened or read
     ///   (errno `ENOENT` when checkpoint `number` does not exist).
     package static func read(
-        files: DatabaseFiles, fileSystem: any FileSystem, uuid: [UInt8], number: UInt32,
+        files: DatabaseFiles, fileSystem: any FileSystem, uuid: [UInt8], number: UInt32, cipher: DatabaseCipher? = nil,
         indexRoot: ([UInt8]) throws(StorageError) -> Void = { _ throws(StorageError) in },
         pendingExtension: (CheckpointPendingExtension) throws(StorageError) -> Void = { _ throws(StorageError) in }
     ) throws(StorageError) -> (CheckpointInfo, segmentUsage: [UInt32: UInt64]) {
@@ -43,14 +43,30 @@ package enum CheckpointReader {
         guard header.kind == .checkpoint else { throw corrupt(Int64(Format.headerKindOffset), "not a checkpoint (kind \(header.kind.rawValue))") }
         guard header.uuid == uuid else { throw corrupt(Int64(Format.headerUUIDOffset), "belongs to another database") }
         guard header.fileNumber == number else { throw corrupt(Int64(Format.headerFileNumberOffset), "header names checkpoint \(header.fileNumber)") }
+        guard header.encrypted == (cipher != nil) else {
+            throw corrupt(Int64(Format.headerVersionOffset), header.encrypted ? "an encrypted checkpoint in a plain database" : "a plain checkpoint in an encrypted database")
+        }
+        // An encrypted checkpoint's records are sealed (docs/format.md §12).
+        var sealing: RecordSealing?
+        if let cipher {
+            let end = Int64(Format.cipherHeaderOffset + Format.cipherHeaderSize)
+            guard input.size >= end else { throw corrupt(Int64(Format.cipherHeaderOffset), "cipher header is short") }
+            let bytes = Array(try input.load(at: Int64(Format.cipherHeaderOffset), count: Format.cipherHeaderSize))
+            sealing = try RecordSealing.of(header: header, cipherBytes: bytes, cipher: cipher, unitType: .checkpointRecord, path: path)
+        }
 
         var state = ReadState()
-        var position = Int64(Format.headerSize)
+        var position = Int64(Format.firstRecordOffset(encrypted: cipher != nil))
         while true {
             guard position < input.size else { throw corrupt(position, "missing end record") }
-            let frame = try input.record(at: position, corrupt: corrupt)
+            let frame: RawRecord
+            if let sealing {
+                frame = try input.sealedRecord(at: position, sealing: sealing, corrupt: corrupt)
+            } else {
+                frame = try input.record(at: position, corrupt: corrupt)
+            }
             let payload = frame.payload
-            let next = position + Int64(Format.recordHeaderSize + payload.count)
+            let next = position + Int64(frame.storedLength)
             do throws(Failure) {
                 switch frame.type {
                 case .checkpointInfo:

@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import YapDBCrypto
 
 /// Writes one checkpoint file (docs/format.md §4): the caller calls `setSegmentUsage` once,
 /// then `addPendingExtension` for each carried extension, then `setIndexRoot`, then `finish`.
@@ -46,6 +47,12 @@ package final class CheckpointWriter {
     private var renamed = false
     private var finished = false
     private var failure: StorageError?
+    /// How records are sealed (an encrypted database, docs/format.md §12); nil: plain.
+    private var sealing: RecordSealing?
+    /// A record's plain bytes before they are sealed into `output`.
+    private var plainRecord: [UInt8] = []
+    /// Where the first record starts.
+    private let firstRecordOffset: Int
 
     /// Creates the `.tmp` file for checkpoint `number` and writes its header and info record
     /// (to its buffer; the first write may come later).
@@ -53,8 +60,11 @@ package final class CheckpointWriter {
     /// A leftover `.tmp` of the same number (from an interrupted attempt) is replaced.
     /// - Throws: `.io` when the file cannot be created, or with `EEXIST` when a checkpoint of
     ///   that number already exists under its final name (never overwritten).
+    ///
+    /// With `cipher` (an encrypted database), the file starts with its cipher header and every
+    /// record is sealed for its offset (docs/format.md §12).
     package init(files: DatabaseFiles, fileSystem: any FileSystem, uuid: [UInt8], number: UInt32,
-                 info: CheckpointInfo) throws(StorageError) {
+                 info: CheckpointInfo, cipher: DatabaseCipher? = nil) throws(StorageError) {
         precondition(uuid.count == 16, "a database UUID is 16 bytes")
         self.files = files
         self.fileSystem = fileSystem
@@ -62,6 +72,16 @@ package final class CheckpointWriter {
         self.info = info
         path = files.checkpointPath(number)
         temporaryPath = path + Format.temporarySuffix
+        firstRecordOffset = Format.firstRecordOffset(encrypted: cipher != nil)
+        var header = FileHeader(kind: .checkpoint, uuid: uuid, fileNumber: number, baseSnapshot: info.snapshot)
+        var start = header.encoded()
+        if let cipher {
+            cipher.forget(kind: .checkpoint, number: number)
+            let made = try cipher.newFile(header)
+            start = RecordSealing.fileStart(header, cipherHeader: made.cipherHeader)
+            header.encrypted = true
+            sealing = RecordSealing(sealer: made.sealer, header: header, unitType: .checkpointRecord)
+        }
         do throws(IOFailure) {
             if fileSystem.kind(of: path) != .missing { throw IOFailure(errno: EEXIST, operation: "create checkpoint", path: path) }
             if fileSystem.kind(of: temporaryPath) != .missing { try fileSystem.remove(temporaryPath) }
@@ -69,8 +89,8 @@ package final class CheckpointWriter {
         } catch {
             throw .io(error)
         }
-        output = FileHeader(kind: .checkpoint, uuid: uuid, fileNumber: number, baseSnapshot: info.snapshot).encoded()
-        appendRecord { CheckpointCodec.appendInfo(info, into: &$0) }
+        output = start
+        try appendRecord { CheckpointCodec.appendInfo(info, into: &$0) }
     }
 
     deinit { file?.close() }
@@ -80,7 +100,7 @@ package final class CheckpointWriter {
     package func setSegmentUsage(_ usage: [UInt32: UInt64]) throws(StorageError) {
         try checkUsable()
         precondition(!usageWritten, "CheckpointWriter.setSegmentUsage called twice")
-        appendRecord { CheckpointCodec.appendSegmentUsage(usage, into: &$0) }
+        try appendRecord { CheckpointCodec.appendSegmentUsage(usage, into: &$0) }
         usageWritten = true
         try flushIfNeeded()
     }
@@ -94,7 +114,7 @@ package final class CheckpointWriter {
         precondition(usageWritten, "CheckpointWriter.addPendingExtension before setSegmentUsage")
         precondition(!pending.name.isEmpty && pending.name.utf8.count <= Format.maxKeyLength
                      && pending.encodedSize <= Format.maxRecordPayload, "pending extension over the format's limits")
-        appendRecord { CheckpointCodec.appendPendingExtension(pending, into: &$0) }
+        try appendRecord { CheckpointCodec.appendPendingExtension(pending, into: &$0) }
         try flushIfNeeded()
     }
 
@@ -105,7 +125,7 @@ package final class CheckpointWriter {
         try checkUsable()
         precondition(usageWritten, "CheckpointWriter.setIndexRoot before setSegmentUsage")
         precondition(root.count <= Format.rootBodyOffset + Format.rootMaximumSize + 4, "index root over the format's limit")
-        appendRecord { buffer in
+        try appendRecord { buffer in
             let start = RecordCodec.begin(.checkpointIndexRoot, in: &buffer)
             buffer.append(contentsOf: root)
             _ = RecordCodec.finish(&buffer, start: start)
@@ -121,7 +141,10 @@ package final class CheckpointWriter {
         try checkUsable()
         precondition(usageWritten, "CheckpointWriter.finish before setSegmentUsage")
         let recordsChecksum = output.withUnsafeBytes { CRC32C.update(checksum, UnsafeRawBufferPointer(rebasing: $0[recordBytesStart...])) }
-        CheckpointCodec.appendEnd(recordCount: recordCount, checksum: recordsChecksum, into: &output)
+        do throws(StorageError) { try encodeRecord { CheckpointCodec.appendEnd(recordCount: recordCount, checksum: recordsChecksum, into: &$0) } } catch {
+            failure = error
+            throw error
+        }
         do throws(IOFailure) {
             guard let file else { throw IOFailure(errno: EBADF, operation: "checkpoint closed", path: temporaryPath) }
             try file.write(output, at: written)
@@ -156,16 +179,24 @@ package final class CheckpointWriter {
     // MARK: Internals
 
     /// Offset in `output` of the first record byte (past the header while it is still buffered).
-    private var recordBytesStart: Int { written == 0 ? min(Format.headerSize, output.count) : 0 }
+    private var recordBytesStart: Int { written == 0 ? min(firstRecordOffset, output.count) : 0 }
 
     private func checkUsable() throws(StorageError) {
         if let failure { throw failure }
         precondition(!finished, "CheckpointWriter used after finish")
     }
 
-    private func appendRecord(_ encode: (inout [UInt8]) -> Void) {
-        encode(&output)
+    private func appendRecord(_ encode: (inout [UInt8]) -> Void) throws(StorageError) {
+        try encodeRecord(encode)
         recordCount += 1
+    }
+
+    /// Adds the record `encode` writes to `output`, sealed for its offset when encrypted.
+    private func encodeRecord(_ encode: (inout [UInt8]) -> Void) throws(StorageError) {
+        guard let sealing else { return encode(&output) }
+        plainRecord.removeAll(keepingCapacity: true)
+        encode(&plainRecord)
+        try sealing.seal(plainRecord, at: written + Int64(output.count), into: &output)
     }
 
     /// Writes the buffered records once they reach a block's size.

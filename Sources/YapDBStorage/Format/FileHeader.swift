@@ -12,8 +12,8 @@ package struct FileHeader: Hashable, Sendable {
     package var baseSnapshot: UInt64
     package var createdAtMilliseconds: UInt64
     /// Whether the file belongs to an encrypted database: its version carries
-    /// `Format.encryptedVersionFlag` (docs/format.md §12). Decoding does not accept such
-    /// headers yet (they are `unsupportedVersion`) until the storage layer reads sealed units.
+    /// `Format.encryptedVersionFlag` (docs/format.md §12). Decoding accepts the flag and sets
+    /// this; each reader checks it against what it expects (a plain reader refuses it).
     package var encrypted = false
 
     package init(kind: FileKindByte, uuid: [UInt8], fileNumber: UInt32, baseSnapshot: UInt64, createdAtMilliseconds: UInt64 = FileHeader.nowMilliseconds()) {
@@ -53,7 +53,7 @@ package struct FileHeader: Hashable, Sendable {
             func u64(_ o: Int) -> UInt64 { UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: o, as: UInt64.self)) }
             let version = u32(Format.headerVersionOffset)
             guard version != 0 else { throw .notADatabase(path: path) }
-            guard version == Format.version else {
+            guard version == Format.version || version == Format.version | Format.encryptedVersionFlag else {
                 throw .unsupportedVersion(found: Int(version), supported: Int(Format.version))
             }
             let crc = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: raw[0..<Format.headerChecksumOffset]))
@@ -63,12 +63,14 @@ package struct FileHeader: Hashable, Sendable {
             guard let kind = FileKindByte(rawValue: raw[Format.headerKindOffset]) else {
                 throw .corrupted(offset: fileOffset + Int64(Format.headerKindOffset), reason: "\(Paths.fileName(of: path)): unknown file kind")
             }
-            return FileHeader(
+            var header = FileHeader(
                 kind: kind,
                 uuid: Array(raw[Format.headerUUIDOffset..<(Format.headerUUIDOffset + 16)]),
                 fileNumber: u32(Format.headerFileNumberOffset),
                 baseSnapshot: u64(Format.headerBaseSnapshotOffset),
                 createdAtMilliseconds: u64(Format.headerCreatedAtOffset))
+            header.encrypted = version != Format.version
+            return header
         }
     }
 
@@ -106,8 +108,11 @@ package enum MainFile {
     /// creator holds `path-creating`. A leftover `path-creating` is removed only once its lock
     /// is taken, so a creator at work never loses its file. On failure the temporary file is
     /// removed (a crash leaves it for the next creation to remove).
+    ///
+    /// - Parameter image: the file's bytes when they are not the plain `image(header)` (an
+    ///   encrypted main file, `encryptedImage`); its header must name `uuid`.
     package static func create(at path: String, fileSystem fs: any FileSystem,
-                               uuid: [UInt8] = FileHeader.randomUUID()) throws(StorageError) -> (header: FileHeader, lock: any FileLock) {
+                               uuid: [UInt8] = FileHeader.randomUUID(), image given: [UInt8]? = nil) throws(StorageError) -> (header: FileHeader, lock: any FileLock) {
         let header = FileHeader(kind: .main, uuid: uuid, fileNumber: 0, baseSnapshot: 0)
         let temporary = path + Format.creatingSuffix
         var lock: (any FileLock)?
@@ -123,7 +128,7 @@ package enum MainFile {
                 try? fs.remove(temporary)
                 throw error
             }
-            try file.write(image(header), at: 0)
+            try file.write(given ?? image(header), at: 0)
             try file.sync()
             if fs.kind(of: path) != .missing { throw IOFailure(errno: EEXIST, operation: "create", path: path) }
             try fs.rename(temporary, to: path)
@@ -176,7 +181,7 @@ package enum MainFile {
         var opened: Opened
         switch (first, second) {
         case (.success(let a), .success(let b)):
-            guard a.uuid == b.uuid else {
+            guard a.uuid == b.uuid, a.encrypted == b.encrypted else {
                 throw .corrupted(offset: Int64(Format.mainHeaderCopyOffset), reason: "\(Paths.fileName(of: path)): header copies disagree")
             }
             opened = Opened(header: a, damagedCopy: nil)

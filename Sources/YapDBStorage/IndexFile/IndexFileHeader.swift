@@ -1,3 +1,5 @@
+import YapDBCrypto
+
 /// The header page of an index file and the header check shared by every index reader
 /// (docs/format.md §9, §10).
 package enum IndexFileHeader {
@@ -10,14 +12,24 @@ package enum IndexFileHeader {
     /// The bytes of page 0 of index file `number`: the 64-byte file header (kind 5, base
     /// snapshot = `sequence`, the checkpoint sequence that created the file), the page size and
     /// its crc, zeros to the end of the page.
-    package static func encoded(uuid: [UInt8], number: UInt32, sequence: UInt64, pageSize: Int) -> [UInt8] {
+    ///
+    /// With `cipherHeader` (an encrypted database), the file header carries the encrypted
+    /// version and the cipher header sits at `Format.indexCipherHeaderOffset` (docs/format.md §12).
+    package static func encoded(uuid: [UInt8], number: UInt32, sequence: UInt64, pageSize: Int,
+                                cipherHeader: CipherHeader? = nil) -> [UInt8] {
         precondition(isValidPageSize(pageSize), "index page size \(pageSize) is not allowed")
-        var bytes = FileHeader(kind: .index, uuid: uuid, fileNumber: number, baseSnapshot: sequence).encoded()
+        var header = FileHeader(kind: .index, uuid: uuid, fileNumber: number, baseSnapshot: sequence)
+        header.encrypted = cipherHeader != nil
+        var bytes = header.encoded()
         bytes.appendLE(UInt32(pageSize))
         bytes.appendLE(UInt32(0))
         bytes.appendLE(CRC32C.mask(CRC32C.checksum(Array(bytes[Format.indexPageSizeOffset..<Format.indexHeaderChecksumOffset]))))
         assert(bytes.count == Format.indexHeaderUsedSize)
         bytes.append(contentsOf: [UInt8](repeating: 0, count: pageSize - bytes.count))
+        if let cipherHeader {
+            let start = Format.indexCipherHeaderOffset
+            bytes.replaceSubrange(start..<(start + Format.cipherHeaderSize), with: cipherHeader.encoded())
+        }
         return bytes
     }
 
@@ -63,7 +75,12 @@ package enum IndexFileHeader {
     /// - Throws: the errors of `check`; `.notADatabase` for a file shorter than a header;
     ///   `.corrupted` with `.truncated` (shorter than the header's used bytes),
     ///   `.checksumMismatch` (page-size crc) or `.badPageSize`; `.io`.
-    package static func read(_ file: any StorageFile, number: UInt32, uuid: [UInt8], pageSize: Int) throws(IndexFileError) {
+    ///
+    /// With `cipher` (an encrypted database) the file must be encrypted, and its sealing (the
+    /// file's sealer and header) is returned; without, it must be plain.
+    @discardableResult
+    package static func read(_ file: any StorageFile, number: UInt32, uuid: [UInt8], pageSize: Int,
+                             cipher: DatabaseCipher? = nil) throws(IndexFileError) -> PageSealing? {
         let size: Int64
         do { size = try file.size() } catch { throw .io(error) }
         guard size >= Int64(Format.headerSize) else { throw .notADatabase(path: file.path) }
@@ -72,7 +89,10 @@ package enum IndexFileHeader {
         }
         let bytes: [UInt8]
         do { bytes = try file.readExactly(Format.indexHeaderUsedSize, at: 0) } catch { throw .io(error) }
-        _ = try check(bytes, path: file.path, kind: .index, uuid: uuid, number: number)
+        let header = try check(bytes, path: file.path, kind: .index, uuid: uuid, number: number)
+        guard header.encrypted == (cipher != nil) else {
+            throw .corrupted(path: file.path, offset: Int64(Format.headerVersionOffset), reason: .invalidField("encryption"))
+        }
         let stored = bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: Format.indexHeaderChecksumOffset, as: UInt32.self) }
         let crc = CRC32C.checksum(Array(bytes[Format.indexPageSizeOffset..<Format.indexHeaderChecksumOffset]))
         guard CRC32C.unmask(UInt32(littleEndian: stored)) == crc else {
@@ -84,6 +104,20 @@ package enum IndexFileHeader {
         }
         guard bytes[Format.indexReservedOffset..<Format.indexHeaderChecksumOffset].allSatisfy({ $0 == 0 }) else {
             throw .corrupted(path: file.path, offset: Int64(Format.indexReservedOffset), reason: .invalidField("reserved"))
+        }
+        guard let cipher else { return nil }
+        let start = Int64(Format.indexCipherHeaderOffset)
+        guard size >= start + Int64(Format.cipherHeaderSize), pageSize >= Format.encryptedIndexMinimumPageSize else {
+            throw .corrupted(path: file.path, offset: start, reason: .truncated)
+        }
+        do throws(StorageError) {
+            let cipherBytes: [UInt8]
+            do { cipherBytes = try file.readExactly(Format.cipherHeaderSize, at: start) } catch { throw .io(error) }
+            let cipherHeader = try CipherHeader.decode(cipherBytes, path: file.path, fileOffset: start)
+            return PageSealing(sealer: try cipher.sealer(header: header, cipherHeader: cipherHeader), header: header, pageSize: pageSize)
+        } catch {
+            if case .io(let failure) = error { throw .io(failure) }
+            throw .corrupted(path: file.path, offset: start, reason: .invalidField("cipher header"))
         }
     }
 }

@@ -32,8 +32,17 @@ package final class IndexFileWriter {
     package let files: DatabaseFiles
     package let fileSystem: any FileSystem
     package let uuid: [UInt8]
-    /// The size of every page, the header page included.
+    /// The size of every page on disk, the header page included.
     package let pageSize: Int
+    /// The keys of an encrypted database (docs/format.md §12): each page is sealed for its file
+    /// and number with a fresh nonce, so a writer resuming after a failed checkpoint writes new
+    /// nonces under page numbers it wrote before. nil: plain.
+    package let cipher: DatabaseCipher?
+    /// The bytes of a page `append` takes: `pageSize`, less the seal's nonce and tag when
+    /// encrypted.
+    package var plainPageSize: Int { cipher == nil ? pageSize : SealedPage.plainSize(pageSize: pageSize) }
+    /// How the active file's pages are sealed (encrypted databases).
+    private var sealing: PageSealing?
     /// The checkpoint sequence recorded in the headers of files this writer creates.
     package let sequence: UInt64
     /// A file rolls before it would pass this many bytes (at least two pages).
@@ -70,12 +79,13 @@ package final class IndexFileWriter {
     ///   - sequence: the checkpoint sequence that creates the files.
     /// - Throws: `.io` from creating the file (`EEXIST` when it exists).
     package convenience init(files: DatabaseFiles, fileSystem: any FileSystem, uuid: [UInt8], pageSize: Int = Format.indexDefaultPageSize,
-                             fileSizeLimit: Int64 = Format.indexDefaultFileSize, newFile number: UInt32, sequence: UInt64) throws(IndexFileError) {
+                             fileSizeLimit: Int64 = Format.indexDefaultFileSize, newFile number: UInt32, sequence: UInt64,
+                             cipher: DatabaseCipher? = nil) throws(IndexFileError) {
         precondition(IndexFileHeader.isValidPageSize(pageSize), "index page size \(pageSize) is not allowed")
         precondition(number >= 1, "index files are numbered from 1")
         let file = try Self.create(number, files: files, fileSystem: fileSystem)
-        self.init(files: files, fileSystem: fileSystem, uuid: uuid, pageSize: pageSize, fileSizeLimit: fileSizeLimit,
-                  sequence: sequence, number: number, active: file, resumedLength: nil)
+        try self.init(files: files, fileSystem: fileSystem, uuid: uuid, pageSize: pageSize, fileSizeLimit: fileSizeLimit,
+                      sequence: sequence, number: number, active: file, resumedLength: nil, cipher: cipher, sealing: nil)
     }
 
     /// Continues appending to the existing index file `number` after its first `length` bytes
@@ -90,7 +100,8 @@ package final class IndexFileWriter {
     ///   the file holds fewer than `length` bytes, `.invalidField("length")` when `length` is
     ///   not a whole number of pages; `.io`.
     package convenience init(files: DatabaseFiles, fileSystem: any FileSystem, uuid: [UInt8], pageSize: Int = Format.indexDefaultPageSize,
-                             fileSizeLimit: Int64 = Format.indexDefaultFileSize, resume number: UInt32, length: Int64, sequence: UInt64) throws(IndexFileError) {
+                             fileSizeLimit: Int64 = Format.indexDefaultFileSize, resume number: UInt32, length: Int64, sequence: UInt64,
+                             cipher: DatabaseCipher? = nil) throws(IndexFileError) {
         precondition(IndexFileHeader.isValidPageSize(pageSize), "index page size \(pageSize) is not allowed")
         let path = files.indexPath(number)
         guard length >= Int64(pageSize), length % Int64(pageSize) == 0 else {
@@ -98,8 +109,9 @@ package final class IndexFileWriter {
         }
         let file: any StorageFile
         do { file = try fileSystem.open(path, mode: .readWrite) } catch { throw .io(error) }
+        let sealing: PageSealing?
         do throws(IndexFileError) {
-            try IndexFileHeader.read(file, number: number, uuid: uuid, pageSize: pageSize)
+            sealing = try IndexFileHeader.read(file, number: number, uuid: uuid, pageSize: pageSize, cipher: cipher)
             let size: Int64
             do { size = try file.size() } catch { throw .io(error) }
             guard size >= length else {
@@ -112,14 +124,19 @@ package final class IndexFileWriter {
             file.close()
             throw error
         }
-        self.init(files: files, fileSystem: fileSystem, uuid: uuid, pageSize: pageSize, fileSizeLimit: fileSizeLimit,
-                  sequence: sequence, number: number, active: file, resumedLength: length)
+        try self.init(files: files, fileSystem: fileSystem, uuid: uuid, pageSize: pageSize, fileSizeLimit: fileSizeLimit,
+                      sequence: sequence, number: number, active: file, resumedLength: length, cipher: cipher, sealing: sealing)
     }
 
     /// The common part: `resumedLength` is `nil` for a new file (whose header page is
     /// buffered), else the length appending continues from.
     private init(files: DatabaseFiles, fileSystem: any FileSystem, uuid: [UInt8], pageSize: Int, fileSizeLimit: Int64,
-                 sequence: UInt64, number: UInt32, active: any StorageFile, resumedLength: Int64?) {
+                 sequence: UInt64, number: UInt32, active: any StorageFile, resumedLength: Int64?,
+                 cipher: DatabaseCipher?, sealing: PageSealing?) throws(IndexFileError) {
+        precondition(cipher == nil || pageSize >= Format.encryptedIndexMinimumPageSize,
+                     "an encrypted database's index pages are at least \(Format.encryptedIndexMinimumPageSize) bytes")
+        self.cipher = cipher
+        self.sealing = sealing
         self.files = files
         self.fileSystem = fileSystem
         self.uuid = uuid
@@ -135,7 +152,10 @@ package final class IndexFileWriter {
             activeUnsynced = true
             extents = [IndexFileExtent(number: number, length: resumedLength)]
         } else {
-            startFile()
+            do throws(IndexFileError) { try startFile() } catch {
+                active.close()
+                throw error
+            }
         }
     }
 
@@ -146,13 +166,20 @@ package final class IndexFileWriter {
     /// - Throws: `.failed` after an earlier failure; `.io` from writing or creating a file
     ///   (the writer is then failed).
     package func append(_ page: UnsafeRawBufferPointer) throws(IndexFileError) -> IndexPageID {
-        precondition(page.count == pageSize, "an index page is \(pageSize) bytes, not \(page.count)")
+        precondition(page.count == plainPageSize, "an index page is \(plainPageSize) bytes, not \(page.count)")
         guard !isFailed else { throw .failed }
         if activeLength + Int64(pageSize) > fileSizeLimit || activeLength / Int64(pageSize) >= Int64(UInt32.max) {
             try roll()
         }
         let id = IndexPageID(file: activeNumber, page: UInt32(activeLength / Int64(pageSize)))
-        buffer.append(contentsOf: page)
+        if let sealing {
+            do throws(StorageError) { buffer.append(contentsOf: try sealing.seal(page, page: id.page)) } catch {
+                isFailed = true
+                throw .io(IOFailure(errno: EIO, operation: "seal page: \(error)", path: active.path))
+            }
+        } else {
+            buffer.append(contentsOf: page)
+        }
         activeLength += Int64(pageSize)
         extents[extents.count - 1].length = activeLength
         if buffer.count >= bufferLimit { try flush() }
@@ -250,8 +277,23 @@ package final class IndexFileWriter {
     }
 
     /// Buffers the new active file's header page and records it.
-    private func startFile() {
-        buffer = IndexFileHeader.encoded(uuid: uuid, number: activeNumber, sequence: sequence, pageSize: pageSize)
+    private func startFile() throws(IndexFileError) {
+        var cipherHeader: CipherHeader?
+        if let cipher {
+            // A fresh salt: a file created again under a number a failed checkpoint used gets a new key.
+            cipher.forget(kind: .index, number: activeNumber)
+            var header = FileHeader(kind: .index, uuid: uuid, fileNumber: activeNumber, baseSnapshot: sequence)
+            header.encrypted = true
+            do throws(StorageError) {
+                let made = try cipher.newFile(header)
+                cipherHeader = made.cipherHeader
+                sealing = PageSealing(sealer: made.sealer, header: header, pageSize: pageSize)
+            } catch {
+                isFailed = true
+                throw .io(IOFailure(errno: EIO, operation: "derive the file key: \(error)", path: files.indexPath(activeNumber)))
+            }
+        }
+        buffer = IndexFileHeader.encoded(uuid: uuid, number: activeNumber, sequence: sequence, pageSize: pageSize, cipherHeader: cipherHeader)
         activeLength = Int64(pageSize)
         bufferOffset = 0
         directoryUnsynced = true
@@ -276,6 +318,6 @@ package final class IndexFileWriter {
         active = next
         activeUnsynced = false
         activeNumber += 1
-        startFile()
+        try startFile()
     }
 }

@@ -33,3 +33,33 @@ package enum SealedPage {
         }
     }
 }
+
+/// How the pages of one encrypted index file are sealed and opened: its sealer (file key),
+/// its header (the address every page names) and its page size on disk.
+///
+/// Threading: an immutable value; any thread.
+package struct PageSealing: Sendable {
+    package let sealer: UnitSealer
+    package let header: FileHeader
+    /// The size of a page on disk; the tree works with `plainSize` bytes of it.
+    package let pageSize: Int
+
+    package init(sealer: UnitSealer, header: FileHeader, pageSize: Int) {
+        self.sealer = sealer
+        self.header = header
+        self.pageSize = pageSize
+    }
+
+    /// The bytes of a page the tree layer sees.
+    package var plainSize: Int { SealedPage.plainSize(pageSize: pageSize) }
+
+    /// `plain` sealed as page `page`: `pageSize` bytes, with a fresh nonce.
+    package func seal(_ plain: UnsafeRawBufferPointer, page: UInt32) throws(StorageError) -> [UInt8] {
+        try SealedPage.seal([UInt8](plain), page: page, pageSize: pageSize, sealer: sealer, header: header)
+    }
+
+    /// The plain bytes of page `page`, read as `sealed`.
+    package func open(_ sealed: UnsafeRawBufferPointer, page: UInt32, path: String) throws(StorageError) -> [UInt8] {
+        try SealedPage.open([UInt8](sealed), page: page, sealer: sealer, header: header, path: path)
+    }
+}

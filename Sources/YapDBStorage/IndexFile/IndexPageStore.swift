@@ -23,7 +23,8 @@ package enum IndexReadMode: Sendable, Equatable {
 /// was read, owned by `owner` (a `FileMapping`, itself safe to share); both are `let`s.
 package struct IndexPage: @unchecked Sendable {
     package let id: IndexPageID
-    /// Exactly `pageSize` bytes.
+    /// Exactly the view's `plainPageSize` bytes (`pageSize`, less the seal in an encrypted
+    /// database).
     package let bytes: UnsafeRawBufferPointer
     private let owner: FileMapping
     /// Whether the bytes passed the check given to `IndexPageView.page(_:check:)` — now, or
@@ -62,12 +63,17 @@ package struct IndexPageView: Sendable {
         let file: any StorageFile
         let length: Int64
         let mapping: FileMapping?
+        /// How its pages are sealed (an encrypted database; never mapped); nil: plain.
+        var sealing: PageSealing? = nil
     }
 
     let sources: [UInt32: Source]
     let cache: IndexPageCache?
-    /// The page size of every file.
+    /// The page size of every file (on disk).
     package let pageSize: Int
+    /// The bytes of a page as readers get it: `pageSize`, less the seal's nonce and tag in an
+    /// encrypted database.
+    package let plainPageSize: Int
     /// `sources` by file number − `firstFile` (nil where there is no file), for the lookup of
     /// each page read; empty when there are no files or their numbers span more than
     /// `Self.maximumFileSpan` (then `sources` is searched).
@@ -77,10 +83,11 @@ package struct IndexPageView: Sendable {
     /// The widest range of file numbers `byNumber` covers.
     static let maximumFileSpan = 1 << 16
 
-    init(sources: [UInt32: Source], cache: IndexPageCache?, pageSize: Int) {
+    init(sources: [UInt32: Source], cache: IndexPageCache?, pageSize: Int, encrypted: Bool = false) {
         self.sources = sources
         self.cache = cache
         self.pageSize = pageSize
+        plainPageSize = encrypted ? SealedPage.plainSize(pageSize: pageSize) : pageSize
         if let low = sources.keys.min(), let high = sources.keys.max(), Int(high - low) < Self.maximumFileSpan {
             var table = [Source?](repeating: nil, count: Int(high - low) + 1)
             for (number, source) in sources { table[Int(number - low)] = source }
@@ -191,7 +198,15 @@ package struct IndexPageView: Sendable {
             memory.deallocate()
             throw .io(error)
         }
-        let owner = FileMapping(bytes: UnsafeRawBufferPointer(buffer), backing: .copy, path: source.file.path)
+        var owner = FileMapping(bytes: UnsafeRawBufferPointer(buffer), backing: .copy, path: source.file.path)
+        if let sealing = source.sealing {
+            // Opened once, as it enters the cache: the cache holds plain pages.
+            let plain: [UInt8]
+            do throws(StorageError) { plain = try sealing.open(owner.bytes, page: id.page, path: source.file.path) } catch {
+                throw .corrupted(path: source.file.path, offset: offset, reason: .checksumMismatch)
+            }
+            owner = plain.withUnsafeBytes { FileMapping.copy(of: $0, path: source.file.path) }
+        }
         let checked = check?(owner.bytes) ?? false
         if check == nil || checked { cache?.insert(id, owner, checked: checked) }
         return IndexPage(id: id, bytes: owner.bytes, owner: owner, isChecked: checked)
@@ -230,6 +245,9 @@ package final class IndexPageStore: Sendable {
     package let uuid: [UInt8]
     package let pageSize: Int
     package let mode: IndexReadMode
+    /// The keys of an encrypted database (its files' pages are sealed, read through the cache
+    /// and opened as they enter it); nil: plain.
+    package let cipher: DatabaseCipher?
     /// The page cache (`.cached` mode only).
     package let cache: IndexPageCache?
     /// Where files are opened (read on demand through a bounded set of descriptors), or nil:
@@ -245,16 +263,28 @@ package final class IndexPageStore: Sendable {
     ///   - mode: mapped, or `pread` with a bounded cache.
     ///   - descriptors: the engine's descriptor cache, through which files are opened; nil:
     ///     directly.
+    ///   - cipher: an encrypted database's keys: `.mapped` is read as
+    ///     `.cached(pages: encryptedCachePages)` (ciphertext is never mapped).
     package init(files: DatabaseFiles, fileSystem: any FileSystem, uuid: [UInt8], pageSize: Int, mode: IndexReadMode,
-                 descriptors: DescriptorCache? = nil) {
+                 descriptors: DescriptorCache? = nil, cipher: DatabaseCipher? = nil) {
         self.descriptors = descriptors
         self.files = files
         self.fileSystem = fileSystem
         self.uuid = uuid
         self.pageSize = pageSize
+        self.cipher = cipher
+        let mode = cipher != nil && mode == .mapped ? .cached(pages: Self.encryptedCachePages) : mode
         self.mode = mode
         if case .cached(let pages) = mode { cache = IndexPageCache(capacity: pages) } else { cache = nil }
-        current = Mutex(IndexPageView(sources: [:], cache: cache, pageSize: pageSize))
+        current = Mutex(IndexPageView(sources: [:], cache: cache, pageSize: pageSize, encrypted: cipher != nil))
+    }
+
+    /// Pages an encrypted database's cache holds when the options asked for maps.
+    package static let encryptedCachePages = 4096
+
+    /// A view of `sources` in this store's page size and encryption.
+    private func makeView(_ sources: [UInt32: IndexPageView.Source]) -> IndexPageView {
+        IndexPageView(sources: sources, cache: cache, pageSize: pageSize, encrypted: cipher != nil)
     }
 
     /// The files readable now. A snapshot keeps the view it was made with.
@@ -280,7 +310,8 @@ package final class IndexPageStore: Sendable {
         for file in root.files {
             sources[file.number] = try source(file.extent, existing: nil)
         }
-        current.withLock { $0 = IndexPageView(sources: sources, cache: cache, pageSize: pageSize) }
+        let view = makeView(sources)
+        current.withLock { $0 = view }
     }
 
     /// Takes in what a writer's `sync()` returned, once a root record naming it is durable:
@@ -294,7 +325,8 @@ package final class IndexPageStore: Sendable {
         for extent in extents {
             sources[extent.number] = try source(extent, existing: sources[extent.number])
         }
-        current.withLock { $0 = IndexPageView(sources: sources, cache: cache, pageSize: pageSize) }
+        let view = makeView(sources)
+        current.withLock { $0 = view }
     }
 
     /// Forgets files (index compaction replaced them and a root without them is published).
@@ -306,7 +338,7 @@ package final class IndexPageStore: Sendable {
         current.withLock { view in
             var sources = view.sources
             for number in numbers { sources[number] = nil }
-            view = IndexPageView(sources: sources, cache: cache, pageSize: pageSize)
+            view = makeView(sources)
         }
         for number in numbers { cache?.evict(file: number) }
     }
@@ -324,9 +356,11 @@ package final class IndexPageStore: Sendable {
             throw .corrupted(path: path, offset: 0, reason: .invalidField("length"))
         }
         let file: any StorageFile
+        var sealing: PageSealing?
         if let existing {
             if existing.length == extent.length { return existing }
             file = existing.file
+            sealing = existing.sealing
         } else {
             do {
                 if let descriptors { file = try descriptors.open(path) } else { file = try fileSystem.open(path, mode: .readOnly) }
@@ -334,14 +368,14 @@ package final class IndexPageStore: Sendable {
                 if error.errno == ENOENT { throw .corrupted(path: path, offset: 0, reason: .fileMissing(extent.number)) }
                 throw .io(error)
             }
-            try IndexFileHeader.read(file, number: extent.number, uuid: uuid, pageSize: pageSize)
+            sealing = try IndexFileHeader.read(file, number: extent.number, uuid: uuid, pageSize: pageSize, cipher: cipher)
         }
         let size: Int64
         do { size = try file.size() } catch { throw .io(error) }
         guard size >= extent.length else {
             throw .corrupted(path: path, offset: size, reason: .fileTooShort(number: extent.number, expected: extent.length, found: size))
         }
-        guard mode == .mapped else { return IndexPageView.Source(file: file, length: extent.length, mapping: nil) }
+        guard mode == .mapped else { return IndexPageView.Source(file: file, length: extent.length, mapping: nil, sealing: sealing) }
         guard let length = Int(exactly: extent.length) else { throw .corrupted(path: path, offset: 0, reason: .overLimit) }
         let mapping: FileMapping
         do { mapping = try file.map(length: length) } catch { throw .io(error) }

@@ -56,7 +56,13 @@ extension LogScanner {
         let stop = limit.map { $0.segment == number ? min(window.size, Int($0.offset)) : window.size } ?? window.size
         while position < stop {
             let record: ScannedRecord
-            switch try readRecord(window, at: position, number: number, pendingChecksum: pendingChecksum) {
+            let read: Result<ScannedRecord, RecordCodec.FrameError>
+            if let sealing = loaded.sealing {
+                read = try readSealedRecord(window, at: position, number: number, sealing: sealing, pendingChecksum: pendingChecksum)
+            } else {
+                read = try readRecord(window, at: position, number: number, pendingChecksum: pendingChecksum)
+            }
+            switch read {
             case .success(let read): record = read
             case .failure(let error): return damage(pendingStart, "record at \(position): \(error)")
             }
@@ -133,37 +139,45 @@ extension LogScanner {
         let bytes: ArraySlice<UInt8>
         do { bytes = try window.bytes(at: position, count: total) } catch { throw .io(error) }
         let location = RecordLocation(segment: number, offset: UInt32(position), length: UInt32(total))
-        return bytes.withUnsafeBytes { raw -> Result<ScannedRecord, RecordCodec.FrameError> in
-            do throws(RecordCodec.FrameError) {
-                let frame = try RecordCodec.frame(in: raw, at: 0)
-                let operation: ScannedOperation
-                switch frame.type {
-                case .object, .metadata:
-                    let record = try RecordCodec.valueRecord(frame, in: raw)
-                    operation = .value(type: frame.type, rowid: record.rowid, collection: record.collection, key: record.key,
-                                       noMetadata: record.noMetadata, location: location)
-                case .remove:
-                    let (collection, key) = try RecordCodec.removeRecord(frame, in: raw)
-                    operation = .remove(collection: collection, key: key)
-                case .removeCollection:
-                    operation = .removeCollection(try RecordCodec.removeCollectionRecord(frame, in: raw))
-                case .removeAll:
-                    guard frame.payloadLength == 0 else { throw .invalid("remove-all record with a payload") }
-                    operation = .removeAll
-                case .extensionData:
-                    let (name, payload) = try RecordCodec.extensionDataRecord(frame, in: raw)
-                    operation = .extensionData(name: name, payload: payload)
-                case .commit:
-                    return .success(ScannedRecord(content: .commit(RecordCodec.commitRecord(frame, in: raw)), totalLength: total,
-                                                  pendingChecksum: pendingChecksum))
-                case .checkpointInfo, .checkpointEnd, .checkpointSegmentUsage, .checkpointIndexRoot, .checkpointPendingExtension:
-                    throw .invalid("checkpoint record in a log segment")
-                }
-                return .success(ScannedRecord(content: .operation(operation), totalLength: total,
-                                              pendingChecksum: CRC32C.update(pendingChecksum, raw)))
-            } catch {
-                return .failure(error)
+        return bytes.withUnsafeBytes { raw in
+            Self.decodeRecord(raw, location: location).map { content in
+                if case .commit = content { return ScannedRecord(content: content, totalLength: total, pendingChecksum: pendingChecksum) }
+                return ScannedRecord(content: content, totalLength: total, pendingChecksum: CRC32C.update(pendingChecksum, raw))
             }
+        }
+    }
+
+    /// What the whole plain record in `raw` says (framing and checksum checked), read from
+    /// `location`: an operation, or a commit.
+    static func decodeRecord(_ raw: UnsafeRawBufferPointer, location: RecordLocation) -> Result<ScannedRecord.Content, RecordCodec.FrameError> {
+        do throws(RecordCodec.FrameError) {
+            let frame = try RecordCodec.frame(in: raw, at: 0)
+            guard frame.totalLength == raw.count else { throw .invalid("record length disagrees with its frame") }
+            let operation: ScannedOperation
+            switch frame.type {
+            case .object, .metadata:
+                let record = try RecordCodec.valueRecord(frame, in: raw)
+                operation = .value(type: frame.type, rowid: record.rowid, collection: record.collection, key: record.key,
+                                   noMetadata: record.noMetadata, location: location)
+            case .remove:
+                let (collection, key) = try RecordCodec.removeRecord(frame, in: raw)
+                operation = .remove(collection: collection, key: key)
+            case .removeCollection:
+                operation = .removeCollection(try RecordCodec.removeCollectionRecord(frame, in: raw))
+            case .removeAll:
+                guard frame.payloadLength == 0 else { throw .invalid("remove-all record with a payload") }
+                operation = .removeAll
+            case .extensionData:
+                let (name, payload) = try RecordCodec.extensionDataRecord(frame, in: raw)
+                operation = .extensionData(name: name, payload: payload)
+            case .commit:
+                return .success(.commit(RecordCodec.commitRecord(frame, in: raw)))
+            case .checkpointInfo, .checkpointEnd, .checkpointSegmentUsage, .checkpointIndexRoot, .checkpointPendingExtension:
+                throw .invalid("checkpoint record in a log segment")
+            }
+            return .success(.operation(operation))
+        } catch {
+            return .failure(error)
         }
     }
 

@@ -3,6 +3,8 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import YapDBCrypto
+
 /// One operation of a scanned commit, in log order.
 package enum ScannedOperation: Sendable, Equatable {
     /// An object (`type == .object`) or metadata record, and where it lives.
@@ -58,6 +60,9 @@ package struct LogScanner {
     /// Where the scan stops, when set: no byte at or after it is read (a process catching up
     /// with another's commits reads only up to the published end, never a commit being written).
     package var limit: LogPosition?
+    /// The keys of an encrypted database: its segments must be encrypted, and their records
+    /// are opened before they are read (docs/format.md §12). nil: segments must be plain.
+    package var cipher: DatabaseCipher?
     package static let defaultWindowSize = 1 << 20
 
     package init(files: DatabaseFiles, fileSystem: any FileSystem, uuid: [UInt8]) {
@@ -75,8 +80,12 @@ package struct LogScanner {
         /// Why the header was refused, when it was: the recovery decision reads this, never
         /// the error's wording.
         var headerProblem: HeaderProblem?
+        /// How its records are sealed (encrypted databases).
+        var sealing: RecordSealing?
         /// The file's size.
         var size: Int { window.size }
+        /// Where its first record starts.
+        var firstRecord: Int { Format.firstRecordOffset(encrypted: sealing != nil) }
     }
 
     /// Why a segment's header was refused.
@@ -123,7 +132,25 @@ package struct LogScanner {
         guard h.uuid == uuid else { return refuse(.foreign, Format.headerUUIDOffset, "belongs to another database") }
         guard h.fileNumber == number else { return refuse(.foreign, Format.headerFileNumberOffset, "header names segment \(h.fileNumber)") }
         guard h.kind == .logSegment || h.kind == .compactionSegment else { return refuse(.wrongKind, Format.headerKindOffset, "not a segment") }
-        return Loaded(number: number, window: window, header: .success(h), headerProblem: nil)
+        guard h.encrypted == (cipher != nil) else {
+            return refuse(.foreign, Format.headerVersionOffset, h.encrypted ? "an encrypted segment in a plain database" : "a plain segment in an encrypted database")
+        }
+        guard let cipher else { return Loaded(number: number, window: window, header: .success(h), headerProblem: nil) }
+        // The cipher header was written with the file header: a short or damaged one is a
+        // torn creation or damage, as a damaged file header is.
+        let cipherEnd = Format.cipherHeaderOffset + Format.cipherHeaderSize
+        do throws(StorageError) {
+            guard window.size >= cipherEnd else {
+                throw .corrupted(offset: Int64(Format.cipherHeaderOffset), reason: "\(name): cipher header is short")
+            }
+            let bytes: [UInt8]
+            do { bytes = Array(try window.bytes(at: Format.cipherHeaderOffset, count: Format.cipherHeaderSize)) } catch { throw .io(error) }
+            let sealing = try RecordSealing.of(header: h, cipherBytes: bytes, cipher: cipher, unitType: .logRecord, path: path)
+            return Loaded(number: number, window: window, header: .success(h), headerProblem: nil, sealing: sealing)
+        } catch {
+            if case .io = error { window.close(); throw error }
+            return Loaded(number: number, window: window, header: .failure(error), headerProblem: .damaged)
+        }
     }
 
     /// Scans the log segments `segments` (sorted) from `start`, after a state whose last
@@ -163,7 +190,7 @@ package struct LogScanner {
                 index += 1
                 continue
             }
-            let startOffset = number == start.segment ? max(Int(start.offset), Format.headerSize) : Format.headerSize
+            let startOffset = number == start.segment ? max(Int(start.offset), loaded.firstRecord) : loaded.firstRecord
             report.end = LogPosition(segment: number, offset: UInt32(startOffset))
             let damage = try scanSegment(loaded, from: startOffset, report: &report, apply: apply)
             if let damage {
@@ -188,7 +215,8 @@ package struct LogScanner {
     func handleDamage(at position: LogPosition, reason: String, current: Loaded, later: [UInt32], protected: Set<UInt32>,
                       repair: Bool, report: inout ScanReport) throws(StorageError) {
         let name = Paths.fileName(of: files.segmentPath(position.segment))
-        if let proof = try Self.firstCommit(in: current.window, from: Int(position.offset) + 1, where: { $0.durableThrough > position }) {
+        if let proof = try Self.firstCommit(in: current.window, from: Int(position.offset) + 1, sealing: current.sealing,
+                                            where: { $0.durableThrough > position }) {
             throw .corrupted(offset: Int64(position.offset),
                              reason: "\(name): \(reason); the commit of snapshot \(proof.info.snapshot) at offset \(proof.offset) was written after these bytes were synced")
         }
@@ -197,7 +225,7 @@ package struct LogScanner {
             let loaded = try load(number)
             defer { loaded.window.close() }
             if case .success(let h) = loaded.header, h.kind == .compactionSegment { continue }
-            if let proof = try Self.firstCommit(in: loaded.window, from: 0, where: { $0.durableThrough > position }) {
+            if let proof = try Self.firstCommit(in: loaded.window, from: 0, sealing: loaded.sealing, where: { $0.durableThrough > position }) {
                 throw .corrupted(offset: Int64(position.offset),
                                  reason: "\(name): \(reason); the commit of snapshot \(proof.info.snapshot) in segment \(number) was written after these bytes were synced")
             }
@@ -233,8 +261,9 @@ package struct LogScanner {
 
     /// The first valid commit record at or after file offset `start` whose info passes
     /// `test` (used only after damage), read through the window: every byte offset is tried.
-    static func firstCommit(in window: SegmentWindow, from start: Int,
+    static func firstCommit(in window: SegmentWindow, from start: Int, sealing: RecordSealing? = nil,
                             where test: (CommitInfo) -> Bool) throws(StorageError) -> (offset: Int, info: CommitInfo)? {
+        if let sealing { return try firstSealedCommit(in: window, from: start, sealing: sealing, where: test) }
         let size = RecordCodec.commitRecordSize
         var offset = max(0, start)
         while offset + size <= window.size {

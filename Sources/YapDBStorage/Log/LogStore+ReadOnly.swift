@@ -11,21 +11,36 @@ extension LogStore {
     /// in the file, past `end`, and are never read. A log with no segment at all (a database
     /// whose first open stopped before creating one) gets a stand-in with no bytes.
     static func readOnlyWriter(report: ScanReport, begin: LogPosition, segments: [UInt32], files: DatabaseFiles,
-                               fileSystem fs: any FileSystem, uuid: [UInt8], options: Options) throws(StorageError) -> LogWriter {
+                               fileSystem fs: any FileSystem, uuid: [UInt8], options: Options,
+                               cipher: DatabaseCipher?) throws(StorageError) -> LogWriter {
         let number: UInt32
         let end: UInt32
         let file: any StorageFile
+        var sealing: RecordSealing?
         if let position = report.end {
             number = position.segment
             end = position.offset
             do { file = try fs.open(files.segmentPath(number), mode: .readOnly) } catch { throw .io(error) }
+            if let cipher {
+                do throws(StorageError) { sealing = try RecordSealing.read(file, cipher: cipher, unitType: .logRecord) } catch {
+                    file.close()
+                    throw error
+                }
+            }
         } else {
             number = max(begin.segment, (segments.last ?? 0) + 1)
-            end = UInt32(Format.headerSize)
+            end = UInt32(Format.firstRecordOffset(encrypted: cipher != nil))
             file = AbsentSegment(path: files.segmentPath(number))
+            if let cipher {
+                // Never used to write (the file refuses every change): a sealing of its own.
+                var header = FileHeader(kind: .logSegment, uuid: uuid, fileNumber: number, baseSnapshot: report.lastSnapshot)
+                header.encrypted = true
+                sealing = RecordSealing(sealer: try cipher.newFile(header).sealer, header: header, unitType: .logRecord)
+            }
         }
         let writer = LogWriter(files: files, fileSystem: fs, uuid: uuid, segmentNumber: number, file: file, end: end,
-                               lastSnapshot: report.lastSnapshot, syncMode: options.syncMode, segmentLimit: options.segmentLimit)
+                               lastSnapshot: report.lastSnapshot, syncMode: options.syncMode, segmentLimit: options.segmentLimit,
+                               cipher: cipher, sealing: sealing)
         writer.nextSegmentNumber = max(number, segments.last ?? 0) + 1
         return writer
     }

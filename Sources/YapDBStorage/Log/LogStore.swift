@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import YapDBCrypto
 
 /// Opening a database's files: main file, lock, recovery scan of the log, and a writer
 /// positioned after the last valid commit (docs/format.md §5).
@@ -23,6 +24,8 @@ package enum LogStore {
         /// Segment numbers present after recovery (log and compaction), sorted.
         package var segments: [UInt32]
         package var checkpoints: [UInt32]
+        /// The unlocked keys of an encrypted database; nil for a plain one.
+        package var cipher: DatabaseCipher?
     }
 
     /// How to open.
@@ -35,6 +38,10 @@ package enum LogStore {
         package var readOnly = false
         /// How long to wait for the lock (`LockFile.acquire`).
         package var busyTimeout: Duration = .zero
+        /// The key of an encrypted database (docs/format.md §12): a database created by this
+        /// open is encrypted under it, an existing one must be encrypted and open with it.
+        /// nil: the database must be plain (an encrypted one is `keyUnavailable`).
+        package var cipherKey: CipherKeyOptions?
         package init() {}
     }
 
@@ -50,13 +57,17 @@ package enum LogStore {
     /// checks the main file, removes temporary files (only under the lock, and only the names
     /// the engine writes), then lets `start(listing)` pick the replay start (the engine loads
     /// its checkpoint there) and scans the log from it, calling `apply` per commit. With
-    /// `options.readOnly` nothing on disk changes (`Options.readOnly`).
+    /// `options.readOnly` nothing on disk changes (`Options.readOnly`). `unlocked` is called with
+    /// the database's keys (nil: plain) once the main file is unlocked, before `start`; a
+    /// missing or wrong key (`keyUnavailable`, `wrongKey`) is thrown before any other file is
+    /// read, removed or truncated.
     package static func open(
         path: String, fileSystem fs: any FileSystem, options: Options,
         start: (DatabaseFiles.Listing, FileHeader) throws(StorageError) -> (position: LogPosition, baseSnapshot: UInt64, protected: Set<UInt32>) = { _, _ throws(StorageError) in
             (LogPosition(segment: 1, offset: UInt32(Format.headerSize)), 0, [])
         },
         lock source: LockSource = .take,
+        unlocked: (DatabaseCipher?) -> Void = { _ in },
         apply: (ScannedCommit) throws(StorageError) -> Void
     ) throws(StorageError) -> Opened {
         let files = DatabaseFiles(mainPath: path)
@@ -69,12 +80,20 @@ package enum LogStore {
         // A lock the caller took stays the caller's to release.
         defer { if !success, case .take = source { lock?.unlock() } }
         var created = false
+        var createdKey: DataKey?
         switch fs.kind(of: path) {
         case .missing:
             guard options.createIfMissing && !options.readOnly else { throw .fileNotFound(path: path) }
             // The creation's own lock (on `-creating`) guards only the creation: the lock
             // file guards the database.
-            try MainFile.create(at: path, fileSystem: fs).lock.unlock()
+            let uuid = FileHeader.randomUUID()
+            var image: [UInt8]?
+            if let cipherKey = options.cipherKey {
+                let made = try MainFile.newEncrypted(uuid: uuid, options: cipherKey)
+                image = made.image
+                createdKey = made.dataKey
+            }
+            try MainFile.create(at: path, fileSystem: fs, uuid: uuid, image: image).lock.unlock()
             created = true
         case .file: break
         case .directory, .other: throw .notADatabase(path: path)
@@ -87,6 +106,10 @@ package enum LogStore {
         defer { if !success || options.readOnly { main.close() } }
         let opened = try MainFile.open(at: path, file: main)
         let header = opened.header
+        // The key is decided before any other file is read, removed or truncated: a missing or
+        // wrong key changes nothing and is never damage (docs/format.md §12).
+        let cipher = try unlock(header: header, main: main, path: path, key: options.cipherKey, created: createdKey)
+        unlocked(cipher)
 
         var listing: DatabaseFiles.Listing
         var missing: [String]
@@ -105,7 +128,8 @@ package enum LogStore {
         listing.temporaries = []
 
         let begin = try start(listing, header)
-        let scanner = LogScanner(files: files, fileSystem: fs, uuid: header.uuid)
+        var scanner = LogScanner(files: files, fileSystem: fs, uuid: header.uuid)
+        scanner.cipher = cipher
         let report = try scanner.scan(segments: listing.segments, from: begin.position, baseSnapshot: begin.baseSnapshot,
                                       protected: begin.protected, repair: !options.readOnly, apply: apply)
         let removed = Set(report.removedSegments)
@@ -113,15 +137,22 @@ package enum LogStore {
 
         if options.readOnly {
             let writer = try readOnlyWriter(report: report, begin: begin.position, segments: segments, files: files,
-                                            fileSystem: fs, uuid: header.uuid, options: options)
+                                            fileSystem: fs, uuid: header.uuid, options: options, cipher: cipher)
             success = true
             return Opened(header: header, created: false, damagedHeaderCopy: opened.damagedCopy, lock: lock, writer: writer,
-                          report: report, segments: segments, checkpoints: listing.checkpoints)
+                          report: report, segments: segments, checkpoints: listing.checkpoints, cipher: cipher)
         }
         var writer: LogWriter!
         do throws(IOFailure) {
             if let end = report.end {
                 let file = try fs.open(files.segmentPath(end.segment), mode: .readWrite)
+                var sealing: RecordSealing?
+                if let cipher {
+                    do throws(StorageError) { sealing = try RecordSealing.read(file, cipher: cipher, unitType: .logRecord) } catch {
+                        file.close()
+                        throw IOFailure(errno: EIO, operation: "read the segment's cipher header: \(error)", path: file.path)
+                    }
+                }
                 // What recovery read may still be only in the page cache: sync it, and the
                 // directory (the segment's name may never have been made durable), before new
                 // commits claim it as durable.
@@ -131,14 +162,14 @@ package enum LogStore {
                 }
                 writer = LogWriter(files: files, fileSystem: fs, uuid: header.uuid, segmentNumber: end.segment, file: file,
                                    end: end.offset, lastSnapshot: report.lastSnapshot, syncMode: options.syncMode,
-                                   segmentLimit: options.segmentLimit)
+                                   segmentLimit: options.segmentLimit, cipher: cipher, sealing: sealing)
             } else {
                 let number = max(begin.position.segment, (segments.last ?? 0) + 1)
-                let file = try LogWriter.createSegment(number, files: files, fileSystem: fs, uuid: header.uuid,
-                                                       baseSnapshot: report.lastSnapshot, sync: true)
+                let (file, sealing) = try LogWriter.createSegment(number, files: files, fileSystem: fs, uuid: header.uuid,
+                                                                  baseSnapshot: report.lastSnapshot, sync: true, cipher: cipher)
                 writer = LogWriter(files: files, fileSystem: fs, uuid: header.uuid, segmentNumber: number, file: file,
-                                   end: UInt32(Format.headerSize), lastSnapshot: report.lastSnapshot, syncMode: options.syncMode,
-                                   segmentLimit: options.segmentLimit)
+                                   end: UInt32(Format.firstRecordOffset(encrypted: cipher != nil)), lastSnapshot: report.lastSnapshot,
+                                   syncMode: options.syncMode, segmentLimit: options.segmentLimit, cipher: cipher, sealing: sealing)
             }
             // The log is durable up to the writer's position now (except in `.off` mode, which
             // promises nothing about the log): the mark says so before new commits go in.
@@ -158,7 +189,24 @@ package enum LogStore {
         if !allSegments.contains(writer.segmentNumber) { allSegments.append(writer.segmentNumber); allSegments.sort() }
         success = true
         return Opened(header: header, created: created, damagedHeaderCopy: opened.damagedCopy, lock: lock, writer: writer,
-                      report: report, segments: allSegments, checkpoints: listing.checkpoints)
+                      report: report, segments: allSegments, checkpoints: listing.checkpoints, cipher: cipher)
+    }
+
+    /// The keys of the database whose main file is `main`: nil for a plain database opened
+    /// without a key; the data key just made (`created`) or unlocked with `key` for an
+    /// encrypted one. Reads only the main file.
+    ///
+    /// - Throws: `keyUnavailable` for an encrypted database opened without a key; `wrongKey`
+    ///   for a key that does not open it, or a key given for a plain database.
+    static func unlock(header: FileHeader, main: any StorageFile, path: String, key: CipherKeyOptions?,
+                       created: DataKey?) throws(StorageError) -> DatabaseCipher? {
+        guard header.encrypted else {
+            if key != nil { throw .wrongKey }
+            return nil
+        }
+        if let created { return DatabaseCipher(dataKey: created, uuid: header.uuid) }
+        let unlocked = try MainFile.unlock(file: main, path: path, uuid: header.uuid, key: key?.key)
+        return DatabaseCipher(dataKey: unlocked.dataKey, uuid: header.uuid)
     }
 
 }

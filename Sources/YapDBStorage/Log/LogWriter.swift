@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import YapDBCrypto
 
 /// Appends commits to the active log segment (docs/format.md §3, §7).
 ///
@@ -31,6 +32,13 @@ package final class LogWriter {
     package private(set) var lastSnapshot: UInt64
     /// The log is known to be synced up to here.
     package private(set) var durableThrough: LogPosition
+    /// The keys of an encrypted database (nil: plain): every record is sealed for its place
+    /// (docs/format.md §12) with the active segment's `sealing`.
+    package let cipher: DatabaseCipher?
+    /// How the active segment's records are sealed; nil in a plain database.
+    package private(set) var sealing: RecordSealing?
+    /// Where a segment's first record starts.
+    package var firstRecordOffset: Int { Format.firstRecordOffset(encrypted: cipher != nil) }
     /// Set after a failure that may have left unknown bytes on disk; every later call throws.
     package private(set) var isPoisoned = false
     /// Called after a new segment file is created, with its number and handle (the engine
@@ -47,6 +55,8 @@ package final class LogWriter {
     // dynamic exclusivity check per access (the writer is single-threaded by contract and no
     // method holds two overlapping accesses to one of these).
     @exclusivity(unchecked) private var buffer: [UInt8] = []
+    /// A record's plain bytes before they are sealed into `buffer` (encrypted databases).
+    private var plainRecord: [UInt8] = []
     @exclusivity(unchecked) private var flushedTo: UInt32 = 0
     private var transactionStart: UInt32 = 0
     @exclusivity(unchecked) private var recordCount: UInt32 = 0
@@ -59,10 +69,14 @@ package final class LogWriter {
     package var highWaterMark: HighWaterMarkWriter?
 
     /// Resumes appending to segment `segmentNumber` (already open as `file`) at `end`.
-    /// Everything before `end` must already be synced (recovery syncs it).
+    /// Everything before `end` must already be synced (recovery syncs it). In an encrypted
+    /// database, `cipher` is its keys and `sealing` the segment's (both or neither).
     package init(files: DatabaseFiles, fileSystem: any FileSystem, uuid: [UInt8], segmentNumber: UInt32,
                  file: any StorageFile, end: UInt32, lastSnapshot: UInt64, syncMode: SyncMode,
-                 segmentLimit: Int = Format.defaultSegmentSize) {
+                 segmentLimit: Int = Format.defaultSegmentSize, cipher: DatabaseCipher? = nil, sealing: RecordSealing? = nil) {
+        precondition((cipher == nil) == (sealing == nil), "LogWriter: an encrypted database's writer needs its segment's sealing")
+        self.cipher = cipher
+        self.sealing = sealing
         self.files = files
         self.fileSystem = fileSystem
         self.uuid = uuid
@@ -84,10 +98,35 @@ package final class LogWriter {
         _ number: UInt32, kind: FileKindByte = .logSegment, files: DatabaseFiles, fileSystem fs: any FileSystem,
         uuid: [UInt8], baseSnapshot: UInt64, sync: Bool
     ) throws(IOFailure) -> any StorageFile {
+        try createSegment(number, kind: kind, files: files, fileSystem: fs, uuid: uuid, baseSnapshot: baseSnapshot, sync: sync,
+                          cipher: nil).file
+    }
+
+    /// `createSegment` for a database that may be encrypted: with `cipher`, the segment starts
+    /// with its cipher header (a fresh salt, so a new file key even under a reused number) and
+    /// its sealing is returned.
+    package static func createSegment(
+        _ number: UInt32, kind: FileKindByte = .logSegment, files: DatabaseFiles, fileSystem fs: any FileSystem,
+        uuid: [UInt8], baseSnapshot: UInt64, sync: Bool, cipher: DatabaseCipher?
+    ) throws(IOFailure) -> (file: any StorageFile, sealing: RecordSealing?) {
         let path = files.segmentPath(number)
+        let header = FileHeader(kind: kind, uuid: uuid, fileNumber: number, baseSnapshot: baseSnapshot)
+        var start = header.encoded()
+        var sealing: RecordSealing?
+        if let cipher {
+            cipher.forget(kind: kind, number: number)
+            let made: (cipherHeader: CipherHeader, sealer: UnitSealer)
+            do throws(StorageError) { made = try cipher.newFile(header) } catch {
+                throw IOFailure(errno: EINVAL, operation: "derive the file key: \(error)", path: path)
+            }
+            start = RecordSealing.fileStart(header, cipherHeader: made.cipherHeader)
+            var sealed = header
+            sealed.encrypted = true
+            sealing = RecordSealing(sealer: made.sealer, header: sealed, unitType: .logRecord)
+        }
         let file = try fs.open(path, mode: .createNew)
         do throws(IOFailure) {
-            try file.write(FileHeader(kind: kind, uuid: uuid, fileNumber: number, baseSnapshot: baseSnapshot).encoded(), at: 0)
+            try file.write(start, at: 0)
             if sync {
                 try file.sync()
                 try fs.syncDirectory(files.directory)
@@ -97,7 +136,7 @@ package final class LogWriter {
             try? fs.remove(path)
             throw error
         }
-        return file
+        return (file, sealing)
     }
 
     // MARK: Transactions
@@ -121,8 +160,17 @@ package final class LogWriter {
         value: UnsafeRawBufferPointer?, noMetadata: Bool, compress: Bool
     ) throws(StorageError) -> RecordLocation {
         precondition(inTransaction, "LogWriter.appendValue outside a transaction")
-        let (start, length) = RecordCodec.appendValue(type, rowid: rowid, collection: collection, key: key,
+        let start: Int, length: Int
+        if let sealing {
+            plainRecord.removeAll(keepingCapacity: true)
+            RecordCodec.appendValue(type, rowid: rowid, collection: collection, key: key,
+                                    value: value, noMetadata: noMetadata, compress: compress, into: &plainRecord)
+            start = buffer.count
+            length = try sealing.seal(plainRecord, at: Int64(flushedTo) + Int64(start), into: &buffer)
+        } else {
+            (start, length) = RecordCodec.appendValue(type, rowid: rowid, collection: collection, key: key,
                                                       value: value, noMetadata: noMetadata, compress: compress, into: &buffer)
+        }
         let offset = UInt64(flushedTo) + UInt64(start)
         guard offset + UInt64(length) < UInt64(UInt32.max) - UInt64(RecordCodec.commitRecordSize) else {
             throw .tooLarge("transaction passes the 4 GiB segment limit")
@@ -135,7 +183,7 @@ package final class LogWriter {
     /// Appends a remove record.
     package func appendRemove(collection: String, key: String) throws(StorageError) {
         precondition(inTransaction, "LogWriter.appendRemove outside a transaction")
-        RecordCodec.appendRemove(collection: collection, key: key, into: &buffer)
+        try appendRecord { RecordCodec.appendRemove(collection: collection, key: key, into: &$0) }
         recordCount += 1
         try flushIfNeeded()
     }
@@ -143,7 +191,7 @@ package final class LogWriter {
     /// Appends a remove-collection record.
     package func appendRemoveCollection(_ collection: String) throws(StorageError) {
         precondition(inTransaction, "LogWriter.appendRemoveCollection outside a transaction")
-        RecordCodec.appendRemoveCollection(collection, into: &buffer)
+        try appendRecord { RecordCodec.appendRemoveCollection(collection, into: &$0) }
         recordCount += 1
         try flushIfNeeded()
     }
@@ -151,7 +199,7 @@ package final class LogWriter {
     /// Appends a remove-all record.
     package func appendRemoveAll() throws(StorageError) {
         precondition(inTransaction, "LogWriter.appendRemoveAll outside a transaction")
-        RecordCodec.appendRemoveAll(into: &buffer)
+        try appendRecord { RecordCodec.appendRemoveAll(into: &$0) }
         recordCount += 1
         try flushIfNeeded()
     }
@@ -161,17 +209,29 @@ package final class LogWriter {
     /// bytes) and the payload's size (≤ `Format.maxExtensionDataPayload`).
     package func appendExtensionData(name: String, payload: [UInt8]) throws(StorageError) {
         precondition(inTransaction, "LogWriter.appendExtensionData outside a transaction")
-        RecordCodec.appendExtensionData(name: name, payload: payload, into: &buffer)
+        try appendRecord { RecordCodec.appendExtensionData(name: name, payload: payload, into: &$0) }
         recordCount += 1
         try flushIfNeeded()
     }
 
-    /// The bytes of a record of this transaction that is still staged, or nil if it was
-    /// already written to the file (read it from there).
+    /// Adds the record `encode` writes to the staged bytes, sealed for its place in an
+    /// encrypted database.
+    private func appendRecord(_ encode: (inout [UInt8]) -> Void) throws(StorageError) {
+        guard let sealing else { return encode(&buffer) }
+        plainRecord.removeAll(keepingCapacity: true)
+        encode(&plainRecord)
+        try sealing.seal(plainRecord, at: Int64(flushedTo) + Int64(buffer.count), into: &buffer)
+    }
+
+    /// The (plain) bytes of a record of this transaction that is still staged, or nil if it
+    /// was already written to the file (read it from there).
     package func stagedRecord(at location: RecordLocation) -> [UInt8]? {
         guard inTransaction, location.segment == segmentNumber, location.offset >= flushedTo else { return nil }
         let start = Int(location.offset - flushedTo)
-        return Array(buffer[start..<(start + Int(location.length))])
+        let bytes = Array(buffer[start..<(start + Int(location.length))])
+        guard let sealing else { return bytes }
+        // Sealed a moment ago by this writer: it opens unless memory itself is damaged.
+        return try? sealing.open(bytes, at: Int64(location.offset), path: file.path)
     }
 
     /// Closes the transaction with a commit record for `snapshot`, writes it, and syncs as the
@@ -184,7 +244,10 @@ package final class LogWriter {
         let checksum = buffer.withUnsafeBytes { CRC32C.update(runningChecksum, $0) }
         let info = CommitInfo(snapshot: snapshot, recordCount: recordCount, recordsChecksum: checksum,
                               recordsLength: recordsLength, durableThrough: durableThrough)
-        RecordCodec.appendCommit(info, into: &buffer)
+        do throws(StorageError) { try appendRecord { RecordCodec.appendCommit(info, into: &$0) } } catch {
+            discardTransaction()
+            throw error
+        }
         let newEnd = UInt64(flushedTo) + UInt64(buffer.count)
         guard newEnd < UInt64(UInt32.max) else {
             discardTransaction()
@@ -307,9 +370,10 @@ package final class LogWriter {
         if syncMode == .normal { try syncCommitted() }
         let next = allocateSegmentNumber()
         let newFile: any StorageFile
+        let newSealing: RecordSealing?
         do throws(IOFailure) {
-            newFile = try Self.createSegment(next, files: files, fileSystem: fileSystem, uuid: uuid,
-                                             baseSnapshot: lastSnapshot, sync: syncMode != .off)
+            (newFile, newSealing) = try Self.createSegment(next, files: files, fileSystem: fileSystem, uuid: uuid,
+                                                           baseSnapshot: lastSnapshot, sync: syncMode != .off, cipher: cipher)
         } catch {
             failRoll(next, error)
             throw .io(error)
@@ -318,7 +382,7 @@ package final class LogWriter {
             do throws(IOFailure) {
                 try highWaterMark.update { mark in
                     mark.segment = next
-                    mark.offset = UInt32(Format.headerSize)
+                    mark.offset = UInt32(firstRecordOffset)
                     mark.snapshot = lastSnapshot
                 }
             } catch {
@@ -340,7 +404,8 @@ package final class LogWriter {
         let sealed = LogPosition(segment: segmentNumber, offset: end)
         segmentNumber = next
         file = newFile
-        end = UInt32(Format.headerSize)
+        sealing = newSealing
+        end = UInt32(firstRecordOffset)
         if syncMode != .off { durableThrough = LogPosition(segment: next, offset: end) }
         onNewSegment?(next, newFile, sealed)
     }
@@ -370,13 +435,15 @@ package final class LogWriter {
     /// When `number` is a later segment, `file` is it, opened by the caller; the active
     /// segment is sealed at its current `end` (call once per segment, in order, with the end
     /// of its last commit first) and `onNewSegment` runs as after a roll. Never writes.
-    package func follow(segment number: UInt32, file newFile: (any StorageFile)?, end newEnd: UInt32, lastSnapshot snapshot: UInt64,
-                        durableThrough durable: LogPosition) {
+    package func follow(segment number: UInt32, file newFile: (any StorageFile)?, sealing newSealing: RecordSealing? = nil,
+                        end newEnd: UInt32, lastSnapshot snapshot: UInt64, durableThrough durable: LogPosition) {
         precondition(!inTransaction, "LogWriter.follow inside a transaction")
         if number != segmentNumber, let newFile {
+            precondition((cipher == nil) == (newSealing == nil), "LogWriter.follow: an encrypted database's segment needs its sealing")
             let sealed = LogPosition(segment: segmentNumber, offset: end)
             segmentNumber = number
             file = newFile
+            sealing = newSealing
             end = newEnd
             nextSegmentNumber = max(nextSegmentNumber, number + 1)
             durableThrough = min(durable, LogPosition(segment: number, offset: newEnd))

@@ -11,13 +11,16 @@ package final class SequentialRecordReader {
     package let file: any StorageFile
     /// Bytes a refill asks for (a record longer than this gets a window of its own size).
     package let windowSize: Int
+    /// How the file's records are sealed (an encrypted database's segment); nil: plain.
+    package let sealing: RecordSealing?
     private var window: UnsafeMutableRawBufferPointer
     private var windowStart: Int64 = 0
     private var windowCount = 0
 
     /// - Parameter windowSize: bytes per read; 4 MiB by default.
-    package init(file: any StorageFile, windowSize: Int = 4 << 20) {
+    package init(file: any StorageFile, windowSize: Int = 4 << 20, sealing: RecordSealing? = nil) {
         self.file = file
+        self.sealing = sealing
         self.windowSize = max(windowSize, Format.recordHeaderSize)
         window = .allocate(byteCount: self.windowSize, alignment: 16)
     }
@@ -35,7 +38,11 @@ package final class SequentialRecordReader {
         let length = Int(location.length)
         let offset = Int64(location.offset)
         var name: String { Paths.fileName(of: file.path) }
-        try RecordCodec.checkLocatedLength(length, offset: offset, path: file.path)
+        if sealing != nil {
+            try RecordSealing.checkLocatedLength(length, offset: offset, path: file.path)
+        } else {
+            try RecordCodec.checkLocatedLength(length, offset: offset, path: file.path)
+        }
         if offset < windowStart || offset + Int64(length) > windowStart + Int64(windowCount) {
             try refill(at: offset, atLeast: length)
             guard windowCount >= length else {
@@ -44,6 +51,12 @@ package final class SequentialRecordReader {
         }
         let start = Int(offset - windowStart)
         let bytes = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(window)[start..<(start + length)])
+        if let sealing {
+            let plain = try sealing.open(bytes, at: offset, path: file.path)
+            return try plain.withBytes { (raw) throws(StorageError) -> R in
+                try body(raw, RecordCodec.locatedFrame(in: raw, offset: offset, path: file.path))
+            }
+        }
         return try body(bytes, RecordCodec.locatedFrame(in: bytes, offset: offset, path: file.path))
     }
 

@@ -28,7 +28,11 @@ package enum SegmentReader {
     /// The whole record at `location`, verified: framing, checksum, and that it is exactly
     /// `location.length` bytes. Locations come from the keydir or a checkpoint, so their
     /// length is checked against the format's maximum before allocating.
-    package static func record(at location: RecordLocation, in file: any StorageFile) throws(StorageError) -> [UInt8] {
+    ///
+    /// With `sealing` (an encrypted database's segment), `location` names the sealed frame:
+    /// it is read, opened for its offset, and the plain record inside is returned and checked.
+    package static func record(at location: RecordLocation, in file: any StorageFile, sealing: RecordSealing? = nil) throws(StorageError) -> [UInt8] {
+        if let sealing { return try sealedRecord(at: location, in: file, sealing: sealing) }
         let length = Int(location.length)
         try RecordCodec.checkLocatedLength(length, offset: Int64(location.offset), path: file.path)
         let bytes: [UInt8]
@@ -46,8 +50,27 @@ package enum SegmentReader {
 
     /// A verified object or metadata record at `location`: its fields and its value
     /// (decompressed; nil for a nil-metadata record).
-    package static func value(at location: RecordLocation, in file: any StorageFile) throws(StorageError) -> (RecordCodec.ValueRecord, [UInt8]?) {
-        try decodeValue(try record(at: location, in: file), offset: Int64(location.offset), path: file.path)
+    package static func value(at location: RecordLocation, in file: any StorageFile,
+                              sealing: RecordSealing? = nil) throws(StorageError) -> (RecordCodec.ValueRecord, [UInt8]?) {
+        try decodeValue(try record(at: location, in: file, sealing: sealing), offset: Int64(location.offset), path: file.path)
+    }
+
+    /// The plain record inside the sealed frame at `location`, opened and checked as
+    /// `record(at:in:)` checks a plain one (the frame's length first, before anything is read).
+    static func sealedRecord(at location: RecordLocation, in file: any StorageFile, sealing: RecordSealing) throws(StorageError) -> [UInt8] {
+        let length = Int(location.length)
+        let offset = Int64(location.offset)
+        try RecordSealing.checkLocatedLength(length, offset: offset, path: file.path)
+        let frame: [UInt8]
+        do { frame = try file.readExactly(length, at: offset) } catch {
+            if error.isShortRead {
+                throw .corrupted(offset: offset, reason: "\(Paths.fileName(of: file.path)): record runs past the end of the file")
+            }
+            throw .io(error)
+        }
+        let plain = try sealing.open(frame, at: offset, path: file.path)
+        _ = try plain.withBytes { (raw) throws(StorageError) in try RecordCodec.locatedFrame(in: raw, offset: offset, path: file.path) }
+        return plain
     }
 
     /// `value(at:in:)` for a record inside `mapped`, the bytes of the segment from its start
@@ -98,9 +121,15 @@ package enum SegmentReader {
     /// without allocating for records of up to `stackRecordLimit` bytes. The bytes are valid
     /// only during the call. Throws what `record(at:in:)` throws, or `body`'s error.
     package static func withRecord<R>(
-        at location: RecordLocation, in file: any StorageFile,
+        at location: RecordLocation, in file: any StorageFile, sealing: RecordSealing? = nil,
         _ body: (UnsafeRawBufferPointer, RecordCodec.Frame) throws(StorageError) -> R
     ) throws(StorageError) -> R {
+        if let sealing {
+            let plain = try sealedRecord(at: location, in: file, sealing: sealing)
+            return try plain.withBytes { (raw) throws(StorageError) -> R in
+                try body(raw, RecordCodec.locatedFrame(in: raw, offset: Int64(location.offset), path: file.path))
+            }
+        }
         let length = Int(location.length)
         try RecordCodec.checkLocatedLength(length, offset: Int64(location.offset), path: file.path)
         func run(_ buffer: UnsafeMutableRawBufferPointer) throws(StorageError) -> R {
@@ -152,10 +181,10 @@ package enum SegmentReader {
     ///
     /// With `owner`, the record must be that row's object or metadata record (`corrupted` if not).
     package static func withValue(
-        at location: RecordLocation, in file: any StorageFile, owner: ValueOwner? = nil,
+        at location: RecordLocation, in file: any StorageFile, sealing: RecordSealing? = nil, owner: ValueOwner? = nil,
         _ body: (UnsafeRawBufferPointer?) throws(StorageError) -> Void
     ) throws(StorageError) {
-        try withRecord(at: location, in: file) { (raw, frame) throws(StorageError) in
+        try withRecord(at: location, in: file, sealing: sealing) { (raw, frame) throws(StorageError) in
             try withValue(of: frame, in: raw, offset: Int64(location.offset), path: file.path, owner: owner, body)
         }
     }
@@ -188,10 +217,10 @@ package enum SegmentReader {
 
     /// `withObject(at:inMapped:path:ofRowid:_:)` read with one `pread`.
     package static func withObject(
-        at location: RecordLocation, in file: any StorageFile, ofRowid rowid: UInt64,
+        at location: RecordLocation, in file: any StorageFile, sealing: RecordSealing? = nil, ofRowid rowid: UInt64,
         _ body: (UnsafeRawBufferPointer?) throws(StorageError) -> Void
     ) throws(StorageError) -> Bool {
-        try withRecord(at: location, in: file) { (raw, frame) throws(StorageError) in
+        try withRecord(at: location, in: file, sealing: sealing) { (raw, frame) throws(StorageError) in
             try withValue(of: frame, in: raw, offset: Int64(location.offset), path: file.path, ofRowid: rowid, body)
         }
     }
