@@ -215,6 +215,27 @@ package final class SharedStateFile: @unchecked Sendable {
         return live
     }
 
+    /// Where a slot keeps the checkpoint its process pins (docs/format.md §14): native byte
+    /// order, loaded and stored atomically, 0 when it pins nothing, else the checkpoint number + 1.
+    static let pinOffset = 16
+
+    /// The checkpoint number the process in slot `index` pins (the oldest one any of its live
+    /// snapshots was read from), nil when it pins nothing.
+    package func pinnedCheckpoint(_ index: Int) -> UInt32? {
+        precondition(index >= 0 && index < Self.slotCount, "reader slot \(index) out of range")
+        let raw = yapdb_shared_load_acquire(base + Self.slotsOffset + index * Self.slotSize + Self.pinOffset)
+        // Anything past a checkpoint number (hostile or damaged bytes) pins the oldest there is.
+        return raw == 0 ? nil : UInt32(clamping: raw - 1)
+    }
+
+    /// Sets the checkpoint slot `index` pins (its own process only; nil: nothing). The caller
+    /// follows it with a full fence before it reads the published state.
+    package func setPinnedCheckpoint(_ index: Int, _ checkpoint: UInt32?) {
+        precondition(index >= 0 && index < Self.slotCount, "reader slot \(index) out of range")
+        yapdb_shared_store_release(base + Self.slotsOffset + index * Self.slotSize + Self.pinOffset,
+                                   checkpoint.map { UInt64($0) + 1 } ?? 0)
+    }
+
     private var hasHeader: Bool {
         UnsafeRawBufferPointer(start: base, count: Self.magic.count).elementsEqual(Self.magic)
             && UInt32(littleEndian: base.loadUnaligned(fromByteOffset: Self.versionOffset, as: UInt32.self)) == Self.version
