@@ -304,14 +304,24 @@ import TestSupport
         let other = try Self.readyChild(["mpserve", path])
         other.send("get k1")
         #expect(other.readLine(timeout: 60) == last[1])
+        // Commits the idle process has not seen, in the segment the compaction retires: its
+        // catch-up must start from the compaction's checkpoint, not from its own end (gone).
+        for round in 0..<5 {
+            last[7] = "after the other process's read, round \(round)"
+            try connection.write { tx in tx.setObject(last[7], forKey: "k7", inCollection: "rows") }
+        }
         let before = segments()
         let report = try database.engine.compact()
         #expect(!report.victims.isEmpty)
         let victims = Set(report.victims.map { "db-seg-" + String(format: "%010d", $0) })
         #expect(victims.isSubset(of: before))
         #expect(segments().isDisjoint(with: victims), "the idle process pins nothing: every victim is gone")
+        // And a commit after the compaction's checkpoint, which the catch-up replays from there.
+        try connection.write { tx in tx.setObject("after the compaction", forKey: "k8", inCollection: "rows") }
         other.send("get k7")
         #expect(other.readLine(timeout: 60) == last[7], "its next read catches up from the compaction's checkpoint")
+        other.send("get k8")
+        #expect(other.readLine(timeout: 60) == "after the compaction", "and replays the log after it")
         other.send("quit")
         #expect(other.waitForExit() == 0)
         try database.close()

@@ -14,7 +14,7 @@ import TestSupport
     static func state(_ generation: UInt64) -> PublishedState {
         PublishedState(uuid: Array(0..<16), generation: generation, snapshot: 40 + generation,
                        logEnd: LogPosition(segment: 3, offset: 4096 + UInt32(generation)),
-                       durableThrough: LogPosition(segment: 3, offset: 4000), checkpoint: 7)
+                       durableThrough: LogPosition(segment: 3, offset: 4000), checkpoint: 7, nextSegment: 9 + UInt32(generation))
     }
 
     @Test func aPublishedStateIsReadThroughAnotherMapping() throws {
@@ -37,6 +37,8 @@ import TestSupport
         let bytes = SharedStateFile.encode(Self.state(5))
         #expect(bytes.count == SharedStateFile.copySize)
         #expect(SharedStateFile.decode(bytes) == Self.state(5))
+        #expect(Array(bytes[52..<56]) == [14, 0, 0, 0], "the next segment number at offset 52, little-endian")
+        #expect(Array(bytes[56..<60]) == [0, 0, 0, 0], "then 4 reserved bytes")
         for index in [0, 20, 47, 59, 62] {
             var damaged = bytes
             damaged[index] ^= 0x10

@@ -250,7 +250,9 @@ extension Engine {
                 sharing.seenSequence.store(sequence, ordering: .releasing)
                 return caughtUp
             } catch {
-                // The checkpoint went (a newer one replaced it): the log still has every commit.
+                // The checkpoint went meanwhile (a newer one replaced it; the next transaction
+                // loads that one), or cannot be read: the log from this process's end is the
+                // way left, and `replay` adopts nothing unless it is whole up to the published end.
                 options.reportFailure?("reloading another process's checkpoint \(published.checkpoint) failed, replaying the log instead: \(error)")
             }
         }
@@ -271,8 +273,14 @@ extension Engine {
     /// Replays onto `replayer` the commits after `start` (a commit boundary whose snapshot is
     /// `baseSnapshot`) up to the published end, and moves the log writer along every segment
     /// with a commit past its own end (as if it had rolled itself). When the writer's end is
-    /// before `start`, the scan starts there: the commits in between move the writer but are
-    /// not replayed.
+    /// before `start` (a checkpoint newer than this process's state), the scan starts at
+    /// `start` and the writer moves straight there: the log between them is not read, and
+    /// may be gone (the process that wrote the checkpoint removes the segments it no longer
+    /// needs once no reader pins them, and an idle process pins nothing).
+    ///
+    /// - Throws: `corrupted` when the log cannot be read whole up to the published end (a
+    ///   writer publishes only what it wrote): nothing is adopted and the writer does not
+    ///   move, so a process never takes a partial state for the newest one.
     private func replay(_ replayer: inout Replayer, after start: LogPosition, baseSnapshot: UInt64, to published: PublishedState,
                         state: WriterState) throws(StorageError) -> ScanReport {
         let listing: DatabaseFiles.Listing
@@ -282,15 +290,17 @@ extension Engine {
         scanner.limit = published.logEnd
         let ours = LogPosition(segment: state.log.segmentNumber, offset: state.log.end)
         var ends: [UInt32: UInt32] = [:]
-        let from = min(ours, start)
-        let report = try scanner.scan(segments: listing.segments, from: from, baseSnapshot: from == start ? baseSnapshot : state.snapshotNumber,
+        let report = try scanner.scan(segments: listing.segments, from: start, baseSnapshot: baseSnapshot,
                                       repair: false) { (commit) throws(StorageError) in
             if commit.end > start { try replayer.apply(commit) }
             if commit.end > ours { ends[commit.end.segment] = commit.end.offset }
         }
         if let torn = report.tornAt {
-            options.reportFailure?("another process's log is damaged at \(torn) (before its published end \(published.logEnd)): \(report.tornReason ?? "")")
+            throw .corrupted(offset: Int64(torn.offset),
+                             reason: "another process's log cannot be read at \(torn), before its published end \(published.logEnd): \(report.tornReason ?? "")")
         }
+        // A checkpoint written at the end of the log: no commit after it, but the writer goes there.
+        if ours < start && ends.isEmpty { ends[start.segment] = start.offset }
         for (segment, end) in ends.sorted(by: { $0.key < $1.key }) {
             var file: (any StorageFile)?
             var sealing: RecordSealing?
@@ -358,6 +368,8 @@ extension Engine {
                 }
             } catch { throw .io(error) }
         }
+        // Numbers the checkpoint names stay taken here too (the shared counter says the same).
+        state.log.nextSegmentNumber = max(state.log.nextSegmentNumber, (loaded.usage.keys.max() ?? 0) + 1)
         state.checkpointNumber = published.checkpoint
         state.checkpointReplay = loaded.info.replay
         state.bytesSinceCheckpoint = UInt64(max(0, report.bytesScanned))
@@ -376,9 +388,13 @@ extension Engine {
         // Never cut anything before the published end: a process that could not catch up
         // (its log reads as damaged before that end) writes nothing.
         let ours = LogPosition(segment: state.log.segmentNumber, offset: state.log.end)
-        if let published = sharing.shared.read(), published.uuid == uuid, published.logEnd != ours {
-            throw .corrupted(offset: Int64(ours.offset),
-                             reason: "this process's log ends at \(ours), the published end is \(published.logEnd)")
+        if let published = sharing.shared.read(), published.uuid == uuid {
+            if published.logEnd != ours {
+                throw .corrupted(offset: Int64(ours.offset),
+                                 reason: "this process's log ends at \(ours), the published end is \(published.logEnd)")
+            }
+            // Numbers another process handed out stay taken, whether or not their files remain.
+            state.log.nextSegmentNumber = max(state.log.nextSegmentNumber, published.nextSegment)
         }
         do throws(IOFailure) {
             let file = state.log.file
@@ -406,7 +422,8 @@ extension Engine {
         sharing.shared.publish(PublishedState(uuid: uuid, generation: (previous?.generation ?? 0) + 1, snapshot: state.snapshotNumber,
                                               logEnd: LogPosition(segment: state.log.segmentNumber, offset: state.log.end),
                                               durableThrough: state.log.durableThrough,
-                                              checkpoint: max(previous?.checkpoint ?? 0, state.checkpointNumber)))
+                                              checkpoint: max(previous?.checkpoint ?? 0, state.checkpointNumber),
+                                              nextSegment: max(previous?.nextSegment ?? 0, state.log.nextSegmentNumber)))
         sharing.seenSequence.store(sharing.shared.sequence, ordering: .releasing)
     }
 
@@ -417,6 +434,7 @@ extension Engine {
         guard let sharing else { return }
         writer.withLock { state in
             let current = sharing.shared.read()
+            if let current, current.uuid == uuid { state.log.nextSegmentNumber = max(state.log.nextSegmentNumber, current.nextSegment) }
             if current?.uuid != uuid || current?.logEnd != LogPosition(segment: state.log.segmentNumber, offset: state.log.end)
                 || (current?.checkpoint ?? 0) < state.checkpointNumber || current?.snapshot != state.snapshotNumber {
                 guard !state.readOnly else { return }

@@ -23,15 +23,22 @@ package struct PublishedState: Sendable, Equatable {
     package var durableThrough: LogPosition
     /// The newest checkpoint's number (0: none).
     package var checkpoint: UInt32
+    /// The lowest segment number no process has handed out (0: not known, as a process that
+    /// predates the field leaves it). Segment numbers are never handed out twice while the
+    /// database is shared: another process may still read a checkpoint that names a segment
+    /// it has not opened yet, so a number taken from this process's own counter or from the
+    /// files present could be one in use.
+    package var nextSegment: UInt32
 
     package init(uuid: [UInt8], generation: UInt64, snapshot: UInt64, logEnd: LogPosition, durableThrough: LogPosition,
-                 checkpoint: UInt32) {
+                 checkpoint: UInt32, nextSegment: UInt32 = 0) {
         self.uuid = uuid
         self.generation = generation
         self.snapshot = snapshot
         self.logEnd = logEnd
         self.durableThrough = durableThrough
         self.checkpoint = checkpoint
+        self.nextSegment = nextSegment
     }
 }
 
@@ -246,7 +253,7 @@ package final class SharedStateFile: @unchecked Sendable {
     }
 
     /// A copy's 64 bytes: UUID, generation, snapshot, log end, durable position, checkpoint,
-    /// 8 reserved bytes, CRC32C of the first 60 bytes (docs/format.md §14).
+    /// the next segment number, 4 reserved bytes, CRC32C of the first 60 bytes (docs/format.md §14).
     static func encode(_ state: PublishedState) -> [UInt8] {
         var bytes: [UInt8] = state.uuid.count == 16 ? state.uuid : [UInt8](repeating: 0, count: 16)
         bytes.appendLE(state.generation)
@@ -256,7 +263,8 @@ package final class SharedStateFile: @unchecked Sendable {
         bytes.appendLE(state.durableThrough.segment)
         bytes.appendLE(state.durableThrough.offset)
         bytes.appendLE(state.checkpoint)
-        bytes.append(contentsOf: [UInt8](repeating: 0, count: 8))   // reserved
+        bytes.appendLE(state.nextSegment)
+        bytes.append(contentsOf: [UInt8](repeating: 0, count: 4))   // reserved
         bytes.appendLE(CRC32C.checksum(bytes))
         return bytes
     }
@@ -270,7 +278,8 @@ package final class SharedStateFile: @unchecked Sendable {
         func u32(_ at: Int) -> UInt32 { bytes[at..<(at + 4)].withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(as: UInt32.self)) } }
         return PublishedState(uuid: Array(bytes[0..<16]), generation: u64(16), snapshot: u64(24),
                               logEnd: LogPosition(segment: u32(32), offset: u32(36)),
-                              durableThrough: LogPosition(segment: u32(40), offset: u32(44)), checkpoint: u32(48))
+                              durableThrough: LogPosition(segment: u32(40), offset: u32(44)), checkpoint: u32(48),
+                              nextSegment: u32(52))
     }
 }
 
