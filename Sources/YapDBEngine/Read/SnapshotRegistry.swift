@@ -110,10 +110,17 @@ package final class SnapshotLease: Sendable {
     package let snapshot: EngineSnapshot
     let registry: SnapshotRegistry
 
-    init(snapshot: EngineSnapshot, registry: SnapshotRegistry) {
+    /// The process sharing whose reader-table slot pins `snapshot.checkpoint` for this lease.
+    let sharing: ProcessSharing?
+
+    init(snapshot: EngineSnapshot, registry: SnapshotRegistry, sharing: ProcessSharing? = nil) {
         self.snapshot = snapshot
         self.registry = registry
+        self.sharing = sharing
     }
 
-    deinit { registry.release(generation: snapshot.generation) }
+    deinit {
+        registry.release(generation: snapshot.generation)
+        sharing?.unpin(snapshot.checkpoint)
+    }
 }
