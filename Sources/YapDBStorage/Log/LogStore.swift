@@ -60,7 +60,8 @@ package enum LogStore {
     /// `options.readOnly` nothing on disk changes (`Options.readOnly`). `unlocked` is called with
     /// the database's keys (nil: plain) once the main file is unlocked, before `start`; a
     /// missing or wrong key (`keyUnavailable`, `wrongKey`) is thrown before any other file is
-    /// read, removed or truncated.
+    /// read, removed or truncated. An encrypted database's high-water mark is verified right
+    /// after the key: no authentic slot is `corrupted` (docs/format.md §2).
     package static func open(
         path: String, fileSystem fs: any FileSystem, options: Options,
         start: (DatabaseFiles.Listing, FileHeader) throws(StorageError) -> (position: LogPosition, baseSnapshot: UInt64, protected: Set<UInt32>) = { _, _ throws(StorageError) in
