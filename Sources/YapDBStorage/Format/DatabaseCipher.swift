@@ -26,6 +26,8 @@ package struct CipherKeyOptions: Sendable, Equatable {
 package final class DatabaseCipher: Sendable {
     package let dataKey: DataKey
     package let uuid: [UInt8]
+    /// Tags and checks the main file's high-water mark slots (docs/format.md §2).
+    package let markAuthenticator: MarkAuthenticator
     /// File sealers by (file kind, file number, salt): a file created again under a reused
     /// number has a new salt, so it never finds the old file's sealer.
     private let sealers = Mutex<[SealerKey: UnitSealer]>([:])
@@ -39,6 +41,7 @@ package final class DatabaseCipher: Sendable {
     package init(dataKey: DataKey, uuid: [UInt8]) {
         self.dataKey = dataKey
         self.uuid = uuid
+        self.markAuthenticator = dataKey.markAuthenticator(databaseUUID: uuid)
     }
 
     /// The sealer of the file `header` and `cipherHeader` start.
@@ -67,7 +70,9 @@ package final class DatabaseCipher: Sendable {
 
 extension MainFile {
     /// The bytes of a new encrypted main file for database `uuid`, and its data key: a fresh
-    /// data key wrapped under `options.key` in the first key slot, and the key-check block.
+    /// data key wrapped under `options.key` in the first key slot, the key-check block, and
+    /// the first high-water mark slot holding `HighWaterMark.initial` tagged under the data key
+    /// (an encrypted main file always has an authentic mark).
     ///
     /// - Throws: `wrongKey` when the key cannot wrap (a raw key under 32 bytes, a passphrase
     ///   whose derivation fails).
@@ -83,6 +88,10 @@ extension MainFile {
             throw .wrongKey
         }
         let header = FileHeader(kind: .main, uuid: uuid, fileNumber: 0, baseSnapshot: 0)
-        return (encryptedImage(header, slot: StoredKeySlot(sequence: 1, slot: slot), keyCheck: keyCheck), dataKey)
+        var image = encryptedImage(header, slot: StoredKeySlot(sequence: 1, slot: slot), keyCheck: keyCheck)
+        let mark = HighWaterMark.initial.encoded(authenticator: dataKey.markAuthenticator(databaseUUID: uuid))
+        let markStart = Int(HighWaterMark.slotOffset(sequence: HighWaterMark.initial.sequence))
+        image.replaceSubrange(markStart..<(markStart + Format.mainMarkSize), with: mark)
+        return (image, dataKey)
     }
 }

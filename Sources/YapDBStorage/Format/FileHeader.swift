@@ -98,8 +98,12 @@ package enum MainFile {
         package var header: FileHeader
         /// Set when one header copy was damaged and the other was used.
         package var damagedCopy: Int?
-        /// The newer valid high-water mark slot (an empty mark when none was written).
+        /// The newer valid high-water mark slot (an empty mark when none was written). In an
+        /// encrypted database it is read only once the data key verifies the slots' tags
+        /// (`authenticateMark(with:path:)`); until then it is an empty mark.
         package var mark = HighWaterMark()
+        /// The two slots' bytes as read (all zero past the file's end).
+        package var markBytes: [[UInt8]] = []
     }
 
     /// Creates the main file at `path` crash-safely and returns it locked: written as
@@ -155,8 +159,9 @@ package enum MainFile {
         return image
     }
 
-    /// Reads and checks the main file's header copies. One damaged copy is survivable;
-    /// with both damaged, the first copy's error is thrown.
+    /// Reads and checks the main file's header copies and (a plain database) its high-water
+    /// mark. One damaged copy is survivable; with both damaged, the first copy's error is
+    /// thrown. An encrypted database's mark waits for `Opened.authenticateMark(with:path:)`.
     package static func open(at path: String, file: any StorageFile) throws(StorageError) -> Opened {
         let size: Int64
         do { size = try file.size() } catch { throw .io(error) }
@@ -195,14 +200,20 @@ package enum MainFile {
         case (.failure(let error), .failure):
             throw error
         }
-        opened.mark = try HighWaterMark.newest(try markSlot(0, file: file, size: size), try markSlot(1, file: file, size: size), path: path)
+        opened.markBytes = [try markSlot(0, file: file, size: size), try markSlot(1, file: file, size: size)]
+        // An encrypted database's slots carry tags that only the data key checks: they are
+        // decoded once it is unlocked, so a wrong key is never taken for a damaged mark.
+        if !opened.header.encrypted {
+            opened.mark = try HighWaterMark.newest(HighWaterMark.decode(opened.markBytes[0]), HighWaterMark.decode(opened.markBytes[1]), path: path)
+        }
         return opened
     }
 
-    /// One high-water mark slot; a slot past the end of the file was never written.
-    static func markSlot(_ index: Int, file: any StorageFile, size: Int64) throws(StorageError) -> HighWaterMark.Slot {
-        let offset = Int64((index == 0 ? 0 : Format.mainHeaderCopyOffset) + Format.mainMarkOffset)
-        guard size >= offset + Int64(Format.mainMarkSize) else { return .empty }
-        do { return HighWaterMark.decode(try file.readExactly(Format.mainMarkSize, at: offset)) } catch { throw .io(error) }
+    /// One high-water mark slot's bytes; a slot past the end of the file was never written
+    /// (all zero).
+    static func markSlot(_ index: Int, file: any StorageFile, size: Int64) throws(StorageError) -> [UInt8] {
+        let offset = HighWaterMark.slotOffset(index: index)
+        guard size >= offset + Int64(Format.mainMarkSize) else { return [UInt8](repeating: 0, count: Format.mainMarkSize) }
+        do { return try file.readExactly(Format.mainMarkSize, at: offset) } catch { throw .io(error) }
     }
 }

@@ -28,6 +28,9 @@ package enum Format {
     package static let mainMarkOffset = 64
     /// Size of a high-water mark slot.
     package static let mainMarkSize = 64
+    /// Offset, in a slot, of the bytes after its fields: zero in a plain database, the
+    /// mark's HMAC-SHA256 tag (32 bytes) in an encrypted one (docs/format.md §2).
+    package static let mainMarkTagOffset = 28
     /// Offset, in a slot, of the crc of the bytes before it.
     package static let mainMarkChecksumOffset = 60
 

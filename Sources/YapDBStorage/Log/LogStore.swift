@@ -60,7 +60,8 @@ package enum LogStore {
     /// `options.readOnly` nothing on disk changes (`Options.readOnly`). `unlocked` is called with
     /// the database's keys (nil: plain) once the main file is unlocked, before `start`; a
     /// missing or wrong key (`keyUnavailable`, `wrongKey`) is thrown before any other file is
-    /// read, removed or truncated.
+    /// read, removed or truncated. An encrypted database's high-water mark is verified right
+    /// after the key: no authentic slot is `corrupted` (docs/format.md §2).
     package static func open(
         path: String, fileSystem fs: any FileSystem, options: Options,
         start: (DatabaseFiles.Listing, FileHeader) throws(StorageError) -> (position: LogPosition, baseSnapshot: UInt64, protected: Set<UInt32>) = { _, _ throws(StorageError) in
@@ -104,11 +105,14 @@ package enum LogStore {
         let main: any StorageFile
         do { main = try fs.open(path, mode: options.readOnly ? .readOnly : .readWrite) } catch { throw .io(error) }
         defer { if !success || options.readOnly { main.close() } }
-        let opened = try MainFile.open(at: path, file: main)
+        var opened = try MainFile.open(at: path, file: main)
         let header = opened.header
         // The key is decided before any other file is read, removed or truncated: a missing or
         // wrong key changes nothing and is never damage (docs/format.md §12).
         let cipher = try unlock(header: header, main: main, path: path, key: options.cipherKey, created: createdKey)
+        // An encrypted database's mark is read only now that its tags can be checked, and
+        // before any of its promises is.
+        if let cipher { try opened.authenticateMark(with: cipher.markAuthenticator, path: path) }
         unlocked(cipher)
 
         var listing: DatabaseFiles.Listing
@@ -173,7 +177,7 @@ package enum LogStore {
             }
             // The log is durable up to the writer's position now (except in `.off` mode, which
             // promises nothing about the log): the mark says so before new commits go in.
-            let mark = HighWaterMarkWriter(file: main, mark: opened.mark)
+            let mark = HighWaterMarkWriter(file: main, mark: opened.mark, authenticator: cipher?.markAuthenticator)
             try mark.update { mark in
                 mark.segment = options.syncMode == .off ? 0 : writer.segmentNumber
                 mark.offset = options.syncMode == .off ? 0 : writer.end
