@@ -7,10 +7,11 @@ struct Verify: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Check every checksum, the commit sequence, and the index against the log.")
     @Argument(help: "The database's main file.") var path: String
     @OptionGroup var lock: ReadLockOptions
+    @OptionGroup var cipher: KeyOptions
 
     func run() throws {
         try reportingFailures {
-            let database = try openExisting(path, readOnly: true, busyTimeout: lock.busyTimeout)
+            let database = try openExisting(path, readOnly: true, busyTimeout: lock.busyTimeout, key: try cipher.key())
             let progress = Progress("verify")
             let report: YapDatabaseIntegrityReport
             do throws(YapDatabaseError) {
@@ -44,10 +45,11 @@ struct Stats: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Show sizes and counts.")
     @Argument(help: "The database's main file.") var path: String
     @OptionGroup var lock: ReadLockOptions
+    @OptionGroup var cipher: KeyOptions
 
     func run() throws {
         try reportingFailures {
-            let database = try openExisting(path, readOnly: true, busyTimeout: lock.busyTimeout)
+            let database = try openExisting(path, readOnly: true, busyTimeout: lock.busyTimeout, key: try cipher.key())
             let stats: YapDatabaseStats
             do throws(YapDatabaseError) { stats = try database.stats() } catch { throw ToolFailure(error, path: path) }
             let collections = database.newConnection().read { $0.numberOfCollections() }
@@ -70,10 +72,11 @@ struct Dump: ParsableCommand {
     @Argument(help: "The database's main file.") var path: String
     @Option(help: "Only this collection.") var collection: String?
     @OptionGroup var lock: ReadLockOptions
+    @OptionGroup var cipher: KeyOptions
 
     func run() throws {
         try reportingFailures {
-            let database = try openExisting(path, readOnly: true, busyTimeout: lock.busyTimeout)
+            let database = try openExisting(path, readOnly: true, busyTimeout: lock.busyTimeout, key: try cipher.key())
             let progress = Progress("dump")
             var count = 0
             database.newConnection().read { tx in
@@ -102,10 +105,11 @@ struct Get: ParsableCommand {
     @Argument(help: "The collection (\"\" for none).") var collection: String
     @Argument(help: "The key.") var key: String
     @OptionGroup var lock: ReadLockOptions
+    @OptionGroup var cipher: KeyOptions
 
     func run() throws {
         try reportingFailures {
-            let database = try openExisting(path, readOnly: true, busyTimeout: lock.busyTimeout)
+            let database = try openExisting(path, readOnly: true, busyTimeout: lock.busyTimeout, key: try cipher.key())
             let found: String? = database.newConnection().read { tx in
                 guard tx.hasObject(forKey: key, inCollection: collection) else { return nil }
                 return describe(tx.object(forKey: key, inCollection: collection), serialized: tx.serializedObject(forKey: key, inCollection: collection))
@@ -124,11 +128,13 @@ struct Put: ParsableCommand {
     @Argument(help: "The key.") var key: String
     @Argument(help: "The value, stored as a string.") var value: String
     @OptionGroup var lock: WriteLockOptions
+    @OptionGroup var cipher: KeyOptions
 
     func run() throws {
         try reportingFailures {
             let options = YapDatabaseOptions()
             options.busyTimeout = lock.busyTimeout
+            options.cipherKey = try cipher.key()
             let database: YapDatabase
             do throws(YapDatabaseError) { database = try YapDatabase.open(url: URL(fileURLWithPath: path), options: options) } catch { throw ToolFailure(error, path: path) }
             do {
@@ -147,10 +153,11 @@ struct Compact: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Rewrite segments with dead data and reclaim their space.")
     @Argument(help: "The database's main file.") var path: String
     @OptionGroup var lock: WriteLockOptions
+    @OptionGroup var cipher: KeyOptions
 
     func run() throws {
         try reportingFailures {
-            let database = try openExisting(path, readOnly: false, busyTimeout: lock.busyTimeout)
+            let database = try openExisting(path, readOnly: false, busyTimeout: lock.busyTimeout, key: try cipher.key())
             do {
                 let before = try database.stats()
                 let progress = Progress("compact")

@@ -19,10 +19,11 @@ struct Search: ParsableCommand {
     @Flag(help: "Order by bm25 (best first) and show scores.") var ranked = false
     @Option(help: "Show at most this many rows.") var limit: Int?
     @OptionGroup var lock: ReadLockOptions
+    @OptionGroup var cipher: KeyOptions
 
     func run() throws {
         try reportingFailures {
-            let database = try openExisting(path, readOnly: true, busyTimeout: lock.busyTimeout)
+            let database = try openExisting(path, readOnly: true, busyTimeout: lock.busyTimeout, key: try cipher.key())
             let result: StoredSearchResult
             do throws(YapDatabaseError) {
                 result = try database.searchStoredFullTextIndex(extensionName, query: query, ranked: ranked, limit: limit)

@@ -12,11 +12,13 @@ struct YapDBTool: ParsableCommand {
         Exit codes: 0 success; 1 usage or other error; 2 no database at the path; 3 not a YapDB \
         database or a newer format; 4 damaged (verify found problems, or the file is corrupt); \
         5 locked by another process; 6 read-only or permission denied; 7 disk full or I/O error; 8 encrypted: no key, or a wrong key.
+        An encrypted database needs its key from --key-env NAME (an environment variable) or --key-file PATH, \
+        never from the command line; --raw-key reads it as 64 hexadecimal digits instead of a passphrase.
         stats, dump, get, verify and search open the database read-only (a shared lock on PATH-lock: \
         several at once, also on read-only media, but not beside a read-write open); put and compact \
         wait for the lock (--busy-timeout, 5 s by default).
         """,
-        subcommands: [Demo.self, Verify.self, Stats.self, Dump.self, Get.self, Put.self, Compact.self, Search.self, MeasureCoders.self, MeasureAPI.self, MeasureFullText.self]
+        subcommands: [Demo.self, Verify.self, Stats.self, Dump.self, Get.self, Put.self, Compact.self, Rekey.self, Search.self, MeasureCoders.self, MeasureAPI.self, MeasureFullText.self]
     )
 }
 
@@ -45,8 +47,8 @@ struct ToolFailure: Error, CustomStringConvertible {
         case .permissionDenied(let operation): self.init("\(path) is not accessible (permission denied during \(operation))", code: 6)
         case .missingFiles(let names): self.init("\(path) is missing files: \(names.joined(separator: ", "))", code: 4)
         case .diskFull: self.init("the disk is full", code: 7)
-        case .keyUnavailable: self.init("\(path) is encrypted and no key was given", code: 8)
-        case .wrongKey: self.init("the key does not open \(path)", code: 8)
+        case .keyUnavailable: self.init("\(path) is encrypted and no key was given (--key-env NAME or --key-file PATH)", code: 8)
+        case .wrongKey: self.init("the key does not open \(path) (another key, a passphrase for a raw key or the other way round, or a key for a plain database)", code: 8)
         case .io(let errno, let operation): self.init("I/O error during \(operation): \(String(cString: strerror(errno)))", code: 7)
         default: self.init("\(path): \(error)", code: 1)
         }
@@ -65,7 +67,8 @@ func reportingFailures(_ body: () throws -> Void) throws {
 
 /// Opens an existing database for the inspection commands (never creates one): read-only
 /// (a shared lock, nothing written) unless the command changes it.
-func openExisting(_ path: String, readOnly: Bool, busyTimeout: Double) throws -> YapDatabase {
+/// `key` opens an encrypted database (nil: a plain one).
+func openExisting(_ path: String, readOnly: Bool, busyTimeout: Double, key: YapDatabaseCipherKey? = nil) throws -> YapDatabase {
     var isDirectory: ObjCBool = false
     if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
         throw ToolFailure("\(path) is a directory, not a database file", code: 3)
@@ -74,6 +77,7 @@ func openExisting(_ path: String, readOnly: Bool, busyTimeout: Double) throws ->
     options.createIfMissing = false
     options.readOnly = readOnly
     options.busyTimeout = busyTimeout
+    options.cipherKey = key
     YapDatabase.setLogHandler { message in
         if message.level <= .warning { FileHandle.standardError.write(Data("yapdb: \(message.level): \(message.message)\n".utf8)) }
     }

@@ -30,8 +30,10 @@ final class ChildProcess {
 
     /// Starts the child with `arguments`; its stdin and stdout are pipes, stderr is inherited.
     /// `executable` is the crash child unless given (another program built beside the tests,
-    /// such as `yapdb`: `ChildProcess.builtProgram("yapdb")`).
-    init(_ arguments: [String], executable: String = ChildProcess.executable) throws {
+    /// such as `yapdb`: `ChildProcess.builtProgram("yapdb")`). `environment` adds variables to
+    /// the inherited ones; `mergingErrors` sends its stderr into the stdout pipe as well.
+    init(_ arguments: [String], executable: String = ChildProcess.executable, environment: [String: String] = [:],
+         mergingErrors: Bool = false) throws {
         var toChild: [Int32] = [0, 0], fromChild: [Int32] = [0, 0]
         guard pipe(&toChild) == 0, pipe(&fromChild) == 0 else { throw POSIXError(.EMFILE) }
         var actions = posix_spawn_file_actions_t()
@@ -39,11 +41,17 @@ final class ChildProcess {
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_adddup2(&actions, toChild[0], 0)
         posix_spawn_file_actions_adddup2(&actions, fromChild[1], 1)
+        if mergingErrors { posix_spawn_file_actions_adddup2(&actions, fromChild[1], 2) }
         for fd in toChild + fromChild { posix_spawn_file_actions_addclose(&actions, fd) }
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
         defer { for pointer in argv { free(pointer) } }
+        var inherited = ProcessInfo.processInfo.environment
+        inherited.merge(environment) { _, given in given }
+        let envp = environment.isEmpty ? nil : inherited.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { for pointer in envp ?? [] { free(pointer) } }
         var child = pid_t()
-        let status = posix_spawn(&child, executable, &actions, nil, argv, environ)
+        let status = envp.map { envp in posix_spawn(&child, executable, &actions, nil, argv, envp) }
+            ?? posix_spawn(&child, executable, &actions, nil, argv, environ)
         close(toChild[0])
         close(fromChild[1])
         guard status == 0 else {
