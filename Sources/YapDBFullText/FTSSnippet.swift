@@ -46,7 +46,12 @@ package enum FTSSnippet {
             let tokens = document.columns[column]
             let columnInstances = FTSInstances(instances: instances, phraseLengths: phraseLengths, column: column)
             let sentenceStarts = Self.sentenceStarts(text: text, tokens: tokens)
+            var previousStart = -1
             for instance in columnInstances.list {
+                // Instances of other phrases at the same token give the same windows: score
+                // each start once (a query of many phrases on one word has an instance per phrase).
+                guard instance.start != previousStart else { continue }
+                previousStart = instance.start
                 let (score, adjusted) = columnInstances.score(windowStart: instance.start, length: windowLength, columnSize: tokens.count)
                 if score > bestScore {
                     bestScore = score; bestColumn = column; bestStart = adjusted
@@ -172,7 +177,14 @@ struct FTSInstances {
         var seen = Array(repeating: false, count: phraseCount)
         var score = 0
         var first = -1, last = 0
-        for instance in list where instance.start >= windowStart && instance.start < windowStart + length {
+        // The list is sorted by start: the window's instances are one run of it.
+        var low = 0, high = list.count
+        while low < high {
+            let middle = (low + high) / 2
+            if list[middle].start < windowStart { low = middle + 1 } else { high = middle }
+        }
+        for instance in list[low...] {
+            guard instance.start < windowStart + length else { break }
             score += seen[instance.phrase] ? 1 : 1000
             seen[instance.phrase] = true
             if first < 0 { first = instance.start }
