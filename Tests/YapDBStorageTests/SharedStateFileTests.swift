@@ -14,7 +14,7 @@ import TestSupport
     static func state(_ generation: UInt64) -> PublishedState {
         PublishedState(uuid: Array(0..<16), generation: generation, snapshot: 40 + generation,
                        logEnd: LogPosition(segment: 3, offset: 4096 + UInt32(generation)),
-                       durableThrough: LogPosition(segment: 3, offset: 4000), checkpoint: 7, nextSegment: 9 + UInt32(generation))
+                       durableThrough: LogPosition(segment: 3, offset: 4000), checkpoint: 7)
     }
 
     @Test func aPublishedStateIsReadThroughAnotherMapping() throws {
@@ -37,8 +37,6 @@ import TestSupport
         let bytes = SharedStateFile.encode(Self.state(5))
         #expect(bytes.count == SharedStateFile.copySize)
         #expect(SharedStateFile.decode(bytes) == Self.state(5))
-        #expect(Array(bytes[52..<56]) == [14, 0, 0, 0], "the next segment number at offset 52, little-endian")
-        #expect(Array(bytes[56..<60]) == [0, 0, 0, 0], "then 4 reserved bytes")
         for index in [0, 20, 47, 59, 62] {
             var damaged = bytes
             damaged[index] ^= 0x10
@@ -113,34 +111,6 @@ import TestSupport
         file.releaseSlot(mine, holding: me)
         #expect(file.slot(mine) == nil)
         #expect(file.reclaimStaleSlots(isLive: ProcessIdentity.isLive).isEmpty || me.start == 0)
-    }
-
-    /// A slot's pinned checkpoint: nothing when claimed, set and cleared by its process, seen
-    /// through another mapping, and reset by the next claim of the slot. Bytes no process
-    /// wrote (past a checkpoint number) pin the newest number there can be, never trap.
-    @Test func aSlotPinsACheckpointThatAnotherMappingSees() throws {
-        let directory = TemporaryDirectory()
-        defer { directory.remove() }
-        let file = try SharedStateFile.open(path: directory.file("db-shm"))
-        let other = try SharedStateFile.open(path: directory.file("db-shm"))
-        let index = try #require(file.claimSlot(.init(pid: 4242, start: 7), isLive: { _ in true }))
-        #expect(other.pinnedCheckpoint(index) == nil)
-        file.setPinnedCheckpoint(index, 0)
-        #expect(other.pinnedCheckpoint(index) == 0, "checkpoint 0 (none written yet) is a pin too")
-        file.setPinnedCheckpoint(index, 17)
-        #expect(other.pinnedCheckpoint(index) == 17)
-        file.setPinnedCheckpoint(index, nil)
-        #expect(other.pinnedCheckpoint(index) == nil)
-        file.setPinnedCheckpoint(index, 9)
-        file.releaseSlot(index, holding: .init(pid: 4242, start: 7))
-        #expect(other.claimSlot(.init(pid: 4243, start: 7), isLive: { _ in true }) == index)
-        #expect(file.pinnedCheckpoint(index) == nil, "a new claim pins nothing")
-        // Hostile bytes in the field: clamped to a checkpoint number.
-        let fd = open(directory.file("db-shm"), O_RDWR)
-        defer { close(fd) }
-        var bytes = [UInt8](repeating: 0xFF, count: 8)
-        #expect(pwrite(fd, &bytes, 8, off_t(512 + index * 32 + 16)) == 8)
-        #expect(file.pinnedCheckpoint(index) == UInt32.max)
     }
 
     @Test func aFullTableRefusesAClaim() throws {

@@ -325,12 +325,9 @@ public final class YapDatabaseOptions: Sendable {
     ///   ``YapDatabase/notificationQueue``.
     /// - Checkpoints run only at ``YapDatabase/checkpoint()`` and close (not automatically), under
     ///   the writer lock; a process that finds another's newer checkpoint reloads from it first.
-    ///   ``YapDatabase/compact()`` runs beside other processes too. A file a checkpoint or
-    ///   compaction replaced is removed only once no other process has a read transaction that
-    ///   began before it (each process's entry in a table of live processes in `NAME-shm` names
-    ///   the oldest checkpoint its open transactions read; a killed process's entry is
-    ///   reclaimed); until then it stays, and the next checkpoint, compaction or close of any
-    ///   process removes it.
+    ///   ``YapDatabase/compact()`` and the removal of old log segments happen only in a process
+    ///   that is the only one with the database open (a table of live processes in `NAME-shm`,
+    ///   from which a killed process's entry is reclaimed); otherwise they do nothing.
     /// - Same host only (a shared memory map); the real file system only.
     ///
     /// Not yet: extensions whose state lives on index pages (views, secondary indexes, full-text

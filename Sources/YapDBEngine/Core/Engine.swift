@@ -167,8 +167,7 @@ package final class Engine: Sendable {
         self.mappedFileChecks = MappedFileCheckSchedule(interval: options.mappedFileCheckInterval)
         self.extensionPageReads = options.countsExtensionPageReads ? PageReadCounter() : nil
         self.published = Mutex(EngineSnapshot(number: state.snapshotNumber, generation: state.generation, keydir: state.keydir,
-                                              segments: state.segments, extensions: state.extensions,
-                                              checkpoint: state.checkpointNumber))
+                                              segments: state.segments, extensions: state.extensions))
         self.writer = Mutex(state)
     }
 
@@ -192,10 +191,8 @@ package final class Engine: Sendable {
 
     /// The newest snapshot, registered as in use for as long as the returned lease lives.
     /// With multi-process support, commits another process published are caught up with first.
-    /// With multi-process support the lease also pins the snapshot's checkpoint in this
-    /// process's slot of the reader table (`acquireSharedSnapshot`).
     package func acquireSnapshot() -> SnapshotLease {
-        if let sharing { return acquireSharedSnapshot(sharing) }
+        if sharing != nil { catchUpIfBehind() }
         return published.withLock { snapshot in
             registry.acquire(generation: snapshot.generation)
             return SnapshotLease(snapshot: snapshot, registry: registry)
@@ -387,7 +384,7 @@ package final class Engine: Sendable {
     /// Makes the writer's state the published snapshot.
     func publish(_ state: WriterState) {
         let snapshot = EngineSnapshot(number: state.snapshotNumber, generation: state.generation, keydir: state.keydir,
-                                      segments: state.segments, extensions: state.extensions, checkpoint: state.checkpointNumber)
+                                      segments: state.segments, extensions: state.extensions)
         published.withLock { $0 = snapshot }
     }
 
@@ -416,7 +413,6 @@ package final class Engine: Sendable {
         do throws(StorageError) { try checkpoint(onlyIfLogGrew: true) } catch {
             if error != .closed && error != .poisoned && error != .readOnly { failure = EngineError(error) }
         }
-        removeUnpinnedFilesAtClose()
         writer.withLock { state in
             guard !state.closed else { return }
             Self.shutDown(state)

@@ -44,16 +44,16 @@ extension Engine {
     /// records). Throws as `checkpoint()`.
     package func compactIndex() throws(EngineError) {
         try engineBoundary { () throws(StorageError) in
-            // Multi-process support: caught up, and only on the newest checkpoint.
+            // Multi-process support: only while no other process has the database open, caught up.
             if let sharing { try sharing.acquire() }
             defer { sharing?.release() }
             if let sharing {
-                let allowed = try writer.withLock { (state: inout WriterState) throws(StorageError) -> Bool in
+                let alone = try writer.withLock { (state: inout WriterState) throws(StorageError) -> Bool in
                     guard !state.closed, !state.readOnly else { return true }   // the capture refuses
                     _ = try prepareToWrite(state, sharing)
-                    return mayCheckpoint(state, sharing)
+                    return sharing.isAlone() && mayCheckpoint(state, sharing)
                 }
-                guard allowed else { return }
+                guard alone else { return }
             }
             try maintenance.withLock { (_: inout Void) throws(StorageError) in
                 guard let source = try captureForCheckpoint(onlyIfLogGrew: false, copyIndex: true) else { return }
@@ -292,6 +292,9 @@ extension Engine {
                            extensionPages: [String: ExtensionPagesWritten], removingIndexFiles replaced: [UInt32]) throws(StorageError) {
         let extensionSource = self.extensionSource(pages)
         var rebindFailure: PageError?
+        // With multi-process support, files go only while no other process has the database
+        // open (the writer lock is held: none can open meanwhile).
+        let mayRemoveFiles = sharing?.isAlone() ?? true
         let (oldCheckpoint, retired, mark) = writer.withLock { state -> (UInt32, [UInt32], HighWaterMarkWriter?) in
             let old = state.checkpointNumber
             state.checkpointNumber = source.number
@@ -320,8 +323,10 @@ extension Engine {
                 state.extensions[name] = paged.reading(from: extensionSource)
             }
             // Log segments at or after the replay position hold commits to replay: never retired.
+            // With another process open nothing is retired: its older snapshots may still
+            // read it.
             let retired = state.segments.numbers.filter { number in
-                number != state.log.segmentNumber
+                mayRemoveFiles && number != state.log.segmentNumber
                     && (number < source.replay.segment || state.compactionSegments.contains(number))
                     && (source.usage[number] ?? 0) == 0 && (state.usage[number] ?? 0) == 0
             }
@@ -344,15 +349,6 @@ extension Engine {
             // The main file promises this checkpoint (or a newer one) from now on; the files it
             // replaces go only after that (docs/format.md §2, "High-water mark").
             try mark?.update { $0.checkpoint = max($0.checkpoint, source.number) }
-        } catch { throw .io(error) }
-        if let sharing {
-            // Other processes' snapshots may still read what it replaced: their pins decide,
-            // now or at a later checkpoint, compaction or close (Engine+SharedFiles.swift).
-            try removeUnpinnedFiles(sharing)
-            if let rebindFailure { throw StorageError(rebindFailure) }
-            return
-        }
-        do throws(IOFailure) {
             if oldCheckpoint > 0 && fileSystem.kind(of: files.checkpointPath(oldCheckpoint)) == .file {
                 try fileSystem.remove(files.checkpointPath(oldCheckpoint))
             }

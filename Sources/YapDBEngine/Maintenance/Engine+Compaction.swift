@@ -35,10 +35,9 @@ extension Engine {
     /// unreferenced copies are removed at the next open.
     ///
     /// With multi-process support it holds the processes' writer lock throughout (`locked`
-    /// after `busyTimeout`), does nothing (an empty report) when another process wrote a
-    /// checkpoint this one could not take in, and leaves the victims on disk while another
-    /// process's reader pins an older checkpoint (they go once no slot pins them:
-    /// `removeUnpinnedFiles`).
+    /// after `busyTimeout`) and does nothing (an empty report) while another process has the
+    /// database open: that process's key directory still points into the segments it would
+    /// remove.
     package func compact(force: Bool = false) throws(EngineError) -> CompactionReport {
         try engineBoundary { () throws(StorageError) in try compactOnStorage(force: force) }
     }
@@ -47,12 +46,12 @@ extension Engine {
         if let sharing {
             try sharing.acquire()
             defer { sharing.release() }
-            let allowed = try writer.withLock { (state: inout WriterState) throws(StorageError) -> Bool in
+            let alone = try writer.withLock { (state: inout WriterState) throws(StorageError) -> Bool in
                 guard !state.closed, !state.readOnly else { return true }   // refused below
                 _ = try prepareToWrite(state, sharing)
-                return mayCheckpoint(state, sharing)
+                return sharing.isAlone() && mayCheckpoint(state, sharing)
             }
-            guard allowed else { return CompactionReport() }
+            guard alone else { return CompactionReport() }
             return try compactHoldingLocks(force: force)
         }
         return try compactHoldingLocks(force: force)

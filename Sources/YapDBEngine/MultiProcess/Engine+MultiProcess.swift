@@ -27,17 +27,8 @@ package final class ProcessSharing: Sendable {
     let seenSequence = Atomic<UInt64>(0)
     /// Told the snapshot number after a catch-up applied another process's commits.
     let externalChangeHandler = Mutex<(@Sendable (UInt64) -> Void)?>(nil)
-    /// This process's slot in the reader table, once claimed, and what it pins.
-    private let slot = Mutex<SlotState>(SlotState())
-
-    /// This process's slot and the checkpoints its live snapshots were read from.
-    struct SlotState {
-        var claimed: (index: Int, slot: SharedStateFile.Slot)?
-        /// Live pins by checkpoint number (leased snapshots, a catch-up in progress).
-        var pins: [UInt32: Int] = [:]
-        /// What the slot says now (nil: nothing).
-        var written: UInt32?
-    }
+    /// This process's slot in the reader table, once claimed.
+    private let slot = Mutex<(index: Int, slot: SharedStateFile.Slot)?>(nil)
 
     init(shared: SharedStateFile, mainPath: String, fileSystem: any FileSystem, busyTimeout: Duration) {
         self.shared = shared
@@ -91,76 +82,21 @@ package final class ProcessSharing: Sendable {
     func claimSlot() throws(StorageError) {
         let me = ProcessIdentity.current()
         guard let index = shared.claimSlot(me, isLive: ProcessIdentity.isLive) else { throw .locked(path: mainPath) }
-        slot.withLock { state in
-            state.claimed = (index, me)
-            // Snapshots taken before the claim (the open's own reads) pin from here on.
-            if let oldest = state.pins.keys.min() {
-                shared.setPinnedCheckpoint(index, oldest)
-                state.written = oldest
-            }
-        }
+        slot.withLock { $0 = (index, me) }
     }
 
     /// Frees this process's slot (at close; harmless twice).
     func releaseSlot() {
-        guard let held = slot.withLock({ state in defer { state.claimed = nil }; return state.claimed }) else { return }
+        guard let held = slot.withLock({ current in defer { current = nil }; return current }) else { return }
         shared.releaseSlot(held.index, holding: held.slot)
     }
 
-    /// Whether another live process's slot pins a checkpoint older than `checkpoint` (call with
-    /// the writer lock held, after publishing `checkpoint`): then the files that checkpoint made
-    /// unnecessary may still be read there. The slots of processes that are gone are freed
-    /// first. A full fence orders the caller's publish before these loads; a reader orders its
-    /// pin before its load of the published state the same way (`pin`), so one of the two
-    /// always sees the other.
-    func othersPin(before checkpoint: UInt32) -> Bool {
-        atomicMemoryFence(ordering: .sequentiallyConsistent)
-        let mine = slot.withLock { $0.claimed?.index }
-        return shared.reclaimStaleSlots(isLive: ProcessIdentity.isLive).keys.contains { index in
-            index != mine && (shared.pinnedCheckpoint(index).map { $0 < checkpoint } ?? false)
-        }
-    }
-
-    /// Registers a snapshot of this process read from checkpoint `checkpoint` (or a catch-up
-    /// about to read from the state it has). The slot is written only when the oldest pin
-    /// changes: while snapshots overlap (a long-lived read transaction, connections reading
-    /// at once), the transactions that come and go from the same checkpoint write no shared
-    /// memory; only a process going from no snapshot to one (and back, `unpin`) does.
-    /// Returns whether the snapshot must be taken again: the slot went from pinning nothing
-    /// (or something newer) to `checkpoint` while a newer checkpoint was already published, so
-    /// a process that installed it may have removed files before it saw the pin. That check is
-    /// a full fence and one atomic load when nothing was published since this process caught
-    /// up; the published state is read only otherwise.
-    @discardableResult
-    func pin(_ checkpoint: UInt32) -> Bool {
-        let check = slot.withLock { state -> Bool in
-            state.pins[checkpoint, default: 0] += 1
-            let oldest = state.pins.keys.min()!
-            guard oldest != state.written else { return false }
-            let newer = state.written.map { oldest > $0 } ?? false
-            state.written = oldest
-            if let index = state.claimed?.index { shared.setPinnedCheckpoint(index, oldest) }
-            // Moving forward from a pin that held all along needs no check: it protected more.
-            return !newer
-        }
-        guard check else { return false }
-        atomicMemoryFence(ordering: .sequentiallyConsistent)
-        if shared.sequence == seenSequence.load(ordering: .acquiring) { return false }
-        return (shared.read()?.checkpoint ?? 0) > checkpoint
-    }
-
-    /// Ends a pin taken with `pin`. The slot moves to the oldest pin left, or pins nothing
-    /// when none is left (an idle process holds back no file), so that the next checkpoint,
-    /// compaction or close of any process may remove what it held.
-    func unpin(_ checkpoint: UInt32) {
-        slot.withLock { state in
-            guard let count = state.pins[checkpoint] else { preconditionFailure("ProcessSharing.unpin of checkpoint \(checkpoint) that holds no pin") }
-            state.pins[checkpoint] = count == 1 ? nil : count - 1
-            let oldest = state.pins.keys.min()
-            guard oldest != state.written else { return }
-            state.written = oldest
-            if let index = state.claimed?.index { shared.setPinnedCheckpoint(index, oldest) }
-        }
+    /// Whether no other live process has the database open (with the writer lock held, so
+    /// none can open meanwhile): the slots of processes that are gone are freed first. Then
+    /// this process may remove files and compact as a process that has the database to itself.
+    func isAlone() -> Bool {
+        let mine = slot.withLock { $0?.index }
+        return shared.reclaimStaleSlots(isLive: ProcessIdentity.isLive).keys.allSatisfy { $0 == mine }
     }
 
     /// Runs `body` holding the writer lock.
@@ -190,37 +126,12 @@ extension Engine {
         guard let sharing, sharing.isBehind else { return }
         let caughtUp: UInt64?? = writer.withLockIfAvailable { state -> UInt64? in
             guard !state.closed else { return nil }
-            // The files of the state it has stay while it reads the newest checkpoint (pinned
-            // before the published state is read): a checkpoint installed meanwhile removes nothing.
-            let base = state.checkpointNumber
-            sharing.pin(base)
-            defer { sharing.unpin(base) }
             do throws(StorageError) { return try catchUp(state, sharing) } catch {
                 options.reportFailure?("catching up with another process's commits failed: \(error)")
                 return nil
             }
         }
         if let snapshot = caughtUp ?? nil { notifyExternalChange(snapshot, sharing) }
-    }
-
-    /// `acquireSnapshot` with multi-process support: catches up, takes the newest snapshot and
-    /// pins its checkpoint in the reader table. When the pin was new and a newer checkpoint was
-    /// already published (its process may have removed files before it saw the pin), the
-    /// snapshot is let go and taken again after catching up (a few times at most; a process
-    /// that cannot load the newest checkpoint keeps reading its own state).
-    func acquireSharedSnapshot(_ sharing: ProcessSharing) -> SnapshotLease {
-        var attempt = 0
-        while true {
-            catchUpIfBehind()
-            let snapshot = published.withLock { snapshot in
-                registry.acquire(generation: snapshot.generation)
-                return snapshot
-            }
-            let stale = sharing.pin(snapshot.checkpoint)
-            let lease = SnapshotLease(snapshot: snapshot, registry: registry, sharing: sharing)
-            attempt += 1
-            if !stale || attempt >= 4 { return lease }
-        }
     }
 
     func notifyExternalChange(_ snapshot: UInt64, _ sharing: ProcessSharing) {
@@ -250,9 +161,7 @@ extension Engine {
                 sharing.seenSequence.store(sequence, ordering: .releasing)
                 return caughtUp
             } catch {
-                // The checkpoint went meanwhile (a newer one replaced it; the next transaction
-                // loads that one), or cannot be read: the log from this process's end is the
-                // way left, and `replay` adopts nothing unless it is whole up to the published end.
+                // The checkpoint went (a newer one replaced it): the log still has every commit.
                 options.reportFailure?("reloading another process's checkpoint \(published.checkpoint) failed, replaying the log instead: \(error)")
             }
         }
@@ -273,14 +182,8 @@ extension Engine {
     /// Replays onto `replayer` the commits after `start` (a commit boundary whose snapshot is
     /// `baseSnapshot`) up to the published end, and moves the log writer along every segment
     /// with a commit past its own end (as if it had rolled itself). When the writer's end is
-    /// before `start` (a checkpoint newer than this process's state), the scan starts at
-    /// `start` and the writer moves straight there: the log between them is not read, and
-    /// may be gone (the process that wrote the checkpoint removes the segments it no longer
-    /// needs once no reader pins them, and an idle process pins nothing).
-    ///
-    /// - Throws: `corrupted` when the log cannot be read whole up to the published end (a
-    ///   writer publishes only what it wrote): nothing is adopted and the writer does not
-    ///   move, so a process never takes a partial state for the newest one.
+    /// before `start`, the scan starts there: the commits in between move the writer but are
+    /// not replayed.
     private func replay(_ replayer: inout Replayer, after start: LogPosition, baseSnapshot: UInt64, to published: PublishedState,
                         state: WriterState) throws(StorageError) -> ScanReport {
         let listing: DatabaseFiles.Listing
@@ -290,17 +193,15 @@ extension Engine {
         scanner.limit = published.logEnd
         let ours = LogPosition(segment: state.log.segmentNumber, offset: state.log.end)
         var ends: [UInt32: UInt32] = [:]
-        let report = try scanner.scan(segments: listing.segments, from: start, baseSnapshot: baseSnapshot,
+        let from = min(ours, start)
+        let report = try scanner.scan(segments: listing.segments, from: from, baseSnapshot: from == start ? baseSnapshot : state.snapshotNumber,
                                       repair: false) { (commit) throws(StorageError) in
             if commit.end > start { try replayer.apply(commit) }
             if commit.end > ours { ends[commit.end.segment] = commit.end.offset }
         }
         if let torn = report.tornAt {
-            throw .corrupted(offset: Int64(torn.offset),
-                             reason: "another process's log cannot be read at \(torn), before its published end \(published.logEnd): \(report.tornReason ?? "")")
+            options.reportFailure?("another process's log is damaged at \(torn) (before its published end \(published.logEnd)): \(report.tornReason ?? "")")
         }
-        // A checkpoint written at the end of the log: no commit after it, but the writer goes there.
-        if ours < start && ends.isEmpty { ends[start.segment] = start.offset }
         for (segment, end) in ends.sorted(by: { $0.key < $1.key }) {
             var file: (any StorageFile)?
             var sealing: RecordSealing?
@@ -356,20 +257,6 @@ extension Engine {
         guard report.lastSnapshot >= state.snapshotNumber else {
             throw .corrupted(offset: Int64(report.tornAt?.offset ?? 0), reason: report.tornReason ?? "the log ends before this process's state")
         }
-        // Segments the checkpoint reaches that this process never had (another process's
-        // compaction wrote them).
-        for number in loaded.usage.keys.sorted() where state.segments.segments[number] == nil {
-            let path = files.segmentPath(number)
-            do throws(IOFailure) {
-                if let descriptors {
-                    state.segments = state.segments.adding(number, try descriptors.open(path))
-                } else {
-                    state.segments = state.segments.adding(number, try fileSystem.open(path, mode: .readOnly))
-                }
-            } catch { throw .io(error) }
-        }
-        // Numbers the checkpoint names stay taken here too (the shared counter says the same).
-        state.log.nextSegmentNumber = max(state.log.nextSegmentNumber, (loaded.usage.keys.max() ?? 0) + 1)
         state.checkpointNumber = published.checkpoint
         state.checkpointReplay = loaded.info.replay
         state.bytesSinceCheckpoint = UInt64(max(0, report.bytesScanned))
@@ -388,13 +275,9 @@ extension Engine {
         // Never cut anything before the published end: a process that could not catch up
         // (its log reads as damaged before that end) writes nothing.
         let ours = LogPosition(segment: state.log.segmentNumber, offset: state.log.end)
-        if let published = sharing.shared.read(), published.uuid == uuid {
-            if published.logEnd != ours {
-                throw .corrupted(offset: Int64(ours.offset),
-                                 reason: "this process's log ends at \(ours), the published end is \(published.logEnd)")
-            }
-            // Numbers another process handed out stay taken, whether or not their files remain.
-            state.log.nextSegmentNumber = max(state.log.nextSegmentNumber, published.nextSegment)
+        if let published = sharing.shared.read(), published.uuid == uuid, published.logEnd != ours {
+            throw .corrupted(offset: Int64(ours.offset),
+                             reason: "this process's log ends at \(ours), the published end is \(published.logEnd)")
         }
         do throws(IOFailure) {
             let file = state.log.file
@@ -422,8 +305,7 @@ extension Engine {
         sharing.shared.publish(PublishedState(uuid: uuid, generation: (previous?.generation ?? 0) + 1, snapshot: state.snapshotNumber,
                                               logEnd: LogPosition(segment: state.log.segmentNumber, offset: state.log.end),
                                               durableThrough: state.log.durableThrough,
-                                              checkpoint: max(previous?.checkpoint ?? 0, state.checkpointNumber),
-                                              nextSegment: max(previous?.nextSegment ?? 0, state.log.nextSegmentNumber)))
+                                              checkpoint: max(previous?.checkpoint ?? 0, state.checkpointNumber)))
         sharing.seenSequence.store(sharing.shared.sequence, ordering: .releasing)
     }
 
@@ -434,7 +316,6 @@ extension Engine {
         guard let sharing else { return }
         writer.withLock { state in
             let current = sharing.shared.read()
-            if let current, current.uuid == uuid { state.log.nextSegmentNumber = max(state.log.nextSegmentNumber, current.nextSegment) }
             if current?.uuid != uuid || current?.logEnd != LogPosition(segment: state.log.segmentNumber, offset: state.log.end)
                 || (current?.checkpoint ?? 0) < state.checkpointNumber || current?.snapshot != state.snapshotNumber {
                 guard !state.readOnly else { return }

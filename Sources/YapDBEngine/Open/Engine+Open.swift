@@ -206,8 +206,7 @@ extension Engine {
                                        cipher: unlocked, pageSize: options.indexPageSize)
                 replayer = Replayer(keydir: Keydir(format: files.format, source: files.source()))
                 replayer.extensionRecords = [:]
-                // With multi-process support they may be another process's spill.
-                orphanIndexFiles = options.multiProcess ? [] : indexFileNumbers
+                orphanIndexFiles = indexFileNumbers
                 index = files
                 return (replay, 0, [])
             }
@@ -224,9 +223,7 @@ extension Engine {
             replayer.extensionRecords = [:]
             index = opened
             let named = Set(extents.map(\.number))
-            // A file numbered above every named one may be another process's spill (multi-process support).
-            let highestNamed = named.max() ?? 0
-            orphanIndexFiles = indexFileNumbers.filter { !named.contains($0) && (!options.multiProcess || $0 < highestNamed) }
+            orphanIndexFiles = indexFileNumbers.filter { !named.contains($0) }
             carried = loaded.pending
             roots = Dictionary(loaded.root.extensions.map { ($0.name, $0.bytes) }, uniquingKeysWith: { a, _ in a })
             if !roots.isEmpty || !loaded.pending.isEmpty { replayer.catchUp = ExtensionCatchUp() }
@@ -257,10 +254,8 @@ extension Engine {
         var segments: [UInt32] = []
         var compactionSegments: Set<UInt32> = []
         do throws(IOFailure) {
-            // Another process's reader may pin an older checkpoint, whose files these may be.
-            let pinnedElsewhere = sharing?.othersPin(before: checkpointNumber) ?? false
             func removeOrphan(_ path: String) throws(IOFailure) {
-                guard !options.readOnly, !pinnedElsewhere else { return }
+                guard !options.readOnly else { return }
                 try fs.remove(path)
                 report.orphansRemoved.append(path)
             }

@@ -16,14 +16,9 @@ package final class EngineSnapshot: Sendable {
     package let segments: SegmentTable
     /// Extension state (view trees) by extension name, versioned with the keydir.
     package let extensions: [String: any Sendable]
-    /// The checkpoint the key directory was loaded from (or written to) last: what a reader of
-    /// this snapshot pins in the reader table with multi-process support (docs/format.md §14).
-    package let checkpoint: UInt32
 
-    package init(number: UInt64, generation: UInt64, keydir: Keydir, segments: SegmentTable, extensions: [String: any Sendable] = [:],
-                 checkpoint: UInt32 = 0) {
+    package init(number: UInt64, generation: UInt64, keydir: Keydir, segments: SegmentTable, extensions: [String: any Sendable] = [:]) {
         self.number = number
-        self.checkpoint = checkpoint
         self.generation = generation
         self.keydir = keydir
         self.segments = segments

@@ -110,17 +110,10 @@ package final class SnapshotLease: Sendable {
     package let snapshot: EngineSnapshot
     let registry: SnapshotRegistry
 
-    /// The process sharing whose reader-table slot pins `snapshot.checkpoint` for this lease.
-    let sharing: ProcessSharing?
-
-    init(snapshot: EngineSnapshot, registry: SnapshotRegistry, sharing: ProcessSharing? = nil) {
+    init(snapshot: EngineSnapshot, registry: SnapshotRegistry) {
         self.snapshot = snapshot
         self.registry = registry
-        self.sharing = sharing
     }
 
-    deinit {
-        registry.release(generation: snapshot.generation)
-        sharing?.unpin(snapshot.checkpoint)
-    }
+    deinit { registry.release(generation: snapshot.generation) }
 }

@@ -23,22 +23,15 @@ package struct PublishedState: Sendable, Equatable {
     package var durableThrough: LogPosition
     /// The newest checkpoint's number (0: none).
     package var checkpoint: UInt32
-    /// The lowest segment number no process has handed out (0: not known, as a process that
-    /// predates the field leaves it). Segment numbers are never handed out twice while the
-    /// database is shared: another process may still read a checkpoint that names a segment
-    /// it has not opened yet, so a number taken from this process's own counter or from the
-    /// files present could be one in use.
-    package var nextSegment: UInt32
 
     package init(uuid: [UInt8], generation: UInt64, snapshot: UInt64, logEnd: LogPosition, durableThrough: LogPosition,
-                 checkpoint: UInt32, nextSegment: UInt32 = 0) {
+                 checkpoint: UInt32) {
         self.uuid = uuid
         self.generation = generation
         self.snapshot = snapshot
         self.logEnd = logEnd
         self.durableThrough = durableThrough
         self.checkpoint = checkpoint
-        self.nextSegment = nextSegment
     }
 }
 
@@ -222,27 +215,6 @@ package final class SharedStateFile: @unchecked Sendable {
         return live
     }
 
-    /// Where a slot keeps the checkpoint its process pins (docs/format.md §14): native byte
-    /// order, loaded and stored atomically, 0 when it pins nothing, else the checkpoint number + 1.
-    static let pinOffset = 16
-
-    /// The checkpoint number the process in slot `index` pins (the oldest one any of its live
-    /// snapshots was read from), nil when it pins nothing.
-    package func pinnedCheckpoint(_ index: Int) -> UInt32? {
-        precondition(index >= 0 && index < Self.slotCount, "reader slot \(index) out of range")
-        let raw = yapdb_shared_load_acquire(base + Self.slotsOffset + index * Self.slotSize + Self.pinOffset)
-        // Anything past a checkpoint number (hostile or damaged bytes) pins the oldest there is.
-        return raw == 0 ? nil : UInt32(clamping: raw - 1)
-    }
-
-    /// Sets the checkpoint slot `index` pins (its own process only; nil: nothing). The caller
-    /// follows it with a full fence before it reads the published state.
-    package func setPinnedCheckpoint(_ index: Int, _ checkpoint: UInt32?) {
-        precondition(index >= 0 && index < Self.slotCount, "reader slot \(index) out of range")
-        yapdb_shared_store_release(base + Self.slotsOffset + index * Self.slotSize + Self.pinOffset,
-                                   checkpoint.map { UInt64($0) + 1 } ?? 0)
-    }
-
     private var hasHeader: Bool {
         UnsafeRawBufferPointer(start: base, count: Self.magic.count).elementsEqual(Self.magic)
             && UInt32(littleEndian: base.loadUnaligned(fromByteOffset: Self.versionOffset, as: UInt32.self)) == Self.version
@@ -253,7 +225,7 @@ package final class SharedStateFile: @unchecked Sendable {
     }
 
     /// A copy's 64 bytes: UUID, generation, snapshot, log end, durable position, checkpoint,
-    /// the next segment number, 4 reserved bytes, CRC32C of the first 60 bytes (docs/format.md §14).
+    /// 8 reserved bytes, CRC32C of the first 60 bytes (docs/format.md §14).
     static func encode(_ state: PublishedState) -> [UInt8] {
         var bytes: [UInt8] = state.uuid.count == 16 ? state.uuid : [UInt8](repeating: 0, count: 16)
         bytes.appendLE(state.generation)
@@ -263,8 +235,7 @@ package final class SharedStateFile: @unchecked Sendable {
         bytes.appendLE(state.durableThrough.segment)
         bytes.appendLE(state.durableThrough.offset)
         bytes.appendLE(state.checkpoint)
-        bytes.appendLE(state.nextSegment)
-        bytes.append(contentsOf: [UInt8](repeating: 0, count: 4))   // reserved
+        bytes.append(contentsOf: [UInt8](repeating: 0, count: 8))   // reserved
         bytes.appendLE(CRC32C.checksum(bytes))
         return bytes
     }
@@ -278,8 +249,7 @@ package final class SharedStateFile: @unchecked Sendable {
         func u32(_ at: Int) -> UInt32 { bytes[at..<(at + 4)].withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(as: UInt32.self)) } }
         return PublishedState(uuid: Array(bytes[0..<16]), generation: u64(16), snapshot: u64(24),
                               logEnd: LogPosition(segment: u32(32), offset: u32(36)),
-                              durableThrough: LogPosition(segment: u32(40), offset: u32(44)), checkpoint: u32(48),
-                              nextSegment: u32(52))
+                              durableThrough: LogPosition(segment: u32(40), offset: u32(44)), checkpoint: u32(48))
     }
 }
 
